@@ -1,0 +1,126 @@
+"""What every platform adapter shares: the normalised message types and the `PlatformAdapter` Protocol.
+
+Adapters import only their SDK and this module (plus `adapters/text.py`). They
+never import `gateway/` or `agent/` and never see session keys: they turn
+platform events into `InboundMessage`s on a queue, and send, edit, type and
+delete within the platform's limits.
+"""
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Literal, Protocol, TypeAlias
+
+ChatType: TypeAlias = Literal["dm", "group"]
+
+
+class AdapterError(Exception):
+    """A platform call failed. `retry_after` is set when the platform asked us to wait."""
+
+    def __init__(self, message: str, *, platform: str, retry_after: float | None = None, status: int | None = None) -> None:
+        super().__init__(message)
+        self.platform = platform
+        self.retry_after = retry_after
+        self.status = status
+
+
+@dataclass(frozen=True, slots=True)
+class Attachment:
+    kind: Literal["image", "file", "audio", "video"]
+    url: str | None = None
+    name: str | None = None
+    mime_type: str | None = None
+    size: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ChatTarget:
+    """Where a reply goes: a chat, optionally a thread or forum topic inside it."""
+
+    platform: str
+    chat_id: str
+    thread_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class InboundMessage:
+    """One platform message, normalised.
+
+    `delivery_id` is unique per platform delivery (update_id, event_id,
+    message id) and is what the gateway de-duplicates on across processes.
+    `mentions_bot` / `replies_to_bot` are decided by the adapter, which alone
+    knows the platform's mention syntax; a `/cmd@botname` is rewritten to
+    `/cmd` with `mentions_bot=True`.
+    """
+
+    platform: str
+    chat_id: str
+    chat_type: ChatType
+    user_id: str
+    user_name: str
+    text: str
+    message_id: str
+    timestamp: float
+    thread_id: str | None = None
+    mentions_bot: bool = False
+    replies_to_bot: bool = False
+    reply_to_message_id: str | None = None
+    attachments: tuple[Attachment, ...] = ()
+    delivery_id: str = ""
+    kind: Literal["inbound"] = field(default="inbound")
+
+    @property
+    def target(self) -> ChatTarget:
+        return ChatTarget(platform=self.platform, chat_id=self.chat_id, thread_id=self.thread_id)
+
+    @property
+    def dedup_key(self) -> str:
+        return self.delivery_id or f"{self.platform}:{self.chat_id}:{self.message_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class SentMessage:
+    """A message the bot sent, enough to edit or delete it later."""
+
+    target: ChatTarget
+    message_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class PlatformLimits:
+    max_message_chars: int
+    supports_edit: bool = True
+    min_edit_interval_seconds: float = 1.0
+    markup: Literal["markdown", "markdown_v2", "mrkdwn", "html", "plain"] = "plain"
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeResult:
+    """`chorus doctor`'s view of a platform: reachable, or why not and how to fix it."""
+
+    platform: str
+    ok: bool
+    detail: str
+
+
+class PlatformAdapter(Protocol):
+    """A chat platform. `start` begins delivering inbound messages to the queue."""
+
+    name: str
+    limits: PlatformLimits
+
+    async def start(self, inbound: asyncio.Queue[InboundMessage]) -> None: ...
+
+    async def stop(self) -> None: ...
+
+    async def send(self, target: ChatTarget, text: str, *, reply_to: str | None = None) -> list[SentMessage]:
+        """Send `text`, split at the platform's limit; returns every message sent, in order."""
+        ...
+
+    async def edit(self, sent: SentMessage, text: str) -> None: ...
+
+    async def typing(self, target: ChatTarget) -> None: ...
+
+    async def delete(self, sent: SentMessage) -> None: ...
+
+    async def probe(self) -> ProbeResult: ...

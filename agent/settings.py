@@ -1,0 +1,91 @@
+"""Typed, frozen settings of the agent side: model, auxiliary model, compression, memory, skills, context.
+
+The gateway's `config.py` composes these into the whole configuration tree and
+loads it; the agent receives the parts it needs explicitly and never reads the
+environment.
+"""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+
+MAX_ATTEMPTS_CAP = 10
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class ModelSettings(Section):
+    name: str | None = None
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    context_length: int = Field(default=128_000, ge=1024)
+    max_tokens: int | None = Field(default=None, ge=1)
+    timeout_seconds: float = Field(default=120.0, gt=0)
+
+
+class AuxiliaryModelSettings(Section):
+    provider: str = "auto"  # "auto": the main model's provider
+    model: str | None = None
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    context_length: int | None = Field(default=None, ge=1024)
+    timeout_seconds: float = Field(default=120.0, gt=0)
+
+
+class AuxiliarySettings(Section):
+    compression: AuxiliaryModelSettings = AuxiliaryModelSettings()
+
+
+class CompressionSettings(Section):
+    enabled: bool = True
+    threshold: float = Field(default=0.50, gt=0, le=1)
+    model_thresholds: dict[str, float] = Field(default_factory=dict)
+    threshold_tokens: int | None = Field(default=None, ge=1)
+    target_ratio: float = Field(default=0.20, gt=0, lt=1)
+    protect_first_n: int = Field(default=3, ge=0)
+    protect_last_n: int = Field(default=20, ge=1)
+    min_tail_user_messages: int = Field(default=1, ge=0)
+    max_attempts: int = Field(default=3, ge=1, le=MAX_ATTEMPTS_CAP)
+    in_place: bool = True
+    abort_on_summary_failure: bool = False
+    min_prune_chars: int = Field(default=200, ge=1)
+    proactive_prune_tokens: int = Field(default=0, ge=0)
+    proactive_prune_min_result_chars: int = Field(default=8000, ge=1)
+    proactive_prune_min_reclaim_tokens: int = Field(default=4096, ge=0)
+    progress_notices: bool = False
+    idle_compact_after_seconds: int = Field(default=0, ge=0)
+    micro_compact: bool = False
+    hygiene_hard_message_limit: int = Field(default=5000, ge=10)
+    fact_ledger: bool = True
+    fact_ledger_max_tokens: int = Field(default=1500, ge=0)
+    user_words_max_tokens: int = Field(default=1500, ge=0)
+
+    @field_validator("model_thresholds")
+    @classmethod
+    def _ratios_in_range(cls, value: dict[str, float]) -> dict[str, float]:
+        for name, ratio in value.items():
+            if not 0 < ratio <= 1:
+                raise ValueError(f"ratio for {name!r} must be between 0 and 1, got {ratio}")
+        return value
+
+
+class MemorySettings(Section):
+    memory_enabled: bool = True
+    user_profile_enabled: bool = True
+    memory_char_limit: int = Field(default=2200, ge=100)
+    user_char_limit: int = Field(default=1375, ge=100)
+    nudge_interval: int = Field(default=10, ge=0)
+    flush_min_turns: int = Field(default=6, ge=0)
+    provider: str = ""
+    write_approval: Literal["allow", "stage", "block"] = "allow"
+
+
+class SkillsSettings(Section):
+    creation_nudge_interval: int = Field(default=15, ge=0)
+
+
+class ContextSettings(Section):
+    engine: str = "compressor"

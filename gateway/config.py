@@ -1,0 +1,217 @@
+"""The whole configuration tree: loading, `${ENV}` interpolation, validation, error texts.
+
+Owns `ChorusConfig` and `load_config`. Every error names the key, the bad value
+(never for secrets) and what is allowed. No other module reads `os.environ`
+for configuration.
+"""
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import Field, SecretStr, ValidationError
+
+from agent.errors import ConfigError
+from agent.settings import (
+    AuxiliarySettings,
+    CompressionSettings,
+    ContextSettings,
+    MemorySettings,
+    ModelSettings,
+    Section,
+    SkillsSettings,
+)
+
+CONFIG_ENV = "CHORUS_CONFIG"
+DEFAULT_CONFIG_NAME = "config.yaml"
+_ENV_PATTERN = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_SECRET_WORDS = ("token", "key", "secret", "password")
+
+
+class RedisSettings(Section):
+    url: str | None = None
+    key_prefix: str = "chorus"
+
+
+class GatewaySettings(Section):
+    agent_cache_size: int = Field(default=128, ge=1)
+    busy_input_mode: Literal["queue", "interrupt"] = "queue"
+    group_sessions_per_user: bool = False
+    group_trigger: Literal["always", "mention", "reply"] = "mention"
+    record_unmentioned: bool = True
+    unknown_sender: Literal["refuse", "silent"] = "refuse"
+    max_iterations: int = Field(default=12, ge=1, le=100)
+    max_message_chars: int = Field(default=32_000, ge=100)
+    profile: str = "default"
+
+
+class WebhookSettings(Section):
+    listen: str = "0.0.0.0"
+    port: int = Field(default=8443, ge=1, le=65535)
+    path: str = "/telegram"
+    url: str | None = None
+    secret_token: SecretStr | None = None
+
+
+class PlatformAccess(Section):
+    enabled: bool = False
+    allowed_users: list[str] = Field(default_factory=list)
+    allowed_chats: list[str] = Field(default_factory=list)
+    allow_all_users: bool = False
+    require_mention: bool = True
+
+
+class TelegramSettings(PlatformAccess):
+    token: SecretStr | None = None
+    base_url: str | None = None
+    mode: Literal["polling", "webhook"] = "polling"
+    webhook: WebhookSettings = WebhookSettings()
+
+
+class DiscordSettings(PlatformAccess):
+    token: SecretStr | None = None
+    api_base_url: str | None = None
+    gateway_url: str | None = None
+
+
+class SlackSettings(PlatformAccess):
+    bot_token: SecretStr | None = None
+    signing_secret: SecretStr | None = None
+    app_token: SecretStr | None = None
+    mode: Literal["events", "socket"] = "events"
+    api_base_url: str | None = None
+    path: str = "/slack/events"
+
+
+class WebSettings(Section):
+    enabled: bool = True
+    host: str = "127.0.0.1"
+    port: int = Field(default=8080, ge=0, le=65535)
+
+
+class PlatformsSettings(Section):
+    telegram: TelegramSettings = TelegramSettings()
+    discord: DiscordSettings = DiscordSettings()
+    slack: SlackSettings = SlackSettings()
+    web: WebSettings = WebSettings()
+    console: bool = False
+
+
+class AdminSettings(Section):
+    host: str = "127.0.0.1"
+    port: int = Field(default=9090, ge=0, le=65535)
+    token: SecretStr | None = None
+
+
+class LoggingSettings(Section):
+    level: Literal["debug", "info", "warning", "error"] = "info"
+    format: Literal["console", "json"] = "console"
+
+
+class ChorusConfig(Section):
+    home: Path = Path("~/.chorus")
+    model: ModelSettings = ModelSettings()
+    auxiliary: AuxiliarySettings = AuxiliarySettings()
+    compression: CompressionSettings = CompressionSettings()
+    memory: MemorySettings = MemorySettings()
+    skills: SkillsSettings = SkillsSettings()
+    context: ContextSettings = ContextSettings()
+    redis: RedisSettings = RedisSettings()
+    gateway: GatewaySettings = GatewaySettings()
+    platforms: PlatformsSettings = PlatformsSettings()
+    admin: AdminSettings = AdminSettings()
+    logging: LoggingSettings = LoggingSettings()
+
+    @property
+    def home_dir(self) -> Path:
+        return self.home.expanduser()
+
+
+def interpolate_env(value: object, env: Mapping[str, str], *, path: str = "") -> object:
+    """Replace `${NAME}` and `${NAME:-default}` in every string of a loaded YAML tree."""
+    if isinstance(value, str):
+        def substitute(match: re.Match[str]) -> str:
+            name, default = match.group(1), match.group(2)
+            if name in env:
+                return env[name]
+            if default is not None:
+                return default
+            raise ConfigError(
+                f"{path or 'config'}: environment variable {name} is not set; export it or write the value",
+                key=path or None,
+            )
+
+        return _ENV_PATTERN.sub(substitute, value)
+    if isinstance(value, dict):
+        return {k: interpolate_env(v, env, path=f"{path}.{k}" if path else str(k)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [interpolate_env(v, env, path=f"{path}[{i}]") for i, v in enumerate(value)]
+    return value
+
+
+def _is_secret(key: str) -> bool:
+    last = key.rsplit(".", 1)[-1].lower()
+    return any(word in last for word in _SECRET_WORDS)
+
+
+def describe_validation_error(error: ValidationError, source: str) -> str:
+    """One line per problem: the dotted key, the value (hidden for secrets) and what is allowed."""
+    lines = []
+    for problem in error.errors():
+        key = ".".join(str(part) for part in problem["loc"])
+        if problem["type"] == "extra_forbidden":
+            lines.append(f"{source}: {key}: unknown key; see config.yaml.example for the allowed keys")
+            continue
+        shown = "<hidden>" if _is_secret(key) else repr(problem.get("input"))
+        lines.append(f"{source}: {key}: got {shown}; {problem['msg']}")
+    return "\n".join(lines)
+
+
+def parse_config(raw: object, *, source: str = "config", env: Mapping[str, str] | None = None) -> ChorusConfig:
+    """Validate an already-parsed YAML tree."""
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}: the top level must be a mapping of sections, got {type(raw).__name__}")
+    expanded = interpolate_env(raw, os.environ if env is None else env)
+    try:
+        return ChorusConfig.model_validate(expanded)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ConfigError(
+            describe_validation_error(exc, source), key=".".join(str(p) for p in first["loc"])
+        ) from None
+
+
+def resolve_config_path(explicit: str | os.PathLike[str] | None, env: Mapping[str, str] | None = None) -> Path | None:
+    """`--config`, then `$CHORUS_CONFIG`, then `./config.yaml`; None means built-in defaults."""
+    env = os.environ if env is None else env
+    if explicit:
+        return Path(explicit)
+    if env.get(CONFIG_ENV):
+        return Path(env[CONFIG_ENV])
+    local = Path(DEFAULT_CONFIG_NAME)
+    return local if local.exists() else None
+
+
+def load_config(
+    explicit: str | os.PathLike[str] | None = None, *, env: Mapping[str, str] | None = None
+) -> ChorusConfig:
+    path = resolve_config_path(explicit, env)
+    if path is None:
+        return ChorusConfig()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the config file ({exc.strerror}); check --config") from None
+    try:
+        raw: Any = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise ConfigError(f"{path}: not valid YAML{where}: {getattr(exc, 'problem', exc)}") from None
+    return parse_config(raw, source=str(path), env=env)

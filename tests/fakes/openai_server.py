@@ -1,0 +1,141 @@
+"""A scripted OpenAI-compatible server on loopback, for the real `openai` client.
+
+Each request pops the next scripted `Reply` (or calls the default responder).
+Streaming requests get server-sent events with a final usage chunk.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+
+@dataclass
+class Reply:
+    content: str | None = "ok"
+    tool_calls: list[dict[str, Any]] | None = None
+    status: int = 200
+    error_code: str | None = None
+    error_type: str | None = None
+    raw_body: str | None = None  # sent as-is (e.g. an nginx HTML 413)
+    prompt_tokens: int | None = None  # None: estimated from the request size
+    completion_tokens: int = 5
+    headers: dict[str, str] = field(default_factory=dict)
+    delay_seconds: float = 0.0  # to provoke client timeouts
+    gate: asyncio.Event | None = None  # reply only once set: lets a test hold a turn open
+    empty_choices: bool = False
+
+
+Responder = Callable[[dict[str, Any]], Reply]
+
+
+def echo_responder(request: dict[str, Any]) -> Reply:
+    """Default: answer with the text of the last user message."""
+    for message in reversed(request.get("messages", [])):
+        if message.get("role") == "user":
+            content = message.get("content")
+            text = content if isinstance(content, str) else json.dumps(content)
+            return Reply(content=f"echo: {text}")
+    return Reply(content="echo: (nothing)")
+
+
+def _estimate_prompt_tokens(request: dict[str, Any]) -> int:
+    return max(1, len(json.dumps(request.get("messages", []))) // 4)
+
+
+class FakeOpenAI:
+    """Use as `async with FakeOpenAI() as fake:`; `fake.base_url` ends in /v1."""
+
+    def __init__(self, responder: Responder = echo_responder) -> None:
+        self.script: deque[Reply | Responder] = deque()
+        self.responder = responder
+        self.requests: list[dict[str, Any]] = []
+        self.request_headers: list[dict[str, str]] = []
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def push(self, *replies: Reply | Responder) -> None:
+        self.script.extend(replies)
+
+    async def __aenter__(self) -> FakeOpenAI:
+        app = web.Application(client_max_size=256 * 1024 * 1024)
+        app.router.add_post("/v1/chat/completions", self._completions)
+        self._runner = web.AppRunner(app)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    def _next_reply(self, request: dict[str, Any]) -> Reply:
+        if self.script:
+            item = self.script.popleft()
+            return item if isinstance(item, Reply) else item(request)
+        return self.responder(request)
+
+    async def _completions(self, http_request: web.Request) -> web.StreamResponse:
+        request = await http_request.json()
+        self.requests.append(request)
+        self.request_headers.append(dict(http_request.headers))
+        reply = self._next_reply(request)
+        if reply.gate is not None:
+            await reply.gate.wait()
+        if reply.delay_seconds:
+            await asyncio.sleep(reply.delay_seconds)
+        if reply.raw_body is not None:
+            return web.Response(status=reply.status, text=reply.raw_body, headers=reply.headers, content_type="text/html")
+        if reply.status != 200:
+            error = {"message": "scripted error", "type": reply.error_type or "invalid_request_error", "code": reply.error_code}
+            return web.json_response({"error": error}, status=reply.status, headers=reply.headers)
+        usage = {
+            "prompt_tokens": reply.prompt_tokens if reply.prompt_tokens is not None else _estimate_prompt_tokens(request),
+            "completion_tokens": reply.completion_tokens,
+        }
+        usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        if request.get("stream"):
+            return await self._stream(http_request, request, reply, usage)
+        message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+        if reply.tool_calls:
+            message["tool_calls"] = reply.tool_calls
+        choices = [] if reply.empty_choices else [
+            {"index": 0, "message": message, "finish_reason": "tool_calls" if reply.tool_calls else "stop"}
+        ]
+        body = {"id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": request.get("model", "fake"),
+                "choices": choices, "usage": usage}
+        return web.json_response(body, headers=reply.headers)
+
+    async def _stream(
+        self, http_request: web.Request, request: dict[str, Any], reply: Reply, usage: dict[str, int]
+    ) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream", **reply.headers})
+        await response.prepare(http_request)
+        model = request.get("model", "fake")
+
+        async def send(choices: list[dict[str, Any]], extra: dict[str, Any] | None = None) -> None:
+            chunk = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0, "model": model,
+                     "choices": choices, **(extra or {})}
+            await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
+
+        text = reply.content or ""
+        for start in range(0, len(text), 8):
+            await send([{"index": 0, "delta": {"content": text[start:start + 8]}, "finish_reason": None}])
+        for index, call in enumerate(reply.tool_calls or []):
+            await send([{"index": 0, "delta": {"tool_calls": [{"index": index, **call}]}, "finish_reason": None}])
+        await send([{"index": 0, "delta": {}, "finish_reason": "tool_calls" if reply.tool_calls else "stop"}])
+        await send([], {"usage": usage})
+        await response.write(b"data: [DONE]\n\n")
+        await response.write_eof()
+        return response
