@@ -1,0 +1,36 @@
+"""The agent tool contract: an OpenAI function schema and an async call returning text for the model.
+
+Tools never raise for a refused or failed action: they return a JSON text with
+`"success": false` and an `"error"` that tells the model what to do instead.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from agent.messages import ToolSchema
+
+
+@dataclass(frozen=True, slots=True)
+class ToolContext:
+    """Who is calling: tools scope everything they touch to this chat."""
+
+    chat_id: str
+    session_id: str
+    user_id: str | None = None
+
+
+class Tool(Protocol):
+    schema: ToolSchema
+
+    async def __call__(self, arguments: Mapping[str, Any], context: ToolContext) -> str: ...
+
+
+def ok(**fields: Any) -> str:
+    return json.dumps({"success": True, **fields}, ensure_ascii=False)
+
+
+def refused(error: str, **fields: Any) -> str:
+    return json.dumps({"success": False, "error": error, **fields}, ensure_ascii=False)
