@@ -1,0 +1,73 @@
+"""Extra sections appended to a compression handoff: the hook other components plug into.
+
+Owns the `HandoffSection` Protocol and how sections are rendered onto a summary
+body. A section sees the original (unpruned) messages being summarised and the
+previous handoff text, and returns deterministic text (or None) that the
+compressor appends as `## {title}` after the summary body (LLM or fallback)
+and before the END marker. Knows nothing of how summaries are produced.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+import structlog
+
+from agent.messages import Message
+from agent.tokens import TokenCounter
+
+log = structlog.get_logger(__name__)
+
+
+class HandoffSection(Protocol):
+    """A deterministic part of every handoff summary (e.g. the fact ledger).
+
+    Attributes:
+        title: the section heading, rendered as `## {title}`.
+    """
+
+    title: str
+
+    def build(
+        self, dropped: Sequence[Message], previous_summary: str | None, counter: TokenCounter
+    ) -> str | None:
+        """Return the section text for this compression, or None to add nothing.
+
+        Args:
+            dropped: the original (unpruned) messages of the span being
+                summarised. On a second compression this includes the previous
+                handoff message itself.
+            previous_summary: the whole content of the previous handoff
+                message (as recovered for an iterative update), or None.
+            counter: the token counter, for sections that keep a budget.
+        """
+        ...
+
+
+def section_heading(title: str) -> str:
+    """The heading line a section is rendered under."""
+    return f"## {title}"
+
+
+def render_sections(
+    body: str,
+    sections: Sequence[HandoffSection],
+    dropped: Sequence[Message],
+    previous_summary: str | None,
+    counter: TokenCounter,
+) -> str:
+    """Append each section's text to `body` as `\\n\\n## {title}\\n{text}`.
+
+    A section that raises is skipped (and logged): a broken plugin must never
+    cost the user their compression.
+    """
+    parts = [body.rstrip()]
+    for section in sections:
+        try:
+            text = section.build(dropped, previous_summary, counter)
+        except Exception as exc:  # noqa: BLE001 - a plugin boundary
+            log.warning("compression.section_failed", section=section.title, error=type(exc).__name__)
+            continue
+        if text and text.strip():
+            parts.append(f"{section_heading(section.title)}\n{text.strip()}")
+    return "\n\n".join(parts)
