@@ -1,0 +1,42 @@
+"""Prometheus metrics of one gateway process, in a registry of its own (tests create fresh ones).
+
+Owns the metric names and labels operators scrape from `/metrics`. The gateway
+records; the admin server renders. Label values are bounded sets (platform,
+trigger, outcome), never chat ids or user text.
+"""
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
+
+__all__ = ["CONTENT_TYPE_LATEST", "Metrics"]
+
+
+class Metrics:
+    """Every metric the gateway exports."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry or CollectorRegistry()
+        r = self.registry
+        self.messages_in = Counter("chorus_messages_in", "Inbound platform messages accepted", ["platform"], registry=r)
+        self.messages_out = Counter("chorus_messages_out", "Messages sent to platforms", ["platform"], registry=r)
+        self.turn_seconds = Histogram(
+            "chorus_turn_seconds", "Agent turn latency", ["platform"], buckets=LATENCY_BUCKETS, registry=r
+        )
+        self.llm_tokens = Counter("chorus_llm_tokens", "LLM tokens by direction", ["direction"], registry=r)
+        self.compressions = Counter(
+            "chorus_compressions", "Context compressions by trigger and outcome", ["trigger", "outcome"], registry=r
+        )
+        self.hygiene_runs = Counter("chorus_hygiene_runs", "Session hygiene compressions", ["result"], registry=r)
+        self.queue_depth = Gauge("chorus_queue_depth", "Messages waiting for a busy session", registry=r)
+        self.lock_wait_seconds = Histogram(
+            "chorus_lock_wait_seconds", "Time waiting for a session lock", buckets=LATENCY_BUCKETS, registry=r
+        )
+        self.agent_cache = Counter("chorus_agent_cache", "Agent cache events", ["event"], registry=r)
+        self.redis_errors = Counter("chorus_redis_errors", "Redis operations that failed (fail-open)", registry=r)
+        self.turn_errors = Counter("chorus_turn_errors", "Turns that failed", ["kind"], registry=r)
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)
