@@ -1,0 +1,283 @@
+"""The conversation loop: one user turn through OpenAI tool calling, with the three compression triggers.
+
+Owns `ConversationLoop`, `LoopSettings`, `TurnUsage` and `TurnResult`. A turn
+sends the system prompt plus the history to the `ModelClient`, runs the tool
+calls the model asks for, and stops at a text answer or at the iteration cap.
+Compression (SPEC §3.2) enters at three points: preflight (an estimate that
+counts the tool schemas), post-response (real `prompt_tokens`) and error
+recovery (`ContextOverflow` / long-context `RateLimited`, at most
+`max_attempts` times). Status events go up through `on_event`; reply text
+streams through `on_text`.
+
+Knows no platforms, session stores or gateways: the caller persists what the
+result says (`new_messages`, or the whole `history` after a compression).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import structlog
+
+from agent.context.engine import CompressionResult, ContextEngine, EventSink, Trigger
+from agent.errors import ContextOverflow, RateLimited
+from agent.messages import Message, ToolCall, ToolSchema, system, tool_result
+from agent.model_client import Completion, ModelClient, TextSink, parse_arguments
+from agent.tools.base import Tool, ToolContext, refused
+
+log = structlog.get_logger(__name__)
+
+StopReason = Literal["answered", "max_iterations"]
+MAX_ITERATIONS_NOTE = "I stopped after {n} tool steps without a final answer; ask me to continue if needed."
+
+
+@dataclass(frozen=True, slots=True)
+class LoopSettings:
+    """Limits of one turn.
+
+    Args:
+        max_iterations: model requests per turn (each tool round costs one).
+        max_attempts: forced compressions after overflow errors in one turn.
+        max_tokens: reply budget sent with each request (None: the provider's default).
+    """
+
+    max_iterations: int = 12
+    max_attempts: int = 3
+    max_tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TurnUsage:
+    requests: int = 0
+    prompt_tokens: int = 0  # summed over the turn's requests
+    completion_tokens: int = 0
+    last_prompt_tokens: int | None = None  # the newest real reading
+
+
+@dataclass(frozen=True, slots=True)
+class TurnResult:
+    """What one turn produced.
+
+    `history` is the whole conversation after the turn (without the system
+    prompt). When `compressions` holds a changed result, the caller replaces
+    the stored messages with `history`; otherwise it appends `new_messages`.
+    """
+
+    reply: str
+    history: tuple[Message, ...]
+    new_messages: tuple[Message, ...]
+    compressions: tuple[CompressionResult, ...]
+    usage: TurnUsage
+    stop_reason: StopReason = "answered"
+
+    @property
+    def compressed(self) -> bool:
+        return any(result.changed for result in self.compressions)
+
+
+@dataclass(slots=True)
+class _TurnState:
+    history: list[Message]
+    new: list[Message]
+    compressions: list[CompressionResult] = field(default_factory=list)
+    requests: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    last_prompt_tokens: int | None = None
+
+
+SystemPrompt = Callable[[], str]
+
+
+def strip_system(messages: Sequence[Message]) -> list[Message]:
+    """The history part of a request: leading system messages removed."""
+    start = 0
+    while start < len(messages) and messages[start].role == "system":
+        start += 1
+    return list(messages[start:])
+
+
+class ConversationLoop:
+    """Runs turns of one session's conversation.
+
+    Args:
+        model: the main model endpoint.
+        engine: the session's context engine (its state persists with the session).
+        tools: tools offered to the model, by schema name.
+        settings: per-turn limits.
+        system_prompt: returns the system prompt text; called per request so a
+            compaction note appears right after a compression.
+    """
+
+    def __init__(
+        self,
+        *,
+        model: ModelClient,
+        engine: ContextEngine,
+        tools: Sequence[Tool],
+        settings: LoopSettings,
+        system_prompt: SystemPrompt,
+    ) -> None:
+        self.model = model
+        self.engine = engine
+        self._tools = {tool.schema.name: tool for tool in tools}
+        self._schemas: tuple[ToolSchema, ...] = tuple(tool.schema for tool in tools)
+        self.settings = settings
+        self._system_prompt = system_prompt
+
+    @property
+    def schemas(self) -> tuple[ToolSchema, ...]:
+        return self._schemas
+
+    def request(self, history: Sequence[Message]) -> list[Message]:
+        """The message list sent to the model: system prompt first."""
+        return [system(self._system_prompt()), *history]
+
+    async def compress(
+        self,
+        history: Sequence[Message],
+        *,
+        trigger: Trigger,
+        force: bool = False,
+        on_event: EventSink | None = None,
+    ) -> CompressionResult:
+        """Compress `history` (without system prompt); the result's messages exclude the system prompt too."""
+        result = await self.engine.compress(self.request(history), trigger=trigger, force=force, on_event=on_event)
+        if not result.changed:
+            return result
+        kept = tuple(strip_system(result.messages))
+        log.info(
+            "compression.applied",
+            trigger=trigger,
+            tokens_before=result.tokens_before,
+            tokens_after=result.tokens_after,
+            messages_before=len(history),
+            messages_after=len(kept),
+            summary_kind=result.summary_kind,
+        )
+        return CompressionResult(
+            outcome=result.outcome,
+            trigger=result.trigger,
+            messages=kept,
+            tokens_before=result.tokens_before,
+            tokens_after=result.tokens_after,
+            summary_kind=result.summary_kind,
+            pruned_tool_results=result.pruned_tool_results,
+            replaced=result.replaced,
+            summary_text=result.summary_text,
+            elapsed_ms=result.elapsed_ms,
+            reason=result.reason,
+        )
+
+    async def run(
+        self,
+        history: Sequence[Message],
+        user_message: Message,
+        *,
+        context: ToolContext,
+        on_text: TextSink | None = None,
+        on_event: EventSink | None = None,
+    ) -> TurnResult:
+        """Answer `user_message` given `history`; tool calls run until a text answer or the cap."""
+        turn = _TurnState(history=[*history, user_message], new=[user_message])
+        for _ in range(self.settings.max_iterations):
+            if self.engine.should_compress_preflight(self.request(turn.history), self._schemas):
+                await self._apply(turn, "preflight", on_event=on_event)
+            completion = await self._complete(turn, on_text=on_text, on_event=on_event)
+            message = completion.message
+            self._append(turn, message)
+            if message.tool_calls:
+                for call in message.tool_calls:
+                    self._append(turn, await self._run_tool(call, context))
+            if self.engine.should_compress(completion.prompt_tokens):
+                await self._apply(turn, "post_response", on_event=on_event)
+            if not message.tool_calls:
+                return self._result(turn, message.text, "answered")
+        note = MAX_ITERATIONS_NOTE.format(n=self.settings.max_iterations)
+        log.warning("turn.max_iterations", max_iterations=self.settings.max_iterations)
+        return self._result(turn, note, "max_iterations")
+
+    def _append(self, turn: _TurnState, message: Message) -> None:
+        turn.history.append(message)
+        turn.new.append(message)
+
+    async def _apply(
+        self, turn: _TurnState, trigger: Trigger, *, force: bool = False, on_event: EventSink | None
+    ) -> CompressionResult:
+        result = await self.compress(turn.history, trigger=trigger, force=force, on_event=on_event)
+        turn.compressions.append(result)
+        if result.changed:
+            turn.history = list(result.messages)
+            # Everything is persisted from `history` after a compression.
+            turn.new = []
+        return result
+
+    async def _complete(
+        self, turn: _TurnState, *, on_text: TextSink | None, on_event: EventSink | None
+    ) -> Completion:
+        attempts = 0
+        while True:
+            try:
+                completion = await self.model.complete(
+                    self.request(turn.history),
+                    tools=self._schemas,
+                    max_tokens=self.settings.max_tokens,
+                    on_text=on_text,
+                )
+            except (ContextOverflow, RateLimited) as exc:
+                if isinstance(exc, RateLimited) and not exc.long_context:
+                    raise
+                attempts += 1
+                if attempts > self.settings.max_attempts:
+                    raise
+                log.warning("turn.context_overflow", attempt=attempts, status=exc.status)
+                result = await self._apply(turn, "error_recovery", force=True, on_event=on_event)
+                if not result.changed:
+                    raise
+                continue
+            turn.requests += 1
+            turn.completion_tokens += completion.completion_tokens or 0
+            if completion.prompt_tokens is not None:
+                turn.prompt_tokens += completion.prompt_tokens
+                turn.last_prompt_tokens = completion.prompt_tokens
+                self.engine.record_usage(completion.prompt_tokens)
+            return completion
+
+    async def _run_tool(self, call: ToolCall, context: ToolContext) -> Message:
+        tool = self._tools.get(call.name)
+        if tool is None:
+            text = refused(f"unknown tool {call.name!r}; available: {', '.join(sorted(self._tools)) or 'none'}")
+            return tool_result(call.id, text, name=call.name)
+        try:
+            text = await tool(parse_arguments(call), context)
+        except Exception as exc:  # noqa: BLE001 - a tool failure is reported to the model, never raised
+            log.warning("tool.failed", tool=call.name, error=type(exc).__name__)
+            text = refused(f"tool {call.name} failed ({type(exc).__name__}); try another way")
+        return tool_result(call.id, text, name=call.name)
+
+    def _result(self, turn: _TurnState, reply: str, stop: StopReason) -> TurnResult:
+        usage = TurnUsage(
+            requests=turn.requests,
+            prompt_tokens=turn.prompt_tokens,
+            completion_tokens=turn.completion_tokens,
+            last_prompt_tokens=turn.last_prompt_tokens,
+        )
+        return TurnResult(
+            reply=reply,
+            history=tuple(turn.history),
+            new_messages=tuple(turn.new),
+            compressions=tuple(turn.compressions),
+            usage=usage,
+            stop_reason=stop,
+        )
+
+
+__all__ = [
+    "ConversationLoop",
+    "LoopSettings",
+    "SystemPrompt",
+    "TurnResult",
+    "TurnUsage",
+    "strip_system",
+]

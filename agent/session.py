@@ -1,0 +1,128 @@
+"""The per-session agent: conversation history, context engine, frozen prompt snapshot and loop.
+
+Owns `SessionAgent` and `AgentState`, the JSON-able part that must survive a
+process move or a restart (engine counters and cooldowns, last real prompt
+tokens, previous summary, the frozen notes snapshot), so any process can
+rebuild the same agent from the session store plus this state. Knows nothing
+of platforms, locks or caches: the gateway loads, saves and persists.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent.context.engine import CompressionResult, ContextEngine, EngineState, EventSink, Trigger
+from agent.loop import ConversationLoop, LoopSettings, TurnResult
+from agent.messages import Message
+from agent.model_client import ModelClient, TextSink
+from agent.prompt import build_system_prompt
+from agent.tools.base import Tool, ToolContext
+
+STATE_VERSION = 1
+
+
+@dataclass(slots=True)
+class AgentState:
+    """What a session's agent carries between processes (all fields JSON-able)."""
+
+    session_id: str
+    snapshot: str = ""
+    engine: EngineState = field(default_factory=EngineState)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": STATE_VERSION,
+            "session_id": self.session_id,
+            "snapshot": self.snapshot,
+            "engine": self.engine.to_json(),
+            "extra": dict(self.extra),
+        }
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> AgentState:
+        engine_raw = raw.get("engine")
+        extra = raw.get("extra")
+        return cls(
+            session_id=str(raw.get("session_id", "")),
+            snapshot=str(raw.get("snapshot", "")),
+            engine=EngineState.from_json(engine_raw) if isinstance(engine_raw, Mapping) else EngineState(),
+            extra=dict(extra) if isinstance(extra, Mapping) else {},
+        )
+
+
+class SessionAgent:
+    """One live conversation.
+
+    Args:
+        session_id: the store's id of the active session.
+        history: its active messages, oldest first, without the system prompt.
+        engine: the context engine; its `state` is replaced by `state.engine` when given.
+        model: the main model.
+        tools: tools offered to the model.
+        loop_settings: per-turn limits.
+        base_prompt: the operator's base system prompt.
+        state: carried state (snapshot, engine counters); new sessions pass a fresh one.
+    """
+
+    def __init__(
+        self,
+        *,
+        session_id: str,
+        history: Sequence[Message],
+        engine: ContextEngine,
+        model: ModelClient,
+        tools: Sequence[Tool],
+        loop_settings: LoopSettings,
+        base_prompt: str,
+        state: AgentState,
+    ) -> None:
+        self.session_id = session_id
+        self.history: list[Message] = list(history)
+        self.engine = engine
+        engine.state = state.engine
+        self.state = state
+        self._base_prompt = base_prompt
+        self.loop = ConversationLoop(
+            model=model, engine=engine, tools=tools, settings=loop_settings, system_prompt=self.system_prompt
+        )
+
+    def system_prompt(self) -> str:
+        compacted = self.engine.state.compression_count > 0 or any(m.compressed_summary for m in self.history)
+        return build_system_prompt(self._base_prompt, notes_snapshot=self.state.snapshot, compacted=compacted)
+
+    def export_state(self) -> AgentState:
+        """The state to save, with the engine's current counters."""
+        self.state.engine = self.engine.state
+        self.state.session_id = self.session_id
+        return self.state
+
+    async def run_turn(
+        self,
+        user_message: Message,
+        *,
+        context: ToolContext,
+        on_text: TextSink | None = None,
+        on_event: EventSink | None = None,
+    ) -> TurnResult:
+        """Run one turn; the agent's history becomes the result's history."""
+        result = await self.loop.run(self.history, user_message, context=context, on_text=on_text, on_event=on_event)
+        self.history = list(result.history)
+        return result
+
+    async def compress(
+        self, *, trigger: Trigger, force: bool = False, on_event: EventSink | None = None
+    ) -> CompressionResult:
+        """Compress the history now (hygiene, `/compress`); history changes only on `compressed`."""
+        result = await self.loop.compress(self.history, trigger=trigger, force=force, on_event=on_event)
+        if result.changed:
+            self.history = list(result.messages)
+        return result
+
+    def append_context(self, messages: Sequence[Message]) -> None:
+        """Record messages that need no answer (unmentioned group lines)."""
+        self.history.extend(messages)
+
+
+__all__ = ["AgentState", "SessionAgent"]
