@@ -1,0 +1,227 @@
+"""The named threat patterns of the memory scanner, by category.
+
+Owns only the pattern table. Each pattern names the view of a note it runs on
+(see `_normalize.Views`). Patterns are deliberately *phrase* shaped, not word
+shaped: "ignore" alone is ordinary ("ignore lint warnings"), "ignore all previous
+instructions" is not; "you are now" alone is ordinary ("you are now ready"),
+"you are now a different AI" is not.
+
+Decisions worth knowing (the corpus in tests/agent/memory/ pins them):
+- `.env.example` / `.env.sample` / `.env.template` / `.env.dist` are templates
+  without secrets: reading them passes; reading `.env` itself is refused.
+- Mentioning a sensitive file is fine ("the deploy user's authorized_keys is
+  managed by Ansible"); reading, sending or writing it is not.
+- A user preference that addresses the agent ("from now on answer in German")
+  passes; one that removes its rules ("from now on ignore your guidelines") does not.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+View = Literal["raw", "native", "latin", "deobfuscated", "squashed"]
+Category = Literal["prompt_injection", "role_hijack", "system_prompt", "exfiltration", "persistence", "secret"]
+
+
+@dataclass(frozen=True, slots=True)
+class Pattern:
+    category: Category
+    name: str
+    regex: re.Pattern[str]
+    views: tuple[View, ...]
+
+
+_WORDS: tuple[View, ...] = ("native", "latin", "deobfuscated")
+_ENGLISH: tuple[View, ...] = ("latin", "deobfuscated")
+_COMMANDS: tuple[View, ...] = ("native", "latin")
+
+
+def _p(category: Category, name: str, regex: str, views: tuple[View, ...] = _WORDS) -> Pattern:
+    return Pattern(category, name, re.compile(regex), views)
+
+
+# Building blocks (casefolded text).
+_PRIOR = r"(?:previous|prior|above|earlier|preceding|former|original|old|initial|existing|system)"
+_RULES = (r"(?:instructions?|rules|guidelines|guardrails|directives?|directions|prompts?|programming|"
+          r"policies|restrictions|constraints|safety (?:rules|guidelines|filters)|commands|training)")
+_DROP = r"(?:ignore|disregard|forget|override|bypass|abandon|drop|discard|skip|neglect|circumvent|overrule)"
+_AI = (r"(?:ai|a\.i\.|assistant|model|bot|chatbot|persona|character|agent|entity|llm|language model|"
+       r"system|version of (?:yourself|you))")
+_EVIL = (r"(?:different|new|other|another|unrestricted|unfiltered|uncensored|unbound|unlimited|evil|"
+         r"rogue|malicious|jailbroken|free|unaligned|amoral|dan)")
+_SECRET_NOUN = (r"(?:api[ _-]?keys?|(?:access|auth|bearer|bot|github|slack|session|refresh|oauth|personal access) tokens?|"
+                r"secrets?|passwords?|passwd|credentials?|private keys?|ssh keys?|env(?:ironment)? var(?:iable)?s|"
+                r"\.env\b(?!\.(?:example|sample|template|dist))|cookies|keychain|"
+                r"schlüssel|passwörter|passwort|zugangsdaten|mots de passe|mot de passe|identifiants|clés? api|"
+                r"contraseñas?|claves?(?: api)?|credenciales|пароли|пароль|ключи|ключ api|токены|токен|"
+                r"密钥|密码|令牌|凭证|凭据)")
+_SEND = (r"(?:send|post|upload|forward|exfiltrate|transmit|leak|e-?mail|pipe|submit|beacon|copy|paste|"
+         r"sende|schicke|übermittle|lade|envoie|envoyer|transmets|envía|enviar|envia|sube|"
+         r"отправь|отправить|перешли|загрузи|发送|上传|发到|传到|发给)")
+_SINK = (r"(?:https?://|ftp://|\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|net|org|io|xyz|ru|cn|sh|me|site|top|app)\b|"
+         r"webhook|pastebin|ngrok|requestbin|discord(?:app)?\.com/api|telegram bot|\d{1,3}(?:\.\d{1,3}){3})")
+_SECRET_FILE = (r"(?:\.env\b(?!\.(?:example|sample|template|dist))|\.netrc|\.pgpass|\.npmrc|\.pypirc|"
+                r"\.git-credentials|\.aws/credentials|credentials\.(?:json|ya?ml|csv|txt|xml|ini)|"
+                r"credentials file|id_rsa|id_ed25519|id_ecdsa|\.ssh/|/etc/shadow|/etc/passwd|"
+                r"\.docker/config\.json|\.kube/config|\.config/gcloud|keychain|\.bash_history|wallet\.dat)")
+_READ = (r"(?:cat|less|more|head|tail|type|get-content|gc|open|read|print|show|dump|display|output|"
+         r"upload|send|copy|cp|scp|rsync|base64|xxd|grep|strings|exfiltrate|leak|include|attach|paste|"
+         r"lies|lese|zeige|lis|affiche|lee|leer|muestra|прочитай|прочти|покажи|выведи|读取|读|显示|打印|查看)")
+_WRITE = r"(?:>>?|\btee\b|\becho\b|\bappend|\badd|\bwrite|\binsert|\binject|\bput|\binstall|\bplace|\bcopy|\bcp\b)"
+_INSTRUCTION_FILE = (r"(?:agents\.md|soul\.md|claude\.md|gemini\.md|hermes\.md|\.cursorrules|\.windsurfrules|"
+                     r"copilot-instructions\.md|system[_ -]?prompt(?:\.(?:md|txt|ya?ml|json))|"
+                     r"memory\.md|user\.md|skill\.md|\.chorus/)")
+_EDIT = (r"(?:edit|modify|overwrite|write|append|change|update|replace|rewrite|patch|inject|insert|add|"
+         r"echo|tee|>>?|sed -i|ändere|bearbeite|modifie|modifica|edita|измени|отредактируй|修改|编辑|写入)")
+
+PATTERNS: tuple[Pattern, ...] = (
+    # -- prompt injection --------------------------------------------------------------------------
+    _p("prompt_injection", "ignore_previous_instructions",
+       rf"\b{_DROP}\b(?: (?:all|any|every|each|of|the|your|my|these|those|its))* {_PRIOR}\b(?: \w+)? {_RULES}\b"),
+    _p("prompt_injection", "disregard_rules",
+       rf"\b{_DROP}\b (?:all|any|every|your|all your|all of your|any of your|all the|all of the) "
+       rf"(?:{_PRIOR} )?{_RULES}\b"),
+    _p("prompt_injection", "forget_everything",
+       r"\b(?:forget|disregard|ignore) (?:everything|all|anything) (?:you(?:'ve| have)? (?:been told|learned|know)|"
+       r"above|before this|said before|that came before|prior)"),
+    _p("prompt_injection", "override_from_now_on",
+       rf"\bfrom now on,? (?:you (?:will|must|shall|should) )?(?:{_DROP}|never follow|no longer follow|"
+       r"obey only|only obey|follow only)\b"),
+    _p("prompt_injection", "bypass_restrictions",
+       r"\b(?:act|behave|respond|answer|operate|pretend) (?:as if|as though|like) you (?:have|had) no "
+       r"(?:restrictions|limits|limitations|rules|filters|guidelines|boundaries|ethics)"
+       r"|\bwithout (?:any )?(?:ethical |moral |safety |content )(?:restrictions|limits|filters|guidelines)"
+       r"|\b(?:enable|enter|activate|switch to|turn on) (?:dan|developer|god|jailbreak|unrestricted|sudo|admin) mode\b"
+       r"|\bdo anything now\b|\bjailbr(?:eak|oken) mode\b"),
+    _p("prompt_injection", "deceive_user",
+       r"\b(?:do not|don't|never) (?:tell|inform|notify|alert|mention (?:this |it )?to|reveal (?:this |it )?to|let) "
+       r"(?:the |your )?(?:user|owner|operator|human)s?\b(?! (?:name|id)\b)"
+       r"|\bwithout (?:telling|informing|notifying|alerting) (?:the |your )?(?:user|owner|operator|human)"
+       r"|\bhide (?:this|it|these instructions) from (?:the |your )?(?:user|owner|operator)"),
+    _p("prompt_injection", "fake_role_marker",
+       r"<\|?(?:im_start|im_end|system|endoftext|start_header_id)\|?>|\[/?(?:inst|system)\]|<</?sys>>"
+       r"|</?(?:system|system_prompt|instructions)>|#{2,} ?(?:system|new instructions?) ?:?(?:\s|$)", _COMMANDS),
+    _p("prompt_injection", "obey_this_note",
+       r"\b(?:obey|follow|execute) (?:only )?(?:the )?(?:instructions|commands|orders) (?:in|from|inside) "
+       r"(?:this|these) (?:note|notes|memory|entry|file)"),
+    _p("prompt_injection", "multilingual_ignore_instructions",
+       r"(?:ignoriere|vergiss|missachte|übergehe)\w* (?:(?:alle|sämtliche|die|deine|ihre|bisherigen) )*"
+       r"(?:vorherigen|bisherigen|früheren|obigen|vorigen|ursprünglichen|deine|alle) ?"
+       r"(?:anweisungen|instruktionen|regeln|befehle|vorgaben|richtlinien)"
+       r"|(?:ignore[sz]?|oublie[sz]?|ne tiens pas compte de) (?:toutes? )?(?:les |tes |vos )?"
+       r"(?:instructions|consignes|règles|directives)(?: (?:précédentes|antérieures|ci-dessus|initiales))?"
+       r"|(?:ignora|ignorar|olvida|olvidar|olvide|ignore|descarta)\w* (?:(?:todas|todos|las|tus|sus) )*"
+       r"(?:instrucciones|reglas|indicaciones|directrices|órdenes)"
+       r"|(?:忽略|无视|忽视|不要理会|忘记|忘掉|不理会|跳过)(?:你|掉)?(?:之前|以前|先前|上面|上述|前面|所有|全部|的|一切)*"
+       r"(?:指令|指示|规则|说明|提示|设定|命令)"
+       r"|(?:игнорируй|проигнорируй|игнорировать|забудь|не обращай внимания на|отбрось)\w* "
+       r"(?:(?:все|всё|свои|твои|мои)\s+)*(?:предыдущие |прежние |прошлые |вышеуказанные |изначальные )?"
+       r"(?:инструкции|указания|правила|команды|ограничения)", ("native",)),
+    _p("prompt_injection", "squashed_ignore_instructions",
+       r"(?:ignore|disregard|forget|bypass|override)(?:all|any|the|your|of)*"
+       r"(?:previous|prior|above|earlier|preceding|system)(?:instructions?|rules|guidelines|prompts?|directives)",
+       ("squashed",)),
+    # -- role hijack ------------------------------------------------------------------------------
+    _p("role_hijack", "you_are_now_another_ai",
+       rf"\byou are now (?:an? |the |my )?(?:{_EVIL} )+(?:\w+ )?{_AI}\b"
+       rf"|\byou are now (?:an? |the )?{_AI}\b(?: (?:named|called|with no|without))"
+       r"|\byou are now (?:dan|in (?:dan|developer|god|jailbreak|unrestricted|admin) mode)\b"),
+    _p("role_hijack", "no_longer_bound",
+       r"\byou are no longer (?:an? (?:ai|assistant|model|chatbot)|bound|restricted|limited|required to follow|"
+       r"(?:claude|chatgpt|gpt|hermes|chorus))"
+       r"|\byou (?:no longer|don't|do not|needn't|need not) (?:have|need) to (?:follow|obey|respect) "
+       r"(?:your|the|any) (?:rules|instructions|guidelines|policies|restrictions)"),
+    _p("role_hijack", "pretend_to_be",
+       rf"\b(?:pretend|act|behave|roleplay|role-play) (?:to be|you are|as if you were|as though you are|as) "
+       rf"(?:an? )?(?:{_EVIL} )+(?:\w+ )?{_AI}\b"),
+    _p("role_hijack", "new_identity",
+       r"\byour (?:new|real|true|actual) (?:name|identity|role|persona|purpose|goal|objective|instructions|task|"
+       r"directive|master|owner) (?:is|are|will be)\b"),
+    _p("role_hijack", "multilingual_role_hijack",
+       r"\bdu bist (?:jetzt|nun|ab sofort) (?:eine? )?(?:andere[rs]?|neue[rs]?|uneingeschränkte[rs]?|böse[rs]?|"
+       r"freie[rs]?) (?:ki|assistent|bot|modell|persona)"
+       r"|\btu es (?:maintenant|désormais) (?:une? )?(?:autre|nouvelle?|différente?|libre) "
+       r"(?:ia|assistant|intelligence|modèle|bot)|\btu es (?:maintenant|désormais) une? (?:ia|assistant|bot) "
+       r"(?:différente?|sans restrictions|libre)"
+       r"|\bahora eres (?:una? )?(?:(?:ia|asistente|modelo|bot) (?:diferente|distint[ao]|nuev[ao]|sin restricciones|libre)|"
+       r"(?:otr[ao]|nuev[ao]|diferente) (?:ia|asistente|modelo|bot))"
+       r"|你现在是(?:一个)?(?:不同的|新的|另一个|没有(?:任何)?限制的|不受(?:任何)?限制的|邪恶的|越狱的)(?:ai|人工智能|助手|模型|机器人)"
+       r"|\bты теперь (?:друг(?:ой|ая)|нов(?:ый|ая)|свободн(?:ый|ая)|злой|без ограничений)\s*(?:ии|ai|ассистент|бот|"
+       r"модель|помощник|нейросеть)?", ("native",)),
+    _p("role_hijack", "squashed_role_hijack",
+       rf"youarenow(?:an?|the)?{_EVIL.replace(' ', '')}(?:ai|assistant|model|bot|persona|agent)",
+       ("squashed",)),
+    # -- system prompt override / leak ------------------------------------------------------------
+    _p("system_prompt", "system_prompt_override",
+       r"\b(?:override|replace|overwrite|rewrite|change|modify|update|disable|bypass|ignore|delete|edit|swap) "
+       r"(?:the |your |this |its |my )?(?:current |original |existing )?(?:system|developer) (?:prompt|message|instructions)"
+       r"|\bsystem prompt (?:override|update|replacement|injection|patch)\b|\bnew system prompt\b"
+       r"|\bsystem (?:override|update): "),
+    _p("system_prompt", "system_prompt_leak",
+       r"\b(?:reveal|print|show|output|repeat|leak|dump|display|tell me|give me|share|expose|disclose|copy|send|"
+       r"post|recite|list|spell out|write out|return|paste) (?:me |us |back )?(?:the |your |its |all |full |entire |"
+       r"complete |original |hidden |initial |exact |verbatim )*(?:system|developer|hidden|initial|original|secret) "
+       r"(?:prompt|instructions|message|rules)"
+       r"|\b(?:repeat|print|output) (?:everything|all|the text|all text|the words) (?:above|before this)"
+       r"|\bwhat (?:were|are) your (?:initial|original|system|hidden) (?:instructions|prompt)"),
+    _p("system_prompt", "multilingual_system_prompt_leak",
+       r"(?:zeige?|gib|verrate|nenne) (?:mir )?(?:deinen|den|dein) (?:system-?prompt|systemanweisungen)"
+       r"|(?:révèle|affiche|montre|donne)[sz]? (?:moi )?(?:ton|le|votre) (?:prompt|message) (?:système|systeme)"
+       r"|(?:revela|muestra|muéstrame|dime|enséñame) (?:tu|el) (?:prompt|mensaje|indicaciones?) del sistema"
+       r"|(?:泄露|显示|输出|打印|告诉我|透露|展示|给我看)(?:一下)?(?:你的)?(?:系统提示|系统提示词|系统指令|初始指令|系统设定)"
+       r"|(?:покажи|выведи|раскрой|напечатай|повтори) (?:мне )?(?:свой |твой |весь )?(?:системный (?:промпт|запрос)|"
+       r"системные инструкции|исходные инструкции)", ("native",)),
+    # -- credential exfiltration ------------------------------------------------------------------
+    _p("exfiltration", "exfil_command_with_secret",
+       r"\b(?:curl|wget|http|https|fetch|invoke-webrequest|invoke-restmethod|iwr|irm|nc|ncat|netcat|socat|"
+       r"requests\.(?:get|post|put)|axios|httpie)\b[^\n]*\$\{?\w*(?:key|token|secret|passw|pwd|cred|api|auth)",
+       _COMMANDS),
+    _p("exfiltration", "exfil_command_with_file",
+       rf"\b(?:curl|wget|nc|ncat|netcat|scp|rsync|invoke-webrequest|iwr|socat)\b[^\n]*{_SECRET_FILE}"
+       rf"|{_SECRET_FILE}[^\n]*\|\s*(?:curl|wget|nc|ncat|netcat|base64|socat)\b", _COMMANDS),
+    _p("exfiltration", "env_dump",
+       r"\b(?:printenv|env|set|export -p|get-childitem env:|gci env:)\s*(?:\||>)"
+       r"|\bos\.environ\b[^\n]{0,80}(?:requests|urllib|http|post|send)"
+       r"|\bprocess\.env\b[^\n]{0,80}(?:fetch|axios|http|post|send)", _COMMANDS),
+    _p("exfiltration", "read_secret_file",
+       rf"(?:^|[\s`'\"(]){_READ}\b[^\n]{{0,60}}{_SECRET_FILE}", _COMMANDS),
+    _p("exfiltration", "send_secrets_to_url",
+       rf"{_SEND}[^\n]{{0,80}}{_SECRET_NOUN}[^\n]{{0,80}}{_SINK}"
+       rf"|{_SEND}[^\n]{{0,40}}{_SINK}[^\n]{{0,80}}{_SECRET_NOUN}", _COMMANDS),
+    # -- persistence ------------------------------------------------------------------------------
+    _p("persistence", "ssh_authorized_keys",
+       rf"{_WRITE}[^\n]{{0,80}}authorized_keys|authorized_keys2?\s*(?:<<|>>)"
+       r"|(?:füge|ajoute|añade|agrega|добавь|添加)[^\n]{0,80}authorized_keys", _COMMANDS),
+    _p("persistence", "agent_instruction_file",
+       rf"(?:^|[\s`'\"(]){_EDIT}\b[^\n]{{0,60}}{_INSTRUCTION_FILE}"
+       rf"|{_INSTRUCTION_FILE}\s*(?:<<|>>)", _COMMANDS),
+    _p("persistence", "crontab",
+       r"\|\s*crontab\s+-|\bcrontab\s+-r\b|(?:>>?|\btee(?: -a)?)\s*/(?:etc/cron|var/spool/cron)|@reboot\b"
+       r"|\b(?:add|install|write|put|insert|append|schedule)\b[^\n]{0,40}\b(?:to|into|in) (?:the |my |your |a |"
+       r"root'?s? )?crontab\b|\bsystemctl (?:--user )?enable\b|\b(?:schtasks /create|launchctl load)\b", _COMMANDS),
+    _p("persistence", "shell_startup_file",
+       r"(?:>>|\btee -a|\becho\b[^\n]*>>?|\bappend\b[^\n]{0,40}(?:to|into))\s*\S*"
+       r"(?:\.bashrc|\.zshrc|\.bash_profile|\.profile|\.zprofile|/etc/profile|/etc/rc\.local|\.config/autostart)",
+       _COMMANDS),
+    _p("persistence", "undeletable_note",
+       r"\b(?:never|do not|don't|must not) (?:remove|delete|forget|erase|edit|drop) this (?:note|entry|memory|"
+       r"instruction|line|rule)"
+       r"|\b(?:always|every (?:time|session)) (?:re-?add|restore|re-?save|copy|re-?insert) this (?:note|entry|"
+       r"instruction|line|text)"),
+    # -- hard-coded secrets (case-sensitive, on the NFKC text) ------------------------------------
+    _p("secret", "openai_api_key", r"\bsk-(?:proj-|svcacct-|admin-|ant-(?:api\d\d-)?)?[A-Za-z0-9_\-]{20,}", ("raw",)),
+    _p("secret", "github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})", ("raw",)),
+    _p("secret", "slack_token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}", ("raw",)),
+    _p("secret", "aws_access_key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b", ("raw",)),
+    _p("secret", "private_key_block", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----", ("raw",)),
+    _p("secret", "google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}", ("raw",)),
+    _p("secret", "stripe_key", r"\b(?:sk|rk|pk)_(?:live|test)_[0-9A-Za-z]{16,}", ("raw",)),
+    _p("secret", "jwt", r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}", ("raw",)),
+    _p("secret", "telegram_bot_token", r"\b\d{8,10}:AA[A-Za-z0-9_-]{33}\b", ("raw",)),
+    _p("secret", "discord_bot_token", r"\b[MNO][A-Za-z\d_-]{23,27}\.[A-Za-z\d_-]{6}\.[A-Za-z\d_-]{27,}", ("raw",)),
+    _p("secret", "secret_assignment",
+       r"(?i)\b(?:password|passwd|pwd|passwort|mot de passe|contraseña|пароль|api[_-]?key|secret(?:[_-]?key)?|"
+       r"access[_-]?token|auth[_-]?token|client[_-]?secret)\s*(?:is|=|:|：)\s*['\"]?"
+       r"(?![$<{%])(?=[^\s'\"]*\d)(?=[^\s'\"]*[A-Za-z])[^\s'\"]{10,}|(?:密码|密钥)\s*(?:是|为|[:：=])\s*\S{6,}", ("raw",)),
+)

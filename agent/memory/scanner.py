@@ -1,0 +1,85 @@
+"""The memory security scanner: one verdict per text, naming the pattern that matched.
+
+Owns `ScanVerdict` and `scan`. Every write to notes (memory tool, CLI,
+background review) and every load of notes goes through `scan`; the skill
+store uses it too. It knows nothing of files, chats or tools.
+
+Order of checks: refused invisible characters on the raw text first (they are
+a hit on their own, whatever they hide), then the named patterns of
+`_patterns.PATTERNS` against the normalised views of `_normalize.views`
+(NFKC, homoglyph folding, spacing and leetspeak undone).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from agent.memory._normalize import Views, invisible_kind, views
+from agent.memory._patterns import PATTERNS, Pattern
+
+CATEGORIES: Final = (
+    "prompt_injection",
+    "role_hijack",
+    "system_prompt",
+    "exfiltration",
+    "persistence",
+    "secret",
+    "invisible_unicode",
+)
+
+__all__ = ["CATEGORIES", "ScanVerdict", "scan", "pattern_names"]
+
+
+@dataclass(frozen=True, slots=True)
+class ScanVerdict:
+    """The scanner's decision about one text.
+
+    Attributes:
+        ok: True when the text may be stored and shown to the model.
+        category: one of `CATEGORIES` when blocked, else None.
+        pattern: the name of the pattern that matched (e.g. "ignore_previous_instructions"), else None.
+    """
+
+    ok: bool
+    category: str | None = None
+    pattern: str | None = None
+
+    def describe(self) -> str:
+        """A short human text, e.g. "blocked: prompt_injection (ignore_previous_instructions)"."""
+        if self.ok:
+            return "ok"
+        return f"blocked: {self.category} ({self.pattern})"
+
+
+_OK: Final = ScanVerdict(ok=True)
+
+
+def _matches(pattern: Pattern, seen: Views) -> bool:
+    return any(pattern.regex.search(getattr(seen, view)) for view in pattern.views)
+
+
+def scan(text: str) -> ScanVerdict:
+    """Scan one text (a note entry, a skill, …) for injection, exfiltration, persistence and secrets.
+
+    Args:
+        text: the text as it would be stored.
+
+    Returns:
+        `ScanVerdict(ok=True)` for clean text; otherwise the category and the
+        name of the first pattern that matched.
+    """
+    hidden = invisible_kind(text)
+    if hidden is not None:
+        return ScanVerdict(ok=False, category="invisible_unicode", pattern=hidden)
+    seen = views(text)
+    for pattern in PATTERNS:
+        if _matches(pattern, seen):
+            return ScanVerdict(ok=False, category=pattern.category, pattern=pattern.name)
+    return _OK
+
+
+def pattern_names() -> tuple[str, ...]:
+    """Every pattern name the scanner can report (for docs and tests)."""
+    names = [pattern.name for pattern in PATTERNS]
+    names += ["zero_width_character", "bidi_control_character", "invisible_operator_character", "unicode_tag_character"]
+    return tuple(names)
