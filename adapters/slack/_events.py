@@ -1,0 +1,190 @@
+"""Deciding what one Slack event means: an `InboundMessage`, or a reason to ignore it.
+
+Owns `classify` (a pure function: event dict in, `Accepted | Ignored` out),
+`RecentKeys` (the bounded de-duplication memory) and the thread/DM/mention
+rules. Knows nothing of the network, Bolt, sessions or the gateway.
+
+Rules (documented decisions):
+- `channel_type == "im"` (or a `D…` channel id, since `app_mention` carries no
+  channel_type) is a DM; `channel`, `group` and `mpim` are groups.
+- Thread: `thread_ts` is the thread id, so one Slack thread is one session.
+  A top-level *channel* post that mentions the bot gets `thread_id = ts` when
+  `thread_replies` is on: the answer opens a thread under the post and the
+  follow-ups in that thread continue the same session. Top-level DMs and
+  unmentioned top-level channel posts keep `thread_id=None`.
+- A channel post without a mention is still delivered with
+  `mentions_bot=False`: the gateway decides (record as context or ignore).
+- `replies_to_bot`: a message in a thread whose parent the bot posted
+  (`parent_user_id`), or a thread the bot has posted in during this run.
+- Ignored: the bot's own messages, other bots' messages (no bot loops), and
+  message subtypes other than plain, `file_share` and `thread_broadcast`
+  (edits, deletions, joins, topic changes…).
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Container, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from adapters.base import Attachment, InboundMessage
+
+from ._mrkdwn import from_slack, mentions
+
+PLATFORM = "slack"
+HANDLED_SUBTYPES = frozenset({None, "file_share", "thread_broadcast"})
+
+
+@dataclass(frozen=True, slots=True)
+class Accepted:
+    """The event is a message for the gateway."""
+
+    message: InboundMessage
+    kind: Literal["accepted"] = "accepted"
+
+
+@dataclass(frozen=True, slots=True)
+class Ignored:
+    """The event is dropped; `reason` says why (it is logged)."""
+
+    reason: str
+    kind: Literal["ignored"] = "ignored"
+
+
+Decision = Accepted | Ignored
+
+
+class RecentKeys:
+    """A bounded set remembering the most recent `capacity` keys (oldest forgotten first)."""
+
+    def __init__(self, capacity: int) -> None:
+        if capacity < 1:
+            raise ValueError(f"capacity must be at least 1, got {capacity}")
+        self._capacity = capacity
+        self._keys: OrderedDict[str, None] = OrderedDict()
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._keys
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def add(self, key: str) -> bool:
+        """Remember `key`; returns False if it was already there (a duplicate)."""
+        if key in self._keys:
+            self._keys.move_to_end(key)
+            return False
+        self._keys[key] = None
+        if len(self._keys) > self._capacity:
+            self._keys.popitem(last=False)
+        return True
+
+
+def delivery_id(channel: str, ts: str) -> str:
+    """The cross-process de-duplication id of one Slack post (same for app_mention and message)."""
+    return f"{PLATFORM}:{channel}:{ts}"
+
+
+def _chat_type(event: Mapping[str, Any], channel: str) -> Literal["dm", "group"]:
+    channel_type = event.get("channel_type")
+    if channel_type == "im" or (channel_type is None and channel.startswith("D")):
+        return "dm"
+    return "group"
+
+
+def _attachments(event: Mapping[str, Any]) -> tuple[Attachment, ...]:
+    found: list[Attachment] = []
+    for item in event.get("files") or ():
+        if not isinstance(item, Mapping):
+            continue
+        mime = str(item.get("mimetype") or "")
+        major = mime.split("/", 1)[0]
+        kind: Literal["image", "file", "audio", "video"] = (
+            "image" if major == "image" else "audio" if major == "audio" else "video" if major == "video" else "file"
+        )
+        size = item.get("size")
+        found.append(
+            Attachment(
+                kind=kind,
+                url=item.get("url_private"),
+                name=item.get("name"),
+                mime_type=mime or None,
+                size=size if isinstance(size, int) else None,
+            )
+        )
+    return tuple(found)
+
+
+def _skip_reason(event: Mapping[str, Any], bot_user_id: str | None, bot_id: str | None) -> str | None:
+    subtype = event.get("subtype")
+    if subtype not in HANDLED_SUBTYPES:
+        return f"subtype {subtype} not handled"
+    if event.get("user") is not None and event.get("user") == bot_user_id:
+        return "own message"
+    if event.get("bot_id") is not None:
+        return "own message" if event.get("bot_id") == bot_id else "bot message"
+    if not event.get("channel") or not event.get("ts") or not event.get("user"):
+        return "missing channel, ts or user"
+    return None
+
+
+def classify(
+    event: Mapping[str, Any],
+    *,
+    bot_user_id: str | None,
+    bot_id: str | None = None,
+    bot_threads: Container[str] = frozenset(),
+    thread_replies: bool = True,
+) -> Decision:
+    """Decide what a Slack `message` or `app_mention` event means.
+
+    Args:
+        event: The `event` object of an `event_callback`.
+        bot_user_id: The bot's user id (from auth.test).
+        bot_id: The bot's bot id (from auth.test), to drop its own `bot_message`s.
+        bot_threads: Thread ids (`thread_ts`) the bot has posted in.
+        thread_replies: Whether a top-level channel mention opens a thread.
+
+    Returns:
+        `Accepted(message)` or `Ignored(reason)`.
+    """
+    reason = _skip_reason(event, bot_user_id, bot_id)
+    if reason is not None:
+        return Ignored(reason)
+    channel, ts, user = str(event["channel"]), str(event["ts"]), str(event["user"])
+    raw_text = str(event.get("text") or "")
+    chat_type = _chat_type(event, channel)
+    mentioned = event.get("type") == "app_mention" or mentions(raw_text, bot_user_id)
+    thread_ts = event.get("thread_ts")
+    in_thread = thread_ts is not None and thread_ts != ts
+    if in_thread:
+        thread_id: str | None = str(thread_ts)
+    elif thread_ts is not None or (chat_type == "group" and mentioned and thread_replies):
+        thread_id = ts  # the parent of a thread, or a mention whose answer opens one
+    else:
+        thread_id = None
+    replies_to_bot = in_thread and (
+        (bot_user_id is not None and event.get("parent_user_id") == bot_user_id) or str(thread_ts) in bot_threads
+    )
+    try:
+        timestamp = float(ts)
+    except ValueError:
+        return Ignored(f"ts {ts!r} is not a Slack timestamp")
+    return Accepted(
+        InboundMessage(
+            platform=PLATFORM,
+            chat_id=channel,
+            chat_type=chat_type,
+            user_id=user,
+            user_name=user,
+            text=from_slack(raw_text, bot_user_id=bot_user_id),
+            message_id=ts,
+            timestamp=timestamp,
+            thread_id=thread_id,
+            mentions_bot=mentioned,
+            replies_to_bot=replies_to_bot,
+            reply_to_message_id=str(thread_ts) if in_thread else None,
+            attachments=_attachments(event),
+            delivery_id=delivery_id(channel, ts),
+        )
+    )

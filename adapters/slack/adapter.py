@@ -1,0 +1,351 @@
+"""`SlackAdapter`: Slack (Events API over HTTP, or Socket Mode) as a `PlatformAdapter`.
+
+Owns the Bolt app's lifecycle, the inbound path (Bolt listener → `classify`
+→ de-duplication → queue) and the outbound calls (chat.postMessage,
+chat.update, chat.delete, auth.test). Knows nothing of agents, sessions or the
+gateway: it only fills an `asyncio.Queue[InboundMessage]`.
+
+Documented choices:
+- Message limit: 4,000 characters per message (`SLACK_MESSAGE_CHARS`). Slack
+  accepts up to 40,000 in `text` but recommends 4,000 and truncates beyond
+  40,000; longer replies are split with `adapters.text.split_text`.
+- `typing()` is a no-op: bots on the Events API / Socket Mode have no typing
+  indicator (the RTM one is gone; `assistant.threads.setStatus` exists only
+  for AI-assistant apps). The gateway's streamed edits show progress instead.
+- `send(..., reply_to=...)` without a thread posts into the thread of
+  `reply_to`: a Slack "reply" is a thread reply.
+- One post reaches us twice when the app subscribes to both `app_mention`
+  and `message.*`; the second is dropped here (channel+ts, bounded memory)
+  and both carry `delivery_id = "slack:<channel>:<ts>"` so the gateway's
+  cross-process de-duplication collapses them too. Slack's redeliveries are
+  dropped by `event_id` (HTTP retries are acked without dispatch).
+- Edits are throttled to one per `min_edit_interval` seconds per channel.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import time
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+import structlog
+from aiohttp import web
+from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+from slack_bolt.app.async_app import AsyncApp
+from slack_sdk.errors import SlackApiError
+from slack_sdk.signature import SignatureVerifier
+
+from adapters.base import (
+    AdapterError,
+    ChatTarget,
+    InboundMessage,
+    PlatformLimits,
+    ProbeResult,
+    SentMessage,
+)
+
+from ._api import auth_hint, build_client, translate
+from ._events import PLATFORM, Accepted, RecentKeys, classify
+from ._http import handle_events
+from ._mrkdwn import split_mrkdwn, to_mrkdwn
+
+log = structlog.get_logger(__name__)
+
+SLACK_MESSAGE_CHARS = 4_000
+DEFAULT_EVENTS_PATH = "/slack/events"
+DEDUP_CAPACITY = 4_096
+NAME_CACHE_SIZE = 1_024
+Mode = Literal["events", "socket"]
+
+
+@dataclass(frozen=True, slots=True)
+class SlackIdentity:
+    """Who the bot is, from auth.test."""
+
+    user_id: str
+    bot_id: str | None
+    team_id: str | None
+    user_name: str
+
+
+class SlackAdapter:
+    """Slack as a `PlatformAdapter`; construct, then `start(queue)` … `stop()` (repeatable)."""
+
+    name = PLATFORM
+    limits = PlatformLimits(
+        max_message_chars=SLACK_MESSAGE_CHARS, supports_edit=True, min_edit_interval_seconds=1.0, markup="mrkdwn"
+    )
+
+    def __init__(
+        self,
+        *,
+        bot_token: str,
+        signing_secret: str | None = None,
+        app_token: str | None = None,
+        mode: Mode = "events",
+        api_base_url: str | None = None,
+        events_path: str = DEFAULT_EVENTS_PATH,
+        thread_replies: bool = True,
+        min_edit_interval: float = 1.0,
+        max_retry_after: float = 10.0,
+        socket_ping_interval: float = 10.0,
+        dedup_capacity: int = DEDUP_CAPACITY,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        """Only assigns; no I/O.
+
+        Args:
+            bot_token: Bot token (`xoxb-…`).
+            signing_secret: Signing secret; required in `events` mode.
+            app_token: App-level token (`xapp-…`); required in `socket` mode.
+            mode: `events` (HTTP endpoint mounted via `routes()`) or `socket`.
+            api_base_url: Web API root (tests point it at a fake).
+            events_path: Where `routes()` mounts the Events API endpoint.
+            thread_replies: A top-level channel mention opens a thread (see `_events`).
+            min_edit_interval: Seconds between two edits in one channel.
+            max_retry_after: Longest 429 `Retry-After` waited out inside a call.
+            socket_ping_interval: Socket Mode ping interval (staleness detection).
+            dedup_capacity: How many event ids / posts are remembered for de-duplication.
+            clock: Monotonic clock for edit throttling.
+
+        Raises:
+            ValueError: a token or secret the chosen mode needs is missing.
+        """
+        if not bot_token:
+            raise ValueError("SlackAdapter needs a bot token (xoxb-…)")
+        if mode == "events" and not signing_secret:
+            raise ValueError("Slack events mode needs a signing secret to verify requests")
+        if mode == "socket" and not app_token:
+            raise ValueError("Slack socket mode needs an app-level token (xapp-…)")
+        self._bot_token = bot_token
+        self._signing_secret = signing_secret or ""
+        self._app_token = app_token
+        self.mode: Mode = mode
+        self._events_path = events_path
+        self._thread_replies = thread_replies
+        self._min_edit_interval = min_edit_interval
+        self._socket_ping_interval = socket_ping_interval
+        self._clock = clock
+        self._client = build_client(bot_token, base_url=api_base_url, max_retry_after=max_retry_after)
+        self._verifier = SignatureVerifier(self._signing_secret)
+        self._seen_events = RecentKeys(dedup_capacity)
+        self._seen_posts = RecentKeys(dedup_capacity)
+        self._bot_threads = RecentKeys(dedup_capacity)
+        self._names: OrderedDict[str, str] = OrderedDict()
+        self._edits: dict[str, tuple[asyncio.Lock, list[float]]] = {}
+        self._running: _Running | None = None
+
+    # -- lifecycle -----------------------------------------------------------------
+
+    @property
+    def identity(self) -> SlackIdentity | None:
+        """The bot's identity once started, else None."""
+        return self._running.identity if self._running else None
+
+    def routes(self) -> list[web.RouteDef]:
+        """The aiohttp routes the gateway mounts (empty in socket mode: nothing listens)."""
+        if self.mode != "events":
+            return []
+        return [web.post(self._events_path, self.handle_events)]
+
+    async def handle_events(self, request: web.Request) -> web.Response:
+        """The Events API endpoint (see `_http.handle_events` for the status codes)."""
+        app = self._running.app if self._running else None
+        return await handle_events(request, app=app, verifier=self._verifier, seen_events=self._seen_events)
+
+    async def start(self, inbound: asyncio.Queue[InboundMessage]) -> None:
+        """Learn the bot's identity (auth.test), build the Bolt app, connect Socket Mode if chosen.
+
+        Raises:
+            RuntimeError: already started.
+            AdapterError: auth.test or the Socket Mode connection failed.
+        """
+        if self._running is not None:
+            raise RuntimeError("SlackAdapter is already started; call stop() before starting it again")
+        identity = await self._auth_test()
+        app = AsyncApp(
+            client=self._client,
+            signing_secret=self._signing_secret,
+            request_verification_enabled=self.mode == "events",
+            process_before_response=False,
+            logger=logging.getLogger("adapters.slack.bolt"),
+        )
+        running = _Running(identity=identity, queue=inbound, app=app, socket=None)
+        app.event("app_mention")(self._on_event)
+        app.event("message")(self._on_event)
+        # Anything else we are subscribed to is acked and dropped, not answered 404 (Slack would retry).
+        app.event(re.compile(".*"))(_ignore_event)
+        if self.mode == "socket":
+            running.socket = AsyncSocketModeHandler(app, self._app_token, ping_interval=self._socket_ping_interval)
+            try:
+                await running.socket.connect_async()  # type: ignore[no-untyped-call]
+            except Exception as exc:  # connection setup is a task boundary: translate and close
+                await running.socket.close_async()  # type: ignore[no-untyped-call]
+                raise translate(exc, method="apps.connections.open") from exc
+        self._running = running
+        log.info("slack.started", mode=self.mode, bot_user_id=identity.user_id, team_id=identity.team_id)
+
+    async def stop(self) -> None:
+        """Disconnect Socket Mode and stop delivering; a no-op when not started."""
+        running, self._running = self._running, None
+        if running is None:
+            return
+        if running.socket is not None:
+            await running.socket.close_async()  # type: ignore[no-untyped-call]
+        log.info("slack.stopped", mode=self.mode)
+
+    # -- inbound ---------------------------------------------------------------------
+
+    async def _on_event(self, body: dict[str, Any], event: dict[str, Any]) -> None:
+        running = self._running
+        if running is None:
+            return
+        event_id = body.get("event_id")
+        if isinstance(event_id, str) and not self._seen_events.add(event_id):
+            log.info("slack.event.ignored", reason="redelivered event", event_id=event_id)
+            return
+        decision = classify(
+            event,
+            bot_user_id=running.identity.user_id,
+            bot_id=running.identity.bot_id,
+            bot_threads=self._bot_threads,
+            thread_replies=self._thread_replies,
+        )
+        if not isinstance(decision, Accepted):
+            log.debug("slack.event.ignored", reason=decision.reason, event_id=event_id)
+            return
+        message = decision.message
+        if not self._seen_posts.add(message.delivery_id):
+            log.debug("slack.event.ignored", reason="post already delivered", delivery_id=message.delivery_id)
+            return
+        name = await self._user_name(message.user_id)
+        await running.queue.put(_with_name(message, name))
+        log.info("slack.message.received", chat_id=message.chat_id, thread_id=message.thread_id, event_id=event_id)
+
+    async def _user_name(self, user_id: str) -> str:
+        """Display name from users.info, cached; the user id when Slack cannot tell."""
+        if user_id in self._names:
+            self._names.move_to_end(user_id)
+            return self._names[user_id]
+        try:
+            response = await self._client.users_info(user=user_id)
+        except Exception as exc:  # a name is cosmetic: never lose the message over it
+            log.warning("slack.users_info.failed", user_id=user_id, error=str(translate(exc, method="users.info")))
+            return user_id
+        user = response.get("user") or {}
+        profile = user.get("profile") or {}
+        name = str(profile.get("display_name") or profile.get("real_name") or user.get("real_name") or user.get("name") or user_id)
+        self._names[user_id] = name
+        if len(self._names) > NAME_CACHE_SIZE:
+            self._names.popitem(last=False)
+        return name
+
+    # -- outbound --------------------------------------------------------------------
+
+    async def send(self, target: ChatTarget, text: str, *, reply_to: str | None = None) -> list[SentMessage]:
+        """Post `text` as mrkdwn, split at 4,000 characters, into `target.thread_id` (or `reply_to`'s thread).
+
+        Raises:
+            AdapterError: empty text, or Slack refused (status, retry_after set).
+        """
+        if not text.strip():
+            raise AdapterError("cannot send an empty message to Slack", platform=PLATFORM)
+        thread_ts = target.thread_id or reply_to
+        sent: list[SentMessage] = []
+        for chunk in split_mrkdwn(text, self.limits.max_message_chars):
+            try:
+                response = await self._client.chat_postMessage(channel=target.chat_id, text=chunk, thread_ts=thread_ts)
+            except Exception as exc:
+                raise translate(exc, method="chat.postMessage") from exc
+            ts = str(response["ts"])
+            self._bot_threads.add(thread_ts or ts)
+            sent.append(SentMessage(target=ChatTarget(PLATFORM, target.chat_id, thread_ts), message_id=ts))
+        return sent
+
+    async def edit(self, sent: SentMessage, text: str) -> None:
+        """Replace a sent message's text (chat.update), at most once per interval per channel.
+
+        Text beyond the message limit is cut with an ellipsis: an edit cannot split.
+        """
+        rendered = to_mrkdwn(text)
+        limit = self.limits.max_message_chars
+        if len(rendered) > limit:
+            rendered = rendered[: limit - 1] + "…"
+        async with self._edit_slot(sent.target.chat_id):
+            try:
+                await self._client.chat_update(channel=sent.target.chat_id, ts=sent.message_id, text=rendered)
+            except Exception as exc:
+                raise translate(exc, method="chat.update") from exc
+
+    async def typing(self, target: ChatTarget) -> None:
+        """No-op: Slack offers bots no typing indicator over Events API / Socket Mode."""
+
+    async def delete(self, sent: SentMessage) -> None:
+        """Delete a sent message (chat.delete); one already gone counts as deleted."""
+        try:
+            await self._client.chat_delete(channel=sent.target.chat_id, ts=sent.message_id)
+        except SlackApiError as exc:
+            if exc.response.get("error") != "message_not_found":
+                raise translate(exc, method="chat.delete") from exc
+        except Exception as exc:
+            raise translate(exc, method="chat.delete") from exc
+
+    async def probe(self) -> ProbeResult:
+        """auth.test: who we are, or why not (never showing a token)."""
+        try:
+            identity = await self._auth_test()
+        except AdapterError as exc:
+            return ProbeResult(platform=PLATFORM, ok=False, detail=str(exc))
+        detail = f"connected as @{identity.user_name} ({identity.user_id}) in team {identity.team_id}, mode {self.mode}"
+        return ProbeResult(platform=PLATFORM, ok=True, detail=detail)
+
+    async def _auth_test(self) -> SlackIdentity:
+        try:
+            response = await self._client.auth_test()
+        except SlackApiError as exc:
+            error = str(exc.response.get("error") or "unknown_error")
+            raise AdapterError(f"slack auth.test failed: {auth_hint(error)}", platform=PLATFORM) from exc
+        except Exception as exc:
+            raise translate(exc, method="auth.test") from exc
+        return SlackIdentity(
+            user_id=str(response.get("user_id") or ""),
+            bot_id=response.get("bot_id"),
+            team_id=response.get("team_id"),
+            user_name=str(response.get("user") or ""),
+        )
+
+    @asynccontextmanager
+    async def _edit_slot(self, channel: str) -> AsyncIterator[None]:
+        """Serialise edits per channel and space them `min_edit_interval` apart."""
+        lock, last = self._edits.setdefault(channel, (asyncio.Lock(), [float("-inf")]))
+        async with lock:
+            wait = last[0] + self._min_edit_interval - self._clock()
+            if wait > 0:
+                await asyncio.sleep(wait)  # throttling, not synchronisation
+            try:
+                yield
+            finally:
+                last[0] = self._clock()
+
+
+@dataclass(slots=True)
+class _Running:
+    """What exists only between start() and stop()."""
+
+    identity: SlackIdentity
+    queue: asyncio.Queue[InboundMessage]
+    app: AsyncApp
+    socket: AsyncSocketModeHandler | None
+
+
+async def _ignore_event() -> None:
+    """Ack-and-drop listener for subscribed events Chorus does not use."""
+
+
+def _with_name(message: InboundMessage, name: str) -> InboundMessage:
+    return replace(message, user_name=name)
