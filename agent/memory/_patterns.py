@@ -62,8 +62,8 @@ _SEND = (r"(?:send|post|upload|forward|exfiltrate|transmit|leak|e-?mail|pipe|sub
 _SINK = (r"(?:https?://|ftp://|\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|net|org|io|xyz|ru|cn|sh|me|site|top|app)\b|"
          r"webhook|pastebin|ngrok|requestbin|discord(?:app)?\.com/api|telegram bot|\d{1,3}(?:\.\d{1,3}){3})")
 _SECRET_FILE = (r"(?:\.env\b(?!\.(?:example|sample|template|dist))|\.netrc|\.pgpass|\.npmrc|\.pypirc|"
-                r"\.git-credentials|\.aws/credentials|credentials\.(?:json|ya?ml|csv|txt|xml|ini)|"
-                r"credentials file|id_rsa|id_ed25519|id_ecdsa|\.ssh/|/etc/shadow|/etc/passwd|"
+                r"\.git-credentials|\.aws[/\\]credentials|credentials\.(?:json|ya?ml|csv|txt|xml|ini)|"
+                r"credentials file|id_rsa|id_ed25519|id_ecdsa|\.ssh[/\\]|/etc/shadow|/etc/passwd|"
                 r"\.docker/config\.json|\.kube/config|\.config/gcloud|keychain|\.bash_history|wallet\.dat)")
 _READ = (r"(?:cat|less|more|head|tail|type|get-content|gc|open|read|print|show|dump|display|output|"
          r"upload|send|copy|cp|scp|rsync|base64|xxd|grep|strings|exfiltrate|leak|include|attach|paste|"
@@ -78,7 +78,7 @@ _EDIT = (r"(?:edit|modify|overwrite|write|append|change|update|replace|rewrite|p
 PATTERNS: tuple[Pattern, ...] = (
     # -- prompt injection --------------------------------------------------------------------------
     _p("prompt_injection", "ignore_previous_instructions",
-       rf"\b{_DROP}\b(?: (?:all|any|every|each|of|the|your|my|these|those|its))* {_PRIOR}\b(?: \w+)? {_RULES}\b"),
+       rf"\b{_DROP}\b(?: (?:all|a[il]{{2}}|any|every|each|of|the|your|my|these|those|its))* {_PRIOR}\b(?: \w+)? {_RULES}\b"),
     _p("prompt_injection", "disregard_rules",
        rf"\b{_DROP}\b (?:all|any|every|your|all your|all of your|any of your|all the|all of the) "
        rf"(?:{_PRIOR} )?{_RULES}\b"),
@@ -96,7 +96,7 @@ PATTERNS: tuple[Pattern, ...] = (
        r"|\bdo anything now\b|\bjailbr(?:eak|oken) mode\b"),
     _p("prompt_injection", "deceive_user",
        r"\b(?:do not|don't|never) (?:tell|inform|notify|alert|mention (?:this |it )?to|reveal (?:this |it )?to|let) "
-       r"(?:the |your )?(?:user|owner|operator|human)s?\b(?! (?:name|id)\b)"
+       r"(?:the |your )?(?:user|owner|operator|human)s?\b(?!['’]s\b| (?:name|id)\b)"
        r"|\bwithout (?:telling|informing|notifying|alerting) (?:the |your )?(?:user|owner|operator|human)"
        r"|\bhide (?:this|it|these instructions) from (?:the |your )?(?:user|owner|operator)"),
     _p("prompt_injection", "fake_role_marker",
@@ -119,7 +119,7 @@ PATTERNS: tuple[Pattern, ...] = (
        r"(?:(?:все|всё|свои|твои|мои)\s+)*(?:предыдущие |прежние |прошлые |вышеуказанные |изначальные )?"
        r"(?:инструкции|указания|правила|команды|ограничения)", ("native",)),
     _p("prompt_injection", "squashed_ignore_instructions",
-       r"(?:ignore|disregard|forget|bypass|override)(?:all|any|the|your|of)*"
+       r"(?:ignore|disregard|forget|bypass|override)(?:a[il]{2}|any|the|your|of)*"
        r"(?:previous|prior|above|earlier|preceding|system)(?:instructions?|rules|guidelines|prompts?|directives)",
        ("squashed",)),
     # -- role hijack ------------------------------------------------------------------------------
@@ -183,12 +183,14 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("exfiltration", "env_dump",
        r"\b(?:printenv|env|set|export -p|get-childitem env:|gci env:)\s*(?:\||>)"
        r"|\bos\.environ\b[^\n]{0,80}(?:requests|urllib|http|post|send)"
+       r"|(?:requests\.(?:post|put|get)|urlopen|urllib\.request|httpx\.(?:post|put|get))[^\n]{0,120}\bos\.environ\b"
        r"|\bprocess\.env\b[^\n]{0,80}(?:fetch|axios|http|post|send)", _COMMANDS),
     _p("exfiltration", "read_secret_file",
        rf"(?:^|[\s`'\"(]){_READ}\b[^\n]{{0,60}}{_SECRET_FILE}", _COMMANDS),
     _p("exfiltration", "send_secrets_to_url",
        rf"{_SEND}[^\n]{{0,80}}{_SECRET_NOUN}[^\n]{{0,80}}{_SINK}"
-       rf"|{_SEND}[^\n]{{0,40}}{_SINK}[^\n]{{0,80}}{_SECRET_NOUN}", _COMMANDS),
+       rf"|{_SEND}[^\n]{{0,40}}{_SINK}[^\n]{{0,80}}{_SECRET_NOUN}"
+       rf"|{_SECRET_NOUN}[^\n]{{0,40}}{_SEND}[^\n]{{0,80}}{_SINK}", _COMMANDS),
     # -- persistence ------------------------------------------------------------------------------
     _p("persistence", "ssh_authorized_keys",
        rf"{_WRITE}[^\n]{{0,80}}authorized_keys|authorized_keys2?\s*(?:<<|>>)"
@@ -199,7 +201,7 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("persistence", "crontab",
        r"\|\s*crontab\s+-|\bcrontab\s+-r\b|(?:>>?|\btee(?: -a)?)\s*/(?:etc/cron|var/spool/cron)|@reboot\b"
        r"|\b(?:add|install|write|put|insert|append|schedule)\b[^\n]{0,40}\b(?:to|into|in) (?:the |my |your |a |"
-       r"root'?s? )?crontab\b|\bsystemctl (?:--user )?enable\b|\b(?:schtasks /create|launchctl load)\b", _COMMANDS),
+       r"root'?s? )*crontab\b|\bsystemctl (?:--user )?enable\b|\b(?:schtasks /create|launchctl load)\b", _COMMANDS),
     _p("persistence", "shell_startup_file",
        r"(?:>>|\btee -a|\becho\b[^\n]*>>?|\bappend\b[^\n]{0,40}(?:to|into))\s*\S*"
        r"(?:\.bashrc|\.zshrc|\.bash_profile|\.profile|\.zprofile|/etc/profile|/etc/rc\.local|\.config/autostart)",
