@@ -132,7 +132,7 @@ class SlackAdapter:
         self._socket_ping_interval = socket_ping_interval
         self._clock = clock
         self._client = build_client(bot_token, base_url=api_base_url, max_retry_after=max_retry_after)
-        self._verifier = SignatureVerifier(self._signing_secret)
+        self._verifier = SignatureVerifier(self._signing_secret) if mode == "events" else None
         self._seen_events = RecentKeys(dedup_capacity)
         self._seen_posts = RecentKeys(dedup_capacity)
         self._bot_threads = RecentKeys(dedup_capacity)
@@ -155,6 +155,8 @@ class SlackAdapter:
 
     async def handle_events(self, request: web.Request) -> web.Response:
         """The Events API endpoint (see `_http.handle_events` for the status codes)."""
+        if self._verifier is None:
+            return web.json_response({"ok": False, "error": "slack is in socket mode: no events endpoint"}, status=404)
         app = self._running.app if self._running else None
         return await handle_events(request, app=app, verifier=self._verifier, seen_events=self._seen_events)
 

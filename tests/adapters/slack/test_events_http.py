@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 import time
 
+from structlog.testing import capture_logs
+
 from tests.fakes.slack_api import BOT_USER_ID, event_callback, signed_headers
 
 from .conftest import Harness
@@ -140,9 +142,13 @@ async def test_slack_retry_of_a_seen_event_is_acked_not_redelivered(events: Harn
     event = _msg("once only", "108.1")
     assert await events.post_event(event, event_id="EvR") == 200
     first = await events.next_message()
-    retry = await events.post_event(event, event_id="EvR", extra={"X-Slack-Retry-Num": "1", "X-Slack-Retry-Reason": "http_timeout"})
+    with capture_logs() as logs:
+        retry = await events.post_event(
+            event, event_id="EvR", extra={"X-Slack-Retry-Num": "1", "X-Slack-Retry-Reason": "http_timeout"}
+        )
     await events.post_event(_msg("sentinel", "108.2"), event_id="EvR2")
     assert (first.text, retry) == ("once only", 200)
+    assert [entry["event"] for entry in logs] == ["slack.events.retry_acked"]  # acked before reaching Bolt
     assert (await events.next_message()).text == "sentinel"
     assert events.queue.empty()
 

@@ -1,0 +1,64 @@
+"""`classify`: what a Slack event means, as a value (no network)."""
+from __future__ import annotations
+
+import pytest
+
+from adapters.slack._events import Accepted, Ignored, RecentKeys, classify
+
+
+def _event(**fields: object) -> dict[str, object]:
+    base: dict[str, object] = {"type": "message", "channel": "C1", "channel_type": "channel", "user": "U1",
+                               "text": "hi", "ts": "1.1"}
+    return {**base, **fields}
+
+
+@pytest.mark.parametrize(
+    ("event", "expected"),
+    [
+        (_event(channel="D1", channel_type="im"), ("dm", None, False, False)),
+        (_event(channel_type="mpim", channel="G1"), ("group", None, False, False)),
+        (_event(text="<@UBOT> hi"), ("group", "1.1", True, False)),
+        (_event(type="app_mention", channel_type=None, text="<@UBOT> hi"), ("group", "1.1", True, False)),
+        (_event(channel="D1", channel_type="im", text="<@UBOT> hi"), ("dm", None, True, False)),
+        (_event(thread_ts="0.5", parent_user_id="UBOT"), ("group", "0.5", False, True)),
+        (_event(thread_ts="0.5", parent_user_id="U2"), ("group", "0.5", False, False)),
+        (_event(thread_ts="0.7", parent_user_id="U2"), ("group", "0.7", False, True)),  # bot posted in 0.7
+        (_event(subtype="thread_broadcast", thread_ts="0.5"), ("group", "0.5", False, False)),
+    ],
+)
+def test_accepted_events(event: dict[str, object], expected: tuple[object, ...]) -> None:
+    """chat type, thread id, mention and reply flags follow the documented rules."""
+    decision = classify(event, bot_user_id="UBOT", bot_id="BBOT", bot_threads={"0.7"})
+    assert isinstance(decision, Accepted)
+    message = decision.message
+    assert (message.chat_type, message.thread_id, message.mentions_bot, message.replies_to_bot) == expected
+
+
+def test_thread_replies_off_keeps_mentions_top_level() -> None:
+    """With thread_replies=False a top-level mention keeps thread_id None."""
+    decision = classify(_event(text="<@UBOT> hi"), bot_user_id="UBOT", thread_replies=False)
+    assert isinstance(decision, Accepted) and decision.message.thread_id is None
+
+
+@pytest.mark.parametrize(
+    ("event", "reason"),
+    [
+        (_event(user="UBOT"), "own message"),
+        (_event(bot_id="BBOT", subtype="bot_message"), "subtype bot_message not handled"),
+        (_event(bot_id="B2"), "bot message"),
+        (_event(subtype="message_changed"), "subtype message_changed not handled"),
+        (_event(subtype="channel_join"), "subtype channel_join not handled"),
+        (_event(user=None), "missing channel, ts or user"),
+        (_event(ts="soon"), "ts 'soon' is not a Slack timestamp"),
+    ],
+)
+def test_ignored_events(event: dict[str, object], reason: str) -> None:
+    """Own, bot, edited, join and malformed events are ignored with a reason."""
+    assert classify(event, bot_user_id="UBOT", bot_id="BBOT") == Ignored(reason)
+
+
+def test_recent_keys_forgets_the_oldest() -> None:
+    """RecentKeys reports duplicates and stays bounded, forgetting the oldest key first."""
+    keys = RecentKeys(2)
+    assert [keys.add("a"), keys.add("a"), keys.add("b"), keys.add("c")] == [True, False, True, True]
+    assert ("a" in keys, "b" in keys, "c" in keys, len(keys)) == (False, True, True, 2)
