@@ -112,8 +112,14 @@ def auth_hint(error: str, *, token_key: str = "platforms.slack.bot_token") -> st
     return error
 
 
-def translate(exc: BaseException, *, method: str) -> AdapterError:
-    """Map a slack_sdk or transport error to `AdapterError`, keeping status and retry_after as data."""
+def translate(exc: BaseException, *, method: str, token_key: str = "platforms.slack.bot_token") -> AdapterError:
+    """Map a slack_sdk or transport error to `AdapterError`, keeping status and retry_after as data.
+
+    Args:
+        exc: What slack_sdk or the transport raised.
+        method: The Web API method, for the message.
+        token_key: The config key an auth error should point the operator to.
+    """
     if isinstance(exc, SlackApiError):
         status = exc.response.status_code
         error = str(exc.response.get("error") or "unknown_error")
@@ -125,7 +131,7 @@ def translate(exc: BaseException, *, method: str) -> AdapterError:
             except (TypeError, ValueError):
                 retry_after = 1.0
         return AdapterError(
-            f"slack {method} failed: {auth_hint(error)}", platform=PLATFORM, retry_after=retry_after, status=status
+            f"slack {method} failed: {auth_hint(error, token_key=token_key)}", platform=PLATFORM, retry_after=retry_after, status=status
         )
     if isinstance(exc, (aiohttp.ClientError, asyncio.TimeoutError, OSError)):
         return AdapterError(f"slack {method} failed: cannot reach the Slack API ({type(exc).__name__})", platform=PLATFORM)

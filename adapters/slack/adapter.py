@@ -49,7 +49,7 @@ from adapters.base import (
     SentMessage,
 )
 
-from ._api import auth_hint, build_client, translate
+from ._api import build_client, translate
 from ._events import PLATFORM, Accepted, RecentKeys, classify
 from ._http import handle_events
 from ._mrkdwn import split_mrkdwn, to_mrkdwn
@@ -60,6 +60,7 @@ SLACK_MESSAGE_CHARS = 4_000
 DEFAULT_EVENTS_PATH = "/slack/events"
 DEDUP_CAPACITY = 4_096
 NAME_CACHE_SIZE = 1_024
+SOCKET_CONNECT_TIMEOUT = 15.0
 Mode = Literal["events", "socket"]
 
 
@@ -183,14 +184,34 @@ class SlackAdapter:
         # Anything else we are subscribed to is acked and dropped, not answered 404 (Slack would retry).
         app.event(re.compile(".*"))(_ignore_event)
         if self.mode == "socket":
-            running.socket = AsyncSocketModeHandler(app, self._app_token, ping_interval=self._socket_ping_interval)
-            try:
-                await running.socket.connect_async()  # type: ignore[no-untyped-call]
-            except Exception as exc:  # connection setup is a task boundary: translate and close
-                await running.socket.close_async()  # type: ignore[no-untyped-call]
-                raise translate(exc, method="apps.connections.open") from exc
+            running.socket = await self._connect_socket(app)
         self._running = running
         log.info("slack.started", mode=self.mode, bot_user_id=identity.user_id, team_id=identity.team_id)
+
+    async def _connect_socket(self, app: AsyncApp) -> AsyncSocketModeHandler:
+        """Open the Socket Mode websocket, failing fast on a bad app token or unreachable server.
+
+        slack_sdk's `connect()` retries forever on any error, so the URL is
+        fetched here first (a clear invalid_auth) and the connection is bounded.
+        """
+        url = await self._socket_url()
+        handler = AsyncSocketModeHandler(app, self._app_token, ping_interval=self._socket_ping_interval)
+        handler.client.wss_uri = url
+        try:
+            await asyncio.wait_for(handler.connect_async(), SOCKET_CONNECT_TIMEOUT)  # type: ignore[no-untyped-call]
+        except asyncio.TimeoutError as exc:
+            await handler.close_async()  # type: ignore[no-untyped-call]
+            raise AdapterError(
+                f"slack socket mode: no websocket connection within {SOCKET_CONNECT_TIMEOUT:.0f}s", platform=PLATFORM
+            ) from exc
+        return handler
+
+    async def _socket_url(self) -> str:
+        try:
+            response = await self._client.apps_connections_open(app_token=self._app_token or "")
+        except Exception as exc:
+            raise translate(exc, method="apps.connections.open", token_key="platforms.slack.app_token") from exc
+        return str(response["url"])
 
     async def stop(self) -> None:
         """Disconnect Socket Mode and stop delivering; a no-op when not started."""
@@ -298,9 +319,11 @@ class SlackAdapter:
             raise translate(exc, method="chat.delete") from exc
 
     async def probe(self) -> ProbeResult:
-        """auth.test: who we are, or why not (never showing a token)."""
+        """auth.test (and, in socket mode, apps.connections.open): who we are, or why not, never showing a token."""
         try:
             identity = await self._auth_test()
+            if self.mode == "socket":
+                await self._socket_url()  # issues a URL without connecting to it
         except AdapterError as exc:
             return ProbeResult(platform=PLATFORM, ok=False, detail=str(exc))
         detail = f"connected as @{identity.user_name} ({identity.user_id}) in team {identity.team_id}, mode {self.mode}"
@@ -309,9 +332,6 @@ class SlackAdapter:
     async def _auth_test(self) -> SlackIdentity:
         try:
             response = await self._client.auth_test()
-        except SlackApiError as exc:
-            error = str(exc.response.get("error") or "unknown_error")
-            raise AdapterError(f"slack auth.test failed: {auth_hint(error)}", platform=PLATFORM) from exc
         except Exception as exc:
             raise translate(exc, method="auth.test") from exc
         return SlackIdentity(

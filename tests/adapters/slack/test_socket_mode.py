@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import asyncio
 
-from adapters.base import InboundMessage
+import pytest
+
+from adapters.base import AdapterError, InboundMessage
 from adapters.slack import SlackAdapter
 from tests.fakes.slack_api import APP_TOKEN, BOT_USER_ID, FakeSlack, event_callback
 
@@ -72,3 +74,15 @@ async def test_socket_adapter_stop_and_start_again(fake_slack: FakeSlack) -> Non
         assert (await asyncio.wait_for(queue.get(), WAIT)).text == "again"
     finally:
         await adapter.stop()
+
+
+async def test_bad_app_token_fails_start_and_probe_clearly(fake_slack: FakeSlack) -> None:
+    """A wrong app token makes start() raise and probe() report invalid_auth naming platforms.slack.app_token."""
+    adapter = SlackAdapter(bot_token="xoxb-fake-bot-token", app_token="xapp-wrong", mode="socket",
+                           api_base_url=fake_slack.api_base_url)
+    with pytest.raises(AdapterError) as caught:
+        await adapter.start(asyncio.Queue())
+    result = await adapter.probe()
+    expected = "slack apps.connections.open failed: invalid_auth: check platforms.slack.app_token"
+    assert (str(caught.value), result.ok, result.detail) == (expected, False, expected)
+    assert fake_slack.connections == 0
