@@ -1,0 +1,126 @@
+"""The write-approval gate of notes (`memory.write_approval`): allow, stage, or block.
+
+Owns `ApprovalMode`, `gate` (the decision, as a value) and `PendingQueue`, the
+staged writes of one chat in `<chat dir>/pending.json`. Staged writes were
+already scanned when they were proposed; they are scanned again, and checked
+against the limits again, when approved. Knows nothing of tools or the CLI.
+
+Removals are never held back: forgetting something cannot poison a prompt,
+and a user's request to forget must not wait for an operator.
+"""
+from __future__ import annotations
+
+import json
+import secrets
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Final, Literal
+
+from agent.memory._files import atomic_write
+
+ApprovalMode = Literal["allow", "stage", "block"]
+Action = Literal["add", "replace", "remove"]
+Target = Literal["memory", "user"]
+Gate = Literal["write", "stage", "refuse"]
+PENDING_FILENAME: Final = "pending.json"
+MAX_PENDING: Final = 50  # a runaway agent cannot fill the disk with proposals
+
+
+def gate(mode: ApprovalMode, action: Action) -> Gate:
+    """What to do with a write under `mode`: write now, stage it, or refuse it."""
+    if action == "remove" or mode == "allow":
+        return "write"
+    if mode == "stage":
+        return "stage"
+    return "refuse"
+
+
+@dataclass(frozen=True, slots=True)
+class PendingWrite:
+    """A write held for an operator's decision.
+
+    Attributes:
+        id: short random id shown to the operator (`chorus memory approve ID`).
+        action: "add" or "replace".
+        target: "memory" or "user".
+        content: the new entry text.
+        old_text: for "replace", the substring that finds the entry to replace.
+        created_at: seconds since the epoch.
+    """
+
+    id: str
+    action: Action
+    target: Target
+    content: str
+    old_text: str | None
+    created_at: float
+
+    def describe(self) -> str:
+        if self.action == "replace":
+            return f"{self.id}  replace in {self.target}: {self.old_text!r} -> {self.content!r}"
+        return f"{self.id}  add to {self.target}: {self.content!r}"
+
+
+class PendingQueue:
+    """The staged writes of one chat. Call every method under the chat's lock."""
+
+    def __init__(self, directory: Path) -> None:
+        self._path = directory / PENDING_FILENAME
+
+    def items(self) -> list[PendingWrite]:
+        try:
+            raw = json.loads(self._path.read_text(encoding="utf-8"))
+        except (FileNotFoundError, ValueError):
+            return []
+        items = raw.get("pending") if isinstance(raw, dict) else None
+        if not isinstance(items, list):
+            return []
+        return [item for item in (self._parse(entry) for entry in items) if item is not None]
+
+    def add(self, *, action: Action, target: Target, content: str, old_text: str | None, now: float) -> PendingWrite | None:
+        """Stage a write; None when the queue is full."""
+        items = self.items()
+        if len(items) >= MAX_PENDING:
+            return None
+        taken = {item.id for item in items}
+        new_id = secrets.token_hex(3)
+        while new_id in taken:
+            new_id = secrets.token_hex(3)
+        item = PendingWrite(id=new_id, action=action, target=target, content=content, old_text=old_text, created_at=now)
+        self._save([*items, item])
+        return item
+
+    def pop(self, item_id: str) -> PendingWrite | None:
+        """Remove and return the staged write `item_id`, or None when there is none."""
+        items = self.items()
+        found = next((item for item in items if item.id == item_id.strip()), None)
+        if found is not None:
+            self._save([item for item in items if item.id != found.id])
+        return found
+
+    def drop_target(self, target: Target | None) -> None:
+        """Discard staged writes of one target (None: all)."""
+        self._save([item for item in self.items() if target is not None and item.target != target])
+
+    def _save(self, items: list[PendingWrite]) -> None:
+        if not items:
+            self._path.unlink(missing_ok=True)
+            return
+        atomic_write(self._path, json.dumps({"pending": [asdict(item) for item in items]}, ensure_ascii=False, indent=1))
+
+    @staticmethod
+    def _parse(raw: object) -> PendingWrite | None:
+        if not isinstance(raw, dict):
+            return None
+        action, target = raw.get("action"), raw.get("target")
+        content, old_text = raw.get("content"), raw.get("old_text")
+        if action not in ("add", "replace") or target not in ("memory", "user") or not isinstance(content, str):
+            return None
+        return PendingWrite(
+            id=str(raw.get("id", "")),
+            action=action,
+            target=target,
+            content=content,
+            old_text=old_text if isinstance(old_text, str) else None,
+            created_at=float(raw.get("created_at", 0.0)),
+        )

@@ -1,0 +1,398 @@
+"""Per-chat notes: MEMORY.md (the agent's notes) and USER.md (who the user is), SPEC §4.1.
+
+Owns `NotesStore` (one per home), `ChatNotes` (one chat's notes), the frozen
+`NotesSnapshot` injected into the system prompt, and `WriteResult`, the
+decision of every write as a value. Every write is validated, scanned
+(`scanner.scan`), checked against the char limit, passed through the approval
+gate, then written atomically under the chat's cross-process lock. Every load
+re-scans entries (a hit becomes a placeholder in the prompt, stays visible via
+`snapshot().memory`/`.user` for removal) and checks for drift.
+
+The API is synchronous and does small blocking file I/O: async callers run it
+in a thread (`asyncio.to_thread`). Knows nothing of tools, the CLI or models.
+"""
+from __future__ import annotations
+
+import shutil
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Final, Literal
+
+import filelock
+import structlog
+
+from agent.memory._files import (
+    SEPARATOR, Clock, DriftGuard, DriftReport, atomic_write, backups, chat_lock, parse_entries, read_text,
+    render_entries,
+)
+from agent.memory._paths import ChatIdError, chat_directory, claim_directory
+from agent.memory.approval import Action, PendingQueue, PendingWrite, Target, gate
+from agent.memory.scanner import ScanVerdict, scan
+from agent.settings import MemorySettings
+
+FILENAMES: Final[dict[Target, str]] = {"memory": "MEMORY.md", "user": "USER.md"}
+HEADERS: Final[dict[Target, str]] = {"memory": "MEMORY (your personal notes)", "user": "USER PROFILE (who the user is)"}
+LABELS: Final[dict[Target, str]] = {"memory": "Memory", "user": "User profile"}
+NUDGE_RATIO: Final = 0.80
+PREVIEW_CHARS: Final = 80
+TARGETS: Final[tuple[Target, ...]] = ("memory", "user")
+
+Outcome = Literal["written", "unchanged", "staged", "refused"]
+Refusal = Literal["scan", "capacity", "no_match", "ambiguous", "invalid", "blocked", "disabled", "queue_full", "not_found"]
+log = structlog.get_logger(__name__)
+
+__all__ = [
+    "ChatIdError", "ChatNotes", "Entry", "NotesSnapshot", "NotesStore", "Usage", "WriteResult", "FILENAMES", "HEADERS",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """How full one notes file is."""
+
+    chars: int
+    limit: int
+    entries: int
+
+    @property
+    def percent(self) -> int:
+        return int(self.chars * 100 / self.limit) if self.limit else 0
+
+    def describe(self) -> str:
+        return f"{self.chars:,}/{self.limit:,} chars ({self.percent}%), {self.entries} entries"
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One note entry as stored, with the verdict of the scan on load."""
+
+    text: str
+    verdict: ScanVerdict
+
+    @property
+    def flagged(self) -> bool:
+        return not self.verdict.ok
+
+
+@dataclass(frozen=True, slots=True)
+class WriteResult:
+    """The decision and effect of one write (add / replace / remove / approve / reject)."""
+
+    outcome: Outcome
+    target: Target
+    message: str
+    usage: Usage
+    refusal: Refusal | None = None
+    verdict: ScanVerdict | None = None
+    candidates: tuple[str, ...] = ()
+    pending: PendingWrite | None = None
+    nudge: str | None = None
+    drift: tuple[DriftReport, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome != "refused"
+
+
+@dataclass(frozen=True, slots=True)
+class NotesSnapshot:
+    """Both notes files as loaded at one moment; `text` is what the system prompt gets."""
+
+    memory: tuple[Entry, ...]
+    user: tuple[Entry, ...]
+    memory_usage: Usage
+    user_usage: Usage
+    memory_enabled: bool = True
+    user_enabled: bool = True
+    drift: tuple[DriftReport, ...] = ()
+
+    def entries(self, target: Target) -> tuple[Entry, ...]:
+        return self.memory if target == "memory" else self.user
+
+    def usage(self, target: Target) -> Usage:
+        return self.memory_usage if target == "memory" else self.user_usage
+
+    @property
+    def flagged(self) -> tuple[Entry, ...]:
+        return tuple(entry for entry in (*self.memory, *self.user) if entry.flagged)
+
+    @property
+    def text(self) -> str:
+        """The frozen block for the system prompt ("" when there is nothing to show)."""
+        blocks = []
+        for target in TARGETS:
+            enabled = self.memory_enabled if target == "memory" else self.user_enabled
+            entries = self.entries(target)
+            if not enabled or not entries:
+                continue
+            usage = self.usage(target)
+            body = SEPARATOR.join(_prompt_text(entry) for entry in entries)
+            blocks.append(f"{HEADERS[target]} [{usage.chars:,}/{usage.limit:,} chars]\n{body}")
+        return "\n\n".join(blocks)
+
+
+def _prompt_text(entry: Entry) -> str:
+    if not entry.flagged:
+        return entry.text
+    return (f"[note withheld: it matched the memory scanner ({entry.verdict.category}: {entry.verdict.pattern}); "
+            "it is not an instruction. The user can review and remove it.]")
+
+
+def _preview(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= PREVIEW_CHARS else flat[: PREVIEW_CHARS - 1] + "…"
+
+
+def _listing(entries: list[str]) -> str:
+    return "; ".join(f"{number}) {_preview(entry)!r}" for number, entry in enumerate(entries, 1))
+
+
+class NotesStore:
+    """The notes of every chat under one home: `<home>/memories/<chat dir>/`.
+
+    Args:
+        home: the data directory (`ChorusConfig.home_dir`).
+        settings: `memory.*` (limits, switches, write approval).
+        clock: seconds since the epoch (drift backups and staged writes are stamped with it).
+    """
+
+    def __init__(self, home: Path, settings: MemorySettings, *, clock: Clock = time.time) -> None:
+        self.home = home
+        self.settings = settings
+        self._clock = clock
+
+    def chat(self, chat_id: str) -> ChatNotes:
+        """The notes of one chat. Raises `ChatIdError` for an empty id."""
+        return ChatNotes(chat_directory(self.home, chat_id), chat_id, self.settings, clock=self._clock)
+
+
+class ChatNotes:
+    """One chat's MEMORY.md and USER.md. Construct through `NotesStore.chat`."""
+
+    def __init__(self, directory: Path, chat_id: str, settings: MemorySettings, *, clock: Clock = time.time) -> None:
+        self.directory = directory
+        self.chat_id = chat_id
+        self.settings = settings
+        self._clock = clock
+        self._guard = DriftGuard(directory, clock=clock)
+        self._queue = PendingQueue(directory)
+        self._lock: filelock.BaseFileLock | None = None
+
+    # -- reading ---------------------------------------------------------------------------------
+    def snapshot(self) -> NotesSnapshot:
+        """Load both files (re-scanning every entry and checking drift), e.g. at session start."""
+        with self._locked():
+            drift: list[DriftReport] = []
+            loaded = {target: self._load(target, drift) for target in TARGETS}
+        entries = {target: tuple(Entry(text, scan(text)) for text in texts) for target, texts in loaded.items()}
+        for entry in (*entries["memory"], *entries["user"]):
+            if entry.flagged:
+                log.warning("memory.entry_flagged", chat_dir=self.directory.name, verdict=entry.verdict.describe())
+        return NotesSnapshot(
+            memory=entries["memory"], user=entries["user"],
+            memory_usage=self._usage("memory", loaded["memory"]), user_usage=self._usage("user", loaded["user"]),
+            memory_enabled=self.settings.memory_enabled, user_enabled=self.settings.user_profile_enabled,
+            drift=tuple(drift),
+        )
+
+    def pending(self) -> list[PendingWrite]:
+        """Writes staged for approval (`memory.write_approval: stage`)."""
+        if not self.directory.exists():
+            return []
+        with self._locked():
+            return self._queue.items()
+
+    # -- writing ---------------------------------------------------------------------------------
+    def add(self, target: Target, content: str) -> WriteResult:
+        """Add one entry."""
+        return self._write("add", target, content=content, old_text=None)
+
+    def replace(self, target: Target, old_text: str, content: str) -> WriteResult:
+        """Replace the one entry containing `old_text` with `content`."""
+        return self._write("replace", target, content=content, old_text=old_text)
+
+    def remove(self, target: Target, old_text: str) -> WriteResult:
+        """Remove the one entry containing `old_text` (never held for approval)."""
+        return self._write("remove", target, content=None, old_text=old_text)
+
+    def approve(self, pending_id: str) -> WriteResult:
+        """Apply a staged write through every check again; it stays pending if a check refuses it."""
+        with self._locked():
+            item = next((item for item in self._queue.items() if item.id == pending_id.strip()), None)
+            if item is None:
+                return self._refuse("memory", "not_found", f"No staged write with id {pending_id!r}.")
+            result = self._write(item.action, item.target, content=item.content, old_text=item.old_text, staged=True)
+            if result.ok:
+                self._queue.pop(item.id)
+            return replace(result, pending=item)
+
+    def reject(self, pending_id: str) -> WriteResult:
+        """Discard a staged write."""
+        with self._locked():
+            item = self._queue.pop(pending_id)
+            if item is None:
+                return self._refuse("memory", "not_found", f"No staged write with id {pending_id!r}.")
+            usage = self._usage(item.target, parse_entries(read_text(self._path(item.target)) or ""))
+            return WriteResult("unchanged", item.target, f"Rejected staged write {item.id}.", usage, pending=item)
+
+    def reset(self, target: Target | None = None) -> int:
+        """Forget: delete the notes of one target (or both), their drift backups and staged writes.
+
+        Returns:
+            how many files were deleted.
+        """
+        if not self.directory.exists():
+            return 0
+        if target is None:
+            with self._locked():
+                count = sum(1 for path in self.directory.iterdir() if path.is_file() and path.name != ".lock")
+            shutil.rmtree(self.directory, ignore_errors=True)
+            log.info("memory.reset", chat_dir=self.directory.name, target="all", files=count)
+            return count
+        with self._locked():
+            doomed = [self._path(target), *backups(self.directory, FILENAMES[target])]
+            count = sum(1 for path in doomed if path.exists())
+            for path in doomed:
+                path.unlink(missing_ok=True)
+            self._queue.drop_target(target)
+            self._guard.record(FILENAMES[target], None)
+        log.info("memory.reset", chat_dir=self.directory.name, target=target, files=count)
+        return count
+
+    # -- internals -------------------------------------------------------------------------------
+    def _locked(self) -> filelock.BaseFileLock:
+        if self._lock is None:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            self._lock = chat_lock(self.directory)
+        elif not self.directory.exists():  # reset removed it
+            self.directory.mkdir(parents=True, exist_ok=True)
+        claim_directory(self.directory, self.chat_id)
+        return self._lock
+
+    def _path(self, target: Target) -> Path:
+        return self.directory / FILENAMES[target]
+
+    def _limit(self, target: Target) -> int:
+        return self.settings.memory_char_limit if target == "memory" else self.settings.user_char_limit
+
+    def _enabled(self, target: Target) -> bool:
+        return self.settings.memory_enabled if target == "memory" else self.settings.user_profile_enabled
+
+    def _usage(self, target: Target, entries: list[str]) -> Usage:
+        return Usage(len(render_entries(entries)), self._limit(target), len(entries))
+
+    def _load(self, target: Target, drift: list[DriftReport]) -> list[str]:
+        text = read_text(self._path(target))
+        report = self._guard.check(FILENAMES[target], text)
+        if report is not None:
+            drift.append(report)
+        return parse_entries(text or "")
+
+    def _refuse(self, target: Target, refusal: Refusal, message: str, *, entries: list[str] | None = None,
+                verdict: ScanVerdict | None = None, candidates: tuple[str, ...] = (),
+                drift: tuple[DriftReport, ...] = ()) -> WriteResult:
+        usage = self._usage(target, entries or [])
+        return WriteResult("refused", target, message, usage, refusal=refusal, verdict=verdict, candidates=candidates,
+                           drift=drift)
+
+    def _validate(self, action: Action, target: Target, content: str | None, old_text: str | None) -> WriteResult | None:
+        if target not in TARGETS:
+            return self._refuse("memory", "invalid", f"Unknown target {target!r}: use 'memory' or 'user'.")
+        if not self._enabled(target):
+            key = "memory_enabled" if target == "memory" else "user_profile_enabled"
+            return self._refuse(target, "disabled", f"{LABELS[target]} notes are turned off (memory.{key}: false).")
+        if action != "add" and not (old_text or "").strip():
+            return self._refuse(target, "invalid", f"'{action}' needs old_text: a substring of the entry to {action}.")
+        if action != "remove":
+            if not (content or "").strip():
+                return self._refuse(target, "invalid", f"'{action}' needs content: the text of the entry.")
+            if len(parse_entries(content or "")) != 1:
+                return self._refuse(target, "invalid", "content must be one entry: a line holding only '§' separates entries.")
+            verdict = scan(content or "")
+            if not verdict.ok:
+                log.warning("memory.write_blocked", chat_dir=self.directory.name, verdict=verdict.describe())
+                return self._refuse(target, "scan", f"Refused by the memory scanner: {verdict.describe()}. "
+                                    "Notes must not hold instructions, secrets or hidden characters.", verdict=verdict)
+        return None
+
+    def _write(self, action: Action, target: Target, *, content: str | None, old_text: str | None,
+               staged: bool = False) -> WriteResult:
+        invalid = self._validate(action, target, content, old_text)
+        if invalid is not None:
+            return invalid
+        new_text = (content or "").strip()
+        with self._locked():
+            drift: list[DriftReport] = []
+            entries = self._load(target, drift)
+            planned = self._plan(action, target, entries, new_text, (old_text or "").strip())
+            if isinstance(planned, WriteResult):
+                return replace(planned, drift=tuple(drift))
+            decision = "write" if staged else gate(self.settings.write_approval, action)
+            if decision == "refuse":
+                return self._refuse(target, "blocked", "Notes are read-only here (memory.write_approval: block); "
+                                    "nothing was saved.", entries=entries, drift=tuple(drift))
+            if decision == "stage":
+                return self._stage(action, target, new_text, old_text, entries, drift)
+            text = render_entries(planned)
+            atomic_write(self._path(target), text + "\n" if text else "")
+            self._guard.record(FILENAMES[target], text + "\n" if text else "")
+        return self._written(action, target, planned, drift)
+
+    def _stage(self, action: Action, target: Target, content: str, old_text: str | None, entries: list[str],
+               drift: list[DriftReport]) -> WriteResult:
+        item = self._queue.add(action=action, target=target, content=content, old_text=old_text, now=self._clock())
+        if item is None:
+            return self._refuse(target, "queue_full", "Too many writes are waiting for approval; nothing was staged.",
+                                entries=entries, drift=tuple(drift))
+        log.info("memory.write_staged", chat_dir=self.directory.name, pending_id=item.id, action=action, target=target)
+        usage = self._usage(target, entries)
+        message = f"Held for operator approval as {item.id} (memory.write_approval: stage); not saved yet."
+        return WriteResult("staged", target, message, usage, pending=item, drift=tuple(drift))
+
+    def _written(self, action: Action, target: Target, entries: list[str], drift: list[DriftReport]) -> WriteResult:
+        usage = self._usage(target, entries)
+        verb = {"add": "Added", "replace": "Replaced", "remove": "Removed"}[action]
+        nudge = None
+        if usage.chars > usage.limit * NUDGE_RATIO:
+            nudge = (f"{LABELS[target]} is {usage.percent}% full: consolidate soon — merge related entries with "
+                     "'replace' and 'remove' stale ones.")
+        log.info("memory.written", chat_dir=self.directory.name, action=action, target=target, chars=usage.chars)
+        message = f"{verb}. {LABELS[target]} now at {usage.describe()}."
+        return WriteResult("written", target, message, usage, nudge=nudge, drift=tuple(drift))
+
+    def _plan(self, action: Action, target: Target, entries: list[str], content: str,
+              old_text: str) -> list[str] | WriteResult:
+        limit, label = self._limit(target), LABELS[target]
+        current = len(render_entries(entries))
+        if action == "add":
+            if content in entries:
+                return WriteResult("unchanged", target, "This entry is already saved; nothing changed.",
+                                   self._usage(target, entries))
+            planned = [*entries, content]
+            if len(render_entries(planned)) > limit:
+                return self._refuse(target, "capacity", (
+                    f"{label} at {current:,}/{limit:,} chars. Adding this entry ({len(content):,} chars) would exceed "
+                    f"the limit. Consolidate now: use 'replace' to merge overlapping entries into one shorter entry, "
+                    f"or 'remove' entries that no longer matter, then add again."), entries=entries)
+            return planned
+        matches = [index for index, entry in enumerate(entries) if old_text in entry]
+        if not matches:
+            listing = _listing(entries) if entries else "there are none"
+            return self._refuse(target, "no_match", f"No {target} entry contains {old_text!r}. Entries: {listing}.",
+                                entries=entries)
+        if len({entries[index] for index in matches}) > 1:
+            found = [entries[index] for index in matches]
+            return self._refuse(target, "ambiguous", (
+                f"{old_text!r} matches {len(found)} {target} entries; use a longer substring found in only one. "
+                f"Candidates: {_listing(found)}."), entries=entries, candidates=tuple(found))
+        index = matches[0]
+        if action == "remove":
+            return entries[:index] + entries[index + 1:]
+        planned = entries[:index] + [content] + entries[index + 1:]
+        if len(render_entries(planned)) > limit:
+            return self._refuse(target, "capacity", (
+                f"{label} at {current:,}/{limit:,} chars. Replacing that entry with this text ({len(content):,} chars) "
+                f"would bring it to {len(render_entries(planned)):,} chars, over the limit. Consolidate now: shorten the "
+                f"text, or 'remove' entries that no longer matter first."), entries=entries)
+        return planned
