@@ -183,9 +183,14 @@ class SlackAdapter:
         app.event("message")(self._on_event)
         # Anything else we are subscribed to is acked and dropped, not answered 404 (Slack would retry).
         app.event(re.compile(".*"))(_ignore_event)
-        if self.mode == "socket":
-            running.socket = await self._connect_socket(app)
+        # Set before connecting: Socket Mode may deliver (and ack) an envelope before connect returns.
         self._running = running
+        if self.mode == "socket":
+            try:
+                running.socket = await self._connect_socket(app)
+            except BaseException:
+                self._running = None
+                raise
         log.info("slack.started", mode=self.mode, bot_user_id=identity.user_id, team_id=identity.team_id)
 
     async def _connect_socket(self, app: AsyncApp) -> AsyncSocketModeHandler:

@@ -79,6 +79,7 @@ class FakeSlack:
         self.users: dict[str, str] = {}
         self.acks: dict[str, dict[str, Any]] = {}
         self.connections = 0
+        self.on_connect: list[dict[str, Any]] = []  # event payloads sent right after hello (queued while offline)
         self.port = 0
         self._changed = asyncio.Condition()
         self._sockets: list[web.WebSocketResponse] = []
@@ -123,6 +124,10 @@ class FakeSlack:
     async def socket_event(self, payload: dict[str, Any]) -> str:
         """Send an `events_api` envelope on the live socket; returns its envelope_id."""
         await self.wait_until(lambda: any(not ws.closed for ws in self._sockets))
+        ws = next(ws for ws in reversed(self._sockets) if not ws.closed)
+        return await self._send_envelope(ws, payload)
+
+    async def _send_envelope(self, ws: web.WebSocketResponse, payload: dict[str, Any]) -> str:
         envelope_id = f"env-{next(self._envelopes)}"
         frame = {
             "envelope_id": envelope_id,
@@ -132,7 +137,7 @@ class FakeSlack:
             "retry_attempt": 0,
             "retry_reason": "",
         }
-        await next(ws for ws in reversed(self._sockets) if not ws.closed).send_str(json.dumps(frame))
+        await ws.send_str(json.dumps(frame))
         return envelope_id
 
     async def drop_socket(self) -> None:
@@ -200,6 +205,8 @@ class FakeSlack:
         await ws.send_str(json.dumps({"type": "hello", "num_connections": 1,
                                       "debug_info": {"host": "fake", "approximate_connection_time": 3600},
                                       "connection_info": {"app_id": "A0001"}}))
+        while self.on_connect:
+            await self._send_envelope(ws, self.on_connect.pop(0))
         async for frame in ws:
             if frame.type == WSMsgType.TEXT:
                 data = json.loads(frame.data)

@@ -86,3 +86,16 @@ async def test_bad_app_token_fails_start_and_probe_clearly(fake_slack: FakeSlack
     expected = "slack apps.connections.open failed: invalid_auth: check platforms.slack.app_token"
     assert (str(caught.value), result.ok, result.detail) == (expected, False, expected)
     assert fake_slack.connections == 0
+
+
+async def test_event_sent_right_after_hello_is_not_lost(fake_slack: FakeSlack) -> None:
+    """An envelope Slack pushes the instant the socket opens (during start()) is still delivered."""
+    fake_slack.on_connect.append(event_callback(_dm("queued while offline", "504.1"), event_id="EvQ1"))
+    adapter = SlackAdapter(bot_token="xoxb-fake-bot-token", app_token=APP_TOKEN, mode="socket",
+                           api_base_url=fake_slack.api_base_url)
+    queue: asyncio.Queue[InboundMessage] = asyncio.Queue()
+    await adapter.start(queue)
+    try:
+        assert (await asyncio.wait_for(queue.get(), WAIT)).text == "queued while offline"
+    finally:
+        await adapter.stop()
