@@ -65,10 +65,17 @@ class ModelUnavailable(ModelError):
     """404/5xx/timeout/connection failure/unusable output: another model may work."""
 
     def __init__(
-        self, message: str, *, status: int | None = None, model: str = "", timeout: bool = False
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        model: str = "",
+        timeout: bool = False,
+        connection: bool = False,
     ) -> None:
         super().__init__(message, status=status, model=model)
         self.timeout = timeout
+        self.connection = connection  # the endpoint could not be reached at all (network down)
 
 
 class ModelNotConfigured(ModelError):

@@ -77,7 +77,7 @@ def translate_error(exc: Exception, model: str) -> ModelError:
     if isinstance(exc, openai.APITimeoutError):
         return ModelUnavailable(f"model {model} timed out", model=model, timeout=True)
     if isinstance(exc, openai.APIConnectionError):
-        return ModelUnavailable(f"model {model} could not be reached", model=model)
+        return ModelUnavailable(f"model {model} could not be reached", model=model, connection=True)
     if isinstance(exc, openai.APIStatusError):
         status, code = exc.status_code, _error_code(exc)
         if status == 413 or code in _OVERFLOW_CODES:

@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, TypeAlias
 
+from agent.context.explain import CompressionExplain
 from agent.messages import Message, ToolSchema
 
 Trigger: TypeAlias = Literal["preflight", "post_response", "error_recovery", "manual", "hygiene", "idle", "offline"]
@@ -55,6 +56,7 @@ class CompressionResult:
     summary_text: str | None = None
     elapsed_ms: float = 0.0
     reason: str = ""
+    explain: CompressionExplain | None = None  # per-message fates, for `chorus compress --explain`
 
     @property
     def changed(self) -> bool:
@@ -77,6 +79,8 @@ class EngineState:
     previous_summary: str | None = None
     model: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    awaiting_usage: bool = False  # the first real prompt_tokens after a compression judges it
+    usage_fits: bool = False  # that reading was below the threshold: preflight defers to real usage
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -1,0 +1,145 @@
+"""The deterministic fallback summary (SPEC §3.6 tier 3): continuity anchors, at most 8,000 chars.
+
+Owns what survives when no summary model could run: the latest user request
+verbatim, the user's asks, the assistant's actions and tools, file paths,
+exact error texts, and the carried-over previous summary. Precompiled regexes
+over bounded slices of each message keep it fast on multi-megabyte spans.
+Pure function; knows nothing of models or state.
+"""
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Sequence
+
+from agent.context._handoff import is_handoff, is_real_user
+from agent.messages import Message
+
+FALLBACK_MAX_CHARS = 8_000
+PREVIOUS_SUMMARY_MAX_CHARS = 3_000
+TASK_MAX_CHARS = 1_400
+_SCAN_HEAD = 1_500
+_SCAN_TAIL = 1_500
+_MAX_ASKS = 8
+_MAX_ACTIONS = 24
+_FIRST_ACTIONS = 4  # the first steps frame the task; the rest are the most recent
+_MAX_FILES = 24
+_MAX_ERRORS = 10
+_PATH_RE = re.compile(
+    r"(?<![\w/.-])(?:~?/(?:[\w.+-]+/)+[\w.+-]+"
+    r"|(?:\.{1,2}/)?(?:[\w+-]+/)*[\w+-]+\.(?:py|pyi|js|mjs|ts|tsx|jsx|json|ya?ml|toml|md|rst|txt|cfg|ini|sh|"
+    r"go|rs|java|kt|c|h|cc|cpp|hpp|rb|php|html|css|sql|lock|xml|csv|env))(?![\w/])"
+)
+_ERROR_RE = re.compile(
+    r"^[ \t]*(?:(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception)\b|Traceback \(most recent)[^\n]*$"
+    r"|^[^\n]*(?:\bFAILED\b|\berror:|\bfatal:|No such file or directory|command not found|Permission denied)[^\n]*$",
+    re.M,
+)
+_WS_RE = re.compile(r"\s+")
+
+
+def _one_line(text: str, limit: int) -> str:
+    flat = _WS_RE.sub(" ", text[: limit * 3]).strip()
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _bounded(text: str) -> str:
+    if len(text) <= _SCAN_HEAD + _SCAN_TAIL:
+        return text
+    return text[:_SCAN_HEAD] + "\n" + text[-_SCAN_TAIL:]
+
+
+def _call_preview(name: str, arguments: str) -> str:
+    try:
+        parsed = json.loads(arguments) if arguments else {}
+    except ValueError:
+        return f"{name}({_one_line(arguments, 100)})"
+    if isinstance(parsed, dict):
+        for key in ("command", "cmd", "path", "query", "file_path"):
+            if isinstance(parsed.get(key), str):
+                return f"{name}: {_one_line(parsed[key], 140)}"
+        shown = ", ".join(f"{k}={_one_line(json.dumps(v, ensure_ascii=False), 40)}" for k, v in list(parsed.items())[:3])
+        return f"{name}({shown})"
+    return f"{name}({_one_line(arguments, 100)})"
+
+
+def _add(items: list[str], value: str, limit: int, *, keep_first: int = 0) -> None:
+    """Append a new item; beyond `limit`, drop the oldest after the first `keep_first`."""
+    if value and value not in items:
+        items.append(value)
+        if len(items) > limit:
+            del items[keep_first]
+
+
+def fallback_summary(dropped: Sequence[Message], previous_summary: str | None) -> str:
+    """Continuity anchors extracted from the dropped span, newest first where it matters, <= 8,000 chars."""
+    asks: list[str] = []
+    actions: list[str] = []
+    files: list[str] = []
+    errors: list[str] = []
+    tools: Counter[str] = Counter()
+    latest_request: str | None = None
+    action_count = 0
+    for message in dropped:
+        if is_handoff(message):
+            continue
+        text = message.text
+        if is_real_user(message):
+            latest_request = text
+            _add(asks, _one_line(text, 240), _MAX_ASKS)
+        elif message.role == "assistant":
+            if text.strip():
+                _add(actions, "said: " + _one_line(text, 160), _MAX_ACTIONS, keep_first=_FIRST_ACTIONS)
+            for call in message.tool_calls:
+                tools[call.name] += 1
+                action_count += 1
+                _add(actions, "ran " + _call_preview(call.name, call.arguments), _MAX_ACTIONS, keep_first=_FIRST_ACTIONS)
+                for path in _PATH_RE.findall(call.arguments[:_SCAN_HEAD]):
+                    _add(files, path, _MAX_FILES)
+        elif message.role == "tool":
+            window = _bounded(text)
+            for line in _ERROR_RE.findall(window):
+                _add(errors, _one_line(line, 220), _MAX_ERRORS)
+            continue
+        for path in _PATH_RE.findall(_bounded(text)):
+            _add(files, path, _MAX_FILES)
+    sections: list[tuple[str, str]] = []
+    if latest_request is not None:
+        sections.append(("Historical task snapshot", _clip_block(latest_request, TASK_MAX_CHARS)))
+    if previous_summary:
+        sections.append(("Previous summary (carried over)", _clip_block(previous_summary, PREVIOUS_SUMMARY_MAX_CHARS)))
+    if asks:
+        sections.append(("User requests", "\n".join(f"- {ask}" for ask in asks)))
+    if actions:
+        sections.append(("Completed actions", "\n".join(f"- {action}" for action in actions)))
+    if tools:
+        sections.append(("Tools used", ", ".join(f"{name} x{count}" for name, count in tools.most_common())))
+    if files:
+        sections.append(("Relevant files", "\n".join(f"- {path}" for path in files)))
+    if errors:
+        sections.append(("Errors seen (exact text)", "\n".join(f"- {error}" for error in errors)))
+    header = (
+        "The summary model was unavailable; these continuity anchors were extracted deterministically "
+        f"from {len(dropped)} earlier messages ({action_count} tool calls)."
+    )
+    return _fit([header, *(f"## {title}\n{text}" for title, text in sections)], FALLBACK_MAX_CHARS)
+
+
+def _clip_block(text: str, limit: int) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _fit(blocks: list[str], limit: int) -> str:
+    out: list[str] = []
+    used = 0
+    for block in blocks:
+        room = limit - used - 2
+        if room <= 40:
+            break
+        if len(block) > room:
+            block = block[: room - 1] + "…"
+        out.append(block)
+        used += len(block) + 2
+    return "\n\n".join(out)

@@ -1,0 +1,473 @@
+"""`ContextCompressor`: the built-in `ContextEngine` (SPEC §3).
+
+Runs the pure stages (boundaries, prune, summarise, reassemble, sanitise,
+images), calls the summariser, applies the failure tiers, and keeps the
+anti-thrash state in `EngineState`. Works on an immutable copy of the input
+and rolls back to it (and to the previous state) on any exception. Emits
+status events through the caller's sink. Knows nothing of platforms, session
+stores or Redis.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import structlog
+
+from agent.context import _antithrash as thrash
+from agent.context._boundaries import Split, find_split, widen_tail
+from agent.context._fallback import fallback_summary
+from agent.context._handoff import (
+    handoff_text,
+    is_real_user,
+    newest_handoff,
+    strip_framing,
+    strip_sections,
+    without_handoff,
+)
+from agent.context._images import strip_old_images
+from agent.context._pairing import link_tool_results
+from agent.context._prune import cap_oversized, proactive_candidates, prune_old, relieve_tail_pressure
+from agent.context._reassemble import assemble, choose_role
+from agent.context._sanitize import sanitize_tool_pairs
+from agent.context._summarizer import FallbackOnly, Summarizer, SummaryRequest
+from agent.context.engine import (
+    CompressionEvent,
+    CompressionResult,
+    ContextEngine,
+    EngineState,
+    EventSink,
+    SummaryKind,
+    Trigger,
+)
+from agent.context.explain import CompressionExplain
+from agent.context.sections import HandoffSection, render_sections
+from agent.context.thresholds import compute_threshold, summary_budget, tail_budget, threshold_ratio
+from agent.errors import ModelAuthError, ModelError, ModelNotConfigured, ModelUnavailable
+from agent.messages import Message, ToolSchema
+from agent.settings import CompressionSettings
+from agent.tokens import TokenCounter, estimate_tokens
+
+log = structlog.get_logger(__name__)
+
+# Triggers that anti-thrash blocks may stop; hygiene, error recovery, manual and
+# offline runs are safety nets or explicit requests.
+AUTOMATIC_TRIGGERS: frozenset[Trigger] = frozenset({"preflight", "post_response", "idle"})
+# Preflight's cheap gate: a character count that certainly deserves a token estimate.
+PREFLIGHT_CHARS_PER_TOKEN = 4
+ABORT_NOTICE = "session frozen: fix the summary model settings and /compress, or start a new session"
+
+
+class _Abort(Exception):
+    """Control flow inside `compress`: leave the messages unchanged (failure tier 4)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class _Summary:
+    body: str
+    kind: SummaryKind
+    sections: tuple[str, ...]
+
+
+def _estimate_messages(messages: Sequence[Message]) -> int:
+    total = 0
+    for message in messages:
+        total += estimate_tokens(message.text) + 4 + 765 * len(message.images)
+        for call in message.tool_calls:
+            total += estimate_tokens(call.arguments) + estimate_tokens(call.name) + 8
+    return total
+
+
+class ContextCompressor(ContextEngine):
+    """Protected head + one structured summary + the tail kept verbatim.
+
+    Args:
+        settings: the `compression.*` section.
+        context_length: the main model's window in tokens.
+        max_tokens: the reply reservation (`model.max_tokens`), if any.
+        model: the main model's name (for `model_thresholds` and state resets).
+        summarizer: produces summary bodies; None means the fallback summary only.
+        counter: counts real tokens (cached per message).
+        now: the clock, in epoch seconds.
+        sections: deterministic handoff sections appended to every summary.
+        state: persisted state to resume from (a fresh one when None).
+    """
+
+    def __init__(
+        self,
+        settings: CompressionSettings,
+        *,
+        context_length: int,
+        max_tokens: int | None = None,
+        model: str = "",
+        summarizer: Summarizer | None = None,
+        counter: TokenCounter,
+        now: Callable[[], float] = time.time,
+        sections: Sequence[HandoffSection] = (),
+        state: EngineState | None = None,
+    ) -> None:
+        self._settings = settings
+        self._context_length = context_length
+        self._max_tokens = max_tokens
+        self._model = model
+        self._summarizer: Summarizer = summarizer if summarizer is not None else FallbackOnly()
+        self._counter = counter
+        self._now = now
+        self._sections = tuple(sections)
+        self.state = state if state is not None else EngineState(model=model)
+
+    # ---- accounting -------------------------------------------------------
+
+    @property
+    def threshold_tokens(self) -> int:
+        ratio = threshold_ratio(self._model, self._settings.threshold, self._settings.model_thresholds)
+        return compute_threshold(
+            self._context_length, ratio, max_tokens=self._max_tokens, threshold_tokens=self._settings.threshold_tokens
+        )
+
+    @property
+    def context_length(self) -> int:
+        return self._context_length
+
+    @property
+    def tail_budget(self) -> int:
+        return tail_budget(self.threshold_tokens, self._settings.target_ratio)
+
+    @property
+    def max_attempts(self) -> int:
+        """Error-recovery compressions allowed in one turn."""
+        return self._settings.max_attempts
+
+    @property
+    def settings(self) -> CompressionSettings:
+        return self._settings
+
+    def on_model_switch(self, model: str) -> None:
+        changed = model != self.state.model
+        super().on_model_switch(model)
+        if changed:
+            self._model = model
+
+    # ---- when -------------------------------------------------------------
+
+    def should_compress_preflight(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> bool:
+        if not self._settings.enabled:
+            return False
+        threshold = self.threshold_tokens
+        protected = self._settings.protect_first_n + min(self._settings.protect_last_n, 8) + 1
+        chars = sum(len(message.text) for message in messages)
+        if len(messages) <= protected and chars < threshold * PREFLIGHT_CHARS_PER_TOKEN // 2:
+            return False
+        message_estimate = _estimate_messages(messages)
+        if message_estimate + self._counter.count_tools(tools) < threshold:
+            return False
+        if self.state.usage_fits and message_estimate < threshold:
+            return False  # the real usage after the last compression proved the schemas fit
+        return thrash.block_reason(self.state, self._now()) is None
+
+    def record_usage(self, prompt_tokens: int) -> None:
+        thrash.record_usage(self.state, self._now(), prompt_tokens, self.threshold_tokens)
+
+    def should_compress(self, prompt_tokens: int | None = None) -> bool:
+        if not self._settings.enabled:
+            return False
+        tokens = self.state.last_prompt_tokens if prompt_tokens is None else prompt_tokens
+        if tokens < 0:
+            tokens = 0  # sentinel right after a compression: wait for the provider's reading
+        if tokens < self.threshold_tokens:
+            return False
+        return thrash.block_reason(self.state, self._now()) is None
+
+    def blocked_notice(self) -> CompressionEvent | None:
+        """The one warning to show while automatic compression is blocked (None after the first)."""
+        reason = thrash.block_reason(self.state, self._now())
+        if reason is None or self.state.blocked_notice_sent:
+            return None
+        self.state.blocked_notice_sent = True
+        return CompressionEvent("blocked", "post_response", reason=reason)
+
+    def idle_compact_due(self, idle_seconds: float) -> bool:
+        """`idle_compact_after_seconds` elapsed since the last activity (0 = off)."""
+        limit = self._settings.idle_compact_after_seconds
+        return self._settings.enabled and limit > 0 and idle_seconds >= limit
+
+    # ---- how --------------------------------------------------------------
+
+    async def compress(
+        self,
+        messages: Sequence[Message],
+        *,
+        trigger: Trigger,
+        force: bool = False,
+        on_event: EventSink | None = None,
+    ) -> CompressionResult:
+        started = time.perf_counter()
+        original = tuple(messages)
+        if force:
+            thrash.clear_blocks(self.state)
+        elif not self._settings.enabled:
+            return await self._unchanged(original, trigger, "skipped", "compression is disabled", started, on_event)
+        elif trigger in AUTOMATIC_TRIGGERS:
+            reason = thrash.block_reason(self.state, self._now())
+            if reason is not None:
+                notify = not self.state.blocked_notice_sent
+                self.state.blocked_notice_sent = True
+                return await self._unchanged(original, trigger, "blocked", reason, started, on_event if notify else None)
+        await _emit(on_event, CompressionEvent("started", trigger))
+        snapshot = EngineState.from_json(self.state.to_json())
+        try:
+            result = await self._run(original, trigger, started)
+        except _Abort as abort:
+            return await self._unchanged(original, trigger, "aborted", abort.reason, started, on_event)
+        except Exception as exc:  # noqa: BLE001 - rollback boundary: any failure keeps the input
+            log.exception("compression.failed", trigger=trigger, error=type(exc).__name__)
+            self.state = snapshot
+            return await self._unchanged(
+                original, trigger, "aborted", f"internal error ({type(exc).__name__}); messages unchanged", started, on_event
+            )
+        if result.outcome == "compressed":
+            await _emit(on_event, CompressionEvent("finished", trigger, result.tokens_before, result.tokens_after))
+        else:
+            await _emit(on_event, CompressionEvent("skipped", trigger, result.tokens_before, result.tokens_after, result.reason))
+        return result
+
+    async def _unchanged(
+        self,
+        original: tuple[Message, ...],
+        trigger: Trigger,
+        outcome: Literal["skipped", "blocked", "aborted"],
+        reason: str,
+        started: float,
+        on_event: EventSink | None,
+    ) -> CompressionResult:
+        if outcome == "aborted":
+            log.warning("compression.aborted", trigger=trigger, reason=reason)
+        await _emit(on_event, CompressionEvent(outcome, trigger, reason=reason))
+        return CompressionResult(
+            outcome=outcome,
+            trigger=trigger,
+            messages=original,
+            tokens_before=0,
+            tokens_after=0,
+            elapsed_ms=(time.perf_counter() - started) * 1000,
+            reason=reason,
+        )
+
+    def _previous(self, original: Sequence[Message], split_head: int, split_tail: int) -> tuple[int | None, str | None]:
+        """The newest handoff being re-summarised, and its whole text; discards a foreign remembered one."""
+        index = newest_handoff(original)
+        remembered = self.state.previous_summary
+        if remembered is not None and (index is None or handoff_text(original[index]) != remembered):
+            log.info("compression.previous_summary_discarded", reason="not in this session's messages")
+            self.state.previous_summary = None
+        if index is None or not split_head <= index < split_tail:
+            return None, None
+        return index, handoff_text(original[index])
+
+    def _split(self, original: Sequence[Message]) -> Split | None:
+        first = self.state.compression_count == 0 and newest_handoff(original) is None
+        settings = self._settings
+        split = find_split(
+            original,
+            protect_first_n=settings.protect_first_n if first else 0,
+            budget=self.tail_budget,
+            protect_last_n=settings.protect_last_n,
+            min_tail_user_messages=settings.min_tail_user_messages,
+            counter=self._counter,
+        )
+        # A summary that would have to merge into a person's message moves the
+        # boundary back instead: user words stay verbatim.
+        while split.tail_start < len(original):
+            before = [*original[: split.head_end], *(original[i] for i in split.pinned)]
+            nxt = original[split.tail_start]
+            kept_users = any(is_real_user(m) for m in before) or any(
+                is_real_user(m) for m in original[split.tail_start:]
+            )
+            if choose_role(before[-1] if before else None, nxt, has_real_user=kept_users) is not None:
+                break
+            if not is_real_user(nxt):
+                break
+            wider = widen_tail(original, split, self._counter)
+            if wider is None:
+                break
+            split = wider
+        return split if split.summarised() else None
+
+    async def _run(self, original: tuple[Message, ...], trigger: Trigger, started: float) -> CompressionResult:
+        split = self._split(original)
+        if split is None:
+            return self._skipped(original, trigger, started, "nothing to compress: every message is protected")
+        links = link_tool_results(original)
+        pruned, touched = prune_old(original, links, end=split.tail_start, min_prune_chars=self._settings.min_prune_chars)
+        tail, counts, pressure = relieve_tail_pressure(
+            original[split.tail_start:], split.tail_tokens, links, offset=split.tail_start,
+            budget=self.tail_budget, min_prune_chars=self._settings.min_prune_chars, counter=self._counter,
+        )
+        tail, counts, oversize = cap_oversized(
+            tail, counts, offset=split.tail_start, budget=self.tail_budget, counter=self._counter
+        )
+        touched |= pressure | oversize
+        summarised = split.summarised()
+        dropped = [original[index] for index in summarised]
+        _, previous_text = self._previous(original, split.head_end, split.tail_start)
+        summary = await self._summarise(pruned, summarised, dropped, previous_text)
+        before = [*pruned[: split.head_end], *(original[index] for index in split.pinned)]
+        has_real_user = any(is_real_user(m) for m in before) or any(is_real_user(m) for m in tail)
+        assembly = assemble(before, tail, summary.body, has_real_user=has_real_user)
+        sanitized, report = sanitize_tool_pairs(assembly.messages)
+        final, images = strip_old_images(sanitized)
+        tokens_after = self._counter.count_messages(final)
+        kept_before = sum(self._counter.count_message(m) for m in original[: split.head_end])
+        kept_before += sum(split.tail_tokens) + sum(self._counter.count_message(original[i]) for i in split.pinned)
+        tokens_before = kept_before + _estimate_messages(dropped) + 3
+        if tokens_after * 2 > tokens_before:
+            tokens_before = self._counter.count_messages(original)  # thin margin: use the exact figure
+        if tokens_after >= tokens_before:
+            thrash.record_no_gain(self.state, self._now())
+            return self._skipped(original, trigger, started, "compression would not shrink the prompt", tokens_before)
+        thrash.record_compression(
+            self.state, self._now(), tokens_before=tokens_before, tokens_after=tokens_after, kind=summary.kind
+        )
+        summary_message = final[assembly.summary_index] if assembly.summary_index < len(final) else None
+        self.state.previous_summary = handoff_text(summary_message) if summary_message is not None else None
+        replaced_idx = sorted(set(summarised) | {i for i in touched if i < split.head_end or i >= split.tail_start})
+        if assembly.merged:
+            replaced_idx = sorted(set(replaced_idx) | {split.tail_start})
+        explain = CompressionExplain(
+            roles=tuple(m.role for m in original), head_end=split.head_end, tail_start=split.tail_start,
+            pinned=split.pinned, pruned=dict(touched), summary_role=assembly.role, merged=assembly.merged,
+            sections=summary.sections, dropped_tool_results=report.dropped_results,
+            stubbed_tool_calls=report.stubbed_calls, images_stripped=images,
+        )
+        elapsed = (time.perf_counter() - started) * 1000
+        log.info(
+            "compression.finished", trigger=trigger, kind=summary.kind, tokens_before=tokens_before,
+            tokens_after=tokens_after, messages_before=len(original), messages_after=len(final),
+            elapsed_ms=round(elapsed, 1),
+        )
+        return CompressionResult(
+            outcome="compressed",
+            trigger=trigger,
+            messages=tuple(final),
+            tokens_before=tokens_before,
+            tokens_after=tokens_after,
+            summary_kind=summary.kind,
+            pruned_tool_results=sum(1 for i, kind in touched.items() if original[i].role == "tool" and kind != "arguments"),
+            replaced=tuple(original[i] for i in replaced_idx),
+            summary_text=summary_message.text if summary_message is not None else None,
+            elapsed_ms=elapsed,
+            explain=explain,
+        )
+
+    def _skipped(
+        self, original: tuple[Message, ...], trigger: Trigger, started: float, reason: str, tokens: int = 0
+    ) -> CompressionResult:
+        return CompressionResult(
+            outcome="skipped", trigger=trigger, messages=original, tokens_before=tokens, tokens_after=tokens,
+            elapsed_ms=(time.perf_counter() - started) * 1000, reason=reason,
+        )
+
+    async def _summarise(
+        self,
+        pruned: Sequence[Message],
+        summarised: Sequence[int],
+        dropped: Sequence[Message],
+        previous_text: str | None,
+    ) -> _Summary:
+        """The summary body with its sections: the model when allowed, else the fallback (tiers 1-4)."""
+        titles = tuple(section.title for section in self._sections)
+        previous_body = strip_sections(strip_framing(previous_text), titles) if previous_text else None
+        body: str | None = None
+        kind: SummaryKind = "fallback"
+        if self._summarizer.available and self.state.cooldown_until <= self._now():
+            turns = tuple(t for t in (without_handoff(pruned[i]) for i in summarised) if t is not None)
+            request = SummaryRequest(
+                turns=turns,
+                previous_summary=previous_body,
+                budget_tokens=summary_budget(_estimate_messages(dropped), self._context_length),
+            )
+            try:
+                text = await self._summarizer.summarize(request)
+            except ModelError as exc:
+                self._on_summary_failure(exc)
+            else:
+                thrash.record_summary_success(self.state)
+                body = strip_sections(strip_framing(text), titles)
+                kind = "llm"
+        elif self._summarizer.available:
+            log.info("compression.summary_cooldown", seconds_left=round(self.state.cooldown_until - self._now()))
+        if body is None:
+            body = fallback_summary(dropped, previous_body)
+        full = render_sections(body, self._sections, dropped, previous_text, self._counter)
+        contributed = tuple(title for title in titles if f"\n## {title}\n" in f"\n{full}")
+        return _Summary(body=full, kind=kind, sections=contributed)
+
+    def _on_summary_failure(self, exc: ModelError) -> None:
+        """Tiers 2 and 4: cool down, then abort or let the caller use the fallback summary."""
+        seconds = thrash.record_summary_failure(
+            self.state, self._now(), not_configured=isinstance(exc, ModelNotConfigured)
+        )
+        log.warning(
+            "compression.summary_failed", error=type(exc).__name__, status=exc.status, model=exc.model,
+            cooldown_seconds=seconds,
+        )
+        if isinstance(exc, ModelAuthError):
+            raise _Abort(f"summary model rejected the credentials ({exc.status}); {ABORT_NOTICE}")
+        if isinstance(exc, ModelUnavailable) and exc.connection:
+            raise _Abort(f"summary model unreachable (network down); {ABORT_NOTICE}")
+        if self._settings.abort_on_summary_failure:
+            raise _Abort(f"summary failed ({type(exc).__name__}) and abort_on_summary_failure is set; {ABORT_NOTICE}")
+
+    # ---- proactive pruning (§3.8) -----------------------------------------
+
+    def proactive_prune(self, messages: Sequence[Message], prompt_tokens: int) -> CompressionResult:
+        """Prune big old tool results on their own once the prompt passes `proactive_prune_tokens`.
+
+        Applies only if it reclaims at least `proactive_prune_min_reclaim_tokens`
+        (estimated); touches only results over `proactive_prune_min_result_chars`
+        outside the protected tail. No summary, no state change.
+        """
+        started = time.perf_counter()
+        original = tuple(messages)
+        settings = self._settings
+        if settings.proactive_prune_tokens <= 0 or prompt_tokens < settings.proactive_prune_tokens:
+            return self._skipped(original, "post_response", started, "below proactive_prune_tokens", prompt_tokens)
+        split = find_split(
+            original, protect_first_n=0, budget=self.tail_budget, protect_last_n=settings.protect_last_n,
+            min_tail_user_messages=0, counter=self._counter,
+        )
+        links = link_tool_results(original)
+        pruned, touched, reclaimed = proactive_candidates(
+            original, links, end=split.tail_start, min_result_chars=settings.proactive_prune_min_result_chars
+        )
+        if not touched or reclaimed < settings.proactive_prune_min_reclaim_tokens:
+            return self._skipped(original, "post_response", started, "pruning would reclaim too little", prompt_tokens)
+        log.info("compression.proactive_prune", pruned=len(touched), reclaimed_estimate=reclaimed)
+        return CompressionResult(
+            outcome="compressed", trigger="post_response", messages=tuple(pruned), tokens_before=prompt_tokens,
+            tokens_after=max(0, prompt_tokens - reclaimed), pruned_tool_results=len(touched),
+            replaced=tuple(original[i] for i in sorted(touched)), elapsed_ms=(time.perf_counter() - started) * 1000,
+            reason="proactive prune",
+            explain=CompressionExplain(
+                roles=tuple(m.role for m in original), head_end=split.tail_start, tail_start=split.tail_start,
+                pruned=dict(touched),
+            ),
+        )
+
+
+async def _emit(sink: EventSink | None, event: CompressionEvent) -> None:
+    if sink is None:
+        return
+    try:
+        await sink(event)
+    except Exception as exc:  # noqa: BLE001 - a notice must never break a compression
+        log.warning("compression.event_sink_failed", kind=event.kind, error=type(exc).__name__)
+
+
+__all__ = ["AUTOMATIC_TRIGGERS", "ContextCompressor"]
