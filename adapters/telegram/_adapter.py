@@ -1,0 +1,468 @@
+"""`TelegramAdapter`: the `PlatformAdapter` for Telegram, on python-telegram-bot's `Bot` and `Updater`.
+
+Owns the lifecycle (long polling through PTB's `Updater`, whose network retry
+loop survives dropped connections and 5xx answers, or a webhook on our own
+aiohttp route after `setWebhook` with a secret), and the outbound calls:
+replies split at 4,096 characters, sent as MarkdownV2 with a plain-text resend
+when Telegram rejects the markup, edits throttled per chat, 429s waited out.
+Knows nothing of agents, sessions or configuration files: it is given plain
+values and turns updates into `InboundMessage`s on the queue it is started with.
+
+Only `message` updates are requested (`ALLOWED_UPDATES`): an edited message
+has no place in `InboundMessage` and re-answering it would duplicate a turn.
+"""
+from __future__ import annotations
+
+import asyncio
+import functools
+import ssl
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+
+import certifi
+import structlog
+from aiohttp import web
+from telegram import Bot, Message, ReplyParameters, Update
+from telegram.constants import ChatAction, ParseMode
+from telegram.error import BadRequest, TelegramError
+from telegram.ext import Updater
+from telegram.request import HTTPXRequest
+
+from adapters.base import AdapterError, ChatTarget, InboundMessage, PlatformLimits, ProbeResult, SentMessage
+from adapters.telegram._calls import Redactor, is_not_modified, translate, with_retry_after
+from adapters.telegram._chunks import telegram_chunks, utf16_len
+from adapters.telegram._inbound import PLATFORM, BotIdentity, Ignored, to_inbound
+from adapters.telegram._markdown import to_markdown_v2
+from adapters.telegram._throttle import EditThrottle
+from adapters.telegram._webhook import WebhookOptions, webhook_routes
+
+T = TypeVar("T")
+MAX_MESSAGE_CHARS = 4096
+ALLOWED_UPDATES = ("message",)
+DEFAULT_API_ROOT = "https://api.telegram.org"
+_MALFORMED = (TypeError, KeyError, ValueError, AttributeError)  # what PTB's de_json raises on bad shapes
+_STOP = object()  # ends the pump after the updater has handed over its last updates
+
+log = structlog.get_logger(__name__)
+
+
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """One verified TLS context for every client: building one reads the CA bundle (~0.2 s)."""
+    return ssl.create_default_context(cafile=certifi.where())
+
+
+def api_urls(base_url: str | None) -> tuple[str, str]:
+    """The Bot API and file URL prefixes for a server root such as `http://localhost:8081` (or `.../bot`)."""
+    root = (base_url or DEFAULT_API_ROOT).rstrip("/")
+    root = root.removesuffix("/bot")
+    return f"{root}/bot", f"{root}/file/bot"
+
+
+@dataclass
+class _Running:
+    bot: Bot
+    identity: BotIdentity
+    inbound: asyncio.Queue[InboundMessage]
+    updater: Updater | None = None
+    updates: asyncio.Queue[object] | None = None
+    pump: asyncio.Task[None] | None = None
+    runner: web.AppRunner | None = None
+    port: int | None = None
+
+
+class TelegramAdapter:
+    """Telegram through the Bot API (or a self-hosted Bot API server at `base_url`).
+
+    Args:
+        token: the bot token from @BotFather (may be empty: `probe` then says so).
+        base_url: a self-hosted Bot API server's root; None for api.telegram.org.
+        mode: "polling" (getUpdates) or "webhook" (needs `webhook`).
+        webhook: the webhook's URL, secret and where it is served.
+        poll_timeout: the getUpdates long-poll timeout in seconds.
+        edit_interval: the minimum seconds between two edits in one chat.
+        max_retry_after: the longest 429 wait honoured in place; longer ones raise.
+        retry_attempts: tries per call when Telegram answers 429.
+        request_timeout: connect/read/write timeout of each API call, in seconds.
+        token_setting: how to name the token in error messages (e.g. its config key).
+        clock: monotonic seconds, for the edit throttle.
+        sleep: waits for 429s and the edit throttle.
+    """
+
+    name = PLATFORM
+
+    def __init__(
+        self,
+        token: str,
+        *,
+        base_url: str | None = None,
+        mode: Literal["polling", "webhook"] = "polling",
+        webhook: WebhookOptions | None = None,
+        poll_timeout: float = 30.0,
+        edit_interval: float = 1.0,
+        max_retry_after: float = 30.0,
+        retry_attempts: int = 3,
+        request_timeout: float = 10.0,
+        token_setting: str = "the bot token",
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        if mode == "webhook":
+            if webhook is None:
+                raise ValueError("mode 'webhook' needs webhook options (url and secret_token)")
+            if problems := webhook.problems():
+                raise ValueError("; ".join(problems))
+        if retry_attempts < 1:
+            raise ValueError(f"retry_attempts must be at least 1, got {retry_attempts}")
+        self.limits = PlatformLimits(
+            max_message_chars=MAX_MESSAGE_CHARS,
+            supports_edit=True,
+            min_edit_interval_seconds=edit_interval,
+            markup="markdown_v2",
+        )
+        self._token = token
+        self._redact = Redactor(token)
+        self._api_url, self._file_url = api_urls(base_url)
+        self._mode = mode
+        self._webhook = webhook
+        self._poll_timeout = poll_timeout
+        self._max_retry_after = max_retry_after
+        self._retry_attempts = retry_attempts
+        self._request_timeout = request_timeout
+        self._token_setting = token_setting
+        self._sleep = sleep
+        self._throttle = EditThrottle(interval=edit_interval, clock=clock, sleep=sleep)
+        self._running: _Running | None = None
+        self._transition = False
+
+    def __repr__(self) -> str:
+        return f"TelegramAdapter(mode={self._mode!r}, api={self._api_url!r}, running={self.running})"
+
+    @property
+    def running(self) -> bool:
+        return self._running is not None
+
+    @property
+    def webhook_port(self) -> int | None:
+        """The port the webhook is served on when the adapter serves it itself (after `start`)."""
+        return self._running.port if self._running is not None else None
+
+    # lifecycle ---------------------------------------------------------------
+
+    async def start(self, inbound: asyncio.Queue[InboundMessage]) -> None:
+        """Check the token (getMe), then poll or register the webhook; updates go to `inbound`.
+
+        Raises:
+            RuntimeError: already started (call `stop()` first).
+            AdapterError: no token, a rejected token, or Telegram unreachable.
+        """
+        if self._running is not None or self._transition:
+            raise RuntimeError("TelegramAdapter is already started: call stop() before starting it again")
+        if not self._token:
+            raise AdapterError(f"no Telegram bot token: set {self._token_setting}", platform=PLATFORM, status=401)
+        self._transition = True
+        bot = self._new_bot()
+        try:
+            await self._api("getMe", bot.initialize)
+            running = _Running(bot=bot, identity=BotIdentity(bot.bot.id, bot.bot.username or ""), inbound=inbound)
+            if self._mode == "polling":
+                await self._start_polling(running)
+            else:
+                await self._start_webhook(running)
+        except BaseException:
+            await bot.shutdown()
+            raise
+        finally:
+            self._transition = False
+        log.info("telegram.started", mode=self._mode, bot=f"@{running.identity.username}", api=self._api_url)
+
+    async def _start_polling(self, running: _Running) -> None:
+        running.updates = asyncio.Queue()
+        running.updater = Updater(running.bot, running.updates)
+        await running.updater.initialize()
+        try:
+            await running.updater.start_polling(
+                poll_interval=0.0,
+                timeout=int(self._poll_timeout),
+                allowed_updates=list(ALLOWED_UPDATES),
+                error_callback=self._on_poll_error,
+            )
+        except TelegramError as exc:
+            await running.updater.shutdown()
+            raise translate(exc, what="deleteWebhook", redact=self._redact, token_setting=self._token_setting) from None
+        running.pump = asyncio.create_task(self._pump(running), name="telegram-pump")
+        self._running = running
+
+    async def _start_webhook(self, running: _Running) -> None:
+        options = self._webhook
+        assert options is not None  # checked in __init__
+        await self._api(
+            "setWebhook",
+            lambda: running.bot.set_webhook(
+                options.url,
+                secret_token=options.secret_token,
+                allowed_updates=list(ALLOWED_UPDATES),
+                max_connections=options.max_connections,
+            ),
+        )
+        self._running = running
+        if options.listen is not None:
+            app = web.Application()
+            app.add_routes(webhook_routes(options, self._accept_webhook))
+            running.runner = web.AppRunner(app)
+            await running.runner.setup()
+            site = web.TCPSite(running.runner, options.listen, options.port)
+            try:
+                await site.start()
+            except OSError as exc:
+                self._running = None
+                await running.runner.cleanup()
+                raise AdapterError(
+                    f"cannot serve the Telegram webhook on {options.listen}:{options.port}: {exc}", platform=PLATFORM
+                ) from None
+            sockets = getattr(site._server, "sockets", None) or ()
+            running.port = sockets[0].getsockname()[1] if sockets else options.port
+
+    async def stop(self) -> None:
+        """Stop polling (confirming what was fetched) or serving the webhook; queue every update already taken.
+
+        The webhook stays registered with Telegram, which keeps updates until we are back.
+
+        Raises:
+            RuntimeError: not started.
+        """
+        running = self._running
+        if running is None or self._transition:
+            raise RuntimeError("TelegramAdapter is not started: call start() first")
+        self._transition = True
+        try:
+            if running.updater is not None and running.updates is not None:
+                await running.updater.stop()
+                await running.updates.put(_STOP)
+                if running.pump is not None:
+                    await running.pump
+                await running.updater.shutdown()
+            if running.runner is not None:
+                await running.runner.cleanup()
+            await running.bot.shutdown()
+        finally:
+            self._running = None
+            self._transition = False
+        log.info("telegram.stopped", mode=self._mode)
+
+    def routes(self) -> list[web.RouteDef]:
+        """The webhook route for the host application to mount (webhook mode without `listen`), else none."""
+        if self._mode != "webhook" or self._webhook is None or self._webhook.listen is not None:
+            return []
+        return webhook_routes(self._webhook, self._accept_webhook)
+
+    # inbound -------------------------------------------------------------------
+
+    async def _pump(self, running: _Running) -> None:
+        assert running.updates is not None
+        while (item := await running.updates.get()) is not _STOP:
+            if isinstance(item, Update):
+                await self._deliver(item, running)
+
+    async def _deliver(self, update: Update, running: _Running) -> None:
+        try:
+            decision = to_inbound(update, running.identity)
+        except _MALFORMED as exc:  # a shape PTB parsed but we cannot read: skip it, keep the stream going
+            log.warning("telegram.update.unreadable", update_id=update.update_id, error=repr(exc))
+            return
+        if isinstance(decision, Ignored):
+            log.debug("telegram.update.ignored", update_id=update.update_id, reason=decision.reason)
+            return
+        await running.inbound.put(decision)
+
+    async def _accept_webhook(self, payload: dict[str, Any]) -> int:
+        running = self._running
+        if running is None:
+            return 503  # Telegram retries later; nothing is lost
+        try:
+            update = Update.de_json(payload, running.bot)
+        except _MALFORMED as exc:
+            log.warning("telegram.webhook.rejected", reason="malformed update", error=repr(exc))
+            return 400
+        await self._deliver(update, running)
+        return 200
+
+    def _on_poll_error(self, exc: TelegramError) -> None:
+        # PTB's retry loop keeps polling (backing off up to 30 s); we only report.
+        log.warning("telegram.polling.error", error=type(exc).__name__, detail=self._redact(exc.message))
+
+    # outbound ------------------------------------------------------------------
+
+    async def send(self, target: ChatTarget, text: str, *, reply_to: str | None = None) -> list[SentMessage]:
+        """Send `text` as MarkdownV2 (plain text if rejected), split at 4,096 characters.
+
+        Args:
+            target: the chat, and the forum topic as `thread_id`.
+            text: the reply, in common Markdown.
+            reply_to: a message id the first chunk replies to (sent anyway if it is gone).
+
+        Returns:
+            Every message sent, in order.
+
+        Raises:
+            ValueError: empty text or a target of another platform.
+            AdapterError: Telegram refused (with `retry_after` when rate limited past the cap).
+        """
+        bot = self._bot("send", target)
+        if not text.strip():
+            raise ValueError("send() needs non-empty text: Telegram rejects empty messages")
+        sent: list[SentMessage] = []
+        for index, chunk in enumerate(telegram_chunks(text, MAX_MESSAGE_CHARS)):
+            message = await self._send_chunk(bot, target, chunk, reply_to if index == 0 else None)
+            sent.append(SentMessage(target=target, message_id=str(message.message_id)))
+        return sent
+
+    async def _send_chunk(self, bot: Bot, target: ChatTarget, chunk: str, reply_to: str | None) -> Message:
+        chat_id = _chat_id(target.chat_id)
+        thread_id = int(target.thread_id) if target.thread_id else None
+        reply = ReplyParameters(int(reply_to), allow_sending_without_reply=True) if reply_to else None
+        try:
+            return await self._api(
+                "sendMessage",
+                lambda: bot.send_message(
+                    chat_id, to_markdown_v2(chunk), parse_mode=ParseMode.MARKDOWN_V2,
+                    message_thread_id=thread_id, reply_parameters=reply,
+                ),
+                passthrough=(BadRequest,),
+            )
+        except BadRequest as exc:
+            # Any 400 on a formatted message gets one plain resend: a reply is never lost to markup.
+            log.warning("telegram.markup_rejected", method="sendMessage", chat_id=target.chat_id,
+                        detail=self._redact(exc.message))
+        return await self._api(
+            "sendMessage",
+            lambda: bot.send_message(chat_id, chunk, message_thread_id=thread_id, reply_parameters=reply),
+        )
+
+    async def edit(self, sent: SentMessage, text: str) -> None:
+        """Replace a sent message's text; throttled per chat, superseded edits skipped, "not modified" ignored.
+
+        Raises:
+            ValueError: empty text, or longer than one message (send the rest as a new message).
+            AdapterError: Telegram refused.
+        """
+        bot = self._bot("edit", sent.target)
+        if not text.strip():
+            raise ValueError("edit() needs non-empty text: Telegram rejects empty messages")
+        if utf16_len(text) > MAX_MESSAGE_CHARS:
+            raise ValueError(
+                f"edit() text is {utf16_len(text)} UTF-16 units; one Telegram message holds {MAX_MESSAGE_CHARS}: "
+                "send the rest as a new message"
+            )
+        await self._throttle.submit(sent.target.chat_id, sent.message_id, lambda: self._edit_now(bot, sent, text))
+
+    async def _edit_now(self, bot: Bot, sent: SentMessage, text: str) -> None:
+        chat_id, message_id = _chat_id(sent.target.chat_id), int(sent.message_id)
+        try:
+            await self._api(
+                "editMessageText",
+                lambda: bot.edit_message_text(
+                    to_markdown_v2(text), chat_id=chat_id, message_id=message_id, parse_mode=ParseMode.MARKDOWN_V2
+                ),
+                passthrough=(BadRequest,),
+            )
+            return
+        except BadRequest as exc:
+            if is_not_modified(exc):
+                return
+            log.warning("telegram.markup_rejected", method="editMessageText", chat_id=sent.target.chat_id,
+                        detail=self._redact(exc.message))
+        try:
+            await self._api(
+                "editMessageText",
+                lambda: bot.edit_message_text(text, chat_id=chat_id, message_id=message_id),
+                passthrough=(BadRequest,),
+            )
+        except BadRequest as exc:
+            if not is_not_modified(exc):
+                raise self._translate(exc, "editMessageText") from None
+
+    async def typing(self, target: ChatTarget) -> None:
+        """Show "typing…" for about 5 s (repeat every 4 s while working). Best effort: failures are only logged."""
+        bot = self._bot("typing", target)
+        try:
+            await bot.send_chat_action(
+                _chat_id(target.chat_id), ChatAction.TYPING,
+                message_thread_id=int(target.thread_id) if target.thread_id else None,
+            )
+        except TelegramError as exc:  # a missed typing indicator must not fail a turn, nor wait out a 429
+            log.info("telegram.typing.failed", chat_id=target.chat_id, detail=self._redact(exc.message))
+
+    async def delete(self, sent: SentMessage) -> None:
+        """Delete a message the bot sent.
+
+        Raises:
+            AdapterError: Telegram refused (e.g. too old, or already deleted).
+        """
+        bot = self._bot("delete", sent.target)
+        chat_id, message_id = _chat_id(sent.target.chat_id), int(sent.message_id)
+        await self._api("deleteMessage", lambda: bot.delete_message(chat_id, message_id))
+
+    async def probe(self) -> ProbeResult:
+        """Call getMe with a throwaway client: the bot's name, or why not and how to fix it."""
+        if not self._token:
+            return ProbeResult(PLATFORM, False, f"no bot token: set {self._token_setting}")
+        bot = self._new_bot()
+        try:
+            await bot.initialize()
+            me = bot.bot
+            return ProbeResult(PLATFORM, True, f"@{me.username} (id {me.id}) via {self._api_url.removesuffix('/bot')}")
+        except TelegramError as exc:
+            return ProbeResult(PLATFORM, False, str(self._translate(exc, "getMe")))
+        finally:
+            await bot.shutdown()
+
+    # plumbing ------------------------------------------------------------------
+
+    def _new_bot(self) -> Bot:
+        timeout = self._request_timeout
+
+        def request(pool: int) -> HTTPXRequest:
+            return HTTPXRequest(
+                connection_pool_size=pool, read_timeout=timeout, write_timeout=timeout,
+                connect_timeout=timeout, pool_timeout=timeout, httpx_kwargs={"verify": _tls_context()},
+            )
+
+        return Bot(
+            self._token, base_url=self._api_url, base_file_url=self._file_url,
+            request=request(32), get_updates_request=request(1),
+        )
+
+    def _bot(self, what: str, target: ChatTarget) -> Bot:
+        if self._running is None:
+            raise RuntimeError(f"TelegramAdapter.{what}() needs a started adapter: call start() first")
+        if target.platform != PLATFORM:
+            raise ValueError(f"TelegramAdapter.{what}() got a {target.platform!r} target")
+        return self._running.bot
+
+    def _translate(self, exc: TelegramError, what: str) -> AdapterError:
+        return translate(exc, what=what, redact=self._redact, token_setting=self._token_setting)
+
+    async def _api(
+        self,
+        what: str,
+        op: Callable[[], Awaitable[T]],
+        *,
+        passthrough: tuple[type[TelegramError], ...] = (),
+    ) -> T:
+        """One API call with 429 handling; PTB errors become `AdapterError` except those passed through."""
+        try:
+            return await with_retry_after(
+                op, what=what, attempts=self._retry_attempts, max_wait=self._max_retry_after, sleep=self._sleep
+            )
+        except passthrough:
+            raise
+        except TelegramError as exc:
+            raise self._translate(exc, what) from None
+
+
+def _chat_id(value: str) -> int | str:
+    """Numeric chat ids as int; `@channelname` stays a string."""
+    return int(value) if value.lstrip("-").isdigit() else value

@@ -1,0 +1,138 @@
+"""One Telegram `Update` turned into an `InboundMessage`, or a reason to ignore it.
+
+Owns the platform's addressing rules: `@botname` mentions and text mentions of
+the bot, replies to the bot (but not the forum-topic creation message every
+topic message replies to), `/cmd@botname` (rewritten to `/cmd`, counted as a
+mention; `/cmd@otherbot` is ignored as not ours), forum topics as threads, and
+`delivery_id = "telegram:<update_id>"`. Pure: no I/O, knows nothing of sessions.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from telegram import Message, MessageEntity, Update, User
+
+from adapters.base import Attachment, ChatType, InboundMessage
+
+PLATFORM = "telegram"
+_CHAT_TYPES: dict[str, ChatType] = {"private": "dm", "group": "group", "supergroup": "group"}
+
+
+@dataclass(frozen=True, slots=True)
+class BotIdentity:
+    """Who the bot is, from getMe: enough to recognise mentions and replies."""
+
+    id: int
+    username: str
+
+
+@dataclass(frozen=True, slots=True)
+class Ignored:
+    """An update that is not for the gateway, and why (logged, never queued)."""
+
+    reason: str
+    kind: Literal["ignored"] = "ignored"
+
+
+def _mentions_bot(entities: dict[MessageEntity, str], bot: BotIdentity) -> bool:
+    handle = f"@{bot.username}".lower()
+    for entity, value in entities.items():
+        if entity.type == MessageEntity.MENTION and value.lower() == handle:
+            return True
+        if entity.type == MessageEntity.TEXT_MENTION and entity.user is not None and entity.user.id == bot.id:
+            return True
+    return False
+
+
+def _leading_command(entities: dict[MessageEntity, str]) -> str | None:
+    for entity, value in entities.items():
+        if entity.type == MessageEntity.BOT_COMMAND and entity.offset == 0:
+            return value
+    return None
+
+
+def _attachments(message: Message) -> tuple[Attachment, ...]:
+    found: list[Attachment] = []
+    if message.photo:
+        largest = message.photo[-1]
+        found.append(Attachment(kind="image", size=largest.file_size))
+    if message.document is not None:
+        doc = message.document
+        found.append(Attachment(kind="file", name=doc.file_name, mime_type=doc.mime_type, size=doc.file_size))
+    for audio in (message.audio, message.voice):
+        if audio is not None:
+            found.append(Attachment(kind="audio", mime_type=audio.mime_type, size=audio.file_size))
+    if message.video is not None:
+        video = message.video
+        found.append(Attachment(kind="video", name=video.file_name, mime_type=video.mime_type, size=video.file_size))
+    return tuple(found)
+
+
+def _is_topic_root(message: Message, reply: Message) -> bool:
+    """Every message in a forum topic "replies" to the topic's creation message: not a real reply."""
+    if reply.forum_topic_created is not None:
+        return True
+    return bool(message.is_topic_message) and reply.message_id == message.message_thread_id
+
+
+def _sender(message: Message) -> tuple[str, str] | None:
+    user: User | None = message.from_user
+    if user is not None:
+        return str(user.id), user.full_name or user.username or str(user.id)
+    if message.sender_chat is not None:  # anonymous admins and channels posting in a group
+        chat = message.sender_chat
+        return str(chat.id), chat.title or chat.username or str(chat.id)
+    return None
+
+
+def to_inbound(update: Update, bot: BotIdentity) -> InboundMessage | Ignored:
+    """Normalise one update.
+
+    Args:
+        update: a parsed Bot API update.
+        bot: the bot's own id and username.
+
+    Returns:
+        The `InboundMessage` to queue, or `Ignored` with the reason.
+    """
+    message = update.message
+    if message is None:
+        return Ignored("not a new message")
+    chat_type = _CHAT_TYPES.get(message.chat.type)
+    if chat_type is None:
+        return Ignored(f"chat type {message.chat.type}")
+    sender = _sender(message)
+    if sender is None:
+        return Ignored("no sender")
+    text = message.text or message.caption or ""
+    entities = message.parse_entities() if message.text else message.parse_caption_entities()
+    mentions = _mentions_bot(entities, bot)
+    command = _leading_command(entities)
+    if command is not None and "@" in command:
+        name, _, addressee = command.partition("@")
+        if addressee.lower() != bot.username.lower():
+            return Ignored(f"command for @{addressee}")
+        text, mentions = name + text[len(command):], True
+    attachments = _attachments(message)
+    if not text and not attachments:
+        return Ignored("no text or attachment")
+    reply = message.reply_to_message
+    real_reply = reply is not None and not _is_topic_root(message, reply)
+    replies_to_bot = bool(real_reply and reply is not None and reply.from_user is not None and reply.from_user.id == bot.id)
+    return InboundMessage(
+        platform=PLATFORM,
+        chat_id=str(message.chat.id),
+        chat_type=chat_type,
+        user_id=sender[0],
+        user_name=sender[1],
+        text=text,
+        message_id=str(message.message_id),
+        timestamp=message.date.timestamp(),
+        thread_id=str(message.message_thread_id) if message.is_topic_message and message.message_thread_id else None,
+        mentions_bot=mentions,
+        replies_to_bot=replies_to_bot,
+        reply_to_message_id=str(reply.message_id) if real_reply and reply is not None else None,
+        attachments=attachments,
+        delivery_id=f"{PLATFORM}:{update.update_id}",
+    )
