@@ -1,0 +1,146 @@
+"""The "User words kept" handoff section: the real user messages of compressed turns, verbatim.
+
+Owns the section's format (a `[turn N, user]` line, then the message with
+every line quoted by `> `, so no user text can forge a heading), how the
+previous section is parsed back out of the previous handoff, and the budget
+rule: everything while it fits, beyond that the newest messages first.
+Identical messages are kept once (the newest). Deterministic, no LLM.
+Knows nothing of the summary body or of the fact ledger.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from agent.context.ledger import SpanMessage, read_span, section_body, turns_line
+from agent.messages import Message
+from agent.tokens import TokenCounter
+
+USER_WORDS_TITLE = "User words kept"
+DEFAULT_USER_WORDS_MAX_TOKENS = 1500
+QUOTE = "> "
+
+_ENTRY_HEADER = re.compile(r"^\[turn (\d+), user(?::([^\]\n]{1,40}))?\]$")
+
+
+def render_entry(message: SpanMessage) -> str:
+    """`[turn N, user]` then each line of the message quoted."""
+    who = f"user:{message.name}" if message.name else "user"
+    quoted = "\n".join(QUOTE + line if line else QUOTE.rstrip() for line in message.text.split("\n"))
+    return f"[turn {message.turn}, {who}]\n{quoted}"
+
+
+def parse_user_words(previous: str | None) -> tuple[SpanMessage, ...]:
+    """The messages of the user-words section of a previous handoff text, in order."""
+    body = section_body(previous, USER_WORDS_TITLE)
+    if not body:
+        return ()
+    messages: list[SpanMessage] = []
+    header: re.Match[str] | None = None
+    lines: list[str] = []
+
+    def flush() -> None:
+        if header is not None and lines:
+            messages.append(SpanMessage(int(header.group(1)), "user", header.group(2), "\n".join(lines)))
+
+    for line in body.split("\n"):
+        match = _ENTRY_HEADER.match(line.strip())
+        if match is not None:
+            flush()
+            header, lines = match, []
+        elif header is not None and line.startswith(QUOTE.rstrip()):
+            lines.append(line[len(QUOTE) :] if line.startswith(QUOTE) else "")
+    flush()
+    return tuple(messages)
+
+
+@dataclass(frozen=True, slots=True)
+class UserWordsBuild:
+    """What the section decided for one compression.
+
+    Attributes:
+        kept: the messages shown, chronological.
+        omitted: messages left out for the budget (oldest and largest first).
+        repeats: identical older copies of a kept or omitted message.
+        turns: the user turns covered.
+        text: the section text (None when there is nothing to show).
+        tokens: the tokens of `## {title}` plus the text.
+    """
+
+    kept: tuple[SpanMessage, ...]
+    omitted: tuple[SpanMessage, ...] = ()
+    repeats: int = 0
+    turns: int = 0
+    text: str | None = None
+    tokens: int = 0
+
+
+class UserWords:
+    """The `## User words kept` handoff section.
+
+    Args:
+        max_tokens: budget for the heading plus the section text (0 disables the section).
+    """
+
+    title = USER_WORDS_TITLE
+
+    def __init__(self, *, max_tokens: int = DEFAULT_USER_WORDS_MAX_TOKENS) -> None:
+        self.max_tokens = max_tokens
+
+    def compute(
+        self, dropped: Sequence[Message], previous_summary: str | None, counter: TokenCounter
+    ) -> UserWordsBuild:
+        """Decide which user messages are shown (pure; `build` renders it)."""
+        span = read_span(dropped, previous_summary)
+        shifted = [
+            SpanMessage(m.turn + span.shift, m.speaker, m.name, m.text) for m in parse_user_words(span.previous)
+        ]
+        candidates = [m for m in span.before if m.speaker == "user"] + shifted
+        candidates += [m for m in span.after if m.speaker == "user"]
+        newest: dict[str, int] = {m.text.strip(): index for index, m in enumerate(candidates)}
+        unique = [m for index, m in enumerate(candidates) if newest[m.text.strip()] == index]
+        repeats = len(candidates) - len(unique)
+        if not unique or self.max_tokens <= 0:
+            return UserWordsBuild(kept=(), omitted=tuple(unique), repeats=repeats, turns=span.turns)
+        kept, omitted = self._fit(unique, span.turns, counter)
+        while kept:
+            text = self._render(kept, len(omitted), span.turns)
+            tokens = counter.count_text(f"## {self.title}\n{text}")
+            if tokens <= self.max_tokens:
+                return UserWordsBuild(tuple(kept), tuple(omitted), repeats, span.turns, text, tokens)
+            # Per-entry counts do not add up exactly to the whole; give up the oldest until it fits.
+            omitted = sorted([kept.pop(0), *omitted], key=lambda m: m.turn)
+        return UserWordsBuild(kept=(), omitted=tuple(unique), repeats=repeats, turns=span.turns)
+
+    def _fit(
+        self, messages: list[SpanMessage], turns: int, counter: TokenCounter
+    ) -> tuple[list[SpanMessage], list[SpanMessage]]:
+        """Newest first: a message that does not fit is left out, older smaller ones may still fit."""
+        # The omitted-count in the first line can only grow by a digit or two; reserve for it.
+        overhead = counter.count_text(f"## {self.title}\n{self._first_line(len(messages), turns)}\n") + 2
+        used = overhead
+        kept: list[SpanMessage] = []
+        omitted: list[SpanMessage] = []
+        for message in reversed(messages):
+            cost = counter.count_text(render_entry(message) + "\n")
+            if used + cost <= self.max_tokens:
+                kept.append(message)
+                used += cost
+            else:
+                omitted.append(message)
+        return kept[::-1], omitted[::-1]
+
+    @staticmethod
+    def _first_line(omitted: int, turns: int) -> str:
+        note = f"{omitted} left out for space." if omitted else "none left out."
+        return turns_line("user messages", turns, note)
+
+    def _render(self, kept: Sequence[SpanMessage], omitted: int, turns: int) -> str:
+        return "\n".join([self._first_line(omitted, turns), *(render_entry(m) for m in kept)])
+
+    def build(self, dropped: Sequence[Message], previous_summary: str | None, counter: TokenCounter) -> str | None:
+        """The section text for this compression, or None when there is no user message to keep."""
+        if self.max_tokens <= 0:
+            return None
+        return self.compute(dropped, previous_summary, counter).text
