@@ -1,17 +1,36 @@
-"""`chorus doctor` (placeholder until its issue lands)."""
+"""`chorus doctor`: validate the config and check Redis, the model endpoints and each enabled platform.
+
+Exit 0 when every check passed, 1 when any failed, 2 when the config itself is invalid.
+"""
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from typing import Any
 
+from gateway.config import load_config
+from gateway.doctor import run_checks
+
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser("doctor", help="doctor (not built yet)")
+    parser = subparsers.add_parser("doctor", help="check config, Redis, model endpoint and platforms")
     parser.add_argument("--config", default=None, help="config file (default: $CHORUS_CONFIG, ./config.yaml, built-in)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object per check")
     parser.set_defaults(handler=handle)
 
 
-def handle(args: argparse.Namespace) -> int:
-    print("chorus doctor: not built yet", file=sys.stderr)
-    return 1
+async def handle(args: argparse.Namespace) -> int:
+    config = load_config(args.config)  # a ConfigError exits 2 with the key and the fix
+    checks = await run_checks(config)
+    for check in checks:
+        if args.json:
+            print(json.dumps({"check": check.name, "ok": check.ok, "detail": check.detail, "fix": check.fix}))
+            continue
+        mark = "ok  " if check.ok else "FAIL"
+        line = f"{mark} {check.name}: {check.detail}"
+        print(line if check.ok else f"{line}\n     fix: {check.fix}")
+    failed = [check for check in checks if not check.ok]
+    if not args.json:
+        print(f"doctor: {len(checks) - len(failed)} checks ok, {len(failed)} failing", file=sys.stderr)
+    return 1 if failed else 0

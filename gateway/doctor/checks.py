@@ -1,0 +1,128 @@
+"""The individual doctor checks. Each is independent and never raises: a failure is a `Check` with its fix."""
+from __future__ import annotations
+
+import asyncio
+import importlib
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+import openai
+import redis.asyncio as aioredis
+from pydantic import BaseModel
+
+from agent.errors import ConfigError
+from agent.model_client import translate_error
+from gateway.config import ChorusConfig
+
+PROBE_TIMEOUT_SECONDS = 10.0
+PLATFORM_NAMES = ("telegram", "discord", "slack")
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+
+
+def _secret(value: object) -> str | None:
+    getter = getattr(value, "get_secret_value", None)
+    return str(getter()) if callable(getter) else None
+
+
+def check_home(config: ChorusConfig) -> Check:
+    home = config.home_dir
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+        probe = home / ".doctor-write-test"
+        probe.write_text("ok")
+        probe.unlink()
+    except OSError as exc:
+        return Check("home", False, f"{home} is not writable ({exc.strerror})", "set `home:` to a writable directory")
+    return Check("home", True, f"{home} is writable")
+
+
+async def check_redis(config: ChorusConfig) -> Check:
+    if not config.redis.url:
+        return Check("redis", True, "not configured: embedded in-process coordination (single machine)")
+    client = aioredis.Redis.from_url(config.redis.url, socket_timeout=2, socket_connect_timeout=2)
+    try:
+        await client.ping()
+    except Exception as exc:  # noqa: BLE001 - any failure is reported, not raised
+        return Check("redis", False, f"cannot reach redis.url ({type(exc).__name__})",
+                     "start Redis or fix redis.url (null = embedded backend)")
+    finally:
+        await client.aclose()
+    return Check("redis", True, "reachable")
+
+
+async def _probe_model(name: str, model: str, base_url: str | None, api_key: str | None) -> Check:
+    client = openai.AsyncOpenAI(base_url=base_url, api_key=api_key or "unset", max_retries=0, timeout=PROBE_TIMEOUT_SECONDS)
+    try:
+        await client.chat.completions.create(
+            model=model, messages=[{"role": "user", "content": "ping"}], max_tokens=1
+        )
+    except openai.OpenAIError as exc:
+        error = translate_error(exc, model)
+        fixes = {401: f"check {name}.api_key", 403: f"check {name}.api_key's access to {model}",
+                 404: f"check {name}.name / {name}.base_url"}
+        fix = fixes.get(error.status or 0, f"check {name}.base_url and that the server is up")
+        return Check(name, False, str(error), fix)
+    finally:
+        await client.close()
+    return Check(name, True, f"{model} answered at {base_url or 'the default endpoint'}")
+
+
+async def check_model(config: ChorusConfig) -> Check:
+    model = config.model
+    if not model.name:
+        return Check("model", False, "no model configured",
+                     "set model.name, model.base_url and model.api_key (or OPENAI_API_KEY via ${OPENAI_API_KEY})")
+    return await _probe_model("model", model.name, model.base_url, _secret(model.api_key))
+
+
+async def check_auxiliary(config: ChorusConfig) -> Check:
+    aux = config.auxiliary.compression
+    main_window = config.model.context_length
+    if aux.context_length is not None and aux.context_length < main_window:
+        return Check(
+            "auxiliary.compression", False,
+            f"summary model window {aux.context_length:,} is smaller than the main model's {main_window:,}",
+            "choose an auxiliary.compression.model with a window at least model.context_length, or unset it",
+        )
+    if not aux.model:
+        return Check("auxiliary.compression", True, "uses the main model for summaries")
+    base_url = aux.base_url if aux.provider != "auto" or aux.base_url else config.model.base_url
+    api_key = _secret(aux.api_key) or _secret(config.model.api_key)
+    return await _probe_model("auxiliary.compression", aux.model, base_url, api_key)
+
+
+async def check_platform(config: ChorusConfig, platform: str) -> Check:
+    settings: BaseModel = getattr(config.platforms, platform)
+    name = f"platforms.{platform}"
+    try:
+        module = importlib.import_module(f"gateway.platforms.{platform}")
+        build: Callable[[BaseModel], object] = getattr(module, f"build_{platform}")
+        adapter = build(settings)
+    except ConfigError as exc:
+        return Check(name, False, str(exc), f"set the missing key in {name}")
+    except (ImportError, AttributeError):
+        return Check(name, False, f"the {platform} adapter is not available in this build", f"disable {name}")
+    probe: Callable[[], Awaitable[object]] = getattr(adapter, "probe")
+    try:
+        result = await asyncio.wait_for(probe(), PROBE_TIMEOUT_SECONDS)
+    except Exception as exc:  # noqa: BLE001
+        return Check(name, False, f"probe failed ({type(exc).__name__})", f"check {name} and the network")
+    ok, detail = bool(getattr(result, "ok", False)), str(getattr(result, "detail", ""))
+    return Check(name, ok, detail, "" if ok else f"fix {name} as the detail says")
+
+
+async def run_checks(config: ChorusConfig) -> list[Check]:
+    """Every check, in a stable order; independent checks run concurrently."""
+    platforms = [p for p in PLATFORM_NAMES if getattr(config.platforms, p).enabled]
+    results = await asyncio.gather(
+        check_redis(config), check_model(config), check_auxiliary(config),
+        *(check_platform(config, p) for p in platforms),
+    )
+    return [Check("config", True, "valid"), check_home(config), *results]
