@@ -26,16 +26,17 @@ _MAX_ACTIONS = 24
 _FIRST_ACTIONS = 4  # the first steps frame the task; the rest are the most recent
 _MAX_FILES = 24
 _MAX_ERRORS = 10
-_PATH_RE = re.compile(
-    r"(?<![\w/.-])(?:~?/(?:[\w.+-]+/)+[\w.+-]+"
-    r"|(?:\.{1,2}/)?(?:[\w+-]+/)*[\w+-]+\.(?:py|pyi|js|mjs|ts|tsx|jsx|json|ya?ml|toml|md|rst|txt|cfg|ini|sh|"
-    r"go|rs|java|kt|c|h|cc|cpp|hpp|rb|php|html|css|sql|lock|xml|csv|env))(?![\w/])"
+# Paths and errors are found token by token / line by line with cheap substring
+# tests first; a regex only confirms a candidate (a regex scan of every
+# position of every message was the slowest part of the fallback summary).
+_PATH_TOKEN_RE = re.compile(
+    r"(?:~|\.{1,2})?/(?:[\w.+-]+/)*[\w.+-]+|(?:[\w.+-]+/){2,}[\w.+-]+"
+    r"|(?:[\w+-]+/)*[\w+-]+\.(?:py|pyi|js|mjs|ts|tsx|jsx|json|ya?ml|toml|md|rst|txt|cfg|ini|sh|"
+    r"go|rs|java|kt|c|h|cc|cpp|hpp|rb|php|html|css|sql|lock|xml|csv|env)"
 )
-_ERROR_RE = re.compile(
-    r"^[ \t]*(?:(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception)\b|Traceback \(most recent)[^\n]*$"
-    r"|^[^\n]*(?:\bFAILED\b|\berror:|\bfatal:|No such file or directory|command not found|Permission denied)[^\n]*$",
-    re.M,
-)
+_PATH_STRIP = "\"'`()[]{}<>,;:!?"
+_EXCEPTION_RE = re.compile(r"(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception)\b")
+_ERROR_MARKERS = ("FAILED", "error:", "fatal:", "No such file or directory", "command not found", "Permission denied")
 _WS_RE = re.compile(r"\s+")
 
 
@@ -48,6 +49,32 @@ def _bounded(text: str) -> str:
     if len(text) <= _SCAN_HEAD + _SCAN_TAIL:
         return text
     return text[:_SCAN_HEAD] + "\n" + text[-_SCAN_TAIL:]
+
+
+def _paths(text: str) -> list[str]:
+    """File paths mentioned in `text`: whitespace tokens that look like a path or a file name."""
+    found = []
+    for token in text.split():
+        if "/" not in token and "." not in token:
+            continue
+        token = token.strip(_PATH_STRIP).rstrip(".")
+        if len(token) > 2 and token not in ("..", "./") and _PATH_TOKEN_RE.fullmatch(token):
+            found.append(token)
+    return found
+
+
+def _error_lines(text: str) -> list[str]:
+    """Lines that report an error: `SomeError: …`, a traceback header, or a well-known failure text."""
+    found = []
+    for line in text.splitlines():
+        if "Error" in line or "Exception" in line or "Traceback" in line:
+            stripped = line.strip()
+            if stripped.startswith("Traceback (most recent") or _EXCEPTION_RE.match(stripped):
+                found.append(stripped)
+                continue
+        if any(marker in line for marker in _ERROR_MARKERS):
+            found.append(line.strip())
+    return found
 
 
 def _call_preview(name: str, arguments: str) -> str:
@@ -95,14 +122,13 @@ def fallback_summary(dropped: Sequence[Message], previous_summary: str | None) -
                 tools[call.name] += 1
                 action_count += 1
                 _add(actions, "ran " + _call_preview(call.name, call.arguments), _MAX_ACTIONS, keep_first=_FIRST_ACTIONS)
-                for path in _PATH_RE.findall(call.arguments[:_SCAN_HEAD]):
+                for path in _paths(call.arguments[:_SCAN_HEAD]):
                     _add(files, path, _MAX_FILES)
         elif message.role == "tool":
-            window = _bounded(text)
-            for line in _ERROR_RE.findall(window):
+            for line in _error_lines(_bounded(text)):
                 _add(errors, _one_line(line, 220), _MAX_ERRORS)
             continue
-        for path in _PATH_RE.findall(_bounded(text)):
+        for path in _paths(_bounded(text)):
             _add(files, path, _MAX_FILES)
     sections: list[tuple[str, str]] = []
     if latest_request is not None:

@@ -176,6 +176,13 @@ class ModelSummarizer:
             raise ModelUnavailable(f"summary model {client.model} returned an empty summary", model=client.model)
         return text
 
+    async def close(self) -> None:
+        """Close the clients' HTTP connections."""
+        for client in self._clients:
+            close = getattr(client, "close", None)
+            if close is not None:
+                await close()
+
     async def summarize(self, request: SummaryRequest) -> str:
         if not self._clients:
             raise ModelNotConfigured("no summary model configured: set model.name or auxiliary.compression.model")

