@@ -47,6 +47,7 @@ class GatewaySettings(Section):
     max_iterations: int = Field(default=12, ge=1, le=100)
     max_message_chars: int = Field(default=32_000, ge=100)
     profile: str = "default"
+    shutdown_grace_seconds: float = Field(default=10.0, ge=0, le=600)
 
 
 class WebhookSettings(Section):

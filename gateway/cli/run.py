@@ -1,17 +1,89 @@
-"""`chorus run` (placeholder until its issue lands)."""
+"""`chorus run`: start the gateway daemon and keep it up until SIGTERM/SIGINT.
+
+With no config it runs on embedded defaults: the web chat on
+http://127.0.0.1:8080, SQLite under `home`, in-process coordination; without a
+model it still starts, and the page and the log say which keys to set. On
+SIGTERM/SIGINT it stops intake, gives turns in flight
+`gateway.shutdown_grace_seconds`, leaves unfinished work in the journal and
+the outbox for the next start, and exits 0.
+"""
 from __future__ import annotations
 
 import argparse
+import asyncio
+import signal
 import sys
 from typing import Any
 
+import structlog
+from aiohttp import web
+
+from gateway.build import MODEL_MISSING_TEXT, build_gateway
+from gateway.config import ChorusConfig, load_config
+from gateway.health import health_routes
+from gateway.logs import configure_logging
+
+log = structlog.get_logger(__name__)
+
 
 def register(subparsers: Any) -> None:
-    parser = subparsers.add_parser("run", help="run (not built yet)")
+    parser = subparsers.add_parser("run", help="start the gateway daemon")
     parser.add_argument("--config", default=None, help="config file (default: $CHORUS_CONFIG, ./config.yaml, built-in)")
     parser.set_defaults(handler=handle)
 
 
-def handle(args: argparse.Namespace) -> int:
-    print("chorus run: not built yet", file=sys.stderr)
-    return 1
+async def _admin(config: ChorusConfig, routes: list[web.RouteDef], extra: list[web.RouteDef]) -> web.AppRunner:
+    app = web.Application()
+    app.add_routes(routes + extra)
+    runner = web.AppRunner(app, handle_signals=False, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, config.admin.host, config.admin.port)
+    await site.start()
+    server = site._server
+    port = server.sockets[0].getsockname()[1] if server is not None else config.admin.port  # type: ignore[attr-defined]
+    log.info("admin.started", url=f"http://{config.admin.host}:{port}/healthz")
+    return runner
+
+
+async def serve(config: ChorusConfig) -> int:
+    """Run until a stop signal; returns the exit code."""
+    if not config.model.name:
+        log.warning("model.not_configured", fix=MODEL_MISSING_TEXT)
+    gateway = build_gateway(config)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    extra: list[web.RouteDef] = []
+    for adapter in gateway.parts.adapters.values():
+        routes = getattr(adapter, "routes", None)
+        if callable(routes):
+            extra.extend(routes())
+    admin: web.AppRunner | None = None
+    try:
+        await gateway.start()
+        admin = await _admin(config, health_routes(gateway.readiness), extra)
+        web_adapter = gateway.parts.adapters.get("web")
+        if web_adapter is not None:
+            print(f"chorus: web chat on http://{config.platforms.web.host}:{getattr(web_adapter, 'port', '?')}/",
+                  file=sys.stderr, flush=True)
+        log.info("gateway.ready", adapters=sorted(gateway.parts.adapters), home=str(config.home_dir))
+        await stop.wait()
+        log.info("gateway.stopping", grace_seconds=config.gateway.shutdown_grace_seconds)
+    except OSError as exc:
+        log.error("gateway.start_failed", error=str(exc))
+        print(f"chorus run: cannot start: {exc} (is another chorus or program using that port?)", file=sys.stderr)
+        return 1
+    finally:
+        await gateway.stop()
+        if admin is not None:
+            await admin.cleanup()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(sig)
+    return 0
+
+
+async def handle(args: argparse.Namespace) -> int:
+    config = load_config(args.config)
+    configure_logging(level=config.logging.level, fmt=config.logging.format)
+    return await serve(config)

@@ -1,0 +1,195 @@
+"""`WebAdapter`: a chat page and a websocket on loopback, one chat per browser tab or client.
+
+Owns the page route (`/`), the websocket route (`/ws?chat=<id>`) and its JSON
+frames. Each client keeps its chat id (the page stores it in localStorage);
+every chat is a DM. Client → server: `{"type": "message", "text": ..., "client_id": ...}`.
+Server → client: `hello`, `banner`, `message` (id, text), `edit` (id, text),
+`delete` (id), `typing`. Knows nothing of the gateway or agents: inbound
+messages go on the queue handed to `start`.
+"""
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import time
+import uuid
+from collections import defaultdict
+from importlib import resources
+from typing import Any
+
+import structlog
+from aiohttp import WSMsgType, web
+
+from adapters.base import (
+    AdapterError,
+    ChatTarget,
+    InboundMessage,
+    PlatformLimits,
+    ProbeResult,
+    SentMessage,
+)
+from adapters.text import split_text
+
+log = structlog.get_logger(__name__)
+
+PLATFORM = "web"
+MAX_CHAT_ID_CHARS = 64
+MAX_INBOUND_CHARS = 100_000
+WEB_LIMITS = PlatformLimits(max_message_chars=20_000, supports_edit=True, min_edit_interval_seconds=0.25)
+
+
+def _page() -> str:
+    return resources.files("adapters.web").joinpath("page.html").read_text(encoding="utf-8")
+
+
+def _valid_chat_id(raw: str | None) -> str | None:
+    if not raw or len(raw) > MAX_CHAT_ID_CHARS:
+        return None
+    return raw if all(ch.isalnum() or ch in "-_" for ch in raw) else None
+
+
+class WebAdapter:
+    """The web chat.
+
+    Args:
+        host: address to listen on (loopback by default: the page has no login).
+        port: TCP port; 0 picks a free one (read `port` after `start`).
+        banner: a line shown at the top of the page (e.g. "no model configured: set …").
+    """
+
+    name = PLATFORM
+    limits = WEB_LIMITS
+
+    def __init__(self, *, host: str = "127.0.0.1", port: int = 8080, banner: str = "") -> None:
+        self.host = host
+        self.port = port
+        self.banner = banner
+        self._runner: web.AppRunner | None = None
+        self._queue: asyncio.Queue[InboundMessage] | None = None
+        self._sockets: defaultdict[str, set[web.WebSocketResponse]] = defaultdict(set)
+        self._ids = itertools.count(1)
+
+    @property
+    def started(self) -> bool:
+        return self._runner is not None
+
+    def connected(self, chat_id: str) -> int:
+        """How many clients are connected to `chat_id`."""
+        return len(self._sockets.get(chat_id, ()))
+
+    async def start(self, inbound: asyncio.Queue[InboundMessage]) -> None:
+        if self._runner is not None:
+            raise RuntimeError("WebAdapter is already started; call stop() first")
+        self._queue = inbound
+        app = web.Application(client_max_size=4 * MAX_INBOUND_CHARS)
+        app.router.add_get("/", self._index)
+        app.router.add_get("/ws", self._websocket)
+        runner = web.AppRunner(app, handle_signals=False)
+        await runner.setup()
+        site = web.TCPSite(runner, self.host, self.port)
+        await site.start()
+        self._runner = runner
+        server = site._server
+        if server is not None and getattr(server, "sockets", None):
+            self.port = server.sockets[0].getsockname()[1]  # type: ignore[attr-defined]
+        log.info("web.started", url=f"http://{self.host}:{self.port}/")
+
+    async def stop(self) -> None:
+        runner, self._runner = self._runner, None
+        if runner is None:
+            return
+        for sockets in list(self._sockets.values()):
+            for ws in list(sockets):
+                await ws.close()
+        self._sockets.clear()
+        await runner.cleanup()
+
+    async def _index(self, _request: web.Request) -> web.Response:
+        return web.Response(text=_page(), content_type="text/html")
+
+    async def _websocket(self, request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse(heartbeat=30.0)
+        await ws.prepare(request)
+        chat_id = _valid_chat_id(request.query.get("chat")) or uuid.uuid4().hex
+        self._sockets[chat_id].add(ws)
+        try:
+            await ws.send_json({"type": "hello", "chat_id": chat_id})
+            if self.banner:
+                await ws.send_json({"type": "banner", "text": self.banner})
+            async for frame in ws:
+                if frame.type == WSMsgType.TEXT:
+                    await self._on_frame(chat_id, frame.data, ws)
+        finally:
+            self._sockets[chat_id].discard(ws)
+            if not self._sockets[chat_id]:
+                del self._sockets[chat_id]
+        return ws
+
+    async def _on_frame(self, chat_id: str, data: str, ws: web.WebSocketResponse) -> None:
+        try:
+            frame: Any = json.loads(data)
+        except json.JSONDecodeError:
+            await ws.send_json({"type": "error", "text": "frames must be JSON objects"})
+            return
+        if not isinstance(frame, dict) or frame.get("type") != "message" or not isinstance(frame.get("text"), str):
+            await ws.send_json({"type": "error", "text": 'expected {"type": "message", "text": "..."}'})
+            return
+        text = frame["text"][:MAX_INBOUND_CHARS]
+        client_id = str(frame.get("client_id") or uuid.uuid4().hex)[:MAX_CHAT_ID_CHARS]
+        message = InboundMessage(
+            platform=PLATFORM,
+            chat_id=chat_id,
+            chat_type="dm",
+            user_id=chat_id,
+            user_name=str(frame.get("name") or "you")[:64],
+            text=text,
+            message_id=client_id,
+            timestamp=time.time(),
+            delivery_id=f"{PLATFORM}:{chat_id}:{client_id}",
+        )
+        if self._queue is not None:
+            await self._queue.put(message)
+
+    async def _broadcast(self, chat_id: str, frame: dict[str, Any]) -> int:
+        sent = 0
+        for ws in list(self._sockets.get(chat_id, ())):
+            if ws.closed:
+                continue
+            try:
+                await ws.send_json(frame)
+                sent += 1
+            except (ConnectionError, RuntimeError):
+                continue
+        return sent
+
+    async def send(self, target: ChatTarget, text: str, *, reply_to: str | None = None) -> list[SentMessage]:
+        """Send to every client of the chat; with none connected, raise so the reply stays pending."""
+        if not self.connected(target.chat_id):
+            raise AdapterError("no web client is connected to this chat", platform=PLATFORM)
+        sent: list[SentMessage] = []
+        for chunk in split_text(text, self.limits.max_message_chars) or [""]:
+            message_id = str(next(self._ids))
+            frame = {"type": "message", "id": message_id, "text": chunk, "reply_to": reply_to}
+            if not await self._broadcast(target.chat_id, frame):
+                raise AdapterError("the web client went away before the message was sent", platform=PLATFORM)
+            sent.append(SentMessage(target=target, message_id=message_id))
+        return sent
+
+    async def edit(self, sent: SentMessage, text: str) -> None:
+        if not await self._broadcast(sent.target.chat_id, {"type": "edit", "id": sent.message_id, "text": text}):
+            raise AdapterError("no web client is connected to this chat", platform=PLATFORM)
+
+    async def typing(self, target: ChatTarget) -> None:
+        await self._broadcast(target.chat_id, {"type": "typing"})
+
+    async def delete(self, sent: SentMessage) -> None:
+        await self._broadcast(sent.target.chat_id, {"type": "delete", "id": sent.message_id})
+
+    async def probe(self) -> ProbeResult:
+        if self._runner is None:
+            return ProbeResult(PLATFORM, False, "not started")
+        return ProbeResult(PLATFORM, True, f"serving http://{self.host}:{self.port}/")
+
+
+__all__ = ["WEB_LIMITS", "WebAdapter"]

@@ -1,0 +1,178 @@
+"""The per-process pool of live session agents, kept consistent with the shared agent cache.
+
+Owns `AgentPool`: a local LRU of `SessionAgent`s by session key, bounded by
+`gateway.agent_cache_size`. Before reusing a live agent it asks the shared
+`AgentCache` who touched the session last; if another process did, the live
+agent is stale and is rebuilt from the session store plus the saved agent
+state (`load_state`). Keys the shared LRU evicts are dropped here too. Must be
+called with the session lock held (the gateway does), so owner checks and
+saves never race another process. Knows nothing of platforms.
+"""
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import structlog
+
+from agent.context.engine import ContextEngine
+from agent.loop import LoopSettings
+from agent.model_client import ModelClient
+from agent.session import AgentState, SessionAgent
+from agent.store import SessionStore
+from agent.tools.base import Tool
+from gateway.coord.base import AgentCache, agent_cache_key
+from gateway.routing import Route
+
+log = structlog.get_logger(__name__)
+
+NO_MODEL = "unconfigured"
+
+
+@dataclass(frozen=True, slots=True)
+class AgentFactory:
+    """How to make the parts of a new agent."""
+
+    engine: Callable[[], ContextEngine]
+    tools: Callable[[str], Sequence[Tool]]  # by chat id
+    snapshot: Callable[[str], str]  # the notes' frozen snapshot, by chat id
+    loop_settings: LoopSettings
+    base_prompt: str
+
+
+@dataclass(slots=True)
+class _Live:
+    agent: SessionAgent
+    cache_key: str
+
+
+class AgentPool:
+    """Live agents of this process.
+
+    Args:
+        store: the session store (sync; called through `asyncio.to_thread`).
+        cache: the shared agent cache.
+        model: the main model client shared by every agent.
+        factory: builds engines, tools, snapshots.
+        owner: this process's id in the shared cache.
+        home: the data directory (part of the cache key).
+        capacity: local bound of live agents.
+    """
+
+    def __init__(
+        self,
+        *,
+        store: SessionStore,
+        cache: AgentCache,
+        model: ModelClient,
+        factory: AgentFactory,
+        owner: str,
+        home: str,
+        capacity: int,
+    ) -> None:
+        self._store = store
+        self._cache = cache
+        self._model = model
+        self._factory = factory
+        self.owner = owner
+        self._home = home
+        self._capacity = capacity
+        self._live: OrderedDict[str, _Live] = OrderedDict()
+        self._by_cache_key: dict[str, str] = {}
+        self.rebuilds = 0
+
+    def __len__(self) -> int:
+        return len(self._live)
+
+    def cache_key(self, session_id: str) -> str:
+        return agent_cache_key(session_id, self._home, self._model.model or NO_MODEL)
+
+    def peek(self, route: Route) -> SessionAgent | None:
+        """The live agent of a session, if this process has one (no I/O)."""
+        live = self._live.get(route.key)
+        return live.agent if live is not None else None
+
+    async def get(self, route: Route) -> SessionAgent:
+        """The session's agent: the live one if this process still owns it, else rebuilt."""
+        stored = await asyncio.to_thread(
+            self._store.ensure_session, route.key, platform=route.target.platform, chat_id=route.chat_scope
+        )
+        key = self.cache_key(stored.id)
+        live = self._live.get(route.key)
+        if live is not None and (live.cache_key != key or await self._cache.owner(key) != self.owner):
+            self._drop(route.key)
+            live = None
+        if live is None:
+            live = _Live(await self._build(stored.id, route.chat_scope, key), key)
+            self._live[route.key] = live
+            self._by_cache_key[key] = route.key
+        self._live.move_to_end(route.key)
+        await self._touch(key)
+        while len(self._live) > self._capacity:
+            oldest = next(iter(self._live))
+            self._drop(oldest)
+        return live.agent
+
+    async def _build(self, session_id: str, chat_id: str, key: str) -> SessionAgent:
+        history = await asyncio.to_thread(self._store.active_messages, session_id)
+        raw = await self._cache.load_state(key)
+        if raw is not None:
+            state = AgentState.from_json(raw)
+        else:
+            snapshot = await asyncio.to_thread(self._factory.snapshot, chat_id)
+            state = AgentState(session_id=session_id, snapshot=snapshot)
+        self.rebuilds += 1
+        log.info("agent.built", session_id=session_id, messages=len(history), restored=raw is not None)
+        return SessionAgent(
+            session_id=session_id,
+            history=history,
+            engine=self._factory.engine(),
+            model=self._model,
+            tools=self._factory.tools(chat_id),
+            loop_settings=self._factory.loop_settings,
+            base_prompt=self._factory.base_prompt,
+            state=state,
+        )
+
+    async def _touch(self, key: str) -> None:
+        for evicted in await self._cache.touch(key, owner=self.owner):
+            route_key = self._by_cache_key.get(evicted)
+            if route_key is not None:
+                log.info("agent.evicted", cache_key=evicted)
+                self._drop(route_key)
+
+    def _drop(self, route_key: str) -> None:
+        live = self._live.pop(route_key, None)
+        if live is not None:
+            self._by_cache_key.pop(live.cache_key, None)
+
+    async def save(self, route: Route, agent: SessionAgent) -> None:
+        """Save the agent's state to the shared cache (after a turn or a compression)."""
+        key = self.cache_key(agent.session_id)
+        live = self._live.get(route.key)
+        if live is not None and live.cache_key != key:
+            # The session rotated to a child: the old key's state is no longer anyone's.
+            await self._cache.evict(live.cache_key)
+            self._by_cache_key.pop(live.cache_key, None)
+            live.cache_key = key
+            self._by_cache_key[key] = route.key
+            await self._touch(key)
+        await self._cache.save_state(key, agent.export_state().to_json())
+
+    async def reset(self, route: Route) -> bool:
+        """`/new`: end the active session, forget its agent here and in the shared cache."""
+        stored = await asyncio.to_thread(self._store.active_session, route.key)
+        self._drop(route.key)
+        if stored is None:
+            return False
+        await self._cache.evict(self.cache_key(stored.id))
+        await asyncio.to_thread(self._store.end_session, stored.id)
+        return True
+
+    def live_agents(self) -> Sequence[tuple[str, SessionAgent]]:
+        return [(key, live.agent) for key, live in self._live.items()]
+
+
+__all__ = ["NO_MODEL", "AgentFactory", "AgentPool"]

@@ -1,0 +1,267 @@
+"""The gateway: adapters → queue → intake → per-session lanes → turns → delivery.
+
+Owns `Gateway` (explicit, repeatable `start()`/`stop()`; the constructor only
+assigns) and `GatewayParts`, the collaborators it is built from. It consumes
+the adapters' shared `asyncio.Queue`, acts on each `IntakeDecision` (refuse,
+record, answer, or run a command at once even while the session is busy),
+journals accepted messages so a restart re-runs unfinished turns, resends
+pending replies from the outbox, and on `stop()` stops intake, gives turns in
+flight a grace period, and leaves what did not finish in the journal/outbox.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+
+import structlog
+
+from adapters.base import InboundMessage, PlatformAdapter
+from agent.store import SessionStore
+from gateway.agents import AgentPool
+from gateway.allowlist import REFUSAL_TEXT
+from gateway.commands import HELP_TEXT, Command, StatusInfo, render_status
+from gateway.coord import Coordinator, hold
+from gateway.coord.base import Outbox
+from gateway.delivery import Delivery
+from gateway.health import Readiness
+from gateway.hygiene import estimate_history_tokens
+from gateway.intake import Intake, IntakeDecision
+from gateway.journal import InboundJournal
+from gateway.outbox_file import JournaledOutbox
+from gateway.queueing import BusyMode, Job, JobKind, SessionLanes
+from gateway.routing import Route
+from gateway.turns import LOCK_TTL, LOCK_WAIT, TurnRunner
+
+log = structlog.get_logger(__name__)
+
+RESEND_INTERVAL = 1.0
+QUEUED_TEXT = "queued: I'll answer this after the current reply ({n} ahead)"
+INTERRUPTED_TEXT = "stopping the previous reply to answer this one"
+NEW_TEXT = "Started a new conversation. My notes about this chat are kept; /memory shows them."
+
+
+@dataclass(frozen=True, slots=True)
+class GatewayParts:
+    """Everything the gateway is made of (built elsewhere, without I/O)."""
+
+    coordinator: Coordinator
+    store: SessionStore
+    adapters: Mapping[str, PlatformAdapter]
+    agents: AgentPool
+    runner: TurnRunner
+    delivery: Delivery
+    intake: Intake
+    journal: InboundJournal
+    outbox: Outbox
+    busy_mode: BusyMode = "queue"
+    shutdown_grace: float = 10.0
+    notes_text: Callable[[str], str] | None = None
+    on_shutdown: Callable[[], Awaitable[None]] | None = None
+    closers: tuple[Callable[[], Awaitable[None]], ...] = ()
+
+
+class Gateway:
+    """One gateway process (several may share one Redis)."""
+
+    def __init__(self, parts: GatewayParts) -> None:
+        self.parts = parts
+        self.queue: asyncio.Queue[InboundMessage] = asyncio.Queue()
+        self.lanes = SessionLanes(parts.runner.run, mode=parts.busy_mode)
+        self._tasks: list[asyncio.Task[None]] = []
+        self._side: set[asyncio.Task[None]] = set()
+        self._started_adapters: list[PlatformAdapter] = []
+        self._store_open = False
+        self._running = False
+        self.decisions: dict[str, int] = {}
+
+    # lifecycle ----------------------------------------------------------------
+
+    async def start(self) -> None:
+        if self._running:
+            raise RuntimeError("Gateway is already running; call stop() first")
+        parts = self.parts
+        await asyncio.to_thread(parts.store.open)
+        self._store_open = True
+        await parts.coordinator.start()
+        if isinstance(parts.outbox, JournaledOutbox):
+            restored = await parts.outbox.restore()
+            if restored:
+                log.info("outbox.restored", pending=restored)
+        self.lanes = SessionLanes(parts.runner.run, mode=parts.busy_mode)
+        for name, adapter in parts.adapters.items():
+            await adapter.start(self.queue)
+            self._started_adapters.append(adapter)
+            log.info("adapter.started", platform=name)
+        self._running = True
+        for entry, message in parts.journal.recover():
+            log.info("journal.replay", platform=message.platform, chat_id=message.chat_id)
+            await self._dispatch(await parts.intake.decide(message, replay=True), journal_entry=entry)
+        self._tasks = [
+            asyncio.create_task(self._consume(), name="gateway-intake"),
+            asyncio.create_task(self._resend_loop(), name="gateway-resend"),
+        ]
+
+    async def stop(self) -> None:
+        """Stop intake, let turns finish within the grace period, persist the rest, close everything."""
+        if not self._running and not self._store_open:
+            return
+        self._running = False
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks = []
+        await self._journal_queued()
+        unfinished = await self.lanes.drain(self.parts.shutdown_grace)
+        if unfinished:
+            log.warning("gateway.unfinished_jobs", jobs=len(unfinished), kept_in="journal")
+        for task in list(self._side):
+            task.cancel()
+        await asyncio.gather(*self._side, return_exceptions=True)
+        if self.parts.on_shutdown is not None:
+            with contextlib.suppress(Exception):
+                await self.parts.on_shutdown()
+        for adapter in reversed(self._started_adapters):
+            with contextlib.suppress(Exception):
+                await adapter.stop()
+        self._started_adapters = []
+        for close in self.parts.closers:
+            with contextlib.suppress(Exception):
+                await close()
+        await self.parts.coordinator.stop()
+        if self._store_open:
+            await asyncio.to_thread(self.parts.store.close)
+            self._store_open = False
+        log.info("gateway.stopped")
+
+    async def readiness(self) -> Readiness:
+        adapters_ok = bool(self._started_adapters) and len(self._started_adapters) == len(self.parts.adapters)
+        health = self.parts.coordinator.health
+        coord_ok = health is None or getattr(health, "healthy", True)
+        return Readiness(store_open=self._store_open, coordinator=bool(coord_ok), adapters_started=adapters_ok)
+
+    # intake -------------------------------------------------------------------
+
+    async def _consume(self) -> None:
+        while True:
+            message = await self.queue.get()
+            try:
+                await self._dispatch(await self.parts.intake.decide(message))
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - the intake loop must survive any one message
+                log.exception("intake.failed", error=type(exc).__name__)
+
+    async def _journal_queued(self) -> None:
+        """Messages still in the queue at shutdown are claimed and journaled for the next start."""
+        while not self.queue.empty():
+            message = self.queue.get_nowait()
+            decision = await self.parts.intake.decide(message)
+            if decision.verdict in ("respond", "record") or (decision.verdict == "command" and decision.trigger):
+                self.parts.journal.record(message)
+
+    async def _dispatch(self, decision: IntakeDecision, *, journal_entry: str | None = None) -> None:
+        self.decisions[decision.verdict] = self.decisions.get(decision.verdict, 0) + 1
+        message, where = decision.message, decision.route
+        if decision.verdict in ("duplicate", "deny", "ignore") or where is None:
+            log.debug("intake.dropped", verdict=decision.verdict, reason=decision.reason)
+            if decision.verdict == "refuse":
+                await self.parts.delivery.send_text(message.target, REFUSAL_TEXT)
+            if journal_entry is not None:
+                self.parts.journal.done(journal_entry)
+            return
+        command = decision.trigger.command if decision.trigger else None
+        if command is not None and command.immediate:
+            self._side_task(self._command(command, message, where))
+            if journal_entry is not None:
+                self.parts.journal.done(journal_entry)
+            return
+        kind: JobKind = "record" if decision.verdict == "record" else ("compress" if command is not None else "turn")
+        entry = journal_entry or self.parts.journal.record(message)
+        job = Job(kind=kind, message=message, route=where, command=command, journal_entry=entry,
+                  accepted_at=time.time())
+        result = self.lanes.submit(job)
+        if kind == "turn" and result.interrupted is not None:
+            self._forget(result.interrupted)
+            await self.parts.delivery.send_text(where.target, INTERRUPTED_TEXT)
+        elif kind != "record" and result.busy:
+            await self.parts.delivery.send_text(where.target, QUEUED_TEXT.format(n=result.position))
+
+    def _forget(self, job: Job | None) -> None:
+        """A job the user stopped is not re-run after a restart."""
+        if job is not None and job.journal_entry is not None:
+            self.parts.journal.done(job.journal_entry)
+
+    def _side_task(self, coro: Awaitable[None]) -> None:
+        async def run() -> None:
+            try:
+                await coro
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a command failure is logged, never raised
+                log.exception("command.failed", error=type(exc).__name__)
+
+        task = asyncio.create_task(run())
+        self._side.add(task)
+        task.add_done_callback(self._side.discard)
+
+    # commands handled at once -------------------------------------------------------
+
+    async def _command(self, command: Command, message: InboundMessage, where: Route) -> None:
+        delivery = self.parts.delivery
+        if command.name == "help":
+            text = HELP_TEXT
+        elif command.name == "stop":
+            stopped = self.lanes.stop(where.key)
+            self._forget(stopped)
+            text = "stopped." if stopped is not None else "nothing to stop."
+            if self.lanes.queued(where.key):
+                text += f" {self.lanes.queued(where.key)} queued message(s) will still be answered."
+        elif command.name == "status":
+            text = render_status(await self._status(where))
+        elif command.name == "memory":
+            notes = self.parts.notes_text
+            text = await asyncio.to_thread(notes, where.chat_scope) if notes else "notes are turned off here."
+        else:  # new / reset
+            self._forget(self.lanes.stop(where.key))
+            async with hold(self.parts.coordinator.lock, where.key, ttl=LOCK_TTL, wait=LOCK_WAIT):
+                await self.parts.agents.reset(where)
+            text = NEW_TEXT
+        await delivery.send_text(where.target, text)
+
+    async def _status(self, where: Route) -> StatusInfo:
+        agent = self.parts.agents.peek(where)
+        if agent is None:
+            agent = await self.parts.agents.get(where)
+        engine = agent.engine
+        reported = engine.state.last_prompt_tokens
+        tokens = reported if reported > 0 else estimate_history_tokens(agent.history)
+        return StatusInfo(
+            session_key=where.key,
+            messages=len(agent.history),
+            tokens_used=tokens,
+            tokens_source="reported" if reported > 0 else "estimate",
+            threshold=engine.threshold_tokens,
+            context_length=engine.context_length,
+            compressions=engine.state.compression_count,
+            busy=self.lanes.busy(where.key),
+            queued=self.lanes.queued(where.key),
+            blocked=engine.state.blocked_until > time.time(),
+        )
+
+    # replies left pending -----------------------------------------------------------
+
+    async def _resend_loop(self) -> None:
+        while True:
+            try:
+                await self.parts.delivery.resend_pending(older_than=RESEND_INTERVAL)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - retried on the next tick
+                log.warning("delivery.resend_failed", error=type(exc).__name__)
+            await asyncio.sleep(RESEND_INTERVAL)  # a retry timer
+
+
+__all__ = ["Gateway", "GatewayParts"]

@@ -1,0 +1,77 @@
+"""Chat commands: parsing and the texts they answer with.
+
+Owns `Command`, `parse_command`, the help text and the `/status` rendering.
+Executing a command needs the gateway's sessions and lives in `gateway.app`;
+this module knows nothing of sessions.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+COMMANDS = ("new", "reset", "compress", "status", "memory", "stop", "help")
+# Handled at once, even while the session is busy.
+IMMEDIATE = frozenset({"status", "memory", "stop", "help", "new", "reset"})
+HELP_TEXT = "\n".join(
+    [
+        "Commands:",
+        "/new or /reset — start a new conversation (notes are kept)",
+        "/compress — compress this conversation's context now",
+        "/status — tokens used, compression threshold, compressions so far",
+        "/memory — show what I keep in my notes for this chat",
+        "/stop — stop the reply in progress",
+        "/help — this list",
+    ]
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    name: str
+    args: str = ""
+
+    @property
+    def immediate(self) -> bool:
+        return self.name in IMMEDIATE
+
+
+def parse_command(text: str) -> Command | None:
+    """`/name args` for a known command; `/name@bot` is accepted too. Anything else is None."""
+    stripped = text.strip()
+    if not stripped.startswith("/"):
+        return None
+    head, _, rest = stripped[1:].partition(" ")
+    name = head.split("@", 1)[0].lower()
+    if name not in COMMANDS:
+        return None
+    return Command(name="new" if name == "reset" else name, args=rest.strip())
+
+
+@dataclass(frozen=True, slots=True)
+class StatusInfo:
+    session_key: str
+    messages: int
+    tokens_used: int
+    tokens_source: str  # "reported" | "estimate"
+    threshold: int
+    context_length: int
+    compressions: int
+    busy: bool
+    queued: int
+    blocked: bool = False
+
+
+def render_status(info: StatusInfo) -> str:
+    lines = [
+        f"tokens used: {info.tokens_used:,} ({info.tokens_source}) of {info.context_length:,}",
+        f"compression threshold: {info.threshold:,}",
+        f"compressions so far: {info.compressions}",
+        f"messages in context: {info.messages}",
+    ]
+    if info.blocked:
+        lines.append("automatic compression is paused (anti-thrash); /compress forces one")
+    if info.busy:
+        lines.append(f"working on a reply; {info.queued} message(s) queued")
+    return "\n".join(lines)
+
+
+__all__ = ["COMMANDS", "HELP_TEXT", "IMMEDIATE", "Command", "StatusInfo", "parse_command", "render_status"]

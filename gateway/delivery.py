@@ -1,0 +1,229 @@
+"""Outgoing messages: replies through the outbox, notices, streaming previews, typing, edit throttling.
+
+Owns `Delivery` (a reply is recorded in the `Outbox` before it is sent and
+acknowledged after; pending ones are resent by `resend_pending`), the
+per-chat edit throttle (about one edit per second, the adapter's
+`min_edit_interval_seconds`), platform `retry_after` handling, `StreamPreview`
+(a draft message edited as the reply streams) and `typing_while`. Knows
+nothing of agents or sessions beyond the session key carried by an item.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass
+
+import structlog
+
+from adapters.base import AdapterError, ChatTarget, PlatformAdapter, SentMessage
+from gateway.coord.base import OutboundItem, Outbox
+
+log = structlog.get_logger(__name__)
+
+SEND_CLAIM_TTL = 30.0
+RESEND_CLAIM_TTL = 30.0
+MAX_RETRY_AFTER = 30.0
+TYPING_INTERVAL = 4.0
+STREAM_DRAFT_AFTER = 0.5  # a reply that comes quicker than this is sent whole, without a draft
+STREAM_CURSOR = " ▌"
+GIVE_UP_ATTEMPTS = 20
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryResult:
+    sent: bool
+    item_id: str
+    reason: str
+
+
+class EditThrottle:
+    """At most one edit per `interval` per chat."""
+
+    def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._last: dict[tuple[str, str], float] = {}
+
+    def ready(self, target: ChatTarget, interval: float) -> bool:
+        last = self._last.get((target.platform, target.chat_id))
+        return last is None or self._clock() - last >= interval
+
+    def delay(self, target: ChatTarget, interval: float) -> float:
+        last = self._last.get((target.platform, target.chat_id))
+        return 0.0 if last is None else max(0.0, interval - (self._clock() - last))
+
+    def mark(self, target: ChatTarget) -> None:
+        self._last[(target.platform, target.chat_id)] = self._clock()
+
+
+def target_of(item: OutboundItem) -> ChatTarget:
+    return ChatTarget(platform=item.platform, chat_id=item.chat_id, thread_id=item.thread_id)
+
+
+class Delivery:
+    """Sends through the adapters.
+
+    Args:
+        adapters: by platform name.
+        outbox: where replies are recorded before sending.
+        owner: this process's id (outbox claims).
+    """
+
+    def __init__(self, *, adapters: Mapping[str, PlatformAdapter], outbox: Outbox, owner: str) -> None:
+        self._adapters = adapters
+        self._outbox = outbox
+        self._owner = owner
+        self.throttle = EditThrottle()
+
+    def adapter(self, platform: str) -> PlatformAdapter | None:
+        return self._adapters.get(platform)
+
+    async def record(self, item: OutboundItem) -> str:
+        """Record a reply (before anything is sent) and claim it for this sender."""
+        item_id = await self._outbox.put(item)
+        await self._outbox.claim(item_id, owner=f"{self._owner}:{item_id}", ttl=SEND_CLAIM_TTL)
+        return item_id
+
+    async def send_recorded(self, item_id: str, item: OutboundItem, *, draft: SentMessage | None = None) -> DeliveryResult:
+        """Send a recorded reply; ack it when it went out."""
+        reason = await self._send(item, draft=draft)
+        if reason:
+            log.warning("delivery.pending", reason=reason, item_id=item_id)
+            return DeliveryResult(False, item_id, reason)
+        await self._outbox.ack(item_id)
+        return DeliveryResult(True, item_id, "sent")
+
+    async def deliver(self, item: OutboundItem, *, draft: SentMessage | None = None) -> DeliveryResult:
+        return await self.send_recorded(await self.record(item), item, draft=draft)
+
+    async def resend_pending(self, *, older_than: float = 0.0) -> int:
+        """Send every pending reply this process can claim; returns how many went out."""
+        sent = 0
+        for pending in await self._outbox.pending(older_than=older_than):
+            if pending.item.platform not in self._adapters:
+                continue
+            if not await self._outbox.claim(pending.id, owner=f"{self._owner}:resend", ttl=RESEND_CLAIM_TTL):
+                continue
+            reason = await self._send(pending.item, draft=None)
+            if not reason or pending.attempts >= GIVE_UP_ATTEMPTS:
+                if reason:
+                    log.error("delivery.given_up", item_id=pending.id, attempts=pending.attempts, reason=reason)
+                await self._outbox.ack(pending.id)
+                sent += 0 if reason else 1
+        return sent
+
+    async def _send(self, item: OutboundItem, *, draft: SentMessage | None) -> str:
+        """Empty string when sent, else the reason it was not."""
+        adapter = self._adapters.get(item.platform)
+        if adapter is None:
+            return f"no adapter for platform {item.platform}"
+        target = target_of(item)
+        for _ in range(2):
+            try:
+                if draft is not None and len(item.text) <= adapter.limits.max_message_chars:
+                    await self._throttled_edit(adapter, draft, item.text, final=True)
+                else:
+                    await adapter.send(target, item.text, reply_to=item.reply_to)
+                return ""
+            except AdapterError as exc:
+                if exc.retry_after is None or exc.retry_after > MAX_RETRY_AFTER:
+                    return str(exc) or type(exc).__name__
+                await asyncio.sleep(exc.retry_after)  # the platform asked for this wait
+            except (ConnectionError, OSError) as exc:
+                return type(exc).__name__
+        return "rate limited twice"
+
+    async def _throttled_edit(self, adapter: PlatformAdapter, sent: SentMessage, text: str, *, final: bool) -> bool:
+        interval = adapter.limits.min_edit_interval_seconds
+        if not final and not self.throttle.ready(sent.target, interval):
+            return False
+        if final:
+            delay = self.throttle.delay(sent.target, interval)
+            if delay:
+                await asyncio.sleep(delay)  # a rate limit, not synchronisation
+        self.throttle.mark(sent.target)
+        await adapter.edit(sent, text)
+        return True
+
+    async def send_text(self, target: ChatTarget, text: str) -> SentMessage | None:
+        """Best-effort message outside the outbox (notices, refusals, "queued"); None if it failed."""
+        adapter = self._adapters.get(target.platform)
+        if adapter is None:
+            return None
+        try:
+            sent = await adapter.send(target, text)
+        except (AdapterError, ConnectionError, OSError) as exc:
+            log.info("delivery.notice_failed", error=type(exc).__name__)
+            return None
+        return sent[0] if sent else None
+
+    async def edit_text(self, sent: SentMessage, text: str, *, final: bool = True) -> bool:
+        adapter = self._adapters.get(sent.target.platform)
+        if adapter is None or not adapter.limits.supports_edit:
+            if adapter is not None and final:
+                await self.send_text(sent.target, text)
+            return False
+        try:
+            return await self._throttled_edit(adapter, sent, text, final=final)
+        except (AdapterError, ConnectionError, OSError) as exc:
+            log.info("delivery.edit_failed", error=type(exc).__name__)
+            return False
+
+
+class StreamPreview:
+    """Shows a reply while it streams: a draft message, edited at the chat's edit rate.
+
+    Quick replies (under `STREAM_DRAFT_AFTER` seconds) never get a draft.
+    """
+
+    def __init__(self, delivery: Delivery, target: ChatTarget, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self._delivery = delivery
+        self._target = target
+        self._clock = clock
+        self._started = clock()
+        self._text: list[str] = []
+        self.draft: SentMessage | None = None
+        self._sending = False
+
+    async def __call__(self, delta: str) -> None:
+        self._text.append(delta)
+        if self._sending or self._clock() - self._started < STREAM_DRAFT_AFTER:
+            return
+        self._sending = True
+        try:
+            text = "".join(self._text) + STREAM_CURSOR
+            if self.draft is None:
+                self.draft = await self._delivery.send_text(self._target, text)
+            else:
+                await self._delivery.edit_text(self.draft, text, final=False)
+        finally:
+            self._sending = False
+
+    def reset(self) -> None:
+        self._text.clear()
+
+
+@contextlib.asynccontextmanager
+async def typing_while(adapter: PlatformAdapter | None, target: ChatTarget) -> AsyncIterator[None]:
+    """Show "typing…" every few seconds while the body runs."""
+    if adapter is None:
+        yield
+        return
+
+    async def keep_typing() -> None:
+        while True:
+            with contextlib.suppress(AdapterError, ConnectionError, OSError):
+                await adapter.typing(target)
+            await asyncio.sleep(TYPING_INTERVAL)  # a refresh timer
+
+    task = asyncio.create_task(keep_typing(), name="typing")
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+__all__ = ["Delivery", "DeliveryResult", "EditThrottle", "StreamPreview", "typing_while"]

@@ -1,0 +1,51 @@
+"""Liveness and readiness endpoints: `/healthz` and `/readyz` on `admin.port`.
+
+Owns `Readiness`, `health_routes(...)` (mountable into the ops engineer's
+admin server) and `health_app(...)`. `/readyz` is 200 only when the session
+store is open, the coordinator is reachable (or embedded) and the adapters
+have started. Knows nothing of agents or platforms beyond those flags.
+"""
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass
+
+from aiohttp import web
+
+
+@dataclass(frozen=True, slots=True)
+class Readiness:
+    store_open: bool
+    coordinator: bool
+    adapters_started: bool
+    detail: str = ""
+
+    @property
+    def ready(self) -> bool:
+        return self.store_open and self.coordinator and self.adapters_started
+
+
+ReadinessProbe = Callable[[], Awaitable[Readiness]]
+
+
+def health_routes(readiness: ReadinessProbe) -> list[web.RouteDef]:
+    """Routes for `/healthz` (process alive) and `/readyz` (ready to serve)."""
+
+    async def healthz(_request: web.Request) -> web.Response:
+        return web.json_response({"status": "ok"})
+
+    async def readyz(_request: web.Request) -> web.Response:
+        report = await readiness()
+        body = {"status": "ready" if report.ready else "not ready", **asdict(report)}
+        return web.json_response(body, status=200 if report.ready else 503)
+
+    return [web.get("/healthz", healthz), web.get("/readyz", readyz)]
+
+
+def health_app(readiness: ReadinessProbe) -> web.Application:
+    app = web.Application()
+    app.add_routes(health_routes(readiness))
+    return app
+
+
+__all__ = ["Readiness", "ReadinessProbe", "health_app", "health_routes"]

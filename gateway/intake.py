@@ -1,0 +1,97 @@
+"""Intake: from an adapter's queue to a decision about each inbound message.
+
+Owns `IntakeDecision` and `Intake.decide`: de-duplicate by the platform
+delivery id across processes (`Deduplicator.claim`), check the platform's
+allowlist, route to a session, and apply the trigger rules. Each decision is
+a frozen value with a `reason`; the gateway acts on it. Binds `platform`,
+`chat_id` and `session_key` to the log context. Knows nothing of agents.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal, TypeAlias
+
+import structlog
+
+from adapters.base import InboundMessage
+from gateway.allowlist import AccessRules, RefusalLimiter, check_access
+from gateway.coord.base import Deduplicator
+from gateway.logs import bind_message_context
+from gateway.routing import Route, route
+from gateway.triggers import GroupTrigger, TriggerDecision, decide_trigger
+
+log = structlog.get_logger(__name__)
+
+Verdict: TypeAlias = Literal["duplicate", "refuse", "deny", "ignore", "record", "respond", "command"]
+
+
+@dataclass(frozen=True, slots=True)
+class IntakeSettings:
+    profile: str
+    group_sessions_per_user: bool
+    group_trigger: GroupTrigger
+    record_unmentioned: bool
+    unknown_sender: Literal["refuse", "silent"]
+    require_mention: Mapping[str, bool]  # per platform
+
+
+@dataclass(frozen=True, slots=True)
+class IntakeDecision:
+    verdict: Verdict
+    reason: str
+    message: InboundMessage
+    route: Route | None = None
+    trigger: TriggerDecision | None = None
+
+
+class Intake:
+    """Decides what happens to each inbound message.
+
+    Args:
+        dedup: the cross-process de-duplicator.
+        rules: access rules by platform (a platform without rules is denied).
+        settings: routing and trigger settings.
+        refusals: rate limit of refusals per unknown sender.
+    """
+
+    def __init__(
+        self,
+        *,
+        dedup: Deduplicator,
+        rules: Mapping[str, AccessRules],
+        settings: IntakeSettings,
+        refusals: RefusalLimiter | None = None,
+    ) -> None:
+        self._dedup = dedup
+        self._rules = rules
+        self.settings = settings
+        self._refusals = refusals or RefusalLimiter()
+
+    async def decide(self, message: InboundMessage, *, replay: bool = False) -> IntakeDecision:
+        """Decide one message; `replay` skips de-duplication (a journaled message was claimed already)."""
+        bind_message_context(platform=message.platform, chat_id=message.chat_id)
+        if not replay and not await self._dedup.claim(message.dedup_key):
+            return IntakeDecision("duplicate", f"delivery {message.dedup_key} already claimed", message)
+        access = check_access(message, self._rules.get(message.platform))
+        if not access.allowed:
+            if self.settings.unknown_sender == "refuse" and self._refusals.should_refuse(
+                message.platform, message.user_id
+            ):
+                return IntakeDecision("refuse", access.reason, message)
+            return IntakeDecision("deny", access.reason, message)
+        where = route(
+            message, profile=self.settings.profile, group_sessions_per_user=self.settings.group_sessions_per_user
+        )
+        bind_message_context(platform=message.platform, chat_id=message.chat_id, session_key=where.key)
+        trigger = decide_trigger(
+            message,
+            group_trigger=self.settings.group_trigger,
+            require_mention=self.settings.require_mention.get(message.platform, True),
+            record_unmentioned=self.settings.record_unmentioned,
+        )
+        verdict: Verdict = trigger.action
+        return IntakeDecision(verdict, trigger.reason, message, route=where, trigger=trigger)
+
+
+__all__ = ["Intake", "IntakeDecision", "IntakeSettings", "Verdict"]

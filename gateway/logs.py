@@ -1,0 +1,85 @@
+"""Logging setup: structlog to stderr, console or JSON lines, with secrets redacted.
+
+Owns `configure_logging`, the redaction processor and `bind_message_context`
+(binds `platform`, `chat_id`, `session_key` at intake with
+`bind_contextvars`). Every event is a dotted name with fields; a turn ends in
+one canonical `turn.finished` line. No other module configures logging.
+"""
+from __future__ import annotations
+
+import logging
+import re
+import sys
+from collections.abc import Mapping, MutableMapping
+from typing import Any, Literal
+
+import structlog
+from structlog.contextvars import bind_contextvars, clear_contextvars, merge_contextvars
+
+SECRET_KEY_PATTERN = re.compile(r"token|key|secret|password|authorization|cookie", re.IGNORECASE)
+# Counts and limits named like secrets are not secrets.
+_NOT_SECRET = re.compile(r"tokens|_token_count|token_count|key_prefix|session_key|cache_key", re.IGNORECASE)
+SECRET_VALUE_PATTERN = re.compile(
+    r"\b(sk-[A-Za-z0-9_\-]{6,}|xox[abposr]-[A-Za-z0-9\-]{6,}|xapp-[A-Za-z0-9\-]{6,}|\d{6,}:[A-Za-z0-9_\-]{30,})"
+)
+REDACTED = "[redacted]"
+
+
+def _mask(value: str) -> str:
+    return SECRET_VALUE_PATTERN.sub(lambda m: m.group(0)[:3] + "…" + REDACTED, value)
+
+
+def _redact_value(key: str, value: Any) -> Any:
+    if SECRET_KEY_PATTERN.search(key) and not _NOT_SECRET.search(key) and value not in (None, "", 0):
+        if not isinstance(value, (int, float, bool)):
+            return REDACTED
+    if isinstance(value, str):
+        return _mask(value)
+    if isinstance(value, Mapping):
+        return {k: _redact_value(str(k), v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_redact_value(key, v) for v in value]
+    return value
+
+
+def redact_secrets(_logger: Any, _method: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    """A structlog processor: values of secret-named keys become [redacted]; sk-… strings are masked."""
+    for key in list(event_dict):
+        event_dict[key] = _redact_value(key, event_dict[key])
+    return event_dict
+
+
+def configure_logging(
+    *, level: str = "info", fmt: Literal["console", "json"] = "console", stream: Any = None
+) -> None:
+    """Configure structlog once for the process (idempotent)."""
+    numeric = logging.getLevelName(level.upper())
+    out = stream or sys.stderr
+    renderer: Any = (
+        structlog.processors.JSONRenderer() if fmt == "json" else structlog.dev.ConsoleRenderer(colors=False)
+    )
+    structlog.configure(
+        processors=[
+            merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.format_exc_info,
+            redact_secrets,
+            renderer,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(numeric if isinstance(numeric, int) else logging.INFO),
+        logger_factory=structlog.PrintLoggerFactory(out),
+        cache_logger_on_first_use=False,
+    )
+
+
+def bind_message_context(*, platform: str, chat_id: str, session_key: str | None = None) -> None:
+    """Bind the fields every log line of this message's handling carries."""
+    clear_contextvars()
+    fields: dict[str, Any] = {"platform": platform, "chat_id": chat_id}
+    if session_key is not None:
+        fields["session_key"] = session_key
+    bind_contextvars(**fields)
+
+
+__all__ = ["REDACTED", "bind_message_context", "configure_logging", "redact_secrets"]

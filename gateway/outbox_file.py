@@ -1,0 +1,77 @@
+"""`JournaledOutbox`: an `Outbox` wrapper that survives a restart by journaling puts and acks to a file.
+
+The embedded `MemoryOutbox` lives only as long as the process; wrapped in
+this, a reply recorded before sending and not acknowledged is restored on the
+next start (`restore`) and resent. The Redis outbox is durable already and is
+used unwrapped. Knows only the `Outbox` Protocol, never a backend.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import structlog
+
+from gateway.coord.base import OutboundItem, Outbox, PendingOutbound
+
+log = structlog.get_logger(__name__)
+
+
+class JournaledOutbox:
+    """Delegates to `inner`; every put and ack is also appended to `path` (JSON lines).
+
+    Args:
+        inner: the outbox that does the work.
+        path: the journal file, normally `<home>/outbox.jsonl`.
+    """
+
+    def __init__(self, inner: Outbox, path: Path) -> None:
+        self._inner = inner
+        self._path = path
+
+    def _append(self, record: dict[str, object]) -> None:
+        self._path.parent.mkdir(parents=True, exist_ok=True)
+        with self._path.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+            handle.flush()
+
+    async def restore(self) -> int:
+        """Put the journal's unacknowledged items back into `inner`; returns how many."""
+        if not self._path.exists():
+            return 0
+        items: dict[str, OutboundItem] = {}
+        for line in self._path.read_text(encoding="utf-8").splitlines():
+            try:
+                record = json.loads(line)
+                if "put" in record:
+                    items[record["put"]] = OutboundItem.from_json(record["item"])
+                elif "ack" in record:
+                    items.pop(record["ack"], None)
+            except (ValueError, KeyError, TypeError):
+                log.warning("outbox.journal_line_skipped")
+        temp = self._path.with_suffix(".tmp")
+        with temp.open("w", encoding="utf-8") as handle:
+            for item in items.values():
+                new_id = await self._inner.put(item)
+                handle.write(json.dumps({"put": new_id, "item": item.to_json()}, ensure_ascii=False) + "\n")
+        os.replace(temp, self._path)
+        return len(items)
+
+    async def put(self, item: OutboundItem) -> str:
+        item_id = await self._inner.put(item)
+        self._append({"put": item_id, "item": item.to_json()})
+        return item_id
+
+    async def ack(self, item_id: str) -> None:
+        await self._inner.ack(item_id)
+        self._append({"ack": item_id})
+
+    async def pending(self, *, older_than: float = 0.0) -> list[PendingOutbound]:
+        return await self._inner.pending(older_than=older_than)
+
+    async def claim(self, item_id: str, *, owner: str, ttl: float) -> bool:
+        return await self._inner.claim(item_id, owner=owner, ttl=ttl)
+
+
+__all__ = ["JournaledOutbox"]

@@ -1,0 +1,153 @@
+"""Busy handling per session: jobs of one session run one at a time, in order, never dropped.
+
+Owns `Job`, `SessionLanes` and `SubmitResult`. A lane exists while its session
+has work; `queue` mode runs jobs in arrival order, `interrupt` mode cancels
+the running turn when a new message arrives and then runs the new one.
+`stop` cancels the running job (for `/stop`). Knows nothing of what a job does.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import deque
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+import structlog
+
+from adapters.base import InboundMessage
+from gateway.commands import Command
+from gateway.routing import Route
+
+log = structlog.get_logger(__name__)
+
+JobKind: TypeAlias = Literal["turn", "record", "compress"]
+BusyMode: TypeAlias = Literal["queue", "interrupt"]
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    kind: JobKind
+    message: InboundMessage
+    route: Route
+    command: Command | None = None
+    journal_entry: str | None = None
+    accepted_at: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class SubmitResult:
+    busy: bool  # something was running or waiting before this job
+    position: int  # jobs ahead of this one (the running one included)
+    interrupted: Job | None = None  # the running turn this job cancelled
+    reason: str = ""
+
+
+@dataclass(slots=True)
+class _Lane:
+    jobs: deque[Job] = field(default_factory=deque)
+    worker: asyncio.Task[None] | None = None
+    current: asyncio.Task[None] | None = None
+    current_job: Job | None = None
+
+
+class SessionLanes:
+    """One lane of jobs per session key.
+
+    Args:
+        run: executes one job (the lane awaits it before the next).
+        mode: `queue` or `interrupt`.
+    """
+
+    def __init__(self, run: Callable[[Job], Coroutine[Any, Any, None]], *, mode: BusyMode = "queue") -> None:
+        self._run = run
+        self._mode = mode
+        self._lanes: dict[str, _Lane] = {}
+        self._closed = False
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    def busy(self, key: str) -> bool:
+        lane = self._lanes.get(key)
+        return lane is not None and lane.current is not None
+
+    def queued(self, key: str) -> int:
+        lane = self._lanes.get(key)
+        return len(lane.jobs) if lane is not None else 0
+
+    @property
+    def active_sessions(self) -> int:
+        return len(self._lanes)
+
+    def submit(self, job: Job) -> SubmitResult:
+        """Add a job to its session's lane; starts the lane's worker if idle."""
+        if self._closed:
+            raise RuntimeError("SessionLanes is closed; the gateway is shutting down")
+        lane = self._lanes.setdefault(job.route.key, _Lane())
+        ahead = len(lane.jobs) + (1 if lane.current is not None else 0)
+        interrupted: Job | None = None
+        if self._mode == "interrupt" and job.kind == "turn" and lane.current is not None:
+            if lane.current_job is not None and lane.current_job.kind == "turn":
+                lane.current.cancel()
+                interrupted = lane.current_job
+        lane.jobs.append(job)
+        if lane.worker is None:
+            self._idle.clear()
+            lane.worker = asyncio.create_task(self._work(job.route.key, lane), name=f"lane:{job.route.key}")
+        reason = "interrupted the running turn" if interrupted else ("queued" if ahead else "started")
+        return SubmitResult(busy=ahead > 0, position=ahead, interrupted=interrupted, reason=reason)
+
+    def stop(self, key: str) -> Job | None:
+        """Cancel the running job of `key` (queued ones still run); returns it, or None if nothing ran."""
+        lane = self._lanes.get(key)
+        if lane is None or lane.current is None:
+            return None
+        lane.current.cancel()
+        return lane.current_job
+
+    async def _work(self, key: str, lane: _Lane) -> None:
+        try:
+            while lane.jobs:
+                job = lane.jobs.popleft()
+                lane.current_job = job
+                lane.current = asyncio.create_task(self._run(job), name=f"job:{job.kind}:{key}")
+                try:
+                    await asyncio.wait({lane.current})
+                finally:
+                    task, lane.current, lane.current_job = lane.current, None, None
+                if task is not None and not task.cancelled() and task.exception() is not None:
+                    log.error("lane.job_failed", session_key=key, error=type(task.exception()).__name__)
+        finally:
+            if self._lanes.get(key) is lane:
+                del self._lanes[key]
+            if not self._lanes:
+                self._idle.set()
+
+    async def drain(self, timeout: float) -> list[Job]:
+        """Stop accepting; wait up to `timeout` for running and queued jobs, then cancel the rest.
+
+        Returns:
+            The jobs that did not finish (running ones cancelled, queued ones never started).
+        """
+        self._closed = True
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self._idle.wait(), timeout)
+        unfinished: list[Job] = []
+        for lane in list(self._lanes.values()):
+            unfinished.extend(lane.jobs)
+            lane.jobs.clear()
+            if lane.current_job is not None:
+                unfinished.append(lane.current_job)
+            if lane.current is not None:
+                lane.current.cancel()
+            if lane.worker is not None:
+                lane.worker.cancel()
+        workers = [lane.worker for lane in self._lanes.values() if lane.worker is not None]
+        if workers:
+            await asyncio.gather(*workers, return_exceptions=True)
+        self._lanes.clear()
+        return unfinished
+
+
+__all__ = ["BusyMode", "Job", "JobKind", "SessionLanes", "SubmitResult"]

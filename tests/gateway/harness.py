@@ -1,0 +1,115 @@
+"""Test harness for the gateway: a config on a tmp home + the fake OpenAI, and a websocket chat client."""
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+from adapters.web import WebAdapter
+from gateway.app import Gateway
+from gateway.build import build_gateway
+from gateway.config import ChorusConfig, parse_config
+from gateway.delivery import STREAM_CURSOR
+
+RECEIVE_TIMEOUT = 10.0
+
+
+def make_config(home: Path, base_url: str, **sections: Any) -> ChorusConfig:
+    """A config on `home` talking to the fake model; web on a free port; extra sections merged in."""
+    raw: dict[str, Any] = {
+        "home": str(home),
+        "model": {"name": "fake-model", "base_url": base_url, "api_key": "sk-test-not-real", "context_length": 128000},
+        "platforms": {"web": {"enabled": True, "host": "127.0.0.1", "port": 0}},
+        "admin": {"port": 0},
+        "gateway": {"shutdown_grace_seconds": 2},
+    }
+    for key, value in sections.items():
+        if isinstance(value, dict) and isinstance(raw.get(key), dict):
+            raw[key] = {**raw[key], **value}
+        else:
+            raw[key] = value
+    return parse_config(raw, env={})
+
+
+def web_port(gateway: Gateway) -> int:
+    adapter = gateway.parts.adapters["web"]
+    assert isinstance(adapter, WebAdapter)
+    return adapter.port
+
+
+@asynccontextmanager
+async def running(gateway: Gateway) -> AsyncIterator[Gateway]:
+    await gateway.start()
+    try:
+        yield gateway
+    finally:
+        await gateway.stop()
+
+
+@asynccontextmanager
+async def started(config: ChorusConfig, **parts: Any) -> AsyncIterator[Gateway]:
+    async with running(build_gateway(config, **parts)) as gateway:
+        yield gateway
+
+
+class ChatClient:
+    """One browser tab: a websocket on the web adapter with its own chat id."""
+
+    def __init__(self, ws: aiohttp.ClientWebSocketResponse, chat_id: str) -> None:
+        self.ws = ws
+        self.chat_id = chat_id
+        self.frames: list[dict[str, Any]] = []
+        self._counter = 0
+
+    async def say(self, text: str, *, client_id: str | None = None) -> str:
+        self._counter += 1
+        client_id = client_id or f"m{self._counter}-{uuid.uuid4().hex[:6]}"
+        await self.ws.send_json({"type": "message", "text": text, "client_id": client_id})
+        return client_id
+
+    async def next_frame(self, *types: str, timeout: float = RECEIVE_TIMEOUT) -> dict[str, Any]:
+        """The next frame of one of `types` (all kinds are kept in `frames`)."""
+        while True:
+            raw = await asyncio.wait_for(self.ws.receive(), timeout)
+            if raw.type != aiohttp.WSMsgType.TEXT:
+                raise ConnectionError(f"websocket closed: {raw.type}")
+            frame = json.loads(raw.data)
+            self.frames.append(frame)
+            if not types or frame["type"] in types:
+                return frame
+
+    async def reply(self, timeout: float = RECEIVE_TIMEOUT) -> str:
+        """The final text of the next bot message (a streaming draft is followed to its last edit)."""
+        frame = await self.next_frame("message", timeout=timeout)
+        text = str(frame["text"])
+        while text.endswith(STREAM_CURSOR):
+            edit = await self.next_frame("edit", timeout=timeout)
+            if edit["id"] == frame["id"]:
+                text = str(edit["text"])
+        return text
+
+    async def replies(self, count: int, *, skip_prefix: str = "queued", timeout: float = RECEIVE_TIMEOUT) -> list[str]:
+        """The next `count` bot messages that are not "queued" notices."""
+        texts: list[str] = []
+        while len(texts) < count:
+            text = await self.reply(timeout)
+            if not text.startswith(skip_prefix):
+                texts.append(text)
+        return texts
+
+
+@asynccontextmanager
+async def chat(port: int, chat_id: str | None = None) -> AsyncIterator[ChatClient]:
+    chat_id = chat_id or uuid.uuid4().hex
+    async with aiohttp.ClientSession() as session:
+        async with session.ws_connect(f"http://127.0.0.1:{port}/ws?chat={chat_id}") as ws:
+            client = ChatClient(ws, chat_id)
+            hello = await client.next_frame("hello")
+            assert hello["chat_id"] == chat_id
+            yield client

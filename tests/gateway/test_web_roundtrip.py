@@ -1,0 +1,69 @@
+"""Must-show: DM round trips through the web adapter's real websocket and the real OpenAI client."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from agent.messages import Message
+from agent.model_client import Completion, OpenAIModelClient
+from gateway.build import build_model
+
+from tests.fakes.openai_server import FakeOpenAI, Reply
+from tests.gateway.harness import chat, make_config, started, web_port
+
+
+async def test_dm_round_trip(fake_openai: FakeOpenAI, home: Path) -> None:
+    """A message typed in the web chat is answered by the model, and the turn is stored."""
+    async with started(make_config(home, fake_openai.base_url)) as gateway:
+        async with chat(web_port(gateway)) as client:
+            await client.say("hello chorus")
+            assert await client.reply() == "echo: hello chorus"
+        sent = fake_openai.requests[0]["messages"]
+        assert (sent[0]["role"], sent[-1]) == ("system", {"role": "user", "content": "hello chorus"})
+        session = gateway.parts.store.active_session(f"agent:default:web:dm:{client.chat_id}")
+        assert session is not None
+        stored = gateway.parts.store.active_messages(session.id)
+        assert [(m.role, m.text) for m in stored] == [("user", "hello chorus"), ("assistant", "echo: hello chorus")]
+
+
+class CountingClient:
+    """The real OpenAI client, counting how many requests run at once."""
+
+    def __init__(self, inner: OpenAIModelClient) -> None:
+        self.inner = inner
+        self.model = inner.model
+        self.running = 0
+        self.peak = 0
+
+    async def complete(self, messages: Sequence[Message], **kwargs: Any) -> Completion:
+        self.running += 1
+        self.peak = max(self.peak, self.running)
+        try:
+            return await self.inner.complete(messages, **kwargs)
+        finally:
+            self.running -= 1
+
+
+async def test_twenty_quick_messages_answered_in_order_one_run_at_a_time(fake_openai: FakeOpenAI, home: Path) -> None:
+    """20 messages sent at once to one session are all answered, in order, never two model runs at once."""
+    order: list[str] = []
+
+    def responder(request: dict[str, Any]) -> Reply:
+        text = request["messages"][-1]["content"]
+        order.append(text)
+        return Reply(content=f"answer to {text}", delay_seconds=0.01)
+
+    fake_openai.responder = responder
+    config = make_config(home, fake_openai.base_url)
+    client = CountingClient(build_model(config))
+    async with started(config, model=client) as gateway:
+        async with chat(web_port(gateway)) as tab:
+            for i in range(20):
+                await tab.say(f"message {i}")
+            replies = await tab.replies(20)
+    assert replies == [f"answer to message {i}" for i in range(20)]
+    assert order == [f"message {i}" for i in range(20)]
+    assert client.peak == 1
+    queued = [f["text"] for f in tab.frames if f["type"] == "message" and f["text"].startswith("queued")]
+    assert len(queued) >= 1
