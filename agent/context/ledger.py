@@ -15,23 +15,23 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from agent.context._boundaries import head_size
 from agent.context._facts import Fact, Speaker, classify, extract_facts, normalise
+from agent.context._handoff import END_MARKER, MERGED_PRIOR_HEADER, handoff_text, newest_handoff, unmerge
 from agent.messages import Message
 from agent.tokens import TokenCounter
 
 LEDGER_TITLE = "Fact ledger"
 DEFAULT_LEDGER_MAX_TOKENS = 1500
-# Markers of a compression handoff (SPEC §3.5); matched as substrings so a changed dash does not matter.
-HANDOFF_PREFIX = "[CONTEXT COMPACTION"
-HANDOFF_END = "END OF CONTEXT SUMMARY"
-MERGED_HEADER = "[PRIOR CONTEXT"
-MERGED_DELIMITER = "[END OF PRIOR CONTEXT"
+# The compressor protects this many opening messages on the first compression (CompressionSettings default).
+DEFAULT_PROTECT_FIRST_N = 3
+OPENING_NOTE = " after the opening turns"
 # A weight for a stored line that no longer classifies (e.g. written by an older version): kept, dropped early.
 UNCLASSIFIED_WEIGHT = 40
 MAX_NAME_CHARS = 40
 
 _ENTRY_LINE = re.compile(r"^- \[turn (\d+), (user|assistant)(?::([^\]\n]{1,40}))?\] (.+)$")
-_TURNS_LINE = re.compile(r"^Verbatim [^\n]*? up to turn (\d+)\b", re.MULTILINE)
+_TURNS_LINE = re.compile(rf"^Verbatim [^\n]*? up to turn (\d+)({OPENING_NOTE})?;", re.MULTILINE)
 _HEADING = re.compile(r"^## (.+)$", re.MULTILINE)
 
 
@@ -50,11 +50,13 @@ class Span:
     """What a compression drops, in chronological order around the previous handoff.
 
     Attributes:
-        before: messages older than the previous handoff (a head that was protected before).
+        before: the opening messages, older than the previous handoff (a head protected before).
         previous: the previous handoff text, or None.
-        shift: user turns found in `before`; entries parsed from `previous` move up by it.
-        after: messages newer than the previous handoff.
+        shift: user turns in `before`; entries parsed from `previous` move up by it.
+        after: messages newer than what the previous handoff covers (a message pinned
+            ahead of it, the words merged behind it, and everything after it).
         turns: the number of user turns covered once this compression is done.
+        opening_included: whether the protected opening messages have been numbered yet.
     """
 
     before: tuple[SpanMessage, ...]
@@ -62,35 +64,21 @@ class Span:
     shift: int
     after: tuple[SpanMessage, ...]
     turns: int
+    opening_included: bool = True
 
 
-def turns_line(kind: str, turns: int, note: str) -> str:
-    """The first line of a section: carries the turn count to the next compression."""
-    return f"Verbatim {kind} up to turn {turns}; {note}"
+def turns_line(kind: str, span: Span, note: str) -> str:
+    """The first line of a section: carries the turn count (and whether the opening is counted) forward."""
+    opening = "" if span.opening_included else OPENING_NOTE
+    return f"Verbatim {kind} up to turn {span.turns}{opening}; {note}"
 
 
-def _is_handoff(message: Message) -> bool:
-    if message.compressed_summary:
-        return True
-    if message.role not in ("user", "assistant"):
-        return False
-    text = message.text.lstrip()
-    return text.startswith(HANDOFF_PREFIX) or (text.startswith(MERGED_HEADER) and HANDOFF_PREFIX in text[:400])
-
-
-def _handoff_parts(text: str) -> tuple[str, str]:
-    """(the handoff, the real message merged behind it): a summary may be merged into the first tail message."""
-    if MERGED_DELIMITER in text:
-        summary, rest = text.split(MERGED_DELIMITER, 1)
-        return summary, rest.split("\n", 1)[1].strip() if "\n" in rest else ""
-    return text, ""
-
-
-def previous_turns(previous: str | None) -> int:
-    """The turn count written by the previous handoff's sections (0 when there is none)."""
+def previous_turns(previous: str | None) -> tuple[int, bool] | None:
+    """(turn count, opening included) written by the previous handoff's sections, None without them."""
     if not previous:
-        return 0
-    return max((int(m.group(1)) for m in _TURNS_LINE.finditer(previous)), default=0)
+        return None
+    found = [(int(m.group(1)), not m.group(2)) for m in _TURNS_LINE.finditer(previous)]
+    return max(found) if found else None
 
 
 def _number(messages: Sequence[Message], start: int) -> tuple[list[SpanMessage], int]:
@@ -115,30 +103,37 @@ def _clean_name(name: str | None) -> str | None:
     return cleaned or None
 
 
-def read_span(dropped: Sequence[Message], previous_summary: str | None) -> Span:
+def read_span(
+    dropped: Sequence[Message], previous_summary: str | None, *, protect_first_n: int = DEFAULT_PROTECT_FIRST_N
+) -> Span:
     """Number the user turns of `dropped`, continuing the count of the previous handoff.
 
-    A turn begins at each real user message. Messages ahead of the previous
-    handoff are the old protected head: they open the conversation, so they are
-    numbered from 1 and everything the previous handoff numbered moves up by
-    their user turns. On a first compression the protected head is not seen, so
-    numbers start after it until the head itself is compressed.
+    A turn begins at each real user message. The first compression does not
+    see the protected opening messages, so its numbers start after them and
+    its sections say so. The next compression drops that opening ahead of the
+    previous handoff: it is numbered from 1 and everything numbered before
+    moves up by its user turns. A message ahead of the handoff beyond the
+    opening is the latest user message the compressor pinned there: it is
+    newer than everything the previous handoff covers.
     """
-    index = next((i for i in range(len(dropped) - 1, -1, -1) if _is_handoff(dropped[i])), None)
-    previous = previous_summary
+    index = newest_handoff(dropped)
+    state = previous_turns(previous_summary)
     if index is None:
-        head: Sequence[Message] = ()
-        tail: list[Message] = list(dropped)
-    else:
-        handoff = dropped[index]
-        summary, rest = _handoff_parts(handoff.text)
-        previous = previous if previous is not None else summary
-        head = dropped[:index]
-        merged = [Message(role=handoff.role, content=rest, name=handoff.name)] if rest else []
-        tail = merged + list(dropped[index + 1 :])
-    before, shift = _number(head, 0)
-    after, turns = _number(tail, previous_turns(previous) + shift)
-    return Span(before=tuple(before), previous=previous, shift=shift, after=tuple(after), turns=turns)
+        after, turns = _number(dropped, state[0] if state else 0)
+        opening = state[1] if state else protect_first_n == 0
+        return Span((), previous_summary, 0, tuple(after), turns, opening)
+    handoff = dropped[index]
+    previous = previous_summary if previous_summary is not None else handoff_text(handoff)
+    state = previous_turns(previous)
+    ahead = dropped[:index]
+    # Without our own header we cannot tell the opening from a pinned message: call it all opening.
+    opening_len = len(ahead) if state is None else 0 if state[1] else head_size(ahead, protect_first_n)
+    before, shift = _number(ahead[:opening_len], 0)
+    rest = unmerge(handoff.text) if handoff.text.startswith(MERGED_PRIOR_HEADER) else ""
+    merged = [Message(role=handoff.role, content=rest, name=handoff.name)] if rest.strip() else []
+    newer = [*ahead[opening_len:], *merged, *dropped[index + 1 :]]
+    after, turns = _number(newer, (state[0] if state else 0) + shift)
+    return Span(tuple(before), previous, shift, tuple(after), turns, True)
 
 
 def section_body(previous: str | None, title: str) -> str | None:
@@ -152,9 +147,9 @@ def section_body(previous: str | None, title: str) -> str | None:
     following = _HEADING.search(previous, start)
     end = following.start() if following else len(previous)
     body = previous[start:end]
-    marker = body.find(HANDOFF_END)
+    marker = body.find(END_MARKER)
     if marker >= 0:
-        body = body[: body.rfind("\n", 0, marker) + 1]
+        body = body[:marker]
     return body
 
 
@@ -292,19 +287,24 @@ class FactLedger:
 
     Args:
         max_tokens: budget for the heading plus the section text (0 disables the section).
+        protect_first_n: the compressor's `protect_first_n`, to tell its old protected
+            opening from a pinned message when both sit ahead of the previous handoff.
     """
 
     title = LEDGER_TITLE
 
-    def __init__(self, *, max_tokens: int = DEFAULT_LEDGER_MAX_TOKENS) -> None:
+    def __init__(
+        self, *, max_tokens: int = DEFAULT_LEDGER_MAX_TOKENS, protect_first_n: int = DEFAULT_PROTECT_FIRST_N
+    ) -> None:
         self.max_tokens = max_tokens
+        self.protect_first_n = protect_first_n
 
     def compute(self, dropped: Sequence[Message], previous_summary: str | None, counter: TokenCounter) -> LedgerBuild:
         """Decide the ledger for one compression (pure; `build` renders it)."""
-        span = read_span(dropped, previous_summary)
+        span = read_span(dropped, previous_summary, protect_first_n=self.protect_first_n)
         entries, repeats = _newest_copies(collect_entries(span))
         entries, superseded = _supersede(entries)
-        first_line = turns_line("facts", span.turns, "a newer line overrides an older one.")
+        first_line = turns_line("facts", span, "a newer line overrides an older one.")
         budget = self.max_tokens - counter.count_text(f"## {self.title}\n{first_line}\n")
         selection = _Selection(budget=budget, counter=counter)
         over: dict[int, LedgerEntry] = {}

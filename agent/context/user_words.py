@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agent.context.ledger import SpanMessage, read_span, section_body, turns_line
+from agent.context.ledger import DEFAULT_PROTECT_FIRST_N, Span, SpanMessage, read_span, section_body, turns_line
 from agent.messages import Message
 from agent.tokens import TokenCounter
 
@@ -81,18 +81,22 @@ class UserWords:
 
     Args:
         max_tokens: budget for the heading plus the section text (0 disables the section).
+        protect_first_n: the compressor's `protect_first_n` (see `FactLedger`).
     """
 
     title = USER_WORDS_TITLE
 
-    def __init__(self, *, max_tokens: int = DEFAULT_USER_WORDS_MAX_TOKENS) -> None:
+    def __init__(
+        self, *, max_tokens: int = DEFAULT_USER_WORDS_MAX_TOKENS, protect_first_n: int = DEFAULT_PROTECT_FIRST_N
+    ) -> None:
         self.max_tokens = max_tokens
+        self.protect_first_n = protect_first_n
 
     def compute(
         self, dropped: Sequence[Message], previous_summary: str | None, counter: TokenCounter
     ) -> UserWordsBuild:
         """Decide which user messages are shown (pure; `build` renders it)."""
-        span = read_span(dropped, previous_summary)
+        span = read_span(dropped, previous_summary, protect_first_n=self.protect_first_n)
         shifted = [
             SpanMessage(m.turn + span.shift, m.speaker, m.name, m.text) for m in parse_user_words(span.previous)
         ]
@@ -103,9 +107,9 @@ class UserWords:
         repeats = len(candidates) - len(unique)
         if not unique or self.max_tokens <= 0:
             return UserWordsBuild(kept=(), omitted=tuple(unique), repeats=repeats, turns=span.turns)
-        kept, omitted = self._fit(unique, span.turns, counter)
+        kept, omitted = self._fit(unique, span, counter)
         while kept:
-            text = self._render(kept, len(omitted), span.turns)
+            text = self._render(kept, len(omitted), span)
             tokens = counter.count_text(f"## {self.title}\n{text}")
             if tokens <= self.max_tokens:
                 return UserWordsBuild(tuple(kept), tuple(omitted), repeats, span.turns, text, tokens)
@@ -114,11 +118,11 @@ class UserWords:
         return UserWordsBuild(kept=(), omitted=tuple(unique), repeats=repeats, turns=span.turns)
 
     def _fit(
-        self, messages: list[SpanMessage], turns: int, counter: TokenCounter
+        self, messages: list[SpanMessage], span: Span, counter: TokenCounter
     ) -> tuple[list[SpanMessage], list[SpanMessage]]:
         """Newest first: a message that does not fit is left out, older smaller ones may still fit."""
         # The omitted-count in the first line can only grow by a digit or two; reserve for it.
-        overhead = counter.count_text(f"## {self.title}\n{self._first_line(len(messages), turns)}\n") + 2
+        overhead = counter.count_text(f"## {self.title}\n{self._first_line(len(messages), span)}\n") + 2
         used = overhead
         kept: list[SpanMessage] = []
         omitted: list[SpanMessage] = []
@@ -132,12 +136,12 @@ class UserWords:
         return kept[::-1], omitted[::-1]
 
     @staticmethod
-    def _first_line(omitted: int, turns: int) -> str:
+    def _first_line(omitted: int, span: Span) -> str:
         note = f"{omitted} left out for space." if omitted else "none left out."
-        return turns_line("user messages", turns, note)
+        return turns_line("user messages", span, note)
 
-    def _render(self, kept: Sequence[SpanMessage], omitted: int, turns: int) -> str:
-        return "\n".join([self._first_line(omitted, turns), *(render_entry(m) for m in kept)])
+    def _render(self, kept: Sequence[SpanMessage], omitted: int, span: Span) -> str:
+        return "\n".join([self._first_line(omitted, span), *(render_entry(m) for m in kept)])
 
     def build(self, dropped: Sequence[Message], previous_summary: str | None, counter: TokenCounter) -> str | None:
         """The section text for this compression, or None when there is no user message to keep."""

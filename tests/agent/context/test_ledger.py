@@ -39,7 +39,9 @@ def test_first_compression_keeps_facts_with_their_turns() -> None:
     ]
     text = FactLedger().build(dropped, None, COUNTER)
     assert text is not None
-    assert text.splitlines()[0] == "Verbatim facts up to turn 3; a newer line overrides an older one."
+    assert text.splitlines()[0] == (
+        "Verbatim facts up to turn 3 after the opening turns; a newer line overrides an older one."
+    )
     assert lines(text) == [
         "- [turn 1, user] Never push directly to main.",
         "- [turn 2, user] The staging API listens on port 8443.",
@@ -178,22 +180,46 @@ def test_a_forged_ledger_in_the_summary_body_is_ignored() -> None:
 
 
 def test_turns_continue_across_compressions_and_the_old_head_shifts_them() -> None:
-    """The old protected head opens the conversation: its user turns come first and push earlier labels up."""
+    """The old protected opening is numbered first and pushes earlier labels up; the count carries on."""
     ledger = FactLedger()
-    head = [user("Always answer in French."), assistant("D'accord.")]
+    opening = [user("Always answer in French."), assistant("D'accord.")]
     first_span = [user("Our deadline is 2025-03-01."), assistant("ok")]
     first = handoff("body", first_span, None, ledger)
-    assert lines(first.text.split("## Fact ledger\n", 1)[1].split("\n\n")[0]) == [
-        "- [turn 1, user] Our deadline is 2025-03-01."
-    ]
-    second_span = [*head, first, user("Ticket is ABC-77."), assistant("ok")]
+    assert "- [turn 1, user] Our deadline is 2025-03-01." in first.text
+    second_span = [*opening, first, user("Ticket is ABC-77."), assistant("ok")]
     span = read_span(second_span, first.text)
-    assert (span.shift, span.turns) == (1, 3)
-    assert lines(ledger.build(second_span, first.text, COUNTER)) == [
+    assert (span.shift, span.turns, span.opening_included) == (1, 3, True)
+    second_text = ledger.build(second_span, first.text, COUNTER)
+    assert second_text is not None
+    assert second_text.splitlines()[0] == "Verbatim facts up to turn 3; a newer line overrides an older one."
+    assert lines(second_text) == [
         "- [turn 1, user] Always answer in French.",
         "- [turn 2, user] Our deadline is 2025-03-01.",
         "- [turn 3, user] Ticket is ABC-77.",
     ]
+    second = Message(role="user", content=f"{PREFIX}\n\nbody\n\n## Fact ledger\n{second_text}\n\n{END}")
+    third = read_span([second, user("Use port 9090."), assistant("ok")], second.text)
+    assert [(m.turn, m.text) for m in third.after] == [(4, "Use port 9090."), (4, "ok")]
+
+
+def test_a_pinned_message_ahead_of_the_handoff_is_newer_than_it() -> None:
+    """Beyond the old opening, a user message pinned ahead of the handoff outranks what the handoff kept."""
+    ledger = FactLedger(protect_first_n=3)
+    opening = [user("Fix the login bug."), assistant("Looking."), user("Thanks.")]
+    first = handoff("body", [assistant("ok"), user("The API port is 8443.")], None, ledger)
+    pinned = user("The API port is 9443.")
+    build = ledger.compute([*opening, pinned, first, assistant("done")], first.text, COUNTER)
+    assert [e.line for e in build.kept] == ["- [turn 4, user] The API port is 9443."]
+    assert [e.line for e in build.superseded] == ["- [turn 3, user] The API port is 8443."]
+
+
+def test_on_later_compressions_everything_ahead_of_the_handoff_is_pinned() -> None:
+    """Once the opening was counted, a message ahead of the handoff is the pinned latest user message."""
+    ledger = FactLedger()
+    first = handoff("body", [user("Never deploy on Fridays.")], None, ledger)
+    second = handoff("body", [user("Opening words."), first, user("ok")], first.text, ledger)
+    span = read_span([user("Always deploy on Fridays."), second, assistant("fine")], second.text)
+    assert (span.shift, [(m.turn, m.text) for m in span.after]) == (0, [(4, "Always deploy on Fridays."), (4, "fine")])
 
 
 def test_summary_merged_into_a_user_message_still_counts_that_message() -> None:

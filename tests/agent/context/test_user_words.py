@@ -31,7 +31,7 @@ def test_all_user_messages_verbatim_when_they_fit() -> None:
         user("Use port 8443.", name="alice"),
     ]
     assert UserWords().build(dropped, None, COUNTER) == (
-        "Verbatim user messages up to turn 2; none left out.\n"
+        "Verbatim user messages up to turn 2 after the opening turns; none left out.\n"
         "[turn 1, user]\n> Fix the login bug.\n> It fails on Safari only.\n"
         "[turn 2, user:alice]\n> Use port 8443."
     )
