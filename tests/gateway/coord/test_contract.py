@@ -11,7 +11,7 @@ from agent.context.engine import EngineState
 from gateway.coord import LockBusy, LockLease, OutboundItem, hold
 from tests.gateway.coord.conftest import Pair, eventually
 
-SHORT_TTL = 0.2
+SHORT_TTL = 0.3
 
 
 # --- SessionLock -------------------------------------------------------------------------------
@@ -78,8 +78,8 @@ async def test_ttl_frees_a_crashed_holder_and_the_slow_one_cannot_release_the_ne
 
 async def test_hold_renews_past_the_ttl_and_releases_after(pair: Pair) -> None:
     """`hold` keeps the lock through a body that runs several TTLs, then frees it."""
-    async with hold(pair.a.lock, "session-1", ttl=0.15) as held:
-        await asyncio.sleep(0.5)  # a turn longer than three TTLs
+    async with hold(pair.a.lock, "session-1", ttl=0.3) as held:
+        await asyncio.sleep(0.7)  # a turn longer than two TTLs
         assert await pair.b.lock.acquire("session-1", ttl=5) is None
         assert await pair.b.lock.holder("session-1") == held.lease.token
         assert held.lost is False

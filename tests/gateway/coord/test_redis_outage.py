@@ -179,9 +179,9 @@ async def test_a_turn_held_across_the_kill_keeps_going(own_redis: OwnRedis) -> N
     """A `hold` whose renewals hit a dead Redis is not reported lost: the turn finishes."""
     coord = redis_coordinator(own_redis.url, prefix=PREFIX, agent_cache_size=4, node="proc-a", retry_after=0.05)
     await coord.start()
-    async with hold(coord.lock, "session-1", ttl=0.15) as held:
+    async with hold(coord.lock, "session-1", ttl=0.3) as held:
         await own_redis.kill()
-        await asyncio.sleep(0.5)  # the rest of the turn, several TTLs long
+        await asyncio.sleep(0.7)  # the rest of the turn, over two TTLs long
         assert held.lost is False
     assert coord.errors >= 1
     await coord.stop()
