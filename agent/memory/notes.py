@@ -182,6 +182,10 @@ class ChatNotes:
     # -- reading ---------------------------------------------------------------------------------
     def snapshot(self) -> NotesSnapshot:
         """Load both files (re-scanning every entry and checking drift), e.g. at session start."""
+        if not self.directory.exists():  # nothing saved yet: do not create a directory just to look
+            return NotesSnapshot((), (), self._usage("memory", []), self._usage("user", []),
+                                 memory_enabled=self.settings.memory_enabled,
+                                 user_enabled=self.settings.user_profile_enabled)
         with self._locked():
             drift: list[DriftReport] = []
             loaded = {target: self._load(target, drift) for target in TARGETS}
