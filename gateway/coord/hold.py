@@ -76,7 +76,9 @@ class Held:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-        if lease is not None and not self.lost:
+        if lease is not None:
+            # Even when lost: release checks the token, so it frees only what is still ours
+            # (e.g. the local half of a fail-open lease) and never another holder's lock.
             try:
                 await self._lock.release(lease)
             except CoordUnavailable:

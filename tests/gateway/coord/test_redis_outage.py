@@ -230,3 +230,19 @@ async def test_outbox_record_survives_a_process_restart(redis_url: str, redis_pr
     finally:
         await second.stop()
         await delete_prefix(redis_url, redis_prefix)
+
+
+async def test_a_lease_lost_in_redis_is_reported_and_fully_freed_on_exit(redis_url: str, redis_prefix: str) -> None:
+    """When Redis forgets a held lock (a restart without persistence), `hold` reports it lost and exit frees it."""
+    coord = redis_coordinator(redis_url, prefix=redis_prefix, agent_cache_size=2, node="proc-a")
+    await coord.start()
+    raw = aioredis.Redis.from_url(redis_url)
+    try:
+        async with hold(coord.lock, "session-1", ttl=0.3) as held:
+            await raw.delete(f"{redis_prefix}:lock:session-1")
+            await asyncio.wait_for(held.lost_event.wait(), timeout=3)
+        assert await coord.lock.acquire("session-1", ttl=5) is not None  # no local half left behind
+    finally:
+        await raw.aclose()
+        await coord.stop()
+        await delete_prefix(redis_url, redis_prefix)
