@@ -26,7 +26,7 @@ import structlog
 from aiohttp import web
 from telegram import Bot, Message, ReplyParameters, Update
 from telegram.constants import ChatAction, ParseMode
-from telegram.error import BadRequest, TelegramError
+from telegram.error import BadRequest, NetworkError, TelegramError
 from telegram.ext import Updater
 from telegram.request import HTTPXRequest
 
@@ -409,11 +409,16 @@ class TelegramAdapter:
         """Call getMe with a throwaway client: the bot's name, or why not and how to fix it."""
         if not self._token:
             return ProbeResult(PLATFORM, False, f"no bot token: set {self._token_setting}")
+        server = self._api_url.removesuffix("/bot")
         bot = self._new_bot()
         try:
             await bot.initialize()
             me = bot.bot
-            return ProbeResult(PLATFORM, True, f"@{me.username} (id {me.id}) via {self._api_url.removesuffix('/bot')}")
+            return ProbeResult(PLATFORM, True, f"@{me.username} (id {me.id}) via {server}")
+        except NetworkError as exc:
+            if isinstance(exc, BadRequest):
+                return ProbeResult(PLATFORM, False, str(self._translate(exc, "getMe")))
+            return ProbeResult(PLATFORM, False, f"cannot reach {server}: {self._redact(exc.message)}")
         except TelegramError as exc:
             return ProbeResult(PLATFORM, False, str(self._translate(exc, "getMe")))
         finally:

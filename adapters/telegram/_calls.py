@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 import structlog
+from telegram.warnings import PTBDeprecationWarning
 from telegram.error import (
     BadRequest,
     ChatMigrated,
@@ -34,6 +35,9 @@ PLATFORM = "telegram"
 _NOT_MODIFIED = "message is not modified"
 
 log = structlog.get_logger(__name__)
+# PTB's own RetryAfter constructor reads `retry_after` and warns about its int -> timedelta
+# migration on every 429; we read both forms (retry_after_seconds), so the warning is noise.
+warnings.filterwarnings("ignore", message=r".*`retry_after` will be of type", category=PTBDeprecationWarning)
 
 
 class Redactor:
@@ -51,9 +55,7 @@ class Redactor:
 
 def retry_after_seconds(exc: RetryAfter) -> float:
     """The wait Telegram asked for, in seconds, whatever PTB's int/timedelta mode."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # PTB warns about the int -> timedelta migration
-        value = exc.retry_after
+    value = exc.retry_after
     return value.total_seconds() if isinstance(value, dtm.timedelta) else float(value)
 
 
