@@ -4,7 +4,8 @@ Owns `SessionLock`, `AgentCache`, `Deduplicator`, `PollerLease` and `Outbox`
 (each a small Protocol with an embedded implementation in `memory.py` and a
 Redis one in `redis.py`), the values `LockLease`, `OutboundItem` and
 `PendingOutbound`, the error `CoordUnavailable`, and the two key builders
-`agent_cache_key` and `poller_lease_name`.
+`agent_cache_key` and `poller_lease_name`, plus the checks both backends share
+(TTL validation, lock tokens, agent-state serialisation).
 
 Must not know Redis, platforms or the agent loop: a backend translates its own
 errors into `CoordUnavailable` at its edge, and the fail-open wrappers only
@@ -15,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+import uuid
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
@@ -137,6 +139,17 @@ class PendingOutbound:
     id: str
     item: OutboundItem
     attempts: int = 0
+
+
+def check_ttl(ttl: float, what: str) -> None:
+    """Reject a TTL that would make a record expire at once or never."""
+    if not ttl > 0:
+        raise ValueError(f"{what}: ttl must be > 0 seconds, got {ttl}")
+
+
+def new_token(node: str) -> str:
+    """A lock token that names its process (for `holder`) and is unique per acquisition."""
+    return f"{node}:{uuid.uuid4().hex}"
 
 
 def dump_state(key: str, state: Mapping[str, Any]) -> str:

@@ -27,23 +27,14 @@ from gateway.coord.base import (
     LockLease,
     OutboundItem,
     PendingOutbound,
+    check_ttl,
     dump_state,
+    new_token,
 )
 
 Clock = Callable[[], float]
 WAIT_SLICE = 0.1
 """Longest single wait in `acquire`, so an injected clock that jumps is noticed promptly."""
-
-
-def check_ttl(ttl: float, what: str) -> None:
-    """Reject a TTL that would make a record expire at once or never."""
-    if not ttl > 0:
-        raise ValueError(f"{what}: ttl must be > 0 seconds, got {ttl}")
-
-
-def new_token(node: str) -> str:
-    """A lock token that names its process (for `holder`) and is unique per acquisition."""
-    return f"{node}:{uuid.uuid4().hex}"
 
 
 class MemorySessionLock:

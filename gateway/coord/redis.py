@@ -36,9 +36,10 @@ from gateway.coord.base import (
     LockLease,
     OutboundItem,
     PendingOutbound,
+    check_ttl,
     dump_state,
+    new_token,
 )
-from gateway.coord.memory import check_ttl, new_token
 
 log = structlog.get_logger(__name__)
 
