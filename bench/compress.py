@@ -112,14 +112,14 @@ async def run(files: list[Path], context_length: int, repeat: int) -> int:
     print("\nratio = compression time / one tokenisation pass (lower is better)")
     status = 0
     for name, values in ratios.items():
-        fb = [v[0] for v in values]
-        sc = [v[1] for v in values]
+        fallback_ratios = [value[0] for value in values]
+        scripted_ratios = [value[1] for value in values]
         line = (
-            f"{name:<40} fallback median {statistics.median(fb):.2f}x max {max(fb):.2f}x | "
-            f"scripted median {statistics.median(sc):.2f}x max {max(sc):.2f}x"
+            f"{name:<40} fallback median {statistics.median(fallback_ratios):.2f}x max {max(fallback_ratios):.2f}x | "
+            f"scripted median {statistics.median(scripted_ratios):.2f}x max {max(scripted_ratios):.2f}x"
         )
         if "minisweagent" in name:
-            ok = statistics.median(fb) <= TARGET_MEDIAN and max(fb) <= TARGET_MAX
+            ok = statistics.median(fallback_ratios) <= TARGET_MEDIAN and max(fallback_ratios) <= TARGET_MAX
             line += f"  target median<={TARGET_MEDIAN}x max<={TARGET_MAX}x: {'MET' if ok else 'MISSED'}"
             status = status or (0 if ok else 1)
         print(line)

@@ -17,7 +17,7 @@ DUPLICATE_PLACEHOLDER = "[Duplicate tool output — same content as a more recen
 _ARG_PREVIEW_CHARS = 80
 _SCAN_CHARS = 400  # bounded look at the start/end of an output for an exit code or error line
 _EXIT_RE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>|\bexit(?:ed)?(?: code|_code| status)?[:= ]+(-?\d+)", re.I)
-_ERROR_LINE_RE = re.compile(r"^.*\b(?:Error|Exception|Traceback|FAILED|fatal|No such file)\b.*$", re.M)
+_ERROR_LINE_RE = re.compile(r"\b(?:\w*Error|\w*Exception|FAILED|fatal|No such file)\b")
 _SHELL_TOOLS = frozenset({"bash", "terminal", "shell", "run", "run_command", "execute", "exec", "sh", "cmd"})
 _READ_TOOLS = frozenset({"read_file", "view", "cat", "open_file", "read"})
 _WRITE_TOOLS = frozenset({"write_file", "create_file", "write", "edit_file", "patch", "str_replace"})
@@ -56,8 +56,12 @@ def _exit_code(content: str) -> str | None:
 
 
 def _error_hint(content: str) -> str | None:
-    match = _ERROR_LINE_RE.search(content[-_SCAN_CHARS * 2:]) or _ERROR_LINE_RE.search(content[:_SCAN_CHARS])
-    return _preview(match.group(0).strip(), 100) if match else None
+    """The last error line near the end (else the start) of an output, e.g. `ValueError: bad port`."""
+    for window in (content[-_SCAN_CHARS * 2:], content[:_SCAN_CHARS]):
+        for line in reversed(window.splitlines()):
+            if "Traceback (most recent" not in line and _ERROR_LINE_RE.search(line):
+                return _preview(line.strip(), 100)
+    return None
 
 
 def summarize_tool_result(call: ToolCall | None, content: str) -> str:
