@@ -158,12 +158,14 @@ class TelegramAdapter:
             RuntimeError: already started (call `stop()` first).
             AdapterError: no token, a rejected token, or Telegram unreachable.
         """
-        if self._running is not None or self._transition:
+        self._check_not_transitioning("start")
+        if self._running is not None:
             raise RuntimeError("TelegramAdapter is already started: call stop() before starting it again")
         if not self._token:
             raise AdapterError(f"no Telegram bot token: set {self._token_setting}", platform=PLATFORM, status=401)
         self._transition = True
         bot = self._new_bot()
+        running: _Running | None = None
         try:
             await self._api("getMe", bot.initialize)
             running = _Running(bot=bot, identity=BotIdentity(bot.bot.id, bot.bot.username or ""), inbound=inbound)
@@ -172,7 +174,8 @@ class TelegramAdapter:
             else:
                 await self._start_webhook(running)
         except BaseException:
-            await bot.shutdown()
+            self._running = None
+            await (self._teardown(running) if running is not None else bot.shutdown())
             raise
         finally:
             self._transition = False
@@ -180,18 +183,18 @@ class TelegramAdapter:
 
     async def _start_polling(self, running: _Running) -> None:
         running.updates = asyncio.Queue()
-        running.updater = Updater(running.bot, running.updates)
-        await running.updater.initialize()
+        updater = Updater(running.bot, running.updates)
+        await updater.initialize()
+        running.updater = updater
         try:
-            await running.updater.start_polling(
+            await updater.start_polling(
                 poll_interval=0.0,
                 timeout=int(self._poll_timeout),
                 allowed_updates=list(ALLOWED_UPDATES),
                 error_callback=self._on_poll_error,
             )
-        except TelegramError as exc:
-            await running.updater.shutdown()
-            raise translate(exc, what="deleteWebhook", redact=self._redact, token_setting=self._token_setting) from None
+        except TelegramError as exc:  # the bootstrap's deleteWebhook failed
+            raise self._translate(exc, "deleteWebhook") from None
         running.pump = asyncio.create_task(self._pump(running), name="telegram-pump")
         self._running = running
 
@@ -217,8 +220,6 @@ class TelegramAdapter:
             try:
                 await site.start()
             except OSError as exc:
-                self._running = None
-                await running.runner.cleanup()
                 raise AdapterError(
                     f"cannot serve the Telegram webhook on {options.listen}:{options.port}: {exc}", platform=PLATFORM
                 ) from None
@@ -233,24 +234,34 @@ class TelegramAdapter:
         Raises:
             RuntimeError: not started.
         """
+        self._check_not_transitioning("stop")
         running = self._running
-        if running is None or self._transition:
+        if running is None:
             raise RuntimeError("TelegramAdapter is not started: call start() first")
         self._transition = True
         try:
-            if running.updater is not None and running.updates is not None:
-                await running.updater.stop()
-                await running.updates.put(_STOP)
-                if running.pump is not None:
-                    await running.pump
-                await running.updater.shutdown()
-            if running.runner is not None:
-                await running.runner.cleanup()
-            await running.bot.shutdown()
+            await self._teardown(running)
         finally:
             self._running = None
             self._transition = False
         log.info("telegram.stopped", mode=self._mode)
+
+    def _check_not_transitioning(self, what: str) -> None:
+        if self._transition:
+            raise RuntimeError(f"TelegramAdapter.{what}() called while a start() or stop() is in progress: await it first")
+
+    async def _teardown(self, running: _Running) -> None:
+        """Undo whatever part of `start` happened, in reverse order (also after a failed start)."""
+        if running.updater is not None:
+            if running.updater.running:
+                await running.updater.stop()
+            if running.pump is not None and running.updates is not None:
+                await running.updates.put(_STOP)  # the pump queues what the updater handed over, then ends
+                await running.pump
+            await running.updater.shutdown()
+        if running.runner is not None:
+            await running.runner.cleanup()
+        await running.bot.shutdown()
 
     def routes(self) -> list[web.RouteDef]:
         """The webhook route for the host application to mount (webhook mode without `listen`), else none."""
@@ -269,7 +280,7 @@ class TelegramAdapter:
     async def _deliver(self, update: Update, running: _Running) -> None:
         try:
             decision = to_inbound(update, running.identity)
-        except _MALFORMED as exc:  # a shape PTB parsed but we cannot read: skip it, keep the stream going
+        except Exception as exc:  # noqa: BLE001 - one unreadable update must not stop the stream
             log.warning("telegram.update.unreadable", update_id=update.update_id, error=repr(exc))
             return
         if isinstance(decision, Ignored):

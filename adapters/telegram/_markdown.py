@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 _TEXT_SPECIALS = re.compile(r"([_*\[\]()~`>#+\-=|{}.!\\])")
 _FENCE = re.compile(r"^\s*```\s*([\w+#.-]*)\s*$")
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)(?:\s+#+)?\s*$")  # "## C# tips ##" -> "C# tips"
 _BULLET = re.compile(r"^(\s*)[-*+]\s+")
 _URL = re.compile(r"^(?:https?://|tg://|mailto:)[^\s]+$")
 _ASCII_PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")

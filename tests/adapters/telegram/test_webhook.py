@@ -3,13 +3,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 from collections.abc import AsyncIterator
 
 import aiohttp
 import pytest
 from aiohttp import web
 
-from adapters.base import InboundMessage
+from adapters.base import AdapterError, InboundMessage
 from adapters.telegram import SECRET_HEADER, TelegramAdapter, WebhookOptions
 from tests.adapters.telegram.conftest import make_adapter, next_message
 from tests.fakes.telegram_api import FakeTelegram, group_chat, message, private_chat
@@ -112,3 +113,22 @@ def test_webhook_options_are_validated() -> None:
 def test_polling_adapter_has_no_routes() -> None:
     """A polling adapter gives the host application nothing to mount."""
     assert TelegramAdapter("1:x").routes() == []
+
+
+async def test_busy_webhook_port_fails_start_and_leaves_it_restartable(
+    fake: FakeTelegram, inbound: asyncio.Queue[InboundMessage]
+) -> None:
+    """A taken listen port makes start() raise AdapterError naming it; after freeing it, start() works."""
+    blocker = socket.socket()
+    blocker.bind(("127.0.0.1", 0))
+    blocker.listen()
+    port = blocker.getsockname()[1]
+    options = WebhookOptions(url="https://bot.example.org/tg", secret_token=SECRET, listen="127.0.0.1", port=port)
+    adapter = make_adapter(fake, mode="webhook", webhook=options)
+    with pytest.raises(AdapterError, match=f"cannot serve the Telegram webhook on 127.0.0.1:{port}"):
+        await adapter.start(inbound)
+    running_after_failure = adapter.running
+    blocker.close()
+    await adapter.start(inbound)
+    await adapter.stop()
+    assert (running_after_failure, adapter.webhook_port) == (False, None)
