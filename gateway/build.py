@@ -30,6 +30,7 @@ from agent.loop import LoopSettings
 from agent.memory.notes import NotesStore
 from agent.model_client import ModelClient, OpenAIModelClient
 from agent.prompt import DEFAULT_BASE_PROMPT
+from agent.review import BackgroundReviewer
 from agent.store import STATE_DB_NAME, SessionStore
 from agent.tokens import default_counter
 from agent.tools.base import Tool
@@ -45,6 +46,7 @@ from gateway.delivery import Delivery
 from gateway.intake import Intake, IntakeSettings
 from gateway.journal import InboundJournal
 from gateway.outbox_file import JournaledOutbox
+from gateway.review import ReviewHooks
 from gateway.turns import PostTurnHook, TurnRunner, TurnSettings
 
 log = structlog.get_logger(__name__)
@@ -157,10 +159,11 @@ def build_gateway(
     missing = model_missing_text(config) if model is None else None
     if adapters is None:
         adapters = build_adapters(config, banner=missing or "")
+    memory_tool = MemoryTool(notes)
+    notes_on = config.memory.memory_enabled or config.memory.user_profile_enabled
     if tools is None:
-        memory_tool = MemoryTool(notes)
         search_tool = SessionSearchTool(store)
-        enabled = config.memory.memory_enabled or config.memory.user_profile_enabled
+        enabled = notes_on
 
         def default_tools(_chat: str) -> Sequence[Tool]:
             return (memory_tool, search_tool) if enabled else (search_tool,)
@@ -187,6 +190,15 @@ def build_gateway(
     )
     delivery = Delivery(adapters=adapters, outbox=outbox, owner=node)
     journal = InboundJournal(home / "inflight")
+    hooks: ReviewHooks | None = None
+    if post_turn is None and missing is None and notes_on:
+        hooks = ReviewHooks(
+            BackgroundReviewer(
+                model=client, tools=(memory_tool,), memory=config.memory, skills=config.skills, notes=notes
+            )
+        )
+        post_turn = hooks.after_turn
+
     runner = TurnRunner(
         agents=agents, store=store, lock=coord.lock, delivery=delivery, journal=journal,
         settings=TurnSettings(
@@ -217,12 +229,17 @@ def build_gateway(
         text = notes.chat(chat).snapshot().text
         return text or "I have no notes about this chat yet."
 
+    async def on_shutdown() -> None:
+        if hooks is not None:
+            await hooks.flush(timeout=max(1.0, config.gateway.shutdown_grace_seconds))
+
     closers = (client.close,) if isinstance(client, OpenAIModelClient) else ()
     return Gateway(
         GatewayParts(
             coordinator=coord, store=store, adapters=adapters, agents=agents, runner=runner, delivery=delivery,
             intake=intake, journal=journal, outbox=outbox, busy_mode=gw.busy_input_mode,
-            shutdown_grace=gw.shutdown_grace_seconds, notes_text=notes_text, closers=closers,
+            shutdown_grace=gw.shutdown_grace_seconds, notes_text=notes_text, on_shutdown=on_shutdown,
+            closers=closers,
         )
     )
 

@@ -75,6 +75,11 @@ class Delivery:
         self._outbox = outbox
         self._owner = owner
         self.throttle = EditThrottle()
+        self._in_flight: set[str] = set()
+
+    def _claimer(self, item_id: str) -> str:
+        # One owner per item in this process: a retry here may re-claim, another process may not.
+        return f"{self._owner}:{item_id}"
 
     def adapter(self, platform: str) -> PlatformAdapter | None:
         return self._adapters.get(platform)
@@ -82,12 +87,16 @@ class Delivery:
     async def record(self, item: OutboundItem) -> str:
         """Record a reply (before anything is sent) and claim it for this sender."""
         item_id = await self._outbox.put(item)
-        await self._outbox.claim(item_id, owner=f"{self._owner}:{item_id}", ttl=SEND_CLAIM_TTL)
+        await self._outbox.claim(item_id, owner=self._claimer(item_id), ttl=SEND_CLAIM_TTL)
         return item_id
 
     async def send_recorded(self, item_id: str, item: OutboundItem, *, draft: SentMessage | None = None) -> DeliveryResult:
         """Send a recorded reply; ack it when it went out."""
-        reason = await self._send(item, draft=draft)
+        self._in_flight.add(item_id)
+        try:
+            reason = await self._send(item, draft=draft)
+        finally:
+            self._in_flight.discard(item_id)
         if reason:
             log.warning("delivery.pending", reason=reason, item_id=item_id)
             return DeliveryResult(False, item_id, reason)
@@ -101,11 +110,15 @@ class Delivery:
         """Send every pending reply this process can claim; returns how many went out."""
         sent = 0
         for pending in await self._outbox.pending(older_than=older_than):
-            if pending.item.platform not in self._adapters:
+            if pending.item.platform not in self._adapters or pending.id in self._in_flight:
                 continue
-            if not await self._outbox.claim(pending.id, owner=f"{self._owner}:resend", ttl=RESEND_CLAIM_TTL):
+            if not await self._outbox.claim(pending.id, owner=self._claimer(pending.id), ttl=RESEND_CLAIM_TTL):
                 continue
-            reason = await self._send(pending.item, draft=None)
+            self._in_flight.add(pending.id)
+            try:
+                reason = await self._send(pending.item, draft=None)
+            finally:
+                self._in_flight.discard(pending.id)
             if not reason or pending.attempts >= GIVE_UP_ATTEMPTS:
                 if reason:
                     log.error("delivery.given_up", item_id=pending.id, attempts=pending.attempts, reason=reason)

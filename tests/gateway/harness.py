@@ -28,6 +28,8 @@ def make_config(home: Path, base_url: str, **sections: Any) -> ChorusConfig:
         "platforms": {"web": {"enabled": True, "host": "127.0.0.1", "port": 0}},
         "admin": {"port": 0},
         "gateway": {"shutdown_grace_seconds": 2},
+        # Background reviews would add model requests to the fake's log; tests that want them turn them on.
+        "memory": {"nudge_interval": 0, "flush_min_turns": 0},
     }
     for key, value in sections.items():
         if isinstance(value, dict) and isinstance(raw.get(key), dict):

@@ -1,0 +1,53 @@
+"""Wiring of the background review into the gateway: after a delivered turn, and a flush at shutdown.
+
+Owns `ReviewHooks`: `after_turn` hands each delivered turn to the
+`BackgroundReviewer` (it returns at once; the review runs in the background
+and never blocks a reply), and `flush` runs the reviewer's last memory review
+for each session that had turns in this process, bounded by a timeout, then
+stops it. Knows nothing of platforms.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+import structlog
+
+from agent.review import BackgroundReviewer
+from agent.tools.base import ToolContext
+from gateway.turns import FinishedTurn
+
+log = structlog.get_logger(__name__)
+
+
+class ReviewHooks:
+    """Post-turn and shutdown hooks around one `BackgroundReviewer`."""
+
+    def __init__(self, reviewer: BackgroundReviewer) -> None:
+        self.reviewer = reviewer
+        self._sessions: dict[str, tuple[ToolContext, FinishedTurn]] = {}
+
+    async def after_turn(self, turn: FinishedTurn) -> None:
+        context = ToolContext(
+            chat_id=turn.job.route.chat_scope, session_id=turn.agent.session_id, user_id=turn.job.message.user_id
+        )
+        self._sessions[context.session_id] = (context, turn)
+        decision = self.reviewer.after_turn(context, list(turn.agent.history), new_messages=turn.new_messages)
+        if decision.started:
+            log.info("review.started", reason=decision.reason)
+
+    async def flush(self, *, timeout: float) -> None:
+        """Last memory reviews before exit (each session once), then stop the reviewer."""
+
+        async def flush_all() -> None:
+            for context, turn in list(self._sessions.values()):
+                decision = await self.reviewer.flush(context, list(turn.agent.history))
+                if decision.started:
+                    log.info("review.flushed", session_id=context.session_id, reason=decision.reason)
+
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(flush_all(), timeout)
+        await self.reviewer.stop(timeout=1.0)
+
+
+__all__ = ["ReviewHooks"]

@@ -1,0 +1,102 @@
+"""Must-show: SIGTERM in the middle of a turn loses nothing; the reply arrives after a restart."""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.fakes.openai_server import FakeOpenAI, Reply
+from tests.gateway.harness import chat
+
+ROOT = Path(__file__).resolve().parents[2]
+START_TIMEOUT = 60.0
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _write_config(path: Path, home: Path, base_url: str, port: int) -> None:
+    config = {
+        "home": str(home),
+        "model": {"name": "fake-model", "base_url": base_url, "api_key": "sk-test-not-real"},
+        "platforms": {"web": {"enabled": True, "host": "127.0.0.1", "port": port}},
+        "admin": {"host": "127.0.0.1", "port": 0},
+        "gateway": {"shutdown_grace_seconds": 1},
+        "memory": {"nudge_interval": 0, "flush_min_turns": 0},
+        "logging": {"format": "json", "level": "info"},
+    }
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+
+
+async def _start(config: Path) -> tuple[asyncio.subprocess.Process, list[dict[str, Any]]]:
+    """Start `chorus run`, return once it logged `gateway.ready`; its log lines keep being collected."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "gateway.cli", "run", "--config", str(config),
+        cwd=ROOT, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    lines: list[dict[str, Any]] = []
+    ready = asyncio.Event()
+
+    async def read() -> None:
+        assert process.stderr is not None
+        async for raw in process.stderr:
+            try:
+                line = json.loads(raw)
+            except ValueError:
+                continue
+            lines.append(line)
+            if line.get("event") == "gateway.ready":
+                ready.set()
+
+    asyncio.get_running_loop().create_task(read())
+    await asyncio.wait_for(ready.wait(), START_TIMEOUT)
+    return process, lines
+
+
+async def test_sigterm_mid_turn_then_restart_delivers_the_reply(fake_openai: FakeOpenAI, home: Path, tmp_path: Path) -> None:
+    """A turn held at the model survives SIGTERM (exit 0) and is answered on the websocket after a restart."""
+    gate = asyncio.Event()
+    arrived = asyncio.Event()
+
+    def held(request: dict[str, Any]) -> Reply:
+        arrived.set()
+        return Reply(content="never delivered", gate=gate)
+
+    fake_openai.push(held)
+    port = _free_port()
+    config = tmp_path / "config.yaml"
+    _write_config(config, home, fake_openai.base_url, port)
+    process, first_log = await _start(config)
+    try:
+        async with chat(port, "survivor") as tab:
+            await tab.say("please remember me")
+            await asyncio.wait_for(arrived.wait(), 30)
+            process.send_signal(signal.SIGTERM)
+            assert await asyncio.wait_for(process.wait(), 30) == 0
+        assert any(line.get("event") == "gateway.unfinished_jobs" for line in first_log)
+        assert len(list((home / "inflight").glob("*.json"))) == 1
+
+        process, second_log = await _start(config)
+        async with chat(port, "survivor") as tab:
+            reply = await tab.reply(timeout=30)
+        assert reply == "echo: please remember me"
+        assert any(line.get("event") == "journal.replay" for line in second_log)
+        process.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(process.wait(), 30) == 0
+        assert list((home / "inflight").glob("*.json*")) == []
+    finally:
+        gate.set()
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
