@@ -356,16 +356,18 @@ class TelegramAdapter:
         """Replace a sent message's text; throttled per chat, superseded edits skipped, "not modified" ignored.
 
         Raises:
-            ValueError: empty text, or longer than one message (send the rest as a new message).
-            AdapterError: Telegram refused.
+            ValueError: empty text.
+            AdapterError: longer than one message (nothing is sent), or Telegram refused.
         """
         bot = self._bot("edit", sent.target)
         if not text.strip():
             raise ValueError("edit() needs non-empty text: Telegram rejects empty messages")
         if utf16_len(text) > MAX_MESSAGE_CHARS:
-            raise ValueError(
+            raise AdapterError(
                 f"edit() text is {utf16_len(text)} UTF-16 units; one Telegram message holds {MAX_MESSAGE_CHARS}: "
-                "send the rest as a new message"
+                "send the rest as a new message",
+                platform=PLATFORM,
+                status=400,
             )
         await self._throttle.submit(sent.target.chat_id, sent.message_id, lambda: self._edit_now(bot, sent, text))
 

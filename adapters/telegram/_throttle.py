@@ -63,10 +63,10 @@ class EditThrottle:
                         await self._sleep(wait)
                 if state.latest.get(message) != ticket:
                     return False
+                state.last = self._clock()  # the rate Telegram enforces is of requests started
                 try:
                     await deliver()
                 finally:
-                    state.last = self._clock()
                     if state.latest.get(message) == ticket:
                         del state.latest[message]
                 return True

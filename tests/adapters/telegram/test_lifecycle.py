@@ -96,3 +96,18 @@ async def test_probe_without_token_or_server() -> None:
     result = await TelegramAdapter(TOKEN, base_url=f"http://127.0.0.1:{port}", request_timeout=2).probe()
     assert (result.ok, result.detail.startswith(f"cannot reach http://127.0.0.1:{port}: "), TOKEN in result.detail) == (
         False, True, False)
+
+
+async def test_stop_queues_every_update_already_fetched(fake: FakeTelegram) -> None:
+    """Updates PTB fetched (and confirms on stop) all reach a bounded queue, consumed only after stop() began."""
+    inbound: asyncio.Queue[InboundMessage] = asyncio.Queue(maxsize=1)
+    adapter = make_adapter(fake)
+    await adapter.start(inbound)
+    for text in ("a", "b", "c"):
+        await fake.push_update(message=message(private_chat(), text))
+    await fake.wait_for_calls("getUpdates", 2)  # the first poll returned the three updates
+    stopping = asyncio.create_task(adapter.stop())
+    received = [(await next_message(inbound)).text for _ in range(3)]
+    await stopping
+    confirmed = fake.calls_of("getUpdates")[-1].params["offset"]
+    assert (received, confirmed, adapter.running) == (["a", "b", "c"], 4, False)

@@ -161,3 +161,12 @@ async def test_empty_text_and_foreign_targets_are_refused(polling: TelegramAdapt
         await polling.send(DM, "  ")
     with pytest.raises(ValueError, match="'slack' target"):
         await polling.send(ChatTarget(platform="slack", chat_id="C1"), "hi")
+
+
+async def test_too_long_edit_is_refused_without_a_call(fake: FakeTelegram, polling: TelegramAdapter) -> None:
+    """An edit longer than one message raises AdapterError(400) and leaves the message as it was."""
+    [sent] = await polling.send(DM, "short")
+    with pytest.raises(AdapterError, match="send the rest as a new message") as caught:
+        await polling.edit(sent, "x" * 4097)
+    assert (caught.value.status, fake.calls_of("editMessageText"), fake.texts(777)[int(sent.message_id)]) == (
+        400, [], "short")
