@@ -7,8 +7,9 @@ fallback, per-chat edit throttling, 429 handling), `WebhookOptions`,
 """
 from __future__ import annotations
 
-from adapters.telegram._adapter import ALLOWED_UPDATES, MAX_MESSAGE_CHARS, TelegramAdapter, api_urls
+from adapters.telegram._adapter import ALLOWED_UPDATES, TelegramAdapter, api_urls
 from adapters.telegram._markdown import to_markdown_v2
+from adapters.telegram._outbound import MAX_MESSAGE_CHARS
 from adapters.telegram._webhook import SECRET_HEADER, WebhookOptions
 
 __all__ = [

@@ -2,10 +2,9 @@
 
 Owns the lifecycle (long polling through PTB's `Updater`, whose network retry
 loop survives dropped connections and 5xx answers, or a webhook on our own
-aiohttp route after `setWebhook` with a secret), and the outbound calls:
-replies split at 4,096 characters, sent as MarkdownV2 with a plain-text resend
-when Telegram rejects the markup, edits throttled per chat, 429s waited out.
-Knows nothing of agents, sessions or configuration files: it is given plain
+aiohttp route after `setWebhook` with a secret), the inbound pump, and
+`probe`. Outbound calls are delegated to `TelegramOutbound`, bound to the
+started `Bot`; the edit throttle outlives restarts. Knows nothing of agents, sessions or configuration files: it is given plain
 values and turns updates into `InboundMessage`s on the queue it is started with.
 
 Only `message` updates are requested (`ALLOWED_UPDATES`): an edited message
@@ -19,27 +18,23 @@ import ssl
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 import certifi
 import structlog
 from aiohttp import web
-from telegram import Bot, Message, ReplyParameters, Update
-from telegram.constants import ChatAction, ParseMode
+from telegram import Bot, Update
 from telegram.error import BadRequest, NetworkError, TelegramError
 from telegram.ext import Updater
 from telegram.request import HTTPXRequest
 
 from adapters.base import AdapterError, ChatTarget, InboundMessage, PlatformLimits, ProbeResult, SentMessage
-from adapters.telegram._calls import Redactor, is_not_modified, translate, with_retry_after
-from adapters.telegram._chunks import telegram_chunks, utf16_len
+from adapters.telegram._calls import Caller, Redactor
 from adapters.telegram._inbound import PLATFORM, BotIdentity, Ignored, to_inbound
-from adapters.telegram._markdown import to_markdown_v2
+from adapters.telegram._outbound import MAX_MESSAGE_CHARS, TelegramOutbound
 from adapters.telegram._throttle import EditThrottle
 from adapters.telegram._webhook import WebhookOptions, webhook_routes
 
-T = TypeVar("T")
-MAX_MESSAGE_CHARS = 4096
 ALLOWED_UPDATES = ("message",)
 DEFAULT_API_ROOT = "https://api.telegram.org"
 _MALFORMED = (TypeError, KeyError, ValueError, AttributeError)  # what PTB's de_json raises on bad shapes
@@ -66,6 +61,7 @@ class _Running:
     bot: Bot
     identity: BotIdentity
     inbound: asyncio.Queue[InboundMessage]
+    outbound: TelegramOutbound
     updater: Updater | None = None
     updates: asyncio.Queue[object] | None = None
     pump: asyncio.Task[None] | None = None
@@ -123,16 +119,16 @@ class TelegramAdapter:
             markup="markdown_v2",
         )
         self._token = token
-        self._redact = Redactor(token)
+        self._call = Caller(
+            redact=Redactor(token), token_setting=token_setting, attempts=retry_attempts,
+            max_wait=max_retry_after, sleep=sleep,
+        )
         self._api_url, self._file_url = api_urls(base_url)
         self._mode = mode
         self._webhook = webhook
         self._poll_timeout = poll_timeout
-        self._max_retry_after = max_retry_after
-        self._retry_attempts = retry_attempts
         self._request_timeout = request_timeout
         self._token_setting = token_setting
-        self._sleep = sleep
         self._throttle = EditThrottle(interval=edit_interval, clock=clock, sleep=sleep)
         self._running: _Running | None = None
         self._transition = False
@@ -167,8 +163,11 @@ class TelegramAdapter:
         bot = self._new_bot()
         running: _Running | None = None
         try:
-            await self._api("getMe", bot.initialize)
-            running = _Running(bot=bot, identity=BotIdentity(bot.bot.id, bot.bot.username or ""), inbound=inbound)
+            await self._call("getMe", bot.initialize)
+            running = _Running(
+                bot=bot, identity=BotIdentity(bot.bot.id, bot.bot.username or ""), inbound=inbound,
+                outbound=TelegramOutbound(bot, call=self._call, throttle=self._throttle),
+            )
             if self._mode == "polling":
                 await self._start_polling(running)
             else:
@@ -194,14 +193,14 @@ class TelegramAdapter:
                 error_callback=self._on_poll_error,
             )
         except TelegramError as exc:  # the bootstrap's deleteWebhook failed
-            raise self._translate(exc, "deleteWebhook") from None
+            raise self._call.translate(exc, "deleteWebhook") from None
         running.pump = asyncio.create_task(self._pump(running), name="telegram-pump")
         self._running = running
 
     async def _start_webhook(self, running: _Running) -> None:
         options = self._webhook
         assert options is not None  # checked in __init__
-        await self._api(
+        await self._call(
             "setWebhook",
             lambda: running.bot.set_webhook(
                 options.url,
@@ -302,7 +301,7 @@ class TelegramAdapter:
 
     def _on_poll_error(self, exc: TelegramError) -> None:
         # PTB's retry loop keeps polling (backing off up to 30 s); we only report.
-        log.warning("telegram.polling.error", error=type(exc).__name__, detail=self._redact(exc.message))
+        log.warning("telegram.polling.error", error=type(exc).__name__, detail=self._call.redact(exc.message))
 
     # outbound ------------------------------------------------------------------
 
@@ -318,95 +317,25 @@ class TelegramAdapter:
             Every message sent, in order.
 
         Raises:
+            RuntimeError: not started.
             ValueError: empty text or a target of another platform.
             AdapterError: Telegram refused (with `retry_after` when rate limited past the cap).
         """
-        bot = self._bot("send", target)
-        if not text.strip():
-            raise ValueError("send() needs non-empty text: Telegram rejects empty messages")
-        sent: list[SentMessage] = []
-        for index, chunk in enumerate(telegram_chunks(text, MAX_MESSAGE_CHARS)):
-            message = await self._send_chunk(bot, target, chunk, reply_to if index == 0 else None)
-            sent.append(SentMessage(target=target, message_id=str(message.message_id)))
-        return sent
-
-    async def _send_chunk(self, bot: Bot, target: ChatTarget, chunk: str, reply_to: str | None) -> Message:
-        chat_id = _chat_id(target.chat_id)
-        thread_id = int(target.thread_id) if target.thread_id else None
-        reply = ReplyParameters(int(reply_to), allow_sending_without_reply=True) if reply_to else None
-        try:
-            return await self._api(
-                "sendMessage",
-                lambda: bot.send_message(
-                    chat_id, to_markdown_v2(chunk), parse_mode=ParseMode.MARKDOWN_V2,
-                    message_thread_id=thread_id, reply_parameters=reply,
-                ),
-                passthrough=(BadRequest,),
-            )
-        except BadRequest as exc:
-            # Any 400 on a formatted message gets one plain resend: a reply is never lost to markup.
-            log.warning("telegram.markup_rejected", method="sendMessage", chat_id=target.chat_id,
-                        detail=self._redact(exc.message))
-        return await self._api(
-            "sendMessage",
-            lambda: bot.send_message(chat_id, chunk, message_thread_id=thread_id, reply_parameters=reply),
-        )
+        return await self._outbound("send", target).send(target, text, reply_to=reply_to)
 
     async def edit(self, sent: SentMessage, text: str) -> None:
         """Replace a sent message's text; throttled per chat, superseded edits skipped, "not modified" ignored.
 
         Raises:
+            RuntimeError: not started.
             ValueError: empty text.
             AdapterError: longer than one message (nothing is sent), or Telegram refused.
         """
-        bot = self._bot("edit", sent.target)
-        if not text.strip():
-            raise ValueError("edit() needs non-empty text: Telegram rejects empty messages")
-        if utf16_len(text) > MAX_MESSAGE_CHARS:
-            raise AdapterError(
-                f"edit() text is {utf16_len(text)} UTF-16 units; one Telegram message holds {MAX_MESSAGE_CHARS}: "
-                "send the rest as a new message",
-                platform=PLATFORM,
-                status=400,
-            )
-        await self._throttle.submit(sent.target.chat_id, sent.message_id, lambda: self._edit_now(bot, sent, text))
-
-    async def _edit_now(self, bot: Bot, sent: SentMessage, text: str) -> None:
-        chat_id, message_id = _chat_id(sent.target.chat_id), int(sent.message_id)
-        try:
-            await self._api(
-                "editMessageText",
-                lambda: bot.edit_message_text(
-                    to_markdown_v2(text), chat_id=chat_id, message_id=message_id, parse_mode=ParseMode.MARKDOWN_V2
-                ),
-                passthrough=(BadRequest,),
-            )
-            return
-        except BadRequest as exc:
-            if is_not_modified(exc):
-                return
-            log.warning("telegram.markup_rejected", method="editMessageText", chat_id=sent.target.chat_id,
-                        detail=self._redact(exc.message))
-        try:
-            await self._api(
-                "editMessageText",
-                lambda: bot.edit_message_text(text, chat_id=chat_id, message_id=message_id),
-                passthrough=(BadRequest,),
-            )
-        except BadRequest as exc:
-            if not is_not_modified(exc):
-                raise self._translate(exc, "editMessageText") from None
+        await self._outbound("edit", sent.target).edit(sent, text)
 
     async def typing(self, target: ChatTarget) -> None:
         """Show "typing…" for about 5 s (repeat every 4 s while working). Best effort: failures are only logged."""
-        bot = self._bot("typing", target)
-        try:
-            await bot.send_chat_action(
-                _chat_id(target.chat_id), ChatAction.TYPING,
-                message_thread_id=int(target.thread_id) if target.thread_id else None,
-            )
-        except TelegramError as exc:  # a missed typing indicator must not fail a turn, nor wait out a 429
-            log.info("telegram.typing.failed", chat_id=target.chat_id, detail=self._redact(exc.message))
+        await self._outbound("typing", target).typing(target)
 
     async def delete(self, sent: SentMessage) -> None:
         """Delete a message the bot sent.
@@ -414,9 +343,7 @@ class TelegramAdapter:
         Raises:
             AdapterError: Telegram refused (e.g. too old, or already deleted).
         """
-        bot = self._bot("delete", sent.target)
-        chat_id, message_id = _chat_id(sent.target.chat_id), int(sent.message_id)
-        await self._api("deleteMessage", lambda: bot.delete_message(chat_id, message_id))
+        await self._outbound("delete", sent.target).delete(sent)
 
     async def probe(self) -> ProbeResult:
         """Call getMe with a throwaway client: the bot's name, or why not and how to fix it."""
@@ -430,10 +357,10 @@ class TelegramAdapter:
             return ProbeResult(PLATFORM, True, f"@{me.username} (id {me.id}) via {server}")
         except NetworkError as exc:
             if isinstance(exc, BadRequest):
-                return ProbeResult(PLATFORM, False, str(self._translate(exc, "getMe")))
-            return ProbeResult(PLATFORM, False, f"cannot reach {server}: {self._redact(exc.message)}")
+                return ProbeResult(PLATFORM, False, str(self._call.translate(exc, "getMe")))
+            return ProbeResult(PLATFORM, False, f"cannot reach {server}: {self._call.redact(exc.message)}")
         except TelegramError as exc:
-            return ProbeResult(PLATFORM, False, str(self._translate(exc, "getMe")))
+            return ProbeResult(PLATFORM, False, str(self._call.translate(exc, "getMe")))
         finally:
             await bot.shutdown()
 
@@ -453,34 +380,9 @@ class TelegramAdapter:
             request=request(32), get_updates_request=request(1),
         )
 
-    def _bot(self, what: str, target: ChatTarget) -> Bot:
+    def _outbound(self, what: str, target: ChatTarget) -> TelegramOutbound:
         if self._running is None:
             raise RuntimeError(f"TelegramAdapter.{what}() needs a started adapter: call start() first")
         if target.platform != PLATFORM:
             raise ValueError(f"TelegramAdapter.{what}() got a {target.platform!r} target")
-        return self._running.bot
-
-    def _translate(self, exc: TelegramError, what: str) -> AdapterError:
-        return translate(exc, what=what, redact=self._redact, token_setting=self._token_setting)
-
-    async def _api(
-        self,
-        what: str,
-        op: Callable[[], Awaitable[T]],
-        *,
-        passthrough: tuple[type[TelegramError], ...] = (),
-    ) -> T:
-        """One API call with 429 handling; PTB errors become `AdapterError` except those passed through."""
-        try:
-            return await with_retry_after(
-                op, what=what, attempts=self._retry_attempts, max_wait=self._max_retry_after, sleep=self._sleep
-            )
-        except passthrough:
-            raise
-        except TelegramError as exc:
-            raise self._translate(exc, what) from None
-
-
-def _chat_id(value: str) -> int | str:
-    """Numeric chat ids as int; `@channelname` stays a string."""
-    return int(value) if value.lstrip("-").isdigit() else value
+        return self._running.outbound

@@ -1,6 +1,6 @@
 """Calling the Bot API through PTB: honouring `retry_after`, translating errors, keeping the token out.
 
-Owns `with_retry_after`, `translate` and `Redactor`. A 429 is waited out and
+Owns `Caller` (one configured way to call), `with_retry_after`, `translate` and `Redactor`. A 429 is waited out and
 retried a bounded number of times; a wait above the cap (or the last attempt)
 surfaces as `AdapterError(retry_after=...)` so the caller can decide. Every
 other PTB error becomes an `AdapterError` carrying the HTTP-like status, with
@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dtm
 import warnings
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TypeVar
 
 import structlog
@@ -123,3 +124,28 @@ def translate(exc: TelegramError, *, what: str, redact: Redactor, token_setting:
     else:
         status = None
     return AdapterError(f"Telegram {what} failed: {detail}", platform=PLATFORM, status=status)
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """How every Bot API call is made: 429s waited out within bounds, other errors translated."""
+
+    redact: Redactor
+    token_setting: str
+    attempts: int
+    max_wait: float
+    sleep: Callable[[float], Awaitable[None]]
+
+    async def __call__(
+        self, what: str, op: Callable[[], Awaitable[T]], *, passthrough: tuple[type[TelegramError], ...] = ()
+    ) -> T:
+        """Run `op`; PTB errors become `AdapterError` except the `passthrough` types, raised as they are."""
+        try:
+            return await with_retry_after(op, what=what, attempts=self.attempts, max_wait=self.max_wait, sleep=self.sleep)
+        except passthrough:
+            raise
+        except TelegramError as exc:
+            raise self.translate(exc, what) from None
+
+    def translate(self, exc: TelegramError, what: str) -> AdapterError:
+        return translate(exc, what=what, redact=self.redact, token_setting=self.token_setting)
