@@ -50,12 +50,19 @@ def record_compression(
     state.last_prompt_tokens = -1
     state.awaiting_usage = True
     state.usage_fits = False
-    state.ineffective_streak = 0 if is_effective(tokens_before, tokens_after) else state.ineffective_streak + 1
+    # Only a real reading below the threshold resets the streak (record_usage):
+    # a big saving that still leaves the prompt over the threshold is thrash too.
+    ineffective = not is_effective(tokens_before, tokens_after)
+    if ineffective:
+        state.ineffective_streak += 1
     if kind == "fallback":
         state.fallback_streak += 1
     elif kind == "llm":
         state.fallback_streak = 0
-    _maybe_block(state, now)
+    if (ineffective and state.ineffective_streak >= INEFFECTIVE_LIMIT) or (
+        kind == "fallback" and state.fallback_streak >= FALLBACK_LIMIT
+    ):
+        _maybe_block(state, now)
 
 
 def record_no_gain(state: EngineState, now: float) -> None:

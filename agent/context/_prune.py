@@ -132,24 +132,34 @@ def cap_oversized(
     budget: int,
     counter: TokenCounter,
 ) -> tuple[list[Message], list[int], dict[int, PruneKind]]:
-    """Cut any tool output bigger than the whole tail budget to its head and tail.
+    """Cut tool outputs bigger than the whole tail budget to their head and tail, while the tail is over 1.5x budget.
 
     One result can be larger than the model's window (a submitted 800K-char
-    diff); kept verbatim it would leave the session over the threshold forever.
-    Its start and end survive, around an explicit elision marker.
+    diff); kept verbatim it would leave the session over the threshold
+    forever. The biggest go first; each keeps its start and end around an
+    explicit elision marker.
     """
     out, counts = list(tail), list(tokens)
     touched: dict[int, PruneKind] = {}
-    for position, message in enumerate(tail):
-        if message.role != "tool" or counts[position] <= budget or not isinstance(message.content, str):
-            continue
-        text = message.content
+    limit = int(budget * PRESSURE_FACTOR)
+    total = sum(counts)
+    candidates = sorted(
+        (p for p, m in enumerate(tail) if m.role == "tool" and counts[p] > budget and isinstance(m.content, str)),
+        key=lambda p: counts[p],
+        reverse=True,
+    )
+    for position in candidates:
+        if total <= limit:
+            break
+        text = tail[position].text
         chars_per_token = len(text) / max(1, counts[position])
         keep = max(200, int(budget // 2 * chars_per_token))
         head, end = keep * 2 // 3, keep // 3
         cut = text[:head] + OVERSIZE_MARKER.format(elided=len(text) - head - end) + text[len(text) - end:]
-        replacement = message.with_content(cut)
-        out[position], counts[position] = replacement, counter.count_message(replacement)
+        replacement = tail[position].with_content(cut)
+        new_count = counter.count_message(replacement)
+        total += new_count - counts[position]
+        out[position], counts[position] = replacement, new_count
         touched[offset + position] = "oversize"
     return out, counts, touched
 

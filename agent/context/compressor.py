@@ -302,6 +302,7 @@ class ContextCompressor(ContextEngine):
     async def _run(self, original: tuple[Message, ...], trigger: Trigger, started: float) -> CompressionResult:
         split = self._split(original)
         if split is None:
+            thrash.record_no_gain(self.state, self._now())
             return self._skipped(original, trigger, started, "nothing to compress: every message is protected")
         links = link_tool_results(original)
         pruned, touched = prune_old(original, links, end=split.tail_start, min_prune_chars=self._settings.min_prune_chars)
@@ -341,7 +342,8 @@ class ContextCompressor(ContextEngine):
             replaced_idx = sorted(set(replaced_idx) | {split.tail_start})
         explain = CompressionExplain(
             roles=tuple(m.role for m in original), head_end=split.head_end, tail_start=split.tail_start,
-            pinned=split.pinned, pruned=dict(touched), summary_role=assembly.role, merged=assembly.merged,
+            pinned=split.pinned, pruned={**touched, **({split.tail_start: "merged"} if assembly.merged else {})},
+            summary_role=assembly.role, merged=assembly.merged,
             sections=summary.sections, dropped_tool_results=report.dropped_results,
             stubbed_tool_calls=report.stubbed_calls, images_stripped=images,
         )

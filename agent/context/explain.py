@@ -31,7 +31,8 @@ class CompressionExplain:
         head_end: messages before this index were the protected head.
         tail_start: messages from this index on were kept verbatim (unless pruned).
         pinned: middle messages kept verbatim (the latest user message).
-        pruned: index -> prune kind ("duplicate", "one_line", "arguments", "pressure", "oversize").
+        pruned: index -> how a kept message was changed ("duplicate", "one_line", "arguments",
+            "pressure", "oversize", or "merged" for the tail message the summary was merged into).
         summary_role: the role of the summary message ("user"/"assistant"), or of the
             message it was merged into.
         merged: the summary was merged into the first tail message.

@@ -118,12 +118,15 @@ def test_oversized_result_keeps_head_and_tail() -> None:
     """A result bigger than the whole tail budget keeps its start and end around an elision marker."""
     counter = estimate_counter()
     text = "HEAD" + "m" * 100_000 + "TAIL"
-    tail = [assistant(None, tool_calls=[call("1")]), tool_result("1", text)]
+    tail = [assistant(None, tool_calls=[call("1")]), tool_result("1", text), user("x" * 9000)]
     out, counts, touched = cap_oversized(tail, [counter.count_message(m) for m in tail], offset=0, budget=2000, counter=counter)
     assert touched == {1: "oversize"}
+    assert out[2] == tail[2]  # only tool outputs are cut
     assert out[1].text.startswith("HEAD") and out[1].text.endswith("TAIL")
     assert "chars of this tool output elided" in out[1].text
     assert counts[1] <= 2000
+    small = [assistant(None, tool_calls=[call("1")]), tool_result("1", "y" * 9000)]
+    assert cap_oversized(small, [counter.count_message(m) for m in small], offset=0, budget=2000, counter=counter)[2] == {}
 
 
 def test_proactive_candidates_only_touch_big_results() -> None:
