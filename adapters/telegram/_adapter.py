@@ -160,6 +160,7 @@ class TelegramAdapter:
         if not self._token:
             raise AdapterError(f"no Telegram bot token: set {self._token_setting}", platform=PLATFORM, status=401)
         self._transition = True
+        await asyncio.to_thread(_tls_context)  # read the CA bundle off the event loop (once per process)
         bot = self._new_bot()
         running: _Running | None = None
         try:
@@ -350,6 +351,7 @@ class TelegramAdapter:
         if not self._token:
             return ProbeResult(PLATFORM, False, f"no bot token: set {self._token_setting}")
         server = self._api_url.removesuffix("/bot")
+        await asyncio.to_thread(_tls_context)
         bot = self._new_bot()
         try:
             await bot.initialize()

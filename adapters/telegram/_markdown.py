@@ -18,6 +18,7 @@ _FENCE = re.compile(r"^\s*```\s*([\w+#.-]*)\s*$")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)(?:\s+#+)?\s*$")  # "## C# tips ##" -> "C# tips"
 _BULLET = re.compile(r"^(\s*)[-*+]\s+")
 _URL = re.compile(r"^(?:https?://|tg://|mailto:)[^\s]+$")
+_MARKUP_START = re.compile(r"[\\`\[*_~]")  # characters that may begin markup in _parse
 _ASCII_PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 # Delimiters in the order they are tried: doubles before singles.
 _DELIMITERS = (("**", "bold"), ("__", "bold"), ("~~", "strike"), ("*", "italic"), ("_", "italic"))
@@ -135,8 +136,16 @@ def _parse(text: str, styles: tuple[str, ...], out: list[_Run]) -> None:
             out.append(_Run("".join(buffer), styles))
             buffer.clear()
 
+    inside_link = any(style.startswith(LINK_PREFIX) for style in styles)
     index = 0
     while index < len(text):
+        special = _MARKUP_START.search(text, index)
+        if special is None:
+            buffer.append(text[index:])
+            break
+        if special.start() > index:  # copy plain stretches whole: most text has no markup
+            buffer.append(text[index:special.start()])
+            index = special.start()
         char = text[index]
         if char == "\\" and index + 1 < len(text) and text[index + 1] in _ASCII_PUNCTUATION:
             buffer.append(text[index + 1])
@@ -150,7 +159,6 @@ def _parse(text: str, styles: tuple[str, ...], out: list[_Run]) -> None:
                     out.append(_Run(span[0], styles, code=True))
                 index = span[1]
                 continue
-        inside_link = any(style.startswith(LINK_PREFIX) for style in styles)
         if char == "[" and not inside_link and (link := _link(text, index)) is not None:
             flush()
             _parse(link[0], (*styles, LINK_PREFIX + link[1]), out)
