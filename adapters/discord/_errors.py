@@ -37,6 +37,14 @@ def _http_detail(exc: discord.HTTPException) -> str:
     return f"{exc.status} {text}{code}"
 
 
+def _header_retry_after(exc: discord.HTTPException) -> float:
+    """Retry-After of a 429 discord.py did not wait out (it does so only with a `Via` header, as Discord sends)."""
+    try:
+        return max(0.0, float(exc.response.headers.get("Retry-After", "1")))
+    except (TypeError, ValueError, AttributeError):
+        return 1.0
+
+
 def translate(exc: BaseException, *, action: str, token_key: str = TOKEN_KEY) -> AdapterError:
     """Map what discord.py or the transport raised to an `AdapterError` naming the fix.
 
@@ -57,7 +65,7 @@ def translate(exc: BaseException, *, action: str, token_key: str = TOKEN_KEY) ->
     if isinstance(exc, discord.HTTPException):
         if exc.status == 401:
             return AdapterError(f"discord {action} failed: 401: check {token_key}", platform=PLATFORM, status=401)
-        retry_after = 1.0 if exc.status == 429 else None  # a 429 discord.py could not wait out (no Via header)
+        retry_after = _header_retry_after(exc) if exc.status == 429 else None
         return AdapterError(f"discord {action} failed: {_http_detail(exc)}", platform=PLATFORM,
                             status=exc.status, retry_after=retry_after)
     if isinstance(exc, discord.PrivilegedIntentsRequired):

@@ -141,13 +141,17 @@ class DiscordAdapter:
         if self._running is not None:
             raise RuntimeError("DiscordAdapter is already started; call stop() before starting it again")
         lease = Lease(self._endpoints)
-        client = ChorusClient(
-            on_message_cb=self._on_message,
-            guild_ready_timeout=self._guild_ready_timeout,
-            heartbeat_timeout=self._heartbeat_timeout,
-            max_ratelimit_timeout=self._max_ratelimit_timeout,
-            reidentify_delay=self._reidentify_delay,
-        )
+        try:
+            client = ChorusClient(
+                on_message_cb=self._on_message,
+                guild_ready_timeout=self._guild_ready_timeout,
+                heartbeat_timeout=self._heartbeat_timeout,
+                max_ratelimit_timeout=self._max_ratelimit_timeout,
+                reidentify_delay=self._reidentify_delay,
+            )
+        except BaseException:
+            lease.release()
+            raise
         running = _Running(client=client, queue=inbound, lease=lease)
         try:
             try:

@@ -131,6 +131,7 @@ class Connection:
     path: str
     ws: web.WebSocketResponse
     session: Session | None = None
+    silent: bool = False  # half-open: reads but never answers (no ACKs, no events)
 
 
 def _json(payload: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
@@ -281,6 +282,11 @@ class FakeDiscord:
             if not connection.ws.closed:
                 await connection.ws.close(code=code, message=b"fake discord closing")
 
+    def go_silent(self) -> None:
+        """Make the live connection half-open: it stops answering heartbeats and events wait for a RESUME."""
+        for connection in self.connections:
+            connection.silent = not connection.ws.closed
+
     async def create_thread(self, thread_id: str, name: str, *, parent_id: str = GENERAL_ID) -> None:
         """Create a thread the way Discord announces it (THREAD_CREATE) and serve it over REST."""
         self.channels[thread_id] = thread_channel(thread_id, name, parent_id=parent_id)
@@ -357,7 +363,7 @@ class FakeDiscord:
 
     def _live(self, session: Session) -> Connection | None:
         for connection in reversed(self.connections):
-            if connection.session is session and not connection.ws.closed:
+            if connection.session is session and not connection.ws.closed and not connection.silent:
                 return connection
         return None
 
@@ -423,6 +429,8 @@ class FakeDiscord:
             payload = json.loads(frame.data)
             op, d = payload.get("op"), payload.get("d")
             await self._record(GatewayOp(connection.index, op, d))
+            if connection.silent:
+                continue
             if op == 1:
                 await self._send(ws, {"op": 11, "d": None, "s": None, "t": None})
             elif op == 2 and (self.reject_identify or d.get("token") != TOKEN):

@@ -26,7 +26,7 @@ class Harness:
         return await asyncio.wait_for(self.queue.get(), WAIT)
 
 
-def make_adapter(fake: FakeDiscord, *, token: str = TOKEN) -> DiscordAdapter:
+def make_adapter(fake: FakeDiscord, *, token: str = TOKEN, heartbeat_timeout: float = 60.0) -> DiscordAdapter:
     """An adapter pointed at `fake`, with the waits that matter for tests made short."""
     return DiscordAdapter(
         token=token,
@@ -34,6 +34,7 @@ def make_adapter(fake: FakeDiscord, *, token: str = TOKEN) -> DiscordAdapter:
         gateway_url=fake.gateway_url,
         ready_timeout=5.0,
         guild_ready_timeout=0.05,
+        heartbeat_timeout=heartbeat_timeout,
         reidentify_delay=0.05,
         crash_backoff=0.05,
     )

@@ -31,9 +31,10 @@ async def test_long_reply_is_split_with_fences_intact(discord_bot: Harness) -> N
     assert all(len(content) <= DISCORD_MESSAGE_CHARS for content in contents)
     assert all(content.count("```") % 2 == 0 for content in contents)
     assert [s.message_id for s in sent] == list(discord_bot.fake.posted)
-    joined = "".join(contents).replace("```\n```python\n", "").replace("\n```python\n", "\n")
-    assert [line for line in joined.split("\n") if line.startswith("print(")] == [
-        f"print('line {i:04d} of a long listing')" for i in range(120)]
+    listing = [line for content in contents for line in content.split("\n") if line.startswith("print(")]
+    assert listing == [f"print('line {i:04d} of a long listing')" for i in range(120)]
+    assert all(content.lstrip().startswith("```python") or "print(" not in content.split("```python")[0]
+               for content in contents)  # every code line sits inside a fence reopened with its language
 
 
 async def test_reply_reference_goes_on_the_first_chunk_only(discord_bot: Harness) -> None:
@@ -44,7 +45,7 @@ async def test_reply_reference_goes_on_the_first_chunk_only(discord_bot: Harness
     assert first["message_reference"]["message_id"] == 1900000000000000001  # discord.py sends the snowflake as a number
     assert first["message_reference"]["fail_if_not_exists"] is False
     assert "message_reference" not in second
-    assert first["allowed_mentions"]["parse"] == ["users"]
+    assert first["allowed_mentions"] == {"parse": ["users"], "replied_user": True}
 
 
 async def test_thread_target_posts_into_the_thread(discord_bot: Harness) -> None:
@@ -82,6 +83,15 @@ async def test_429_is_waited_out_and_retried(discord_bot: Harness) -> None:
     assert retry.at - first.at >= 0.3
     assert [s.message_id for s in sent] == list(fake.posted)
     assert fake.posted[sent[0].message_id]["content"] == "patience"
+
+
+async def test_429_without_via_header_surfaces_retry_after(discord_bot: Harness) -> None:
+    """A 429 discord.py will not wait out (no Via header: not from Discord) becomes AdapterError with Retry-After."""
+    discord_bot.fake.fail_next(CREATE, Failure(headers={"Retry-After": "7"}))
+    with pytest.raises(AdapterError) as caught:
+        await discord_bot.adapter.send(ChatTarget("discord", GENERAL_ID), "hello")
+    assert (caught.value.status, caught.value.retry_after) == (429, 7.0)
+    assert len(discord_bot.fake.calls_to(CREATE)) == 1
 
 
 async def test_refusals_become_adapter_errors_with_status(discord_bot: Harness) -> None:

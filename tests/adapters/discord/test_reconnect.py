@@ -1,8 +1,11 @@
 """Connection trouble: RESUME after a dropped socket, re-IDENTIFY when the session is gone, malformed payloads."""
 from __future__ import annotations
 
-from tests.adapters.discord.conftest import Harness
-from tests.fakes.discord_api import DM_CHANNEL_ID, GENERAL_ID
+import asyncio
+
+from adapters.base import InboundMessage
+from tests.adapters.discord.conftest import Harness, make_adapter
+from tests.fakes.discord_api import DM_CHANNEL_ID, GENERAL_ID, FakeDiscord
 
 IDENTIFY, RESUME = 2, 6
 
@@ -69,3 +72,19 @@ async def test_messages_in_order_across_a_resume(discord_bot: Harness) -> None:
     assert got == ["m0", "m1", "m2"]
     assert await _dm(discord_bot, "sentinel") == "sentinel"
     assert len(fake.client_ops(RESUME)) == 1
+
+
+async def test_half_open_connection_is_detected_and_resumed() -> None:
+    """When the gateway goes silent (no heartbeat ACKs, no frames) the client gives up on it and RESUMEs; nothing is lost."""
+    async with FakeDiscord(heartbeat_interval_ms=200) as fake:
+        adapter = make_adapter(fake, heartbeat_timeout=1.0)
+        queue: asyncio.Queue[InboundMessage] = asyncio.Queue()
+        await adapter.start(queue)
+        try:
+            fake.go_silent()
+            await fake.send_message(fake.message("said into the void", channel_id=DM_CHANNEL_ID, guild=False))
+            assert (await asyncio.wait_for(queue.get(), 5.0)).text == "said into the void"
+            assert [(op.connection, op.op) for op in fake.ops if op.op in (IDENTIFY, RESUME)] == [(0, IDENTIFY), (1, RESUME)]
+            assert fake.connections[0].ws.closed
+        finally:
+            await adapter.stop()
