@@ -1,0 +1,444 @@
+"""`SessionStore`: the SQLite `state.db` holding every session and message, with full-text search.
+
+Owns connections, transactions and the write paths (append, in-place replace
+with soft-archive, rotation to a child session, import). WAL mode lets readers
+run beside one writer; every write is a `BEGIN IMMEDIATE` transaction retried
+on SQLITE_BUSY, so several gateway processes can share one file. Methods are
+synchronous and thread-safe (one connection behind a lock); async callers use
+`asyncio.to_thread`. Knows nothing of platforms, prompts or compression.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from agent.messages import Message
+from agent.store._query import chat_tag
+from agent.store._schema import StoreError, apply_migrations
+from agent.store._search import search_chat
+from agent.store.records import (
+    ImportedSession,
+    MESSAGE_COLUMNS,
+    SearchHit,
+    SessionSummary,
+    StoredMessage,
+    StoredSession,
+    StoreStats,
+    encode_content,
+    encode_tool_calls,
+    message_from_row,
+    session_from_row,
+)
+
+log = structlog.get_logger(__name__)
+
+BUSY_TIMEOUT_MS = 5_000
+BUSY_RETRIES = 8
+BUSY_BACKOFF_SECONDS = 0.05
+COMPACT_PAGES_PER_STEP = 2_000
+
+_INSERT_MESSAGE = """
+INSERT INTO messages (session_id, chat_id, chat_tag, seq, role, content_kind, text, text_chars, parts, tool_calls,
+                      tool_call_id, name, token_count, created_at, archived)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+"""
+_COUNT_CHAT = """
+INSERT INTO chat_stats (chat_id, messages, chars) VALUES (?, ?, ?)
+ON CONFLICT (chat_id) DO UPDATE SET messages = messages + excluded.messages, chars = chars + excluded.chars
+"""
+
+
+# Indexes the rows just inserted (see the note on the missing insert trigger in `_schema`).
+_INDEX_MESSAGES = """
+INSERT INTO messages_fts(rowid, text, chat_tag)
+SELECT id, text, chat_tag FROM messages WHERE session_id = ? AND seq > ?
+"""
+
+
+def _is_busy(exc: sqlite3.OperationalError) -> bool:
+    return getattr(exc, "sqlite_errorcode", None) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+
+
+def _new_id() -> str:
+    return uuid.uuid4().hex
+
+
+class SessionStore:
+    """Sessions and messages in one SQLite file.
+
+    Args:
+        path: the database file, normally `<home>/state.db`.
+        clock: seconds since the epoch, injected for tests.
+        new_id: session id factory, injected for tests.
+    """
+
+    def __init__(
+        self, path: Path, *, clock: Callable[[], float] = time.time, new_id: Callable[[], str] = _new_id
+    ) -> None:
+        self.path = path
+        self._clock = clock
+        self._new_id = new_id
+        self._lock = threading.RLock()
+        self._conn: sqlite3.Connection | None = None
+
+    # lifecycle -------------------------------------------------------------
+
+    def open(self) -> None:
+        """Create or open the file, switch it to WAL and run pending migrations."""
+        with self._lock:
+            if self._conn is not None:
+                raise StoreError(f"session store {self.path} is already open; call close() first")
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            try:
+                conn.row_factory = sqlite3.Row
+                conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("PRAGMA synchronous = NORMAL")
+                conn.execute("PRAGMA foreign_keys = ON")
+                conn.create_function("chat_tag_of", 1, chat_tag, deterministic=True)
+                applied = self._retry(lambda: apply_migrations(conn))
+            except BaseException:
+                conn.close()
+                raise
+            self._conn = conn
+            if applied:
+                log.info("store.migrated", path=str(self.path), versions=applied)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def __enter__(self) -> SessionStore:
+        self.open()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _require(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise StoreError(f"session store {self.path} is not open; call open() first")
+        return self._conn
+
+    def _retry(self, action: Callable[[], Any]) -> Any:
+        for attempt in range(BUSY_RETRIES):
+            try:
+                return action()
+            except sqlite3.OperationalError as exc:
+                if not _is_busy(exc) or attempt == BUSY_RETRIES - 1:
+                    raise
+                log.warning("store.busy_retry", path=str(self.path), attempt=attempt + 1)
+                time.sleep(BUSY_BACKOFF_SECONDS * (attempt + 1))
+        raise AssertionError("unreachable")
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One `BEGIN IMMEDIATE` transaction; the write lock is taken up front, so no upgrade deadlock."""
+        with self._lock:
+            conn = self._require()
+            self._retry(lambda: conn.execute("BEGIN IMMEDIATE"))
+            try:
+                yield conn
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+
+    def _read(self, sql: str, params: Sequence[object] = ()) -> list[sqlite3.Row]:
+        with self._lock:
+            conn = self._require()
+            rows: list[sqlite3.Row] = self._retry(lambda: conn.execute(sql, params).fetchall())
+            return rows
+
+    # sessions --------------------------------------------------------------
+
+    def ensure_session(self, key: str, *, platform: str, chat_id: str, title: str | None = None) -> StoredSession:
+        """The open session of `key`, created when there is none."""
+        with self._write() as conn:
+            row = conn.execute("SELECT * FROM sessions WHERE key = ? AND active = 1", (key,)).fetchone()
+            if row is not None:
+                return session_from_row(row)
+            return self._insert_session(conn, key=key, platform=platform, chat_id=chat_id, title=title)
+
+    def _insert_session(
+        self,
+        conn: sqlite3.Connection,
+        *,
+        key: str,
+        platform: str,
+        chat_id: str,
+        title: str | None = None,
+        parent_id: str | None = None,
+        session_id: str | None = None,
+        active: bool = True,
+        created_at: float | None = None,
+        ended_at: float | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> StoredSession:
+        if not active and ended_at is None:
+            ended_at = self._clock()
+        session = StoredSession(
+            id=session_id or self._new_id(),
+            key=key,
+            platform=platform,
+            chat_id=chat_id,
+            parent_id=parent_id,
+            created_at=self._clock() if created_at is None else created_at,
+            ended_at=None if active else ended_at,
+            active=active,
+            title=title,
+        )
+        conn.execute(
+            "INSERT INTO sessions (id, key, platform, chat_id, parent_id, created_at, ended_at, active, title, meta)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                session.id, key, platform, chat_id, parent_id, session.created_at, session.ended_at,
+                int(active), title, json.dumps(dict(meta), ensure_ascii=False) if meta else None,
+            ),
+        )
+        return session
+
+    def active_session(self, key: str) -> StoredSession | None:
+        rows = self._read("SELECT * FROM sessions WHERE key = ? AND active = 1", (key,))
+        return session_from_row(rows[0]) if rows else None
+
+    def get_session(self, session_id: str) -> StoredSession | None:
+        rows = self._read("SELECT * FROM sessions WHERE id = ?", (session_id,))
+        return session_from_row(rows[0]) if rows else None
+
+    def session_meta(self, session_id: str) -> dict[str, Any]:
+        """The pass-through fields an imported session came with (source, license, tools, …)."""
+        rows = self._read("SELECT meta FROM sessions WHERE id = ?", (session_id,))
+        if not rows:
+            raise StoreError(f"no session {session_id!r} in {self.path}")
+        meta: dict[str, Any] = json.loads(rows[0]["meta"]) if rows[0]["meta"] else {}
+        return meta
+
+    def end_session(self, session_id: str) -> None:
+        """Close the session (`/new`): the next `ensure_session` for its key starts a fresh one."""
+        with self._write() as conn:
+            self._end(conn, session_id)
+
+    def _end(self, conn: sqlite3.Connection, session_id: str) -> sqlite3.Row:
+        row: sqlite3.Row | None = conn.execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        if row is None:
+            raise StoreError(f"no session {session_id!r} in {self.path}")
+        if row["active"]:
+            conn.execute("UPDATE sessions SET active = 0, ended_at = ? WHERE id = ?", (self._clock(), session_id))
+        return row
+
+    def list_sessions(self, *, chat_id: str | None = None, limit: int = 100, offset: int = 0) -> list[SessionSummary]:
+        """Sessions newest first, with their active and archived message counts."""
+        where, params = ("WHERE s.chat_id = ?", [chat_id]) if chat_id is not None else ("", [])
+        rows = self._read(
+            f"""
+            SELECT s.*,
+                   (SELECT count(*) FROM messages m WHERE m.session_id = s.id AND m.archived = 0) AS n_active,
+                   (SELECT count(*) FROM messages m WHERE m.session_id = s.id AND m.archived > 0) AS n_archived
+            FROM sessions s {where} ORDER BY s.created_at DESC, s.rowid DESC LIMIT ? OFFSET ?
+            """,
+            [*params, limit, offset],
+        )
+        return [SessionSummary(session_from_row(r), r["n_active"], r["n_archived"]) for r in rows]
+
+    # messages --------------------------------------------------------------
+
+    def _insert_messages(
+        self,
+        conn: sqlite3.Connection,
+        session_id: str,
+        chat_id: str,
+        messages: Sequence[Message],
+        token_counts: Sequence[int] | None,
+        *,
+        archived: int = 0,
+    ) -> None:
+        if token_counts is not None and len(token_counts) != len(messages):
+            raise ValueError(f"token_counts has {len(token_counts)} entries for {len(messages)} messages")
+        (last,) = conn.execute(
+            "SELECT coalesce(max(seq), -1) FROM messages WHERE session_id = ?", (session_id,)
+        ).fetchone()
+        tag, now = chat_tag(chat_id), self._clock()
+        rows = []
+        for offset, message in enumerate(messages):
+            kind, text, parts = encode_content(message)
+            rows.append((
+                session_id, chat_id, tag, last + 1 + offset, message.role, kind, text, len(text), parts,
+                encode_tool_calls(message.tool_calls), message.tool_call_id, message.name,
+                token_counts[offset] if token_counts is not None else None, now, archived,
+            ))
+        conn.executemany(_INSERT_MESSAGE, rows)
+        conn.execute(_INDEX_MESSAGES, (session_id, last))
+        conn.execute(_COUNT_CHAT, (chat_id, len(rows), sum(row[7] for row in rows)))
+
+    def _chat_of(self, conn: sqlite3.Connection, session_id: str) -> str:
+        row = conn.execute("SELECT chat_id FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        if row is None:
+            raise StoreError(f"no session {session_id!r} in {self.path}")
+        chat_id: str = row["chat_id"]
+        return chat_id
+
+    def append(
+        self, session_id: str, messages: Sequence[Message], token_counts: Sequence[int] | None = None
+    ) -> None:
+        """Add messages after the last one of the session, in order, atomically."""
+        if not messages:
+            return
+        with self._write() as conn:
+            self._insert_messages(conn, session_id, self._chat_of(conn, session_id), messages, token_counts)
+
+    def active_messages(self, session_id: str) -> list[Message]:
+        """The session's current transcript (archived generations left out)."""
+        rows = self._read(
+            f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ? AND archived = 0 ORDER BY seq",
+            (session_id,),
+        )
+        return [message_from_row(row) for row in rows]
+
+    def session_messages(self, session_id: str, *, include_archived: bool = True) -> list[StoredMessage]:
+        """Every stored message of the session in write order, archived ones included by default."""
+        filter_sql = "" if include_archived else "AND archived = 0"
+        rows = self._read(
+            f"SELECT {MESSAGE_COLUMNS}, token_count, created_at FROM messages"
+            f" WHERE session_id = ? {filter_sql} ORDER BY seq",
+            (session_id,),
+        )
+        return [
+            StoredMessage(r["seq"], message_from_row(r), r["archived"], r["token_count"], r["created_at"])
+            for r in rows
+        ]
+
+    def replace_active(
+        self, session_id: str, new_messages: Sequence[Message], token_counts: Sequence[int] | None = None
+    ) -> int:
+        """In-place compression: archive the active messages (still searchable), make `new_messages` active.
+
+        Returns:
+            The archive generation the replaced messages now carry (1 for the first compression).
+        """
+        with self._write() as conn:
+            chat_id = self._chat_of(conn, session_id)
+            (generation,) = conn.execute(
+                "SELECT coalesce(max(archived), 0) + 1 FROM messages WHERE session_id = ?", (session_id,)
+            ).fetchone()
+            conn.execute(
+                "UPDATE messages SET archived = ? WHERE session_id = ? AND archived = 0", (generation, session_id)
+            )
+            self._insert_messages(conn, session_id, chat_id, new_messages, token_counts)
+        return int(generation)
+
+    def rotate(
+        self, session_id: str, new_messages: Sequence[Message], token_counts: Sequence[int] | None = None
+    ) -> StoredSession:
+        """Close `session_id` (it keeps its transcript) and open a child session holding `new_messages`."""
+        with self._write() as conn:
+            parent = self._end(conn, session_id)
+            child = self._insert_session(
+                conn, key=parent["key"], platform=parent["platform"], chat_id=parent["chat_id"],
+                title=parent["title"], parent_id=session_id,
+            )
+            self._insert_messages(conn, child.id, child.chat_id, new_messages, token_counts)
+        log.info("store.rotated", parent_id=session_id, session_id=child.id)
+        return child
+
+    def import_session(
+        self,
+        session_id: str,
+        *,
+        key: str,
+        platform: str,
+        chat_id: str,
+        messages: Sequence[Message],
+        archived_messages: Sequence[Message] = (),
+        meta: Mapping[str, Any] | None = None,
+        created_at: float | None = None,
+    ) -> StoredSession:
+        """Store one finished session; see `import_sessions`."""
+        (session,) = self.import_sessions([
+            ImportedSession(session_id, key, platform, chat_id, messages, archived_messages, meta, created_at)
+        ])
+        return session
+
+    def import_sessions(self, sessions: Sequence[ImportedSession]) -> list[StoredSession]:
+        """Store finished sessions in one transaction (closed, so they never capture live traffic).
+
+        Archived messages, when given, are stored as archive generation 1 before the active ones.
+
+        Raises:
+            StoreError: a session id already exists (nothing of the batch is written).
+        """
+        stored = []
+        with self._write() as conn:
+            for item in sessions:
+                if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (item.id,)).fetchone():
+                    raise StoreError(f"session {item.id!r} already exists in {self.path}")
+                stored.append(self._insert_session(
+                    conn, key=item.key, platform=item.platform, chat_id=item.chat_id, session_id=item.id,
+                    active=False, created_at=item.created_at, ended_at=item.ended_at, meta=item.meta,
+                ))
+                if item.archived_messages:
+                    self._insert_messages(conn, item.id, item.chat_id, item.archived_messages, None, archived=1)
+                self._insert_messages(conn, item.id, item.chat_id, item.messages, None)
+        return stored
+
+    def compact_index(self, *, pages_per_step: int = COMPACT_PAGES_PER_STEP) -> int:
+        """Merge the full-text index into fewer segments, in short transactions; return the steps taken.
+
+        Every write adds a small index segment and FTS5 merges them only
+        lazily, so after a bulk import a search may visit a dozen or more
+        segments per word. Each step here is its own brief write transaction,
+        so live writers are delayed by one step at most.
+        """
+        steps = 0
+        while True:
+            with self._write() as conn:
+                before = conn.total_changes
+                conn.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('merge', ?)", (-pages_per_step,))
+                done = conn.total_changes - before < 2
+            steps += 1
+            if done:
+                return steps
+
+    # search and stats ------------------------------------------------------
+
+    def search(self, chat_id: str, query: str, *, limit: int = 5, context: int = 1) -> list[SearchHit]:
+        """Messages of one chat matching the words of `query`, best first (see `agent.store._search`).
+
+        Any text is accepted: FTS syntax in `query` is treated as plain words.
+        """
+        with self._lock:
+            conn = self._require()
+            hits: list[SearchHit] = self._retry(
+                lambda: search_chat(conn, chat_id, query, limit=limit, context=context)
+            )
+            return hits
+
+    def stats(self) -> StoreStats:
+        (row,) = self._read(
+            """
+            SELECT (SELECT count(*) FROM sessions) AS sessions,
+                   (SELECT count(*) FROM sessions WHERE active = 1) AS active_sessions,
+                   (SELECT count(*) FROM messages) AS messages,
+                   (SELECT count(*) FROM messages WHERE archived > 0) AS archived,
+                   (SELECT count(DISTINCT chat_id) FROM sessions) AS chats,
+                   (SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()) AS db_bytes
+            """
+        )
+        wal = self.path.with_name(self.path.name + "-wal")
+        wal_bytes = wal.stat().st_size if wal.exists() else 0
+        return StoreStats(
+            sessions=row["sessions"], active_sessions=row["active_sessions"], messages=row["messages"],
+            archived_messages=row["archived"], chats=row["chats"], db_bytes=row["db_bytes"] + wal_bytes,
+        )
