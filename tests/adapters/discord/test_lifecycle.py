@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 
 import discord.gateway
 import discord.http
@@ -36,8 +37,11 @@ async def test_probe_while_running_shares_the_endpoints(discord_bot: Harness) ->
     assert _endpoints() == (ORIGINAL_BASE, ORIGINAL_GATEWAY)
 
 
-async def test_bad_token_fails_start_and_probe_clearly(fake_discord: FakeDiscord, capsys: pytest.CaptureFixture[str]) -> None:
+async def test_bad_token_fails_start_and_probe_clearly(
+    fake_discord: FakeDiscord, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
     """A wrong token: start() raises '401: check platforms.discord.token', probe says the same, no token is shown."""
+    caplog.set_level(logging.DEBUG)
     adapter = make_adapter(fake_discord, token="wrong-secret-token")
     with pytest.raises(AdapterError) as caught:
         await adapter.start(asyncio.Queue())
@@ -45,7 +49,8 @@ async def test_bad_token_fails_start_and_probe_clearly(fake_discord: FakeDiscord
     printed = capsys.readouterr()
     assert (str(caught.value), caught.value.status) == ("discord login failed: 401: check platforms.discord.token", 401)
     assert (result.ok, result.detail) == (False, "discord GET /users/@me failed: 401: check platforms.discord.token")
-    assert "wrong-secret-token" not in printed.out + printed.err
+    assert "wrong-secret-token" not in printed.out + printed.err + caplog.text
+    assert "/users/@me" in caplog.text  # discord.py's own debug log was captured, and it holds no token
     assert fake_discord.connections == []
     assert _endpoints() == (ORIGINAL_BASE, ORIGINAL_GATEWAY)
     await adapter.stop()  # a failed start leaves nothing to stop

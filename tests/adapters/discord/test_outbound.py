@@ -107,7 +107,7 @@ async def test_refusals_become_adapter_errors_with_status(discord_bot: Harness) 
 
 
 async def test_misuse_is_refused_clearly(fake_discord: FakeDiscord) -> None:
-    """Sending before start, an empty text or a non-numeric channel id raise AdapterError saying so."""
+    """Sending before start or an empty text raise AdapterError, a blank token or bad URL ValueError; no request is made."""
     adapter = make_adapter(fake_discord)
     with pytest.raises(AdapterError, match="not started"):
         await adapter.send(ChatTarget("discord", GENERAL_ID), "hi")
