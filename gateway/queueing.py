@@ -39,7 +39,7 @@ class Job:
 @dataclass(frozen=True, slots=True)
 class SubmitResult:
     busy: bool  # something was running or waiting before this job
-    position: int  # jobs ahead of this one (the running one included)
+    position: int  # answering jobs ahead of this one (the running one included)
     interrupted: Job | None = None  # the running turn this job cancelled
     reason: str = ""
 
@@ -85,7 +85,10 @@ class SessionLanes:
         if self._closed:
             raise RuntimeError("SessionLanes is closed; the gateway is shutting down")
         lane = self._lanes.setdefault(job.route.key, _Lane())
-        ahead = len(lane.jobs) + (1 if lane.current is not None else 0)
+        # Context-only records are quick and invisible: they do not make a session "busy" for the user.
+        ahead = sum(1 for queued in lane.jobs if queued.kind != "record")
+        if lane.current_job is not None and lane.current_job.kind != "record":
+            ahead += 1
         interrupted: Job | None = None
         if self._mode == "interrupt" and job.kind == "turn" and lane.current is not None:
             if lane.current_job is not None and lane.current_job.kind == "turn":

@@ -1,0 +1,152 @@
+"""Gateway behaviour through a scripted platform: allowlists, triggers, commands, busy handling, failures."""
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from gateway.allowlist import REFUSAL_TEXT
+from gateway.turns import FAILED_TEXT
+from tests.fakes.openai_server import FakeOpenAI, Reply
+from tests.gateway.fake_platform import FakePlatform
+from tests.gateway.harness import make_config, started
+
+PLATFORM = "telegram"  # a fake in the shape of a real platform, so its access rules come from the config
+
+
+def _config(home: Path, fake: FakeOpenAI, **platform: Any) -> Any:
+    access = {"allowed_users": ["u1"], **platform}
+    return make_config(home, fake.base_url, platforms={"web": {"enabled": False}, "telegram": access})
+
+
+async def test_unknown_sender_is_refused_once_then_ignored(fake_openai: FakeOpenAI, home: Path) -> None:
+    """A sender not on the allowlist gets one short refusal, then silence; the model is never asked."""
+    chat = FakePlatform(PLATFORM)
+    async with started(_config(home, fake_openai), adapters={PLATFORM: chat}) as gateway:
+        await chat.inject("hi", user_id="stranger", delivery_id="d1")
+        await chat.inject("hello??", user_id="stranger", delivery_id="d2")
+        await chat.inject("ping", user_id="u1", delivery_id="d3")
+        await chat.wait_text("echo: ping")
+    assert chat.texts() == [REFUSAL_TEXT, "echo: ping"]
+    assert len(fake_openai.requests) == 1
+    assert gateway.decisions == {"refuse": 1, "deny": 1, "respond": 1}
+
+
+async def test_unknown_sender_silent_mode_sends_nothing(fake_openai: FakeOpenAI, home: Path) -> None:
+    """With gateway.unknown_sender: silent, an unknown sender gets no answer at all."""
+    chat = FakePlatform(PLATFORM)
+    config = make_config(
+        home, fake_openai.base_url, platforms={"web": {"enabled": False}, "telegram": {"allowed_users": ["u1"]}},
+        gateway={"unknown_sender": "silent"},
+    )
+    async with started(config, adapters={PLATFORM: chat}):
+        await chat.inject("hi", user_id="stranger")
+        await chat.inject("ping", user_id="u1")
+        await chat.wait_text("echo: ping")
+    assert chat.texts() == ["echo: ping"]
+
+
+async def test_group_context_is_recorded_and_named_until_the_bot_is_mentioned(fake_openai: FakeOpenAI, home: Path) -> None:
+    """Unmentioned group lines are kept as context with the sender's name; a mention gets an answer."""
+    chat = FakePlatform(PLATFORM)
+    async with started(_config(home, fake_openai, allow_all_users=True), adapters={PLATFORM: chat}):
+        await chat.inject("the deploy is at 5pm", chat_id="g1", chat_type="group", user_name="bob", user_id="b")
+        await chat.inject("when is the deploy?", chat_id="g1", chat_type="group", mentions_bot=True)
+        await chat.wait_text("echo:")
+    sent = fake_openai.requests[0]["messages"]
+    assert [m["content"] for m in sent[1:]] == ["bob: the deploy is at 5pm", "alice: when is the deploy?"]
+    assert len(fake_openai.requests) == 1
+
+
+async def test_commands_answer_at_once_while_a_turn_is_busy(fake_openai: FakeOpenAI, home: Path) -> None:
+    """/status and /help answer while the model is still working; /stop cancels the turn."""
+    gate = asyncio.Event()
+    arrived = asyncio.Event()
+
+    def held(_request: dict[str, Any]) -> Reply:
+        arrived.set()
+        return Reply(content="late", gate=gate)
+
+    fake_openai.push(held)
+    chat = FakePlatform(PLATFORM)
+    try:
+        async with started(_config(home, fake_openai), adapters={PLATFORM: chat}):
+            await chat.inject("think hard")
+            await asyncio.wait_for(arrived.wait(), 10)
+            await chat.inject("/status")
+            status = await chat.wait_text("compression threshold")
+            await chat.inject("/help")
+            await chat.wait_text("/compress")
+            await chat.inject("/stop")
+            await chat.wait_text("stopped.")
+            await chat.inject("after stop")
+            await chat.wait_text("echo: after stop")
+    finally:
+        gate.set()
+    assert "working on a reply" in status.text
+    assert "late" not in chat.texts()
+
+
+async def test_interrupt_mode_cancels_the_running_turn(fake_openai: FakeOpenAI, home: Path) -> None:
+    """In interrupt mode a new message stops the running turn, and only the new one is answered."""
+    gate = asyncio.Event()
+    arrived = asyncio.Event()
+
+    def held(_request: dict[str, Any]) -> Reply:
+        arrived.set()
+        return Reply(content="old answer", gate=gate)
+
+    fake_openai.push(held)
+    chat = FakePlatform(PLATFORM)
+    config = make_config(
+        home, fake_openai.base_url, platforms={"web": {"enabled": False}, "telegram": {"allowed_users": ["u1"]}},
+        gateway={"busy_input_mode": "interrupt"},
+    )
+    try:
+        async with started(config, adapters={PLATFORM: chat}):
+            await chat.inject("first")
+            await asyncio.wait_for(arrived.wait(), 10)
+            await chat.inject("second")
+            await chat.wait_text("echo: second")
+    finally:
+        gate.set()
+    assert "old answer" not in chat.texts()
+    assert any("stopping the previous reply" in t for t in chat.texts())
+
+
+async def test_failed_turn_tells_the_chat_without_internals(fake_openai: FakeOpenAI, home: Path) -> None:
+    """A model failure becomes a short apology: no status code, no stack trace, no key."""
+    fake_openai.push(Reply(status=500))
+    chat = FakePlatform(PLATFORM)
+    async with started(_config(home, fake_openai), adapters={PLATFORM: chat}):
+        await chat.inject("hello")
+        await chat.wait_text("Sorry")
+        await chat.inject("again")
+        await chat.wait_text("echo: again")
+    assert chat.texts() == [FAILED_TEXT, "echo: again"]
+    assert not any(word in FAILED_TEXT for word in ("500", "Traceback", "sk-"))
+
+
+async def test_new_starts_a_fresh_session(fake_openai: FakeOpenAI, home: Path) -> None:
+    """/new ends the session: the next message is sent without the earlier turns."""
+    chat = FakePlatform(PLATFORM)
+    async with started(_config(home, fake_openai), adapters={PLATFORM: chat}):
+        await chat.inject("remember 42")
+        await chat.wait_text("echo: remember 42")
+        await chat.inject("/new")
+        await chat.wait_text("new conversation")
+        await chat.inject("what number?")
+        await chat.wait_text("echo: what number?")
+    assert [m["content"] for m in fake_openai.requests[-1]["messages"][1:]] == ["what number?"]
+
+
+async def test_same_delivery_twice_is_answered_once(fake_openai: FakeOpenAI, home: Path) -> None:
+    """A platform redelivery (same delivery id) is processed once."""
+    chat = FakePlatform(PLATFORM)
+    async with started(_config(home, fake_openai), adapters={PLATFORM: chat}) as gateway:
+        await chat.inject("once", delivery_id="same")
+        await chat.inject("once", delivery_id="same")
+        await chat.inject("marker", delivery_id="other")
+        await chat.wait_text("echo: marker")
+    assert [t for t in chat.texts() if not t.startswith("queued")] == ["echo: once", "echo: marker"]
+    assert gateway.decisions["duplicate"] == 1

@@ -1,0 +1,146 @@
+"""Notices, log redaction, the inbound journal, the journaled outbox and the session lanes."""
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+from pathlib import Path
+
+import structlog
+
+from adapters.base import Attachment, InboundMessage
+from agent.context.engine import CompressionEvent
+from gateway.coord.base import OutboundItem
+from gateway.coord.memory import MemoryOutbox
+from gateway.journal import InboundJournal
+from gateway.logs import REDACTED, configure_logging
+from gateway.notices import ABORTED_TEXT, BLOCKED_TEXT, STARTED_TEXT, NoticeBoard
+from gateway.outbox_file import JournaledOutbox
+from gateway.queueing import Job, SessionLanes
+from gateway.routing import route
+
+
+class Channel:
+    def __init__(self) -> None:
+        self.log: list[tuple[str, object, str]] = []
+
+    async def send_notice(self, text: str) -> object:
+        handle = len(self.log)
+        self.log.append(("send", handle, text))
+        return handle
+
+    async def edit_notice(self, handle: object, text: str) -> None:
+        self.log.append(("edit", handle, text))
+
+
+async def test_notice_is_sent_then_edited_with_the_figures() -> None:
+    """Start sends "compressing context…"; finish edits it to "context compressed: A → B tokens"."""
+    channel = Channel()
+    board = NoticeBoard(channel, progress=True, warned=[])
+    await board(CompressionEvent("started", "hygiene"))
+    await board(CompressionEvent("finished", "hygiene", 182_000, 41_000))
+    assert channel.log == [("send", 0, STARTED_TEXT), ("edit", 0, "context compressed: 182,000 → 41,000 tokens")]
+
+
+async def test_warnings_are_shown_once_even_without_progress_notices() -> None:
+    """Blocked and aborted warnings appear once per session; start/finish stay hidden when notices are off."""
+    channel = Channel()
+    warned: list[str] = []
+    for _ in range(2):
+        board = NoticeBoard(channel, progress=False, warned=warned)
+        await board(CompressionEvent("started", "post_response"))
+        await board(CompressionEvent("blocked", "post_response"))
+        await board(CompressionEvent("aborted", "post_response"))
+    assert [text for _, _, text in channel.log] == [BLOCKED_TEXT, ABORTED_TEXT]
+
+
+def test_logs_redact_secret_keys_and_sk_strings() -> None:
+    """Values of token/key/secret/password fields are hidden; sk-… strings are masked anywhere."""
+    out = io.StringIO()
+    configure_logging(fmt="json", stream=out)
+    try:
+        structlog.get_logger("t").info(
+            "x.y", api_key="sk-abcdefghijkl", bot_token="123:abc", password="hunter2", note="used sk-live1234567890 here",
+            prompt_tokens=1200, session_key="agent:default:web:dm:1",
+        )
+    finally:
+        structlog.reset_defaults()
+    line = json.loads(out.getvalue())
+    assert (line["api_key"], line["bot_token"], line["password"]) == (REDACTED, REDACTED, REDACTED)
+    assert "sk-live1234567890" not in line["note"] and line["prompt_tokens"] == 1200
+    assert line["session_key"] == "agent:default:web:dm:1"
+
+
+def _inbound(text: str, ts: float) -> InboundMessage:
+    return InboundMessage(
+        platform="web", chat_id="c", chat_type="dm", user_id="u", user_name="n", text=text, message_id=text,
+        timestamp=ts, attachments=(Attachment(kind="image", url="http://x/1.png"),), delivery_id=f"web:c:{text}",
+    )
+
+
+def test_journal_recovers_unfinished_messages_once(tmp_path: Path) -> None:
+    """Recorded and not done → recovered (once, oldest first); done → gone."""
+    journal = InboundJournal(tmp_path / "inflight")
+    first = journal.record(_inbound("a", 1.0))
+    journal.record(_inbound("b", 2.0))
+    journal.done(first)
+    recovered = journal.recover()
+    assert [m for _, m in recovered] == [_inbound("b", 2.0)]
+    assert journal.recover() == []
+    journal.done(recovered[0][0])
+    assert journal.pending_count() == 0
+
+
+async def test_journaled_outbox_restores_unacked_items(tmp_path: Path) -> None:
+    """An item put and not acked comes back after a restart (a new in-memory outbox)."""
+    path = tmp_path / "outbox.jsonl"
+    item = OutboundItem("web", "c", None, "hello", "k")
+    first = JournaledOutbox(MemoryOutbox(), path)
+    kept = await first.put(item)
+    acked = await first.put(OutboundItem("web", "c", None, "sent", "k"))
+    await first.ack(acked)
+    assert kept != acked
+    second = JournaledOutbox(MemoryOutbox(), path)
+    assert await second.restore() == 1
+    assert [p.item.text for p in await second.pending()] == ["hello"]
+
+
+async def test_lanes_run_one_job_per_session_in_order() -> None:
+    """Jobs of one session run in order, one at a time; other sessions run beside them."""
+    log: list[str] = []
+    running: dict[str, int] = {}
+    peak: dict[str, int] = {}
+
+    async def run(job: Job) -> None:
+        key = job.route.key
+        running[key] = running.get(key, 0) + 1
+        peak[key] = max(peak.get(key, 0), running[key])
+        await asyncio.sleep(0)
+        log.append(job.message.text)
+        running[key] -= 1
+
+    lanes = SessionLanes(run)
+    for i in range(5):
+        for chat in ("x", "y"):
+            message = InboundMessage("web", chat, "dm", "u", "n", f"{chat}{i}", str(i), 0.0)
+            lanes.submit(Job("turn", message, route(message, profile="p", group_sessions_per_user=False)))
+    assert await lanes.drain(5.0) == []
+    assert [t for t in log if t.startswith("x")] == [f"x{i}" for i in range(5)]
+    assert peak == {"agent:p:web:dm:x": 1, "agent:p:web:dm:y": 1}
+
+
+async def test_drain_returns_what_did_not_finish() -> None:
+    """Past the grace period the running job is cancelled and returned with the queued ones."""
+    release = asyncio.Event()
+
+    async def run(job: Job) -> None:
+        await release.wait()
+
+    lanes = SessionLanes(run)
+    jobs = []
+    for i in range(3):
+        message = InboundMessage("web", "c", "dm", "u", "n", f"m{i}", str(i), 0.0)
+        jobs.append(Job("turn", message, route(message, profile="p", group_sessions_per_user=False)))
+        lanes.submit(jobs[-1])
+    unfinished = await lanes.drain(0.05)
+    assert sorted(j.message.text for j in unfinished) == ["m0", "m1", "m2"]
