@@ -1,4 +1,4 @@
-"""`chorus sessions list|show|search|import|export`: inspect, search and move the session store.
+"""`chorus sessions list|show|search|import|export|compact`: inspect, search and move the session store.
 
 Owns the operator's view of `state.db`: a session table, one session's
 transcript (archived messages marked), chat-scoped search, and JSON Lines
@@ -66,6 +66,9 @@ def register(subparsers: Any) -> None:
     exp.add_argument("--chat", default=None, help="only this chat id")
     exp.add_argument("--output", "-o", required=True, type=Path, help="file to write")
     exp.set_defaults(handler=handle_export)
+
+    compact = action("compact", "merge the search index into one segment (faster searches after many writes)")
+    compact.set_defaults(handler=handle_compact)
 
 
 def _open_store(args: argparse.Namespace, *, create: bool = False) -> SessionStore | None:
@@ -261,4 +264,15 @@ def handle_export(args: argparse.Namespace) -> int:
     with store:
         count = write_sessions(args.output, _export_records(store, args.chat), "jsonl")
     print(f"exported {count} sessions to {args.output}")
+    return EXIT_OK
+
+
+def handle_compact(args: argparse.Namespace) -> int:
+    store = _open_store(args)
+    if store is None:
+        return EXIT_RUNTIME
+    started = time.monotonic()
+    with store:
+        steps = store.compact_index()
+    print(f"search index compacted in {steps} steps, {time.monotonic() - started:.1f} s")
     return EXIT_OK

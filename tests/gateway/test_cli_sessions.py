@@ -143,3 +143,15 @@ def test_a_bad_line_imports_nothing(config: str, home: Path, tmp_path: Path, cap
     assert main(["sessions", "import", str(bad), "--config", config]) == 2
     assert f"{bad}:2" in capsys.readouterr().err
     assert not (home / "state.db").exists()
+
+
+def test_compact_keeps_search_results(config: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """compact merges the index; the same search finds the same messages afterwards."""
+    assert main(["sessions", "import", str(DATA / "irc_ubuntu_meeting_2.jsonl"), "--chat", "irc", "--config", config]) == 0
+    capsys.readouterr()
+    assert main(["sessions", "search", "--chat", "irc", "release meeting", "--config", config]) == 0
+    before = capsys.readouterr().out
+    assert main(["sessions", "compact", "--config", config]) == 0
+    assert capsys.readouterr().out.startswith("search index compacted in ")
+    assert main(["sessions", "search", "--chat", "irc", "release meeting", "--config", config]) == 0
+    assert (capsys.readouterr().out, before != "") == (before, True)
