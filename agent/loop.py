@@ -29,6 +29,7 @@ from agent.tools.base import Tool, ToolContext, refused
 log = structlog.get_logger(__name__)
 
 StopReason = Literal["answered", "max_iterations"]
+RECALL_HEADER = "Recalled context (from long-term memory; reference only, may be incomplete):"
 MAX_ITERATIONS_NOTE = "I stopped after {n} tool steps without a final answer; ask me to continue if needed."
 
 
@@ -125,14 +126,18 @@ class ConversationLoop:
         self._schemas: tuple[ToolSchema, ...] = tuple(tool.schema for tool in tools)
         self.settings = settings
         self._system_prompt = system_prompt
+        self._recall: str | None = None
 
     @property
     def schemas(self) -> tuple[ToolSchema, ...]:
         return self._schemas
 
     def request(self, history: Sequence[Message]) -> list[Message]:
-        """The message list sent to the model: system prompt first."""
-        return [system(self._system_prompt()), *history]
+        """The message list sent to the model: system prompt first (plus this turn's recalled context)."""
+        prompt = self._system_prompt()
+        if self._recall:
+            prompt = f"{prompt}\n\n{RECALL_HEADER}\n{self._recall}"
+        return [system(prompt), *history]
 
     async def compress(
         self,
@@ -178,8 +183,28 @@ class ConversationLoop:
         context: ToolContext,
         on_text: TextSink | None = None,
         on_event: EventSink | None = None,
+        recall: str | None = None,
     ) -> TurnResult:
-        """Answer `user_message` given `history`; tool calls run until a text answer or the cap."""
+        """Answer `user_message` given `history`; tool calls run until a text answer or the cap.
+
+        `recall` (an external memory provider's context for this turn) is shown
+        to the model for this turn only and never stored.
+        """
+        self._recall = recall
+        try:
+            return await self._run(history, user_message, context=context, on_text=on_text, on_event=on_event)
+        finally:
+            self._recall = None
+
+    async def _run(
+        self,
+        history: Sequence[Message],
+        user_message: Message,
+        *,
+        context: ToolContext,
+        on_text: TextSink | None,
+        on_event: EventSink | None,
+    ) -> TurnResult:
         turn = _TurnState(history=[*history, user_message], new=[user_message])
         for _ in range(self.settings.max_iterations):
             if self.engine.should_compress_preflight(self.request(turn.history), self._schemas):

@@ -105,9 +105,12 @@ class SessionAgent:
         context: ToolContext,
         on_text: TextSink | None = None,
         on_event: EventSink | None = None,
+        recall: str | None = None,
     ) -> TurnResult:
         """Run one turn; the agent's history becomes the result's history."""
-        result = await self.loop.run(self.history, user_message, context=context, on_text=on_text, on_event=on_event)
+        result = await self.loop.run(
+            self.history, user_message, context=context, on_text=on_text, on_event=on_event, recall=recall
+        )
         self.history = list(result.history)
         return result
 

@@ -28,6 +28,9 @@ from agent.context.sections import HandoffSection
 from agent.context.user_words import UserWords
 from agent.loop import LoopSettings
 from agent.memory.notes import NotesStore
+from agent.memory.providers import MemoryManager, ProviderRegistry
+from agent.memory.scanner import scan
+from agent.skills.library import SkillLibrary
 from agent.model_client import ModelClient, OpenAIModelClient
 from agent.prompt import DEFAULT_BASE_PROMPT
 from agent.review import BackgroundReviewer
@@ -36,6 +39,7 @@ from agent.tokens import default_counter
 from agent.tools.base import Tool
 from agent.tools.memory_tool import MemoryTool
 from agent.tools.session_search import SessionSearchTool
+from agent.tools.skills import SkillManageTool, SkillViewTool
 from gateway.agents import AgentFactory, AgentPool
 from gateway.allowlist import AccessRules
 from gateway.app import Gateway, GatewayParts
@@ -148,6 +152,7 @@ def build_gateway(
     coordinator: tuple[Coordinator, Outbox] | None = None,
     node: str | None = None,
     post_turn: PostTurnHook | None = None,
+    providers: ProviderRegistry | None = None,
 ) -> Gateway:
     """A `Gateway` for `config`; keyword arguments replace parts (tests, benchmarks)."""
     home = config.home_dir
@@ -160,15 +165,19 @@ def build_gateway(
     if adapters is None:
         adapters = build_adapters(config, banner=missing or "")
     memory_tool = MemoryTool(notes)
+    skills = SkillLibrary(home / "skills", scanner=scan)
+    skill_manage = SkillManageTool(skills)
     notes_on = config.memory.memory_enabled or config.memory.user_profile_enabled
     if tools is None:
-        search_tool = SessionSearchTool(store)
-        enabled = notes_on
+        agent_tools: tuple[Tool, ...] = (
+            *((memory_tool,) if notes_on else ()), SessionSearchTool(store), SkillViewTool(skills), skill_manage,
+        )
 
         def default_tools(_chat: str) -> Sequence[Tool]:
-            return (memory_tool, search_tool) if enabled else (search_tool,)
+            return agent_tools
 
         tools = default_tools
+    memory = MemoryManager.from_config(config.memory.provider, providers or ProviderRegistry())
 
     def snapshot(chat: str) -> str:
         return notes.chat(chat).snapshot().text
@@ -194,7 +203,8 @@ def build_gateway(
     if post_turn is None and missing is None and notes_on:
         hooks = ReviewHooks(
             BackgroundReviewer(
-                model=client, tools=(memory_tool,), memory=config.memory, skills=config.skills, notes=notes
+                model=client, tools=(memory_tool, skill_manage), memory=config.memory, skills=config.skills,
+                notes=notes,
             )
         )
         post_turn = hooks.after_turn
@@ -210,6 +220,7 @@ def build_gateway(
             model_missing_text=missing,
         ),
         post_turn=post_turn,
+        memory=memory if config.memory.provider else None,
     )
     gw = config.gateway
     intake = Intake(
@@ -232,6 +243,7 @@ def build_gateway(
     async def on_shutdown() -> None:
         if hooks is not None:
             await hooks.flush(timeout=max(1.0, config.gateway.shutdown_grace_seconds))
+        await runner.close()
 
     closers = (client.close,) if isinstance(client, OpenAIModelClient) else ()
     return Gateway(

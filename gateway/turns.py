@@ -21,6 +21,7 @@ import structlog
 from agent.context.engine import CompressionResult
 from adapters.base import SentMessage
 from agent.errors import ModelAuthError, ModelNotConfigured, RateLimited
+from agent.memory.providers import MemoryManager
 from agent.messages import Message, user
 from agent.session import SessionAgent
 from agent.store import SessionStore
@@ -106,6 +107,7 @@ class TurnRunner:
         journal: the inbound journal (entries are removed when a job is done).
         settings: turn limits and switches.
         post_turn: called after a reply was delivered (background review); never blocks the reply.
+        memory: the external memory provider manager (prefetch before a turn, sync after it), if any.
     """
 
     def __init__(
@@ -118,6 +120,7 @@ class TurnRunner:
         journal: InboundJournal,
         settings: TurnSettings,
         post_turn: PostTurnHook | None = None,
+        memory: MemoryManager | None = None,
     ) -> None:
         self._agents = agents
         self._store = store
@@ -126,6 +129,8 @@ class TurnRunner:
         self._journal = journal
         self.settings = settings
         self._post_turn = post_turn
+        self._memory = memory
+        self._syncs: set[asyncio.Task[bool]] = set()
         self.turns_run = 0
         self.hygiene_runs = 0
 
@@ -232,7 +237,12 @@ class TurnRunner:
         preview = StreamPreview(self._delivery, job.route.target) if streams else None
         context = ToolContext(chat_id=job.route.chat_scope, session_id=agent.session_id, user_id=job.message.user_id)
         async with typing_while(adapter, job.route.target):
-            result = await agent.run_turn(user_line(job), context=context, on_text=preview, on_event=board)
+            recall = None
+            if self._memory is not None:
+                recall = await self._memory.prefetch(job.route.chat_scope, job.message.user_id, job.message.text)
+            result = await agent.run_turn(
+                user_line(job), context=context, on_text=preview, on_event=board, recall=recall
+            )
         if result.compressed:
             agent.state.extra.pop(STALLED_KEY, None)
         await asyncio.shield(self._persist(agent, compressed=result.compressed, new=result.new_messages, job=job))
@@ -254,6 +264,20 @@ class TurnRunner:
         )
         if self._post_turn is not None:
             await self._post_turn(FinishedTurn(job=job, agent=agent, reply=result.reply, new_messages=result.new_messages))
+        if self._memory is not None:
+            # After delivery and off the lane: a slow provider never delays the next turn.
+            sync = asyncio.create_task(
+                self._memory.sync(job.route.chat_scope, job.message.user_id, result.new_messages)
+            )
+            self._syncs.add(sync)
+            sync.add_done_callback(self._syncs.discard)
+
+    async def close(self, *, timeout: float = 5.0) -> None:
+        """Wait (bounded) for provider syncs in flight, then shut the provider down."""
+        if self._syncs:
+            await asyncio.wait(set(self._syncs), timeout=timeout)
+        if self._memory is not None:
+            await self._memory.shutdown()
 
     async def _deliver(self, job: Job, text: str, *, draft: object = None) -> bool:
         item = OutboundItem(
