@@ -1,0 +1,154 @@
+"""Live tuning: making a `LiveConfig` change reach the next message without a restart.
+
+Owns `LiveEngine`, a `ContextEngine` wrapper that rebuilds its inner engine
+from the current config whenever the config changed (the engine state, i.e.
+counters, cooldowns and the previous summary, carries over), and reports every
+compression to a sink (the admin event log and metrics); `live_engine_factory`,
+the per-agent factory to hand to `build_gateway(engine=...)`; and
+`follow_turn_limits`, which keeps the turn runner's hygiene limit, progress
+notices and in-place switch equal to the live config. Wrappers, not
+subclasses: the built-in compressor is used unchanged.
+Knows nothing of HTTP.
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+
+from structlog.contextvars import get_contextvars
+
+from agent.context._summarizer import Summarizer
+from agent.context.engine import CompressionResult, ContextEngine, EngineState, EventSink, Trigger
+from agent.context.factory import build_summarizer
+from agent.messages import Message, ToolSchema
+from gateway.build import engine_factory
+from gateway.config import ChorusConfig
+from gateway.live_config import LiveConfig
+from gateway.turns import TurnRunner, TurnSettings
+
+# (session key or None, messages before, result): called after every compression attempt.
+CompressionSink = Callable[[str | None, int, CompressionResult], None]
+
+
+def current_session_key() -> str | None:
+    """The session key the gateway bound for the message being handled (`bind_message_context`)."""
+    key = get_contextvars().get("session_key")
+    return key if isinstance(key, str) else None
+
+
+class LiveEngine(ContextEngine):
+    """A context engine that follows `LiveConfig`.
+
+    Args:
+        live: the runtime config holder.
+        build: makes the inner engine for a config (no I/O).
+        on_compression: told about each compression attempt (any outcome).
+    """
+
+    def __init__(
+        self,
+        live: LiveConfig,
+        build: Callable[[ChorusConfig], ContextEngine],
+        *,
+        on_compression: CompressionSink | None = None,
+    ) -> None:
+        self._live = live
+        self._build = build
+        self._on_compression = on_compression
+        self._version = live.version
+        self._inner = build(live.current())
+
+    @property
+    def inner(self) -> ContextEngine:
+        """The engine for the config in force now (rebuilt after a change, state kept)."""
+        if self._live.version != self._version:
+            state = self._inner.state
+            self._inner = self._build(self._live.current())
+            self._inner.state = state
+            self._version = self._live.version
+        return self._inner
+
+    @property
+    def state(self) -> EngineState:
+        return self._inner.state
+
+    @state.setter
+    def state(self, value: EngineState) -> None:
+        self._inner.state = value
+
+    @property
+    def threshold_tokens(self) -> int:
+        return self.inner.threshold_tokens
+
+    @property
+    def context_length(self) -> int:
+        return self.inner.context_length
+
+    def should_compress_preflight(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> bool:
+        return self.inner.should_compress_preflight(messages, tools)
+
+    def record_usage(self, prompt_tokens: int) -> None:
+        self.inner.record_usage(prompt_tokens)
+
+    def should_compress(self, prompt_tokens: int | None = None) -> bool:
+        return self.inner.should_compress(prompt_tokens)
+
+    async def compress(
+        self,
+        messages: Sequence[Message],
+        *,
+        trigger: Trigger,
+        force: bool = False,
+        on_event: EventSink | None = None,
+    ) -> CompressionResult:
+        result = await self.inner.compress(messages, trigger=trigger, force=force, on_event=on_event)
+        if self._on_compression is not None:
+            self._on_compression(current_session_key(), len(messages), result)
+        return result
+
+    def on_model_switch(self, model: str) -> None:
+        self.inner.on_model_switch(model)
+
+
+def live_engine_factory(
+    live: LiveConfig,
+    *,
+    summarizer: Summarizer | None = None,
+    on_compression: CompressionSink | None = None,
+) -> Callable[[], ContextEngine]:
+    """The per-agent engine factory for `build_gateway(engine=...)`, following `live`.
+
+    The summariser (model clients) is built once from the start config and
+    shared: model endpoints are not live keys.
+    """
+    start = live.current()
+    shared = summarizer if summarizer is not None else build_summarizer(start.model, start.auxiliary)
+
+    def build(config: ChorusConfig) -> ContextEngine:
+        return engine_factory(config, summarizer=shared)()
+
+    return lambda: LiveEngine(live, build, on_compression=on_compression)
+
+
+def turn_settings_for(settings: TurnSettings, config: ChorusConfig) -> TurnSettings:
+    """`settings` with the live keys the turn runner reads taken from `config`."""
+    return dataclasses.replace(
+        settings,
+        hard_message_limit=config.compression.hygiene_hard_message_limit,
+        progress_notices=config.compression.progress_notices,
+        in_place=config.compression.in_place,
+    )
+
+
+def follow_turn_limits(live: LiveConfig, runner: TurnRunner) -> Callable[[], None]:
+    """Keep `runner.settings` equal to the live config from now on; returns the unsubscribe function."""
+    runner.settings = turn_settings_for(runner.settings, live.current())
+
+    def apply(_old: ChorusConfig, new: ChorusConfig) -> None:
+        runner.settings = turn_settings_for(runner.settings, new)
+
+    return live.subscribe(apply)
+
+
+__all__ = ["CompressionSink", "LiveEngine", "current_session_key", "follow_turn_limits", "live_engine_factory",
+           "turn_settings_for"]

@@ -1,0 +1,265 @@
+"""The running configuration: one holder the gateway reads limits through, changed without a restart.
+
+Owns `LiveConfig` (`current()`, `update(changes)`, `reload(path)`, subscribers),
+the set of keys that may change at runtime (`LIVE_KEYS`), the audit line
+`admin.config_changed`, saving a change back to the config file
+(`gateway.admin.config_file`), and `install_sighup`. Every change is validated
+by the same pydantic models as the config file; an invalid change or file is
+rejected whole, naming the key, and the running config is kept.
+
+Knows nothing of HTTP, agents or sessions: the admin API calls `update`, the
+gateway subscribes to apply what changed (the next message sees it).
+"""
+from __future__ import annotations
+
+import asyncio
+import signal
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import structlog
+from pydantic import BaseModel, SecretStr, ValidationError
+
+from agent.errors import ConfigError
+from gateway.config import ChorusConfig, describe_validation_error, load_config
+
+log = structlog.get_logger(__name__)
+
+# Keys read on every message (or every new agent), so a change applies without a restart.
+LIVE_KEYS: frozenset[str] = frozenset(
+    f"compression.{name}"
+    for name in (
+        "enabled", "threshold", "model_thresholds", "threshold_tokens", "target_ratio", "protect_first_n",
+        "protect_last_n", "min_tail_user_messages", "in_place", "abort_on_summary_failure", "min_prune_chars",
+        "proactive_prune_tokens", "proactive_prune_min_result_chars", "proactive_prune_min_reclaim_tokens",
+        "progress_notices", "idle_compact_after_seconds", "micro_compact", "hygiene_hard_message_limit",
+        "fact_ledger", "fact_ledger_max_tokens", "user_words_max_tokens",
+    )
+)
+RESTART_NOTE = "read at start only: edit the config file and restart chorus"
+
+Subscriber = Callable[[ChorusConfig, ChorusConfig], None]
+
+
+@dataclass(frozen=True, slots=True)
+class KeyChange:
+    """One key that changed: its dotted name, old and new value (secrets shown as <hidden>)."""
+
+    key: str
+    old: object
+    new: object
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigChange:
+    """What `update` or `reload` did."""
+
+    config: ChorusConfig
+    changes: tuple[KeyChange, ...]
+    restart_required: tuple[str, ...] = ()  # changed in the file, but only a restart applies them
+
+
+def flatten(model: BaseModel, prefix: str = "") -> dict[str, object]:
+    """Every leaf of a config tree by dotted key (dicts such as model_thresholds are leaves)."""
+    out: dict[str, object] = {}
+    for name in type(model).model_fields:
+        value = getattr(model, name)
+        key = f"{prefix}{name}"
+        if isinstance(value, BaseModel):
+            out.update(flatten(value, f"{key}."))
+        else:
+            out[key] = value
+    return out
+
+
+def shown(value: object) -> object:
+    """A JSON-able value for logs and responses; secrets never appear."""
+    if isinstance(value, SecretStr):
+        return "<hidden>"
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, dict):
+        return {str(k): shown(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [shown(v) for v in value]
+    return value
+
+
+def diff(old: ChorusConfig, new: ChorusConfig) -> tuple[KeyChange, ...]:
+    """The leaves that differ between two configs, in key order."""
+    before, after = flatten(old), flatten(new)
+    return tuple(
+        KeyChange(key, shown(before[key]), shown(after[key])) for key in sorted(after) if before[key] != after[key]
+    )
+
+
+def _with_changes(config: ChorusConfig, changes: Mapping[str, object]) -> ChorusConfig:
+    """`config` with dotted keys replaced, validated by the config models (ConfigError names the key)."""
+    known = flatten(config)
+    tree: dict[str, Any] = config.model_dump(mode="python")
+    for key, value in changes.items():
+        if key not in known:
+            raise ConfigError(f"{key}: unknown key; see config.yaml.example for the allowed keys", key=key)
+        if key not in LIVE_KEYS:
+            raise ConfigError(f"{key}: cannot change at runtime ({RESTART_NOTE})", key=key)
+        node = tree
+        *parents, leaf = key.split(".")
+        for part in parents:
+            node = node[part]
+        node[leaf] = value
+    try:
+        return ChorusConfig.model_validate(tree)
+    except ValidationError as exc:
+        first = ".".join(str(p) for p in exc.errors()[0]["loc"])
+        raise ConfigError(describe_validation_error(exc, "change"), key=first) from None
+
+
+class LiveConfig:
+    """Holds the running `ChorusConfig`; readers call `current()` each time they need a limit.
+
+    Args:
+        config: the config the process started with.
+        path: the file it was loaded from (None: built-in defaults; nothing to save or reload).
+    """
+
+    def __init__(self, config: ChorusConfig, *, path: Path | None = None) -> None:
+        self._config = config
+        self.path = path
+        self.version = 0
+        self._subscribers: list[Subscriber] = []
+        self._lock = threading.Lock()
+
+    def current(self) -> ChorusConfig:
+        """The config in force now."""
+        return self._config
+
+    def subscribe(self, subscriber: Subscriber) -> Callable[[], None]:
+        """Call `subscriber(old, new)` after every change; returns the unsubscribe function."""
+        self._subscribers.append(subscriber)
+
+        def unsubscribe() -> None:
+            if subscriber in self._subscribers:
+                self._subscribers.remove(subscriber)
+
+        return unsubscribe
+
+    def update(self, changes: Mapping[str, object], *, who: str = "unknown") -> ConfigChange:
+        """Apply runtime changes of `LIVE_KEYS` (all or none).
+
+        Raises:
+            ConfigError: an unknown key, a key that needs a restart, or an invalid value
+                (the message names the key, the value and what is allowed; `.key` is set).
+        """
+        if not changes:
+            raise ConfigError("no changes given; send a JSON object such as {\"compression.threshold\": 0.6}")
+        with self._lock:
+            new = _with_changes(self._config, changes)
+            return self._swap(new, who=who)
+
+    def preview(self, changes: Mapping[str, object]) -> ChorusConfig:
+        """The config `update(changes)` would produce, without applying it (same errors)."""
+        if not changes:
+            raise ConfigError("no changes given; send a JSON object such as {\"compression.threshold\": 0.6}")
+        return _with_changes(self._config, changes)
+
+    def reload(self, path: Path | None = None, *, who: str = "reload") -> ConfigChange:
+        """Re-read the config file; the keys of `LIVE_KEYS` take effect, others are reported.
+
+        Raises:
+            ConfigError: the file is unreadable or invalid (the running config is kept).
+        """
+        source = path or self.path
+        if source is None:
+            raise ConfigError("no config file was loaded (built-in defaults); start with --config FILE to reload")
+        loaded = load_config(source)
+        with self._lock:
+            running = self._config
+            live = {c.key: flatten(loaded)[c.key] for c in diff(running, loaded) if c.key in LIVE_KEYS}
+            restart = tuple(c.key for c in diff(running, loaded) if c.key not in LIVE_KEYS)
+            new = _with_changes(running, live) if live else running
+            result = self._swap(new, who=who)
+        if restart:
+            log.warning("config.restart_required", keys=list(restart), note=RESTART_NOTE, who=who)
+        log.info("config.reloaded", path=str(source), changed=[c.key for c in result.changes], who=who)
+        return ConfigChange(result.config, result.changes, restart)
+
+    def _swap(self, new: ChorusConfig, *, who: str) -> ConfigChange:
+        old = self._config
+        changes = diff(old, new)
+        if not changes:
+            return ConfigChange(old, ())
+        self._config = new
+        self.version += 1
+        for change in changes:
+            log.info("admin.config_changed", key=change.key, old=change.old, new=change.new, who=who)
+        for subscriber in list(self._subscribers):
+            try:
+                subscriber(old, new)
+            except Exception as exc:  # noqa: BLE001 - one failing reader must not undo a validated change
+                log.exception("config.subscriber_failed", error=type(exc).__name__)
+        return ConfigChange(new, changes)
+
+
+def live_values(config: ChorusConfig, keys: Iterable[str] = LIVE_KEYS) -> dict[str, object]:
+    """The runtime-tunable values of `config` by dotted key (JSON-able)."""
+    flat = flatten(config)
+    return {key: shown(flat[key]) for key in sorted(keys)}
+
+
+def install_sighup(
+    loop: asyncio.AbstractEventLoop,
+    live: LiveConfig,
+    path: Path | None = None,
+    *,
+    on_done: Callable[[ConfigChange | None], None] | None = None,
+) -> Callable[[], None]:
+    """Reload the config file on SIGHUP; an invalid file is logged (naming the key) and ignored.
+
+    Args:
+        loop: the running loop (the handler runs on it).
+        live: the holder to reload.
+        path: the file (default: the one `live` was loaded from).
+        on_done: told the outcome of each reload (None: rejected).
+
+    Returns:
+        A function that removes the handler.
+    """
+
+    def on_hup() -> None:
+        outcome = reload_logged(live, path, who="sighup")
+        if on_done is not None:
+            on_done(outcome)
+
+    loop.add_signal_handler(signal.SIGHUP, on_hup)
+
+    def remove() -> None:
+        loop.remove_signal_handler(signal.SIGHUP)
+
+    return remove
+
+
+def reload_logged(live: LiveConfig, path: Path | None, *, who: str) -> ConfigChange | None:
+    """`live.reload(path)`, logging a rejected file instead of raising (the running config is kept)."""
+    try:
+        return live.reload(path, who=who)
+    except ConfigError as exc:
+        log.error("config.reload_rejected", key=exc.key, error=str(exc), who=who, kept="running config")
+        return None
+
+
+__all__ = [
+    "LIVE_KEYS",
+    "RESTART_NOTE",
+    "ConfigChange",
+    "KeyChange",
+    "LiveConfig",
+    "diff",
+    "flatten",
+    "install_sighup",
+    "live_values",
+    "reload_logged",
+    "shown",
+]
