@@ -171,8 +171,9 @@ IDENTIFIER_PATTERNS: tuple[re.Pattern[str], ...] = (
 )
 _CAP = r"[A-ZÀ-ÖØ-ÞА-ЯЁ][\w'-]+"
 NAME_PATTERNS: tuple[re.Pattern[str], ...] = (
+    # The lead-in in any case, the name itself capitalised.
     re.compile(
-        rf"\b(?:my name is|i am|i'm|call me|named|mein name ist|ich heiße|je m'appelle|me llamo|mi nombre es|"
+        rf"\b(?i:my name is|i am|i'm|call me|named|mein name ist|ich heiße|je m'appelle|me llamo|mi nombre es|"
         rf"меня зовут)\s+{_CAP}(?:\s{_CAP})?"
     ),
     re.compile(r"我叫\S{1,4}|我的名字是\S{1,4}"),

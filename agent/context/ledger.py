@@ -14,14 +14,18 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol, TypeAlias
 
 from agent.context._boundaries import head_size
 from agent.context._facts import Fact, Speaker, classify, extract_facts, normalise
-from agent.context._handoff import END_MARKER, MERGED_PRIOR_HEADER, handoff_text, newest_handoff, unmerge
+from agent.context._handoff import END_MARKER, MERGED_PRIOR_HEADER, handoff_text, is_handoff, unmerge
 from agent.messages import Message
 from agent.tokens import TokenCounter
 
 LEDGER_TITLE = "Fact ledger"
+USER_WORDS_TITLE = "User words kept"
+# Sections whose first line carries the turn count (see `turns_line`).
+SECTION_TITLES = (LEDGER_TITLE, USER_WORDS_TITLE)
 DEFAULT_LEDGER_MAX_TOKENS = 1500
 # The compressor protects this many opening messages on the first compression (CompressionSettings default).
 DEFAULT_PROTECT_FIRST_N = 3
@@ -31,7 +35,7 @@ UNCLASSIFIED_WEIGHT = 40
 MAX_NAME_CHARS = 40
 
 _ENTRY_LINE = re.compile(r"^- \[turn (\d+), (user|assistant)(?::([^\]\n]{1,40}))?\] (.+)$")
-_TURNS_LINE = re.compile(rf"^Verbatim [^\n]*? up to turn (\d+)({OPENING_NOTE})?;", re.MULTILINE)
+_TURNS_LINE = re.compile(rf"Verbatim [^\n]*? up to turn (\d+)({OPENING_NOTE})?;")
 _HEADING = re.compile(r"^## (.+)$", re.MULTILINE)
 
 
@@ -46,23 +50,27 @@ class SpanMessage:
 
 
 @dataclass(frozen=True, slots=True)
+class Carried:
+    """A previous handoff inside the span: what its sections kept, renumbered by `offset` turns."""
+
+    text: str
+    offset: int
+
+
+SpanItem: TypeAlias = SpanMessage | Carried
+
+
+@dataclass(frozen=True, slots=True)
 class Span:
-    """What a compression drops, in chronological order around the previous handoff.
+    """What a compression drops, in chronological order.
 
     Attributes:
-        before: the opening messages, older than the previous handoff (a head protected before).
-        previous: the previous handoff text, or None.
-        shift: user turns in `before`; entries parsed from `previous` move up by it.
-        after: messages newer than what the previous handoff covers (a message pinned
-            ahead of it, the words merged behind it, and everything after it).
+        items: user/assistant messages and previous handoffs, oldest first.
         turns: the number of user turns covered once this compression is done.
         opening_included: whether the protected opening messages have been numbered yet.
     """
 
-    before: tuple[SpanMessage, ...]
-    previous: str | None
-    shift: int
-    after: tuple[SpanMessage, ...]
+    items: tuple[SpanItem, ...]
     turns: int
     opening_included: bool = True
 
@@ -74,10 +82,13 @@ def turns_line(kind: str, span: Span, note: str) -> str:
 
 
 def previous_turns(previous: str | None) -> tuple[int, bool] | None:
-    """(turn count, opening included) written by the previous handoff's sections, None without them."""
-    if not previous:
-        return None
-    found = [(int(m.group(1)), not m.group(2)) for m in _TURNS_LINE.finditer(previous)]
+    """(turn count, opening included) from the first line of our sections in a handoff text, None without them."""
+    found: list[tuple[int, bool]] = []
+    for title in SECTION_TITLES:
+        body = section_body(previous, title)
+        match = _TURNS_LINE.match(body.lstrip("\n")) if body else None
+        if match is not None:
+            found.append((int(match.group(1)), not match.group(2)))
     return max(found) if found else None
 
 
@@ -106,34 +117,46 @@ def _clean_name(name: str | None) -> str | None:
 def read_span(
     dropped: Sequence[Message], previous_summary: str | None, *, protect_first_n: int = DEFAULT_PROTECT_FIRST_N
 ) -> Span:
-    """Number the user turns of `dropped`, continuing the count of the previous handoff.
+    """Put `dropped` in chronological order and number its user turns across compressions.
 
-    A turn begins at each real user message. The first compression does not
-    see the protected opening messages, so its numbers start after them and
-    its sections say so. The next compression drops that opening ahead of the
-    previous handoff: it is numbered from 1 and everything numbered before
-    moves up by its user turns. A message ahead of the handoff beyond the
-    opening is the latest user message the compressor pinned there: it is
-    newer than everything the previous handoff covers.
+    A turn begins at each real user message; a previous handoff counts the
+    turns its sections say it covered. Messages ahead of a handoff are older
+    than it when they are the conversation's protected opening (the first
+    `protect_first_n`, while the handoff says the opening is not counted yet)
+    and newer otherwise: the compressor pins the latest user message ahead of
+    the summary it writes. The first compression does not see the protected
+    opening, so its numbers start after it and its sections say so.
+    `previous_summary` is only read when no handoff is among `dropped`.
     """
-    index = newest_handoff(dropped)
-    state = previous_turns(previous_summary)
-    if index is None:
-        after, turns = _number(dropped, state[0] if state else 0)
-        opening = state[1] if state else protect_first_n == 0
-        return Span((), previous_summary, 0, tuple(after), turns, opening)
-    handoff = dropped[index]
-    previous = previous_summary if previous_summary is not None else handoff_text(handoff)
-    state = previous_turns(previous)
-    ahead = dropped[:index]
-    # Without our own header we cannot tell the opening from a pinned message: call it all opening.
-    opening_len = len(ahead) if state is None else 0 if state[1] else head_size(ahead, protect_first_n)
-    before, shift = _number(ahead[:opening_len], 0)
-    rest = unmerge(handoff.text) if handoff.text.startswith(MERGED_PRIOR_HEADER) else ""
-    merged = [Message(role=handoff.role, content=rest, name=handoff.name)] if rest.strip() else []
-    newer = [*ahead[opening_len:], *merged, *dropped[index + 1 :]]
-    after, turns = _number(newer, (state[0] if state else 0) + shift)
-    return Span(tuple(before), previous, shift, tuple(after), turns, True)
+    items: list[SpanItem] = []
+    handoffs = [index for index, message in enumerate(dropped) if is_handoff(message)]
+    if not handoffs:
+        state = previous_turns(previous_summary)
+        turn = 0
+        if previous_summary is not None and state is not None:
+            items.append(Carried(previous_summary, 0))
+            turn = state[0]
+        numbered, turn = _number(dropped, turn)
+        opening = state[1] if state is not None else protect_first_n == 0
+        return Span((*items, *numbered), turn, opening)
+    turn = 0
+    start = 0
+    for index in handoffs:
+        run, handoff = dropped[start:index], dropped[index]
+        text = handoff_text(handoff)
+        state = previous_turns(text)
+        cut = len(run) if state is None else 0 if state[1] else head_size(run, protect_first_n)
+        numbered, turn = _number(run[:cut], turn)
+        items.extend(numbered)
+        items.append(Carried(text, turn))
+        turn += state[0] if state is not None else 0
+        rest = unmerge(handoff.text) if handoff.text.startswith(MERGED_PRIOR_HEADER) else ""
+        merged = [Message(role=handoff.role, content=rest, name=handoff.name)] if rest.strip() else []
+        numbered, turn = _number([*run[cut:], *merged], turn)
+        items.extend(numbered)
+        start = index + 1
+    numbered, turn = _number(dropped[start:], turn)
+    return Span((*items, *numbered), turn, True)
 
 
 def section_body(previous: str | None, title: str) -> str | None:
@@ -151,6 +174,20 @@ def section_body(previous: str | None, title: str) -> str | None:
     if marker >= 0:
         body = body[:marker]
     return body
+
+
+class VerbatimUserWords(Protocol):
+    """A section that shows whole user messages verbatim (`UserWords`): the facts it shows need no ledger line."""
+
+    def shown(
+        self, dropped: Sequence[Message], previous_summary: str | None, counter: TokenCounter
+    ) -> tuple[SpanMessage, ...]:
+        """The user messages it shows for this compression, numbered like the ledger."""
+        ...
+
+    def previously_shown(self, previous_summary: str | None) -> tuple[SpanMessage, ...]:
+        """The user messages it showed in a previous handoff text, with the turns written there."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +232,7 @@ class LedgerBuild:
         superseded: older entries replaced by a newer statement on the same subject.
         duplicates: entries dropped as repeats, as clauses inside kept clauses, or as values already kept.
         over_budget: entries dropped to stay within the token budget.
+        in_user_words: user facts left out because the user-words section shows their message verbatim.
         turns: the user turns covered.
         text: the section text (None when there is nothing to keep).
         tokens: the tokens of `## {title}` plus the text.
@@ -204,21 +242,40 @@ class LedgerBuild:
     superseded: tuple[LedgerEntry, ...] = ()
     duplicates: tuple[LedgerEntry, ...] = ()
     over_budget: tuple[LedgerEntry, ...] = ()
+    in_user_words: tuple[LedgerEntry, ...] = ()
     turns: int = 0
     text: str | None = None
     tokens: int = 0
 
 
-def collect_entries(span: Span) -> list[LedgerEntry]:
-    """Every candidate entry of a span, chronological: old head, previous ledger (shifted), new messages."""
+def collect_entries(span: Span, words: VerbatimUserWords | None = None) -> list[LedgerEntry]:
+    """Every candidate entry, chronological; a previous handoff contributes its ledger lines and the
+    facts of the user messages it showed verbatim, by turn."""
     raw: list[tuple[int, Speaker, str | None, Fact]] = []
-    for message in span.before:
-        raw.extend((message.turn, message.speaker, message.name, f) for f in extract_facts(message.text, message.speaker))
-    for entry in parse_ledger(span.previous):
-        raw.append((entry.turn + span.shift, entry.speaker, entry.name, entry.fact))
-    for message in span.after:
-        raw.extend((message.turn, message.speaker, message.name, f) for f in extract_facts(message.text, message.speaker))
+    for item in span.items:
+        if isinstance(item, SpanMessage):
+            raw.extend((item.turn, item.speaker, item.name, f) for f in extract_facts(item.text, item.speaker))
+            continue
+        carried = [(e.turn + item.offset, e.speaker, e.name, e.fact) for e in parse_ledger(item.text)]
+        for message in words.previously_shown(item.text) if words is not None else ():
+            carried.extend((message.turn + item.offset, "user", message.name, f) for f in extract_facts(message.text, "user"))
+        raw.extend(sorted(carried, key=lambda entry: entry[0]))
     return [LedgerEntry(turn, speaker, name, fact, order) for order, (turn, speaker, name, fact) in enumerate(raw)]
+
+
+def _shown_elsewhere(
+    entries: list[LedgerEntry], shown: Sequence[SpanMessage]
+) -> tuple[list[LedgerEntry], list[LedgerEntry]]:
+    """Split off user facts whose message another section shows verbatim (same turn, clause inside it)."""
+    by_turn: dict[int, list[str]] = {}
+    for message in shown:
+        by_turn.setdefault(message.turn, []).append(message.text)
+    live: list[LedgerEntry] = []
+    covered: list[LedgerEntry] = []
+    for entry in entries:
+        texts = by_turn.get(entry.turn, ()) if entry.speaker == "user" else ()
+        (covered if any(entry.fact.text in text for text in texts) else live).append(entry)
+    return live, covered
 
 
 def _supersede(entries: list[LedgerEntry]) -> tuple[list[LedgerEntry], list[LedgerEntry]]:
@@ -289,21 +346,33 @@ class FactLedger:
         max_tokens: budget for the heading plus the section text (0 disables the section).
         protect_first_n: the compressor's `protect_first_n`, to tell its old protected
             opening from a pinned message when both sit ahead of the previous handoff.
+        words: the user-words section of the same handoffs, if any: a fact whose user
+            message it shows verbatim gets no ledger line (it comes back into the
+            ledger once that message no longer fits there).
     """
 
     title = LEDGER_TITLE
 
     def __init__(
-        self, *, max_tokens: int = DEFAULT_LEDGER_MAX_TOKENS, protect_first_n: int = DEFAULT_PROTECT_FIRST_N
+        self,
+        *,
+        max_tokens: int = DEFAULT_LEDGER_MAX_TOKENS,
+        protect_first_n: int = DEFAULT_PROTECT_FIRST_N,
+        words: VerbatimUserWords | None = None,
     ) -> None:
         self.max_tokens = max_tokens
         self.protect_first_n = protect_first_n
+        self.words = words
 
     def compute(self, dropped: Sequence[Message], previous_summary: str | None, counter: TokenCounter) -> LedgerBuild:
         """Decide the ledger for one compression (pure; `build` renders it)."""
         span = read_span(dropped, previous_summary, protect_first_n=self.protect_first_n)
-        entries, repeats = _newest_copies(collect_entries(span))
+        words = self.words
+        entries, repeats = _newest_copies(collect_entries(span, words))
         entries, superseded = _supersede(entries)
+        covered: list[LedgerEntry] = []
+        if words is not None:
+            entries, covered = _shown_elsewhere(entries, words.shown(dropped, previous_summary, counter))
         first_line = turns_line("facts", span, "a newer line overrides an older one.")
         budget = self.max_tokens - counter.count_text(f"## {self.title}\n{first_line}\n")
         selection = _Selection(budget=budget, counter=counter)
@@ -331,6 +400,7 @@ class FactLedger:
             superseded=tuple(superseded),
             duplicates=tuple(sorted(duplicates, key=lambda e: e.order)),
             over_budget=tuple(sorted(over.values(), key=lambda e: e.order)),
+            in_user_words=tuple(covered),
             turns=span.turns,
             text=text,
             tokens=tokens,

@@ -4,24 +4,59 @@ Owns the section's format (a `[turn N, user]` line, then the message with
 every line quoted by `> `, so no user text can forge a heading), how the
 previous section is parsed back out of the previous handoff, and the budget
 rule: everything while it fits, beyond that the newest messages first.
-Identical messages are kept once (the newest). Deterministic, no LLM.
+Messages equal but for their numbers are kept once (the newest: the
+numbers of a repeated boilerplate message are its least stable part). Deterministic, no LLM.
 Knows nothing of the summary body or of the fact ledger.
 """
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from agent.context.ledger import DEFAULT_PROTECT_FIRST_N, Span, SpanMessage, read_span, section_body, turns_line
+from agent.context.ledger import (
+    DEFAULT_PROTECT_FIRST_N,
+    USER_WORDS_TITLE as USER_WORDS_TITLE,
+    Carried,
+    FactLedger,
+    Span,
+    SpanMessage,
+    read_span,
+    section_body,
+    turns_line,
+)
+from agent.context.sections import HandoffSection
 from agent.messages import Message
+from agent.settings import CompressionSettings
 from agent.tokens import TokenCounter
 
-USER_WORDS_TITLE = "User words kept"
 DEFAULT_USER_WORDS_MAX_TOKENS = 1500
 QUOTE = "> "
 
+_DIGITS = re.compile(r"\d+")
+_WHITESPACE = re.compile(r"\s+")
 _ENTRY_HEADER = re.compile(r"^\[turn (\d+), user(?::([^\]\n]{1,40}))?\]$")
+
+
+def _repeat_key(text: str) -> str:
+    """Messages equal but for their numbers and spacing ("found 2 actions" / "found 5 actions") repeat each other."""
+    return _WHITESPACE.sub(" ", _DIGITS.sub("#", text)).strip()
+
+
+def handoff_sections(settings: CompressionSettings) -> tuple[HandoffSection, ...]:
+    """The fact ledger and the user-words section as configured (`compression.fact_ledger` and budgets).
+
+    The ledger is given the user-words section so that a fact shown there verbatim is not repeated.
+    """
+    if not settings.fact_ledger:
+        return ()
+    words = UserWords(max_tokens=settings.user_words_max_tokens, protect_first_n=settings.protect_first_n)
+    ledger = FactLedger(
+        max_tokens=settings.fact_ledger_max_tokens,
+        protect_first_n=settings.protect_first_n,
+        words=words if settings.user_words_max_tokens > 0 else None,
+    )
+    return (ledger, words) if settings.user_words_max_tokens > 0 else (ledger,)
 
 
 def render_entry(message: SpanMessage) -> str:
@@ -62,7 +97,7 @@ class UserWordsBuild:
     Attributes:
         kept: the messages shown, chronological.
         omitted: messages left out for the budget (oldest and largest first).
-        repeats: identical older copies of a kept or omitted message.
+        repeats: older copies of a kept or omitted message (equal but for numbers and spacing).
         turns: the user turns covered.
         text: the section text (None when there is nothing to show).
         tokens: the tokens of `## {title}` plus the text.
@@ -91,19 +126,34 @@ class UserWords:
     ) -> None:
         self.max_tokens = max_tokens
         self.protect_first_n = protect_first_n
+        self._last: tuple[tuple[tuple[Message, ...], str | None, str], UserWordsBuild] | None = None
 
     def compute(
         self, dropped: Sequence[Message], previous_summary: str | None, counter: TokenCounter
     ) -> UserWordsBuild:
-        """Decide which user messages are shown (pure; `build` renders it)."""
+        """Decide which user messages are shown (pure; `build` renders it).
+
+        The last result is remembered: the ledger asks for it during the same compression.
+        """
+        key = (tuple(dropped), previous_summary, counter.name)
+        if self._last is not None and self._last[0] == key:
+            return self._last[1]
+        build = self._compute(dropped, previous_summary, counter)
+        self._last = (key, build)
+        return build
+
+    def _compute(
+        self, dropped: Sequence[Message], previous_summary: str | None, counter: TokenCounter
+    ) -> UserWordsBuild:
         span = read_span(dropped, previous_summary, protect_first_n=self.protect_first_n)
-        shifted = [
-            SpanMessage(m.turn + span.shift, m.speaker, m.name, m.text) for m in parse_user_words(span.previous)
-        ]
-        candidates = [m for m in span.before if m.speaker == "user"] + shifted
-        candidates += [m for m in span.after if m.speaker == "user"]
-        newest: dict[str, int] = {m.text.strip(): index for index, m in enumerate(candidates)}
-        unique = [m for index, m in enumerate(candidates) if newest[m.text.strip()] == index]
+        candidates: list[SpanMessage] = []
+        for item in span.items:
+            if isinstance(item, Carried):
+                candidates.extend(replace(m, turn=m.turn + item.offset) for m in parse_user_words(item.text))
+            elif item.speaker == "user":
+                candidates.append(item)
+        newest: dict[str, int] = {_repeat_key(m.text): index for index, m in enumerate(candidates)}
+        unique = [m for index, m in enumerate(candidates) if newest[_repeat_key(m.text)] == index]
         repeats = len(candidates) - len(unique)
         if not unique or self.max_tokens <= 0:
             return UserWordsBuild(kept=(), omitted=tuple(unique), repeats=repeats, turns=span.turns)
@@ -148,3 +198,15 @@ class UserWords:
         if self.max_tokens <= 0:
             return None
         return self.compute(dropped, previous_summary, counter).text
+
+    def shown(
+        self, dropped: Sequence[Message], previous_summary: str | None, counter: TokenCounter
+    ) -> tuple[SpanMessage, ...]:
+        """The messages this section shows for a compression (for `FactLedger(words=...)`)."""
+        if self.max_tokens <= 0:
+            return ()
+        return self.compute(dropped, previous_summary, counter).kept
+
+    def previously_shown(self, previous_summary: str | None) -> tuple[SpanMessage, ...]:
+        """The messages this section showed in a previous handoff text."""
+        return parse_user_words(previous_summary)

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent.context._facts import extract_facts
-from agent.context.ledger import LEDGER_TITLE, FactLedger, parse_ledger, read_span
+from agent.context.ledger import LEDGER_TITLE, Carried, FactLedger, Span, SpanMessage, parse_ledger, read_span
 from agent.context.sections import render_sections
 from agent.messages import Message, assistant, system, tool_result, user
 from agent.tokens import TokenCounter, default_counter, estimate_counter
@@ -21,6 +21,10 @@ def handoff(body: str, dropped: Sequence[Message], previous: str | None, ledger:
     """A handoff message framed the way the compressor frames it (SPEC §3.5), sections appended."""
     text = render_sections(body, [ledger], dropped, previous, COUNTER)
     return Message(role="user", content=f"{PREFIX}\n\n{text}\n\n{END}", compressed_summary=True)
+
+
+def messages(span: Span) -> list[tuple[int, str]]:
+    return [(item.turn, item.text) for item in span.items if isinstance(item, SpanMessage)]
 
 
 def lines(text: str | None) -> list[str]:
@@ -188,7 +192,8 @@ def test_turns_continue_across_compressions_and_the_old_head_shifts_them() -> No
     assert "- [turn 1, user] Our deadline is 2025-03-01." in first.text
     second_span = [*opening, first, user("Ticket is ABC-77."), assistant("ok")]
     span = read_span(second_span, first.text)
-    assert (span.shift, span.turns, span.opening_included) == (1, 3, True)
+    assert (span.turns, span.opening_included) == (3, True)
+    assert [i.offset for i in span.items if isinstance(i, Carried)] == [1]
     second_text = ledger.build(second_span, first.text, COUNTER)
     assert second_text is not None
     assert second_text.splitlines()[0] == "Verbatim facts up to turn 3; a newer line overrides an older one."
@@ -199,7 +204,7 @@ def test_turns_continue_across_compressions_and_the_old_head_shifts_them() -> No
     ]
     second = Message(role="user", content=f"{PREFIX}\n\nbody\n\n## Fact ledger\n{second_text}\n\n{END}")
     third = read_span([second, user("Use port 9090."), assistant("ok")], second.text)
-    assert [(m.turn, m.text) for m in third.after] == [(4, "Use port 9090."), (4, "ok")]
+    assert messages(third) == [(4, "Use port 9090."), (4, "ok")]
 
 
 def test_a_pinned_message_ahead_of_the_handoff_is_newer_than_it() -> None:
@@ -219,7 +224,22 @@ def test_on_later_compressions_everything_ahead_of_the_handoff_is_pinned() -> No
     first = handoff("body", [user("Never deploy on Fridays.")], None, ledger)
     second = handoff("body", [user("Opening words."), first, user("ok")], first.text, ledger)
     span = read_span([user("Always deploy on Fridays."), second, assistant("fine")], second.text)
-    assert (span.shift, [(m.turn, m.text) for m in span.after]) == (0, [(4, "Always deploy on Fridays."), (4, "fine")])
+    assert [i.offset for i in span.items if isinstance(i, Carried)] == [0]
+    assert messages(span) == [(4, "Always deploy on Fridays."), (4, "fine")]
+    assert isinstance(span.items[0], Carried)
+
+
+def test_two_previous_handoffs_in_one_span_are_both_carried_in_order() -> None:
+    """A handoff left in the tail and a newer one written ahead of it: both ledgers survive, renumbered."""
+    ledger = FactLedger()
+    old = handoff("body", [user("The API port is 8443."), assistant("ok")], None, ledger)
+    opening = handoff("body", [user("Never push to main."), assistant("ok")], None, ledger)
+    build = ledger.compute([opening, old, user("Ticket is ABC-77.")], old.text, COUNTER)
+    assert [e.line for e in build.kept] == [
+        "- [turn 1, user] Never push to main.",
+        "- [turn 2, user] The API port is 8443.",
+        "- [turn 3, user] Ticket is ABC-77.",
+    ]
 
 
 def test_summary_merged_into_a_user_message_still_counts_that_message() -> None:

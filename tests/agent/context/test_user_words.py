@@ -6,9 +6,11 @@ from collections.abc import Sequence
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from agent.context.ledger import FactLedger
 from agent.context.sections import render_sections
-from agent.context.user_words import USER_WORDS_TITLE, UserWords, parse_user_words
+from agent.context.user_words import USER_WORDS_TITLE, UserWords, handoff_sections, parse_user_words
 from agent.messages import Message, assistant, tool_result, user
+from agent.settings import CompressionSettings
 from agent.tokens import default_counter, estimate_counter
 
 COUNTER = default_counter()
@@ -39,7 +41,7 @@ def test_all_user_messages_verbatim_when_they_fit() -> None:
 
 def test_over_budget_keeps_the_newest() -> None:
     """Beyond the budget the newest messages are kept and the count of the rest is stated."""
-    dropped = [user(f"message number {i} " + "words " * 20) for i in range(10)]
+    dropped = [user(f"message {'abcdefghij'[i]} " + "words " * 20) for i in range(10)]
     section = UserWords(max_tokens=120)
     build = section.compute(dropped, None, COUNTER)
     assert build.tokens <= 120
@@ -58,11 +60,19 @@ def test_a_message_larger_than_the_budget_does_not_block_older_ones() -> None:
     assert [m.turn for m in build.omitted] == [2]
 
 
-def test_identical_messages_are_kept_once() -> None:
-    """Repeated boilerplate is shown once, at its newest turn."""
-    dropped = [user("Please provide ONE action."), assistant("a"), user("Please provide ONE action.")]
+def test_repeated_messages_are_kept_once() -> None:
+    """Repeated boilerplate, even with other numbers in it, is shown once: its newest copy."""
+    dropped = [
+        user("Please provide ONE action, found 2 actions."),
+        assistant("a"),
+        user("Please provide  ONE action, found 5 actions."),
+        user("Please provide TWO actions."),
+    ]
     build = UserWords().compute(dropped, None, COUNTER)
-    assert [(m.turn, m.text) for m in build.kept] == [(2, "Please provide ONE action.")]
+    assert [(m.turn, m.text) for m in build.kept] == [
+        (2, "Please provide  ONE action, found 5 actions."),
+        (3, "Please provide TWO actions."),
+    ]
     assert build.repeats == 1
 
 
@@ -96,3 +106,28 @@ def test_any_messages_stay_within_budget_and_round_trip(texts: list[str], budget
         assert counter.count_text(f"## {USER_WORDS_TITLE}\n{build.text}") <= budget
         previous = f"{PREFIX}\n\nbody\n\n## {USER_WORDS_TITLE}\n{build.text}\n\n{END}"
         assert [m.text for m in parse_user_words(previous)] == [m.text for m in build.kept]
+
+
+def test_ledger_leaves_out_what_user_words_show_and_takes_it_back_later() -> None:
+    """A fact shown verbatim in user words gets no ledger line; once its message no longer fits there, it does."""
+    words = UserWords(max_tokens=200)
+    ledger = FactLedger(words=words)
+    first_span = [user("Never push to main.\n" + "z " * 60), assistant("ok")]
+    build = ledger.compute(first_span, None, COUNTER)
+    assert (build.text, [e.fact.text for e in build.in_user_words]) == (None, ["Never push to main."])
+    text = render_sections("body", [ledger, words], first_span, None, COUNTER)
+    first = Message(role="user", content=f"{PREFIX}\n\n{text}\n\n{END}", compressed_summary=True)
+    later = [first, user("x " * 400), user("y " * 150)]
+    second = ledger.compute(later, first.text, COUNTER)
+    assert [m.turn for m in words.compute(later, first.text, COUNTER).kept] == [3]
+    assert [e.line for e in second.kept] == ["- [turn 1, user] Never push to main."]
+
+
+def test_handoff_sections_follow_the_settings() -> None:
+    """The configured pair: the ledger knows the user-words section; budgets 0 or the switch turn them off."""
+    ledger, words = handoff_sections(CompressionSettings(fact_ledger_max_tokens=900, user_words_max_tokens=700))
+    assert isinstance(ledger, FactLedger) and isinstance(words, UserWords)
+    assert (ledger.max_tokens, ledger.words, words.max_tokens) == (900, words, 700)
+    (only,) = handoff_sections(CompressionSettings(user_words_max_tokens=0))
+    assert isinstance(only, FactLedger) and only.words is None
+    assert handoff_sections(CompressionSettings(fact_ledger=False)) == ()
