@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal, TypeAlias
 
 FactKind: TypeAlias = Literal[
@@ -23,6 +24,9 @@ Speaker: TypeAlias = Literal["user", "assistant"]
 # A fact longer than this is narrowed to its clause, then to a window round the match.
 MAX_FACT_CHARS = 220
 FACT_WINDOW_CHARS = 90
+# Every compression re-reads the previous ledger and overlapping messages: results are cached (values are frozen).
+CLASSIFY_CACHE_SIZE = 16_384
+EXTRACT_CACHE_SIZE = 4_096
 # Fewer words than this make a clause too thin to be a fact on its own.
 MIN_IDENTIFIER_FACT_WORDS = 3
 MIN_DECISION_FACT_WORDS = 5
@@ -363,8 +367,11 @@ def _units(line: str) -> Iterator[str]:
             yield sentence
 
 
+@lru_cache(maxsize=CLASSIFY_CACHE_SIZE)
 def classify(text: str, speaker: Speaker) -> Fact | None:
     """The fact a clause states, or None. Deterministic: parsing a stored fact back gives the same fact."""
+    if speaker == "assistant" and not any(True for _ in _spans(text, DECISION_PATTERNS)):
+        return None  # the assistant's clauses only count as decisions: skip the other patterns
     matches = _matches(text, speaker)
     if not matches:
         return None
@@ -389,6 +396,7 @@ def _too_thin(text: str, kinds: set[FactKind]) -> bool:
     return False
 
 
+@lru_cache(maxsize=EXTRACT_CACHE_SIZE)
 def extract_facts(text: str, speaker: Speaker) -> tuple[Fact, ...]:
     """The facts of one message, in order, each the minimal verbatim clause holding it.
 
