@@ -58,27 +58,33 @@ def _merge_into(message: Message, framed: str) -> Message:
 
 
 def assemble(
-    before: Sequence[Message],
+    head: Sequence[Message],
     tail: Sequence[Message],
     body: str,
     *,
     has_real_user: bool,
+    pinned: Sequence[Message] = (),
 ) -> Assembly:
-    """Join `before` (head + pinned), the framed summary and `tail`.
+    """Join the head, the pinned messages, the framed summary and the tail.
 
-    The first system message gets the compaction note; the summary is a
-    message of its own when a role fits, else it is merged into `tail[0]`.
+    The first system message gets the compaction note. The summary goes after
+    the pinned messages (chronological order) when a role fits there, else
+    before them when a role fits there, else it is merged into `tail[0]`
+    (never into a pinned message: those stay verbatim).
     """
-    head = list(before)
-    if head and head[0].role == "system":
-        head[0] = with_system_note(head[0])
+    before = list(head)
+    if before and before[0].role == "system":
+        before[0] = with_system_note(before[0])
     framed = frame_summary(body)
-    prev = head[-1] if head else None
-    nxt = tail[0] if tail else None
-    role = choose_role(prev, nxt, has_real_user=has_real_user)
-    if role is not None or nxt is None:
-        chosen: SummaryRole = role or "user"
-        summary = Message(role=chosen, content=framed, compressed_summary=True, summary_has_user_turn=chosen == "user")
-        return Assembly([*head, summary, *tail], len(head), chosen, merged=False)
-    merged = _merge_into(nxt, framed)
-    return Assembly([*head, merged, *tail[1:]], len(head), nxt.role, merged=True)
+    after_pinned = [*before, *pinned]
+    placements = [(after_pinned, list(tail))]
+    if pinned:
+        placements.append((before, [*pinned, *tail]))
+    for left, right in placements:
+        role = choose_role(left[-1] if left else None, right[0] if right else None, has_real_user=has_real_user)
+        if role is not None or not right:
+            chosen: SummaryRole = role or "user"
+            summary = Message(role=chosen, content=framed, compressed_summary=True, summary_has_user_turn=chosen == "user")
+            return Assembly([*left, summary, *right], len(left), chosen, merged=False)
+    merged = _merge_into(tail[0], framed)
+    return Assembly([*after_pinned, merged, *tail[1:]], len(after_pinned), tail[0].role, merged=True)

@@ -318,9 +318,10 @@ class ContextCompressor(ContextEngine):
         dropped = [original[index] for index in summarised]
         _, previous_text = self._previous(original, split.head_end, split.tail_start)
         summary = await self._summarise(pruned, summarised, dropped, previous_text)
-        before = [*pruned[: split.head_end], *(original[index] for index in split.pinned)]
-        has_real_user = any(is_real_user(m) for m in before) or any(is_real_user(m) for m in tail)
-        assembly = assemble(before, tail, summary.body, has_real_user=has_real_user)
+        head = list(pruned[: split.head_end])
+        pinned = [original[index] for index in split.pinned]
+        has_real_user = any(is_real_user(m) for m in (*head, *pinned, *tail))
+        assembly = assemble(head, tail, summary.body, has_real_user=has_real_user, pinned=pinned)
         sanitized, report = sanitize_tool_pairs(assembly.messages)
         final, images = strip_old_images(sanitized)
         tokens_after = self._counter.count_messages(final)
@@ -335,7 +336,7 @@ class ContextCompressor(ContextEngine):
         thrash.record_compression(
             self.state, self._now(), tokens_before=tokens_before, tokens_after=tokens_after, kind=summary.kind
         )
-        summary_message = final[assembly.summary_index] if assembly.summary_index < len(final) else None
+        summary_message = next((m for m in final if m.compressed_summary), None)  # sanitising may shift indices
         self.state.previous_summary = handoff_text(summary_message) if summary_message is not None else None
         replaced_idx = sorted(set(summarised) | {i for i in touched if i < split.head_end or i >= split.tail_start})
         if assembly.merged:

@@ -201,3 +201,19 @@ async def test_reused_ids_across_turns_survive_compression() -> None:
     result = await make(context_length=16_000).compress(messages, trigger="manual", force=True, on_event=Events())
     assert result.outcome == "compressed" and _valid(result.messages)
     assert result.explain is not None and result.explain.stubbed_tool_calls == 0 and result.explain.dropped_tool_results == 0
+
+
+async def test_second_compression_of_a_coding_session_pins_the_task() -> None:
+    """On the second compression the head has decayed; the only task message is pinned verbatim, not summarised."""
+    engine = make(context_length=64_000)
+    original = minisweagent()
+    first = await engine.compress(original[:60], trigger="manual", force=True)
+    grown = [*first.messages, *original[60:]]
+    second = await engine.compress(grown, trigger="manual", force=True)
+    assert second.outcome == "compressed" and second.explain is not None
+    assert second.explain.head_end == 1  # protect_first_n decayed to 0: the system prompt only
+    assert [m.role for m in second.messages[:3]] == ["system", "assistant", "user"]
+    assert second.messages[2] == original[1]
+    assert is_handoff(second.messages[1]) and not second.explain.merged
+    assert sum(1 for m in second.messages if is_handoff(m)) == 1
+    assert _valid(second.messages)

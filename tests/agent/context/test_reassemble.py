@@ -108,3 +108,21 @@ def test_strip_sections_removes_only_named_blocks() -> None:
     """Named `## title` blocks are removed up to the next heading; other headings stay."""
     text = "## Goal\nG\n\n## Fact ledger\n- port 8443\n\n## Blocked\nNone."
     assert strip_sections(text, ["Fact ledger"]) == "## Goal\nG\n\n## Blocked\nNone."
+
+
+def test_summary_goes_before_a_pinned_message_rather_than_merging() -> None:
+    """With a pinned task between system and an assistant tail, the summary sits before the task, unmerged."""
+    task = user("the task")
+    tail = [Message(role="assistant", content="step", tool_calls=(call("a"),)), tool_result("a", "ok")]
+    result = assemble([system("s")], tail, "body", has_real_user=True, pinned=[task])
+    assert [m.role for m in result.messages] == ["system", "assistant", "user", "assistant", "tool"]
+    assert (result.merged, result.summary_index) == (False, 1)
+    assert result.messages[2] == task and result.messages[3] == tail[0]
+
+
+def test_summary_after_pinned_message_when_it_fits() -> None:
+    """The chronological place (after the pinned message) wins when a role fits there."""
+    task = user("the task")
+    result = assemble([system("s")], [user("a newer line")], "body", has_real_user=True, pinned=[task])
+    assert [m.role for m in result.messages] == ["system", "user", "assistant", "user"]
+    assert result.messages[1] == task
