@@ -96,6 +96,12 @@ class AgentPool:
 
     async def get(self, route: Route) -> SessionAgent:
         """The session's agent: the live one if this process still owns it, else rebuilt."""
+        live = self._live.get(route.key)
+        if live is not None and await self._cache.owner(live.cache_key) == self.owner:
+            # Still ours: nobody else ran, reset or rotated this session since (they would own or evict the key).
+            self._live.move_to_end(route.key)
+            await self._touch(live.cache_key)
+            return live.agent
         stored = await asyncio.to_thread(
             self._store.ensure_session, route.key, platform=route.target.platform, chat_id=route.chat_scope
         )

@@ -24,11 +24,14 @@ from adapters.base import Attachment, InboundMessage
 log = structlog.get_logger(__name__)
 
 SUFFIX = ".json"
+_FIELDS = tuple(name for name in InboundMessage.__dataclass_fields__ if name not in ("attachments", "kind"))
 CLAIMED = ".claimed"
 
 
 def _to_json(message: InboundMessage) -> str:
-    return json.dumps(asdict(message), ensure_ascii=False)
+    fields = {name: getattr(message, name) for name in _FIELDS}
+    fields["attachments"] = [asdict(item) for item in message.attachments]
+    return json.dumps(fields, ensure_ascii=False)
 
 
 def _from_json(raw: str) -> InboundMessage:
