@@ -97,16 +97,22 @@ class SessionStore:
         with self._lock:
             if self._conn is not None:
                 raise StoreError(f"session store {self.path} is already open; call close() first")
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            except (OSError, sqlite3.Error) as exc:
+                raise StoreError(f"cannot open the session store {self.path}: {exc}; check home and its permissions") from exc
             try:
                 conn.row_factory = sqlite3.Row
                 conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-                conn.execute("PRAGMA journal_mode = WAL")
+                self._retry(lambda: conn.execute("PRAGMA journal_mode = WAL"))
                 conn.execute("PRAGMA synchronous = NORMAL")
                 conn.execute("PRAGMA foreign_keys = ON")
                 conn.create_function("chat_tag_of", 1, chat_tag, deterministic=True)
                 applied = self._retry(lambda: apply_migrations(conn))
+            except sqlite3.DatabaseError as exc:
+                conn.close()
+                raise StoreError(f"{self.path} is not a usable session store: {exc}") from exc
             except BaseException:
                 conn.close()
                 raise

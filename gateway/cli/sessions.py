@@ -209,8 +209,15 @@ def handle_import(args: argparse.Namespace) -> int:
         print(f"chorus sessions import: {args.file}: no such file", file=sys.stderr)
         return EXIT_BAD_INPUT
     # Read and validate the whole file first: a bad line imports nothing rather than half a file.
-    records = list(read_sessions(args.file))
-    items = [_to_import(record, args.chat) for record in records]
+    items: list[ImportedSession] = []
+    seen: set[str] = set()
+    repeated = 0
+    for record in read_sessions(args.file):
+        if record.id in seen:  # a repeated id in one file: the first one wins
+            repeated += 1
+            continue
+        seen.add(record.id)
+        items.append(_to_import(record, args.chat))
     store = _open_store(args, create=True)
     assert store is not None
     imported = skipped = messages = 0
@@ -227,6 +234,7 @@ def handle_import(args: argparse.Namespace) -> int:
         if imported:
             store.compact_index()
     note = f"; skipped {skipped} already in the store" if skipped else ""
+    note += f"; skipped {repeated} repeated ids in the file" if repeated else ""
     print(f"imported {imported} sessions ({messages:,} messages) from {args.file}{note}")
     return EXIT_OK
 

@@ -155,3 +155,13 @@ def test_compact_keeps_search_results(config: str, capsys: pytest.CaptureFixture
     assert capsys.readouterr().out.startswith("search index compacted in ")
     assert main(["sessions", "search", "--chat", "irc", "release meeting", "--config", config]) == 0
     assert (capsys.readouterr().out, before != "") == (before, True)
+
+
+def test_a_repeated_id_in_one_file_is_imported_once(config: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two lines with the same id: the first is imported, the second skipped and reported."""
+    line = (DATA / "taubench_airline.jsonl").read_text(encoding="utf-8").splitlines()[0]
+    twice = tmp_path / "twice.jsonl"
+    twice.write_text(line + "\n" + line + "\n", encoding="utf-8")
+    assert main(["sessions", "import", str(twice), "--config", config]) == 0
+    assert capsys.readouterr().out.strip().endswith("imported 1 sessions (62 messages) from "
+                                                    f"{twice}; skipped 1 repeated ids in the file")

@@ -166,3 +166,11 @@ def test_database_is_in_wal_mode(store: SessionStore) -> None:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     finally:
         conn.close()
+
+
+def test_a_file_that_is_not_a_database_is_a_store_error(home: Path) -> None:
+    """Opening garbage as state.db fails with StoreError naming the file, not a raw sqlite3 error."""
+    path = home / "state.db"
+    path.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(StoreError, match=f"{path} is not a usable session store"):
+        SessionStore(path).open()
