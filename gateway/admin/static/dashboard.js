@@ -1,0 +1,247 @@
+// Chorus operations dashboard: polls the admin JSON API and draws inline SVG (no external code).
+"use strict";
+
+const TOKEN_KEY = "chorus.admin.token";
+const POLL_MS = 3000;
+const SVG = "http://www.w3.org/2000/svg";
+const WIDTH = 1200;
+const LABEL_W = 270;
+const PLOT_X0 = 280;
+const FILL_X1 = 980;
+const TIME_X1 = 1180;
+const TRIGGER_COLORS = {
+  preflight: "#5aa9e6", post_response: "#3fb37f", error_recovery: "#e5534b", manual: "#f0f0f0",
+  hygiene: "#e2a93b", idle: "#c78bef", offline: "#8aa0b3",
+};
+
+function token() {
+  const match = /[#&]token=([^&]+)/.exec(location.hash);
+  if (match) {
+    sessionStorage.setItem(TOKEN_KEY, decodeURIComponent(match[1]));
+    history.replaceState(null, "", location.pathname + location.search);
+  }
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+
+function el(name, attrs, text) {
+  const node = document.createElementNS(SVG, name);
+  for (const [key, value] of Object.entries(attrs || {})) node.setAttribute(key, String(value));
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function fmt(n) { return n === null || n === undefined ? "?" : Number(n).toLocaleString("en-US"); }
+function clock(epoch) { return new Date(epoch * 1000).toLocaleTimeString("en-GB", { hour12: false }); }
+function shortKey(key) {
+  const parts = key.split(":");  // agent:<profile>:<platform>:<kind>:<chat>[:thread][:user]
+  return parts.length > 4 ? parts.slice(2).join(":") : key;
+}
+
+function show(id, visible) { document.getElementById(id).hidden = !visible; }
+
+function problem(text) {
+  const box = document.getElementById("problem");
+  box.textContent = text || "";
+  box.hidden = !text;
+}
+
+async function api(path) {
+  const response = await fetch(path, { headers: { Authorization: "Bearer " + token() }, cache: "no-store" });
+  if (response.status === 401) {
+    sessionStorage.removeItem(TOKEN_KEY);
+    throw new Error("unauthorized");
+  }
+  const body = await response.json();
+  if (!response.ok) throw new Error(body.error || ("HTTP " + response.status));
+  return body;
+}
+
+function fillClass(view) {
+  if (view.fill_percent === null) return "ok";
+  if (view.fill_percent >= 85) return "hot";
+  if (view.threshold_percent !== null && view.fill_percent >= view.threshold_percent) return "warn";
+  return "ok";
+}
+
+function drawFill(sessions) {
+  const svg = document.getElementById("fill");
+  svg.replaceChildren();
+  const rowH = 30, top = 22;
+  const height = top + Math.max(1, sessions.length) * rowH + 8;
+  svg.setAttribute("viewBox", `0 0 ${WIDTH} ${height}`);
+  const span = FILL_X1 - PLOT_X0;
+  const x = (percent) => PLOT_X0 + span * Math.min(percent, 100) / 100;
+  for (const p of [0, 25, 50, 75, 100]) {
+    svg.append(el("text", { x: x(p), y: 14, "text-anchor": "middle", class: "dim" }, p + "%"));
+  }
+  if (!sessions.length) {
+    svg.append(el("text", { x: PLOT_X0, y: top + 20, class: "empty" }, "no active sessions"));
+  }
+  sessions.forEach((view, i) => {
+    const y = top + i * rowH;
+    const row = el("g", { class: "session-row", "data-session": view.key });
+    row.append(el("text", { x: 0, y: y + 12 }, shortKey(view.key)));
+    row.append(el("text", { x: 0, y: y + 25, class: "dim" },
+      `${fmt(view.messages)} msgs · ${view.compressions} compressions${view.live ? "" : " · not loaded"}`));
+    row.append(el("rect", { x: PLOT_X0, y: y + 4, width: span, height: 20, rx: 3, class: "track" }));
+    const percent = view.fill_percent === null ? 0 : view.fill_percent;
+    const width = (span * Math.min(percent, 100) / 100).toFixed(1);
+    const bar = el("rect", {
+      x: PLOT_X0, y: y + 4, width, height: 20, rx: 3, class: "bar " + fillClass(view),
+      "data-session": view.key, "data-fill-percent": percent, "data-width": width, "data-tokens": view.tokens ?? "",
+    });
+    bar.append(el("title", {}, `${view.key}\n${fmt(view.tokens)} of ${fmt(view.context_length)} tokens (${view.tokens_source})`));
+    row.append(bar);
+    if (view.threshold_percent !== null) {
+      row.append(el("line", {
+        x1: x(view.threshold_percent), x2: x(view.threshold_percent), y1: y + 1, y2: y + 27,
+        class: "limit-line threshold", "data-session": view.key, "data-percent": view.threshold_percent,
+      }));
+    }
+    const label = view.tokens === null ? "tokens unknown"
+      : `${fmt(view.tokens)} / ${fmt(view.context_length)} (${percent}%)`;
+    row.append(el("text", { x: FILL_X1 + 12, y: y + 18 }, label + (view.busy ? " · busy" : "") + (view.blocked ? " · blocked" : "")));
+    svg.append(row);
+  });
+  const bottom = top + Math.max(1, sessions.length) * rowH;
+  svg.append(el("line", { x1: x(85), x2: x(85), y1: top - 2, y2: bottom, class: "limit-line hygiene", "data-percent": 85 }));
+  svg.append(el("text", { x: x(85) + 4, y: bottom + 2, class: "dim" }, "hygiene 85%"));
+}
+
+function drawTimeline(sessions, compressions, now) {
+  const svg = document.getElementById("timeline");
+  svg.replaceChildren();
+  // One row per session that has compressions, in the order of the fill chart.
+  const seen = new Set(compressions.map((c) => c.session).filter(Boolean));
+  const keys = sessions.map((s) => s.key).filter((k) => seen.has(k));
+  for (const k of seen) if (!keys.includes(k)) keys.push(k);
+  const windowOf = Object.fromEntries(sessions.map((s) => [s.key, s.context_length]));
+  const rowH = 64, top = 24;
+  const height = top + Math.max(1, keys.length) * rowH + 10;
+  svg.setAttribute("viewBox", `0 0 ${WIDTH} ${height}`);
+  const first = compressions.length ? Math.min(...compressions.map((c) => c.at)) : now - 600;
+  const t0 = Math.min(first, now - 60) - 5, t1 = now + 5;
+  const tx = (t) => PLOT_X0 + (TIME_X1 - PLOT_X0) * (t - t0) / (t1 - t0);
+  for (let i = 0; i <= 4; i++) {
+    const t = t0 + (t1 - t0) * i / 4;
+    svg.append(el("text", { x: tx(t), y: 14, "text-anchor": i === 4 ? "end" : "middle", class: "dim" }, clock(t)));
+  }
+  if (!keys.length) svg.append(el("text", { x: PLOT_X0, y: top + 20, class: "empty" }, "no compressions yet"));
+  keys.forEach((key, i) => {
+    const y = top + i * rowH;
+    const base = y + rowH - 8;
+    svg.append(el("text", { x: 0, y: y + 26 }, shortKey(key)));
+    svg.append(el("line", { x1: PLOT_X0, x2: TIME_X1, y1: base, y2: base, class: "axis" }));
+    const scale = windowOf[key] || Math.max(1, ...compressions.filter((c) => c.session === key).map((c) => c.tokens_before));
+    const barH = (tokens) => Math.max(2, 40 * Math.min(tokens, scale) / scale);
+    const kilo = (n) => (n >= 1000 ? Math.round(n / 1000) + "k" : String(n));
+    for (const c of compressions.filter((e) => e.session === key)) {
+      const x = tx(c.at);
+      const g = el("g", {
+        class: "compression outcome-" + c.outcome, "data-session": key, "data-trigger": c.trigger,
+        "data-outcome": c.outcome, "data-before": c.tokens_before, "data-after": c.tokens_after,
+        "data-summary-kind": c.summary_kind,
+      });
+      g.append(el("title", {}, `${clock(c.at)} ${c.trigger}: ${c.outcome}, ${fmt(c.tokens_before)} → ${fmt(c.tokens_after)} tokens, `
+        + `${fmt(c.messages_before)} → ${fmt(c.messages_after)} messages, summary ${c.summary_kind}${c.text ? "\n" + c.text : ""}`));
+      if (c.outcome === "compressed") {
+        g.append(el("rect", { x: x - 11, y: base - barH(c.tokens_before), width: 10, height: barH(c.tokens_before), class: "before" }));
+        g.append(el("rect", { x: x + 1, y: base - barH(c.tokens_after), width: 10, height: barH(c.tokens_after), class: "after " + c.summary_kind }));
+        g.append(el("text", { x: x + 14, y: base - 4, class: "delta" }, `${kilo(c.tokens_before)}→${kilo(c.tokens_after)}`));
+      }
+      g.append(el("circle", { cx: x, cy: base + 4, r: c.outcome === "compressed" ? 4 : 3, class: "marker",
+        fill: c.outcome === "compressed" ? TRIGGER_COLORS[c.trigger] || "#fff" : "none",
+        stroke: TRIGGER_COLORS[c.trigger] || "#fff" }));
+      svg.append(g);
+    }
+  });
+}
+
+function drawLegend() {
+  const legend = document.getElementById("trigger-legend");
+  legend.replaceChildren();
+  for (const [name, color] of Object.entries(TRIGGER_COLORS)) {
+    const key = document.createElement("span");
+    key.className = "key";
+    key.style.background = color;
+    legend.append(key, name);
+  }
+  legend.append(" · grey bar: tokens before, coloured bar: after (blue llm, violet fallback summary)");
+}
+
+function drawEvents(events) {
+  const list = document.getElementById("events");
+  list.replaceChildren();
+  const shown = events.filter((e) => e.kind !== "compression").reverse();
+  if (!shown.length) {
+    const li = document.createElement("li");
+    li.textContent = "nothing to report";
+    list.append(li);
+  }
+  for (const e of shown) {
+    const li = document.createElement("li");
+    li.className = e.kind;
+    li.dataset.kind = e.kind;
+    for (const [cls, text] of [["time", clock(e.at)], ["kind", e.kind], ["session", e.session ? shortKey(e.session) : "—"], ["text", e.text]]) {
+      const span = document.createElement("span");
+      span.className = cls;
+      span.textContent = text;
+      li.append(span);
+    }
+    list.append(li);
+  }
+}
+
+function drawSummary(sessions, config) {
+  const values = config.values;
+  const hot = sessions.filter((s) => fillClass(s) !== "ok").length;
+  document.getElementById("summary").innerHTML = "";
+  const parts = [
+    ["sessions", sessions.length], ["over threshold", hot],
+    ["compression", values["compression.enabled"] ? "on" : "OFF"], ["threshold", values["compression.threshold"]],
+    ["hygiene limit", fmt(values["compression.hygiene_hard_message_limit"]) + " msgs"], ["updated", clock(Date.now() / 1000)],
+  ];
+  const summary = document.getElementById("summary");
+  parts.forEach(([label, value], i) => {
+    const b = document.createElement("b");
+    b.textContent = String(value);
+    summary.append((i ? " · " : "") + label + " ", b);
+  });
+}
+
+async function refresh() {
+  try {
+    const [sessions, events, config] = await Promise.all([
+      api("/api/sessions"), api("/api/events?limit=500"), api("/api/config"),
+    ]);
+    problem("");
+    show("login", false);
+    show("board", true);
+    const compressions = events.events.filter((e) => e.kind === "compression");
+    drawFill(sessions.sessions);
+    drawTimeline(sessions.sessions, compressions, sessions.generated_at);
+    drawEvents(events.events);
+    drawSummary(sessions.sessions, config);
+    document.body.dataset.ready = "true";
+  } catch (error) {
+    if (error.message === "unauthorized") {
+      problem("The admin token was refused; enter it again.");
+      show("login", true);
+      return;
+    }
+    problem(error.message);
+  }
+  setTimeout(refresh, POLL_MS);
+}
+
+function start() {
+  drawLegend();
+  document.getElementById("login").addEventListener("submit", (event) => {
+    event.preventDefault();
+    sessionStorage.setItem(TOKEN_KEY, document.getElementById("token").value.trim());
+    refresh();
+  });
+  if (token()) refresh(); else show("login", true);
+}
+
+start();
