@@ -85,6 +85,7 @@ class Gateway:
         parts = self.parts
         await asyncio.to_thread(parts.store.open)
         self._store_open = True
+        parts.journal.open()
         await parts.coordinator.start()
         if isinstance(parts.outbox, JournaledOutbox):
             restored = await parts.outbox.restore()
@@ -131,6 +132,7 @@ class Gateway:
             with contextlib.suppress(Exception):
                 await close()
         await self.parts.coordinator.stop()
+        self.parts.journal.close()
         if self._store_open:
             await asyncio.to_thread(self.parts.store.close)
             self._store_open = False

@@ -198,7 +198,7 @@ def build_gateway(
         home=str(home), capacity=config.gateway.agent_cache_size,
     )
     delivery = Delivery(adapters=adapters, outbox=outbox, owner=node)
-    journal = InboundJournal(home / "inflight")
+    journal = InboundJournal(home / "inflight", node=node)
     hooks: ReviewHooks | None = None
     if post_turn is None and missing is None and notes_on:
         hooks = ReviewHooks(

@@ -4,19 +4,24 @@ Owns `InboundJournal`. An accepted message is written here before its turn is
 queued and removed once its reply is recorded in the outbox (or the turn
 failed and the chat was told). After a SIGTERM past the grace period or a
 crash, `recover` hands the unfinished messages back so the restarted gateway
-re-runs them: nothing accepted is lost. Recovery claims each file by an atomic
-rename, so two processes sharing a home never replay one message twice.
+re-runs them: nothing accepted is lost. Processes sharing a home each keep
+their own entries under a lock; only an exited process's entries are taken
+over, by atomic renames, so no message is replayed twice or stolen from a
+live process.
 Knows nothing of sessions or agents.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import uuid
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+import filelock
 import structlog
 
 from adapters.base import Attachment, InboundMessage
@@ -25,7 +30,6 @@ log = structlog.get_logger(__name__)
 
 SUFFIX = ".json"
 _FIELDS = tuple(name for name in InboundMessage.__dataclass_fields__ if name not in ("attachments", "kind"))
-CLAIMED = ".claimed"
 
 
 def _to_json(message: InboundMessage) -> str:
@@ -42,52 +46,92 @@ def _from_json(raw: str) -> InboundMessage:
 
 
 class InboundJournal:
-    """One file per unfinished message in `directory`.
+    """One file per unfinished message, in a directory of this process's own.
+
+    Several processes may share one home: each writes under `<directory>/<node>/`
+    and holds `<directory>/<node>.lock` while it runs. `recover` takes over the
+    entries of every node whose lock is free (that process has exited or
+    crashed; the OS releases a dead process's lock), never those of a live one.
 
     Args:
-        directory: normally `<home>/inflight`; created on first write.
+        directory: normally `<home>/inflight`.
+        node: this process's name (any text; made filename-safe here).
     """
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *, node: str = "local") -> None:
         self.directory = directory
+        self.node = re.sub(r"[^A-Za-z0-9_.-]", "_", node) or "local"
+        self._lock: filelock.BaseFileLock | None = None
+
+    @property
+    def _own(self) -> Path:
+        return self.directory / self.node
+
+    def open(self) -> None:
+        """Create this node's directory and take its lock (held until `close`)."""
+        if self._lock is not None:
+            return
+        self._own.mkdir(parents=True, exist_ok=True)
+        lock = filelock.FileLock(str(self.directory / f"{self.node}.lock"))
+        lock.acquire(timeout=0)
+        self._lock = lock
+
+    def close(self) -> None:
+        lock, self._lock = self._lock, None
+        if lock is not None:
+            with contextlib.suppress(OSError):
+                self._own.rmdir()  # only when empty: unfinished entries stay for the next start
+            lock.release()
 
     def record(self, message: InboundMessage) -> str:
         """Write `message` atomically; returns the entry id for `done`."""
-        self.directory.mkdir(parents=True, exist_ok=True)
+        self._own.mkdir(parents=True, exist_ok=True)
         entry = f"{message.timestamp:020.6f}-{uuid.uuid4().hex}"
-        temp = self.directory / f".{entry}.tmp"
+        temp = self._own / f".{entry}.tmp"
         temp.write_text(_to_json(message), encoding="utf-8")
-        os.replace(temp, self.directory / f"{entry}{SUFFIX}")
+        os.replace(temp, self._own / f"{entry}{SUFFIX}")
         return entry
 
     def done(self, entry: str) -> None:
         """Forget an entry (its reply is in the outbox, or the chat was told of a failure)."""
-        for name in (f"{entry}{SUFFIX}", f"{entry}{SUFFIX}{CLAIMED}"):
-            try:
-                (self.directory / name).unlink()
-            except FileNotFoundError:
-                continue
+        with contextlib.suppress(FileNotFoundError):
+            (self._own / f"{entry}{SUFFIX}").unlink()
+
+    def _adopt(self, node_dir: Path) -> None:
+        """Move a dead node's entries into ours (renames are atomic; a racing adopter loses cleanly)."""
+        lock = filelock.FileLock(str(self.directory / f"{node_dir.name}.lock"))
+        try:
+            lock.acquire(timeout=0)
+        except filelock.Timeout:
+            return  # that process is alive: its turns are its own
+        try:
+            self._own.mkdir(parents=True, exist_ok=True)
+            for path in node_dir.glob(f"*{SUFFIX}"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.rename(path, self._own / path.name)
+            with contextlib.suppress(OSError):
+                node_dir.rmdir()
+        finally:
+            lock.release()
 
     def recover(self) -> list[tuple[str, InboundMessage]]:
-        """Claim and return every unfinished message, oldest first."""
+        """Take over the entries of exited processes (and our own), oldest first."""
         if not self.directory.is_dir():
             return []
+        for node_dir in self.directory.iterdir():
+            if node_dir.is_dir() and node_dir.name != self.node:
+                self._adopt(node_dir)
         found: list[tuple[str, InboundMessage]] = []
-        for path in sorted(self.directory.glob(f"*{SUFFIX}")):
-            claimed = path.with_name(path.name + CLAIMED)
+        for path in sorted(self._own.glob(f"*{SUFFIX}")) if self._own.is_dir() else []:
             try:
-                os.rename(path, claimed)  # atomic: another process recovering the same home loses the race
-            except FileNotFoundError:
-                continue
-            try:
-                found.append((path.name[: -len(SUFFIX)], _from_json(claimed.read_text(encoding="utf-8"))))
+                found.append((path.name[: -len(SUFFIX)], _from_json(path.read_text(encoding="utf-8"))))
             except (ValueError, TypeError, KeyError) as exc:
                 log.warning("journal.unreadable", entry=path.name, error=type(exc).__name__)
-                claimed.rename(path.with_name(path.name + ".bad"))
+                path.rename(path.with_name(path.name + ".bad"))
         return found
 
     def pending_count(self) -> int:
-        return len(list(self.directory.glob(f"*{SUFFIX}*"))) if self.directory.is_dir() else 0
+        return sum(1 for _ in self.directory.glob(f"*/*{SUFFIX}")) if self.directory.is_dir() else 0
 
 
 __all__ = ["InboundJournal"]

@@ -79,16 +79,34 @@ def _inbound(text: str, ts: float) -> InboundMessage:
 
 
 def test_journal_recovers_unfinished_messages_once(tmp_path: Path) -> None:
-    """Recorded and not done → recovered (once, oldest first); done → gone."""
-    journal = InboundJournal(tmp_path / "inflight")
-    first = journal.record(_inbound("a", 1.0))
-    journal.record(_inbound("b", 2.0))
-    journal.done(first)
-    recovered = journal.recover()
+    """Recorded and not done → recovered after a restart (oldest first); done → gone."""
+    first_run = InboundJournal(tmp_path / "inflight", node="host:1")
+    first_run.open()
+    done = first_run.record(_inbound("a", 1.0))
+    first_run.record(_inbound("b", 2.0))
+    first_run.done(done)
+    first_run.close()
+    restarted = InboundJournal(tmp_path / "inflight", node="host:2")
+    restarted.open()
+    recovered = restarted.recover()
     assert [m for _, m in recovered] == [_inbound("b", 2.0)]
-    assert journal.recover() == []
-    journal.done(recovered[0][0])
-    assert journal.pending_count() == 0
+    restarted.done(recovered[0][0])
+    assert (restarted.recover(), restarted.pending_count()) == ([], 0)
+    restarted.close()
+
+
+def test_journal_never_takes_a_live_process_entries(tmp_path: Path) -> None:
+    """Two processes on one home: the second recovers nothing while the first runs, everything after it exits."""
+    live = InboundJournal(tmp_path / "inflight", node="host:1")
+    live.open()
+    live.record(_inbound("busy", 1.0))
+    other = InboundJournal(tmp_path / "inflight", node="host:2")
+    other.open()
+    while_alive = other.recover()
+    live.close()
+    after_exit = other.recover()
+    assert (while_alive, [m.text for _, m in after_exit]) == ([], ["busy"])
+    other.close()
 
 
 async def test_journaled_outbox_restores_unacked_items(tmp_path: Path) -> None:
