@@ -3,19 +3,25 @@
 Owns the command line: reads a session file (JSON array or JSON Lines),
 forces one compression of each session with the configured compressor,
 prints one row per session (text, or JSON with `--report json`), and with
-`--output` writes the results in the input's format. Bad input exits 2 naming
-the file and line; a compression that aborted exits 1.
+`--output` writes the results in the input's format. `--explain` adds what
+each compression removed, summarised and kept, and the fact ledger it wrote.
+Bad input exits 2 naming the file and line; a compression that aborted exits 1.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from agent.context import CompressionResult, FallbackOnly, Summarizer, build_compressor, build_summarizer
+from agent.context import CompressionResult, FallbackOnly, HandoffSection, Summarizer, build_compressor, build_summarizer
+from agent.context.ledger import FactLedger
+from agent.context.user_words import UserWords, handoff_sections
+from agent.messages import Message
 from agent.errors import ConfigError, MessageFormatError
 from agent.session_files import SessionRecord, detect_format, read_sessions, write_sessions
 from agent.tokens import TokenCounter, default_counter
@@ -37,8 +43,20 @@ def register(subparsers: Any) -> None:
                         help="llm: the configured model (auxiliary.compression first); fallback: no network")
     parser.add_argument("--output", default=None, metavar="OUT", help="write the compressed sessions here")
     parser.add_argument("--report", choices=("text", "json"), default="text", help="json: one JSON object per session")
+    parser.add_argument("--explain", action="store_true",
+                        help="also show what was removed, summarised and kept (one line per affected message) and the fact ledger")
     parser.add_argument("--config", default=None, help="config file (default: $CHORUS_CONFIG, ./config.yaml, built-in)")
     parser.set_defaults(handler=handle)
+
+
+class _CurrentStderr:
+    """Writes to whatever `sys.stderr` is at the time (it may be swapped after logging is configured)."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
 
 
 def _summarizer(choice: str, config: ChorusConfig) -> Summarizer:
@@ -99,7 +117,8 @@ async def compress_records(
         if show_progress:
             _progress(sys.stderr, done - 1, len(records), record.id)
         compressor = build_compressor(
-            config.compression, config.model, config.auxiliary, counter=counter, summarizer=summarizer
+            config.compression, config.model, config.auxiliary, counter=counter, summarizer=summarizer,
+            sections=handoff_sections(config.compression),
         )
         result = await compressor.compress(record.messages, trigger="offline", force=True)
         tokens_before = counter.count_messages(record.messages)
@@ -110,10 +129,51 @@ async def compress_records(
     return out
 
 
+def _preview(message: Message, width: int = 72) -> str:
+    text = " ".join(message.text.split()) or " ".join(f"-> {c.name}({' '.join(c.arguments.split())})" for c in message.tool_calls)
+    text = text or "(empty)"
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def explain_lines(original: Sequence[Message], result: CompressionResult, counter: TokenCounter,
+                  sections: Sequence[HandoffSection]) -> list[str]:
+    """`--explain`: counts by fate, one line per summarised or pruned message, then the handoff sections."""
+    explain = result.explain
+    if result.outcome != "compressed" or explain is None:
+        return [f"  nothing removed: {result.outcome} ({result.reason})"]
+    fates = explain.fates()
+    count = Counter(fate.fate for fate in fates)
+    pruned = Counter(fate.pruned for fate in fates if fate.pruned)
+    kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(pruned.items()))
+    lines = [f"  kept verbatim: {count['head']} head, {count['pinned']} pinned, {count['tail']} tail; "
+             f"summarised and removed: {count['summarised']}; pruned in place: {sum(pruned.values())}"
+             + (f" ({kinds})" if kinds else "")]
+    for fate in fates:
+        if fate.fate == "summarised" or fate.pruned:
+            what = "summarised" if fate.fate == "summarised" else f"pruned ({fate.pruned}), in {fate.fate}"
+            lines.append(f"  #{fate.index:<4} {fate.role:<9} {what:<28} {_preview(original[fate.index])}")
+    dropped = [original[index] for index in explain.summarised]
+    for section in sections:  # recomputed on the same span: the section is deterministic
+        if isinstance(section, FactLedger):
+            ledger = section.compute(dropped, None, counter)
+            lines.append(f"  fact ledger: {len(ledger.kept)} entries, {ledger.tokens} tokens ({len(ledger.superseded)} "
+                         f"superseded, {len(ledger.duplicates)} duplicates, {len(ledger.over_budget)} over budget, "
+                         f"{len(ledger.in_user_words)} shown in user words)")
+            lines.extend(f"    {entry.line}" for entry in ledger.kept)
+        elif isinstance(section, UserWords):
+            words = section.compute(dropped, None, counter)
+            lines.append(f"  user words: {len(words.kept)} messages verbatim, {words.tokens} tokens "
+                         f"({len(words.omitted)} left out for space, {words.repeats} repeats)")
+            lines.extend(f"    [turn {m.turn}] {_preview(Message(role='user', content=m.text))}" for m in words.kept)
+    return lines
+
+
 async def handle(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     # stdout carries the report; log lines go to stderr, and only warnings unless debugging.
-    configure_logging(level="debug" if config.logging.level == "debug" else "warning", fmt=config.logging.format)
+    configure_logging(
+        level="debug" if config.logging.level == "debug" else "warning", fmt=config.logging.format, stream=_CurrentStderr()
+    )
     if args.context_length is not None:
         if args.context_length < 1024:
             raise ConfigError(f"--context-length must be at least 1024 tokens, got {args.context_length}")
@@ -129,8 +189,13 @@ async def handle(args: argparse.Namespace) -> int:
         close = getattr(summarizer, "close", None)
         if close is not None:
             await close()
-    for _, _, row in results:
-        print(json.dumps(row, ensure_ascii=False) if args.report == "json" else _text_row(row))
+    sections = handoff_sections(config.compression)
+    for original, (_, result, row) in zip(records, results, strict=True):
+        explained = explain_lines(original.messages, result, default_counter(), sections) if args.explain else []
+        if args.report == "json":
+            print(json.dumps({**row, "explain": explained} if args.explain else row, ensure_ascii=False))
+        else:
+            print("\n".join([_text_row(row), *explained]))
     if args.output:
         write_sessions(Path(args.output), [record for record, _, _ in results], detect_format(path))
     return 1 if any(result.outcome == "aborted" for _, result, _ in results) else 0
