@@ -40,7 +40,8 @@ _CONFUSABLE_TABLE = str.maketrans(_CONFUSABLES)
 # letter (`ign0re`, `pr3vious`), so plain numbers and prices keep their meaning.
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "9": "g",
                        "@": "a", "$": "s", "!": "i", "|": "l"})
-_LEET_TOKEN = re.compile(r"[\w@$!|]*[0-9@$!|][\w@$!|]*")
+_LEET_TOKEN = re.compile(r"[\w@$!|]+")  # one pass over tokens: a "find the digit" regex is quadratic on long words
+_LEET_CHARS = frozenset("0134579@$!|")
 _HAS_LETTER = re.compile(r"[^\W\d_]")
 # Runs of single characters separated by one separator: `i g n o r e`, `i.g.n.o.r.e`, `i-g-n-o-r-e`.
 _SPACED_RUN = re.compile(r"(?<![^\W_])(?:[^\W_][ .\-_*·•,+~/]){2,}[^\W_](?![^\W_])")
@@ -96,7 +97,9 @@ def _join_spaced(text: str) -> str:
 def _undo_leet(text: str) -> str:
     def fold(match: re.Match[str]) -> str:
         token = match.group(0)
-        return token.translate(_LEET) if _HAS_LETTER.search(token) else token
+        if _LEET_CHARS.isdisjoint(token) or not _HAS_LETTER.search(token):
+            return token
+        return token.translate(_LEET)
 
     return _LEET_TOKEN.sub(fold, text)
 

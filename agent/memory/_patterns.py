@@ -16,6 +16,7 @@ Decisions worth knowing (the corpus in tests/agent/memory/ pins them):
 """
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 from typing import Literal
@@ -24,21 +25,65 @@ View = Literal["raw", "native", "latin", "deobfuscated", "squashed"]
 Category = Literal["prompt_injection", "role_hijack", "system_prompt", "exfiltration", "persistence", "secret"]
 
 
+Chain = tuple[tuple[re.Pattern[str], int], ...]  # parts in order, each with the max gap allowed before it
+
+
 @dataclass(frozen=True, slots=True)
 class Pattern:
+    """A named threat pattern: one regex, or chains of regexes that must appear in order, close together.
+
+    Chains replace regexes like `send[^\\n]{0,80}password[^\\n]{0,80}https?://`, whose cost grows
+    with (anchors x gap x alternatives) on hostile, repetitive input: each part is found once
+    with `finditer` and the gaps are checked with bisection, so a scan stays linear-ish.
+    """
+
     category: Category
     name: str
-    regex: re.Pattern[str]
+    regex: re.Pattern[str] | None
     views: tuple[View, ...]
+    chains: tuple[Chain, ...] = ()
+
+    def search(self, text: str) -> bool:
+        if self.regex is not None and self.regex.search(text):
+            return True
+        return any(_chain_found(chain, text) for chain in self.chains)
+
+
+def _chain_found(chain: Chain, text: str) -> bool:
+    ends: list[int] | None = None
+    for regex, gap in chain:
+        reachable: list[int] = []
+        for match in regex.finditer(text):
+            if ends is None:
+                reachable.append(match.end())
+                continue
+            # some earlier part ended in [start - gap, start]
+            index = bisect.bisect_right(ends, match.start())
+            if index and ends[index - 1] >= match.start() - gap:
+                reachable.append(match.end())
+        if not reachable:
+            return False
+        ends = reachable  # finditer yields matches in order, so ends stay sorted
+    return True
 
 
 _WORDS: tuple[View, ...] = ("native", "latin", "deobfuscated")
-_ENGLISH: tuple[View, ...] = ("latin", "deobfuscated")
 _COMMANDS: tuple[View, ...] = ("native", "latin")
 
 
 def _p(category: Category, name: str, regex: str, views: tuple[View, ...] = _WORDS) -> Pattern:
     return Pattern(category, name, re.compile(regex), views)
+
+
+def _c(category: Category, name: str, *chains: tuple[str | int, ...], regex: str | None = None,
+       views: tuple[View, ...] = _COMMANDS) -> Pattern:
+    """A chain pattern: each chain alternates regex, max gap, regex, max gap, regex…"""
+    compiled: list[Chain] = []
+    for chain in chains:
+        parts = [(re.compile(str(part)), int(chain[index - 1]) if index else 0)
+                 for index, part in enumerate(chain) if index % 2 == 0]
+        compiled.append(tuple(parts))
+    return Pattern(category, name, re.compile(regex) if regex else None, views, tuple(compiled))
 
 
 # Building blocks (casefolded text).
@@ -173,37 +218,32 @@ PATTERNS: tuple[Pattern, ...] = (
        r"|(?:покажи|выведи|раскрой|напечатай|повтори) (?:мне )?(?:свой |твой |весь )?(?:системный (?:промпт|запрос)|"
        r"системные инструкции|исходные инструкции)", ("native",)),
     # -- credential exfiltration ------------------------------------------------------------------
-    _p("exfiltration", "exfil_command_with_secret",
-       r"\b(?:curl|wget|http|https|fetch|invoke-webrequest|invoke-restmethod|iwr|irm|nc|ncat|netcat|socat|"
-       r"requests\.(?:get|post|put)|axios|httpie)\b[^\n]*\$\{?\w*(?:key|token|secret|passw|pwd|cred|api|auth)",
-       _COMMANDS),
-    _p("exfiltration", "exfil_command_with_file",
-       rf"\b(?:curl|wget|nc|ncat|netcat|scp|rsync|invoke-webrequest|iwr|socat)\b[^\n]*{_SECRET_FILE}"
-       rf"|{_SECRET_FILE}[^\n]*\|\s*(?:curl|wget|nc|ncat|netcat|base64|socat)\b", _COMMANDS),
+    _c("exfiltration", "exfil_command_with_secret",
+       (r"\b(?:curl|wget|http|https|fetch|invoke-webrequest|invoke-restmethod|iwr|irm|nc|ncat|netcat|socat|"
+        r"requests\.(?:get|post|put)|axios|httpie)\b", 300, r"\$\{?\w*(?:key|token|secret|passw|pwd|cred|api|auth)")),
+    _c("exfiltration", "exfil_command_with_file",
+       (r"\b(?:curl|wget|nc|ncat|netcat|scp|rsync|invoke-webrequest|iwr|socat)\b", 300, _SECRET_FILE),
+       (_SECRET_FILE, 300, r"\|\s*(?:curl|wget|nc|ncat|netcat|base64|socat)\b")),
     _p("exfiltration", "env_dump",
        r"\b(?:printenv|env|set|export -p|get-childitem env:|gci env:)\s*(?:\||>)"
        r"|\bos\.environ\b[^\n]{0,80}(?:requests|urllib|http|post|send)"
        r"|(?:requests\.(?:post|put|get)|urlopen|urllib\.request|httpx\.(?:post|put|get))[^\n]{0,120}\bos\.environ\b"
        r"|\bprocess\.env\b[^\n]{0,80}(?:fetch|axios|http|post|send)", _COMMANDS),
-    _p("exfiltration", "read_secret_file",
-       rf"(?:^|[\s`'\"(]){_READ}\b[^\n]{{0,60}}{_SECRET_FILE}", _COMMANDS),
-    _p("exfiltration", "send_secrets_to_url",
-       rf"{_SEND}[^\n]{{0,80}}{_SECRET_NOUN}[^\n]{{0,80}}{_SINK}"
-       rf"|{_SEND}[^\n]{{0,40}}{_SINK}[^\n]{{0,80}}{_SECRET_NOUN}"
-       rf"|{_SECRET_NOUN}[^\n]{{0,40}}{_SEND}[^\n]{{0,80}}{_SINK}", _COMMANDS),
+    _c("exfiltration", "read_secret_file", (rf"(?:^|[\s`'\"(]){_READ}\b", 60, _SECRET_FILE)),
+    _c("exfiltration", "send_secrets_to_url",
+       (_SEND, 80, _SECRET_NOUN, 80, _SINK), (_SEND, 40, _SINK, 80, _SECRET_NOUN), (_SECRET_NOUN, 40, _SEND, 80, _SINK)),
     # -- persistence ------------------------------------------------------------------------------
-    _p("persistence", "ssh_authorized_keys",
-       rf"{_WRITE}[^\n]{{0,80}}authorized_keys|authorized_keys2?\s*(?:<<|>>)"
-       r"|(?:füge|ajoute|añade|agrega|добавь|添加)[^\n]{0,80}authorized_keys", _COMMANDS),
-    _p("persistence", "agent_instruction_file",
-       rf"(?:^|[\s`'\"(]){_EDIT}\b[^\n]{{0,60}}{_INSTRUCTION_FILE}"
-       rf"|{_INSTRUCTION_FILE}\s*(?:<<|>>)", _COMMANDS),
+    _c("persistence", "ssh_authorized_keys",
+       (rf"{_WRITE}|(?:füge|ajoute|añade|agrega|добавь|添加)", 80, r"authorized_keys"),
+       regex=r"authorized_keys2?\s*(?:<<|>>)"),
+    _c("persistence", "agent_instruction_file",
+       (rf"(?:^|[\s`'\"(]){_EDIT}\b", 60, _INSTRUCTION_FILE), regex=rf"{_INSTRUCTION_FILE}\s*(?:<<|>>)"),
     _p("persistence", "crontab",
        r"\|\s*crontab\s+-|\bcrontab\s+-r\b|(?:>>?|\btee(?: -a)?)\s*/(?:etc/cron|var/spool/cron)|@reboot\b"
        r"|\b(?:add|install|write|put|insert|append|schedule)\b[^\n]{0,40}\b(?:to|into|in) (?:the |my |your |a |"
        r"root'?s? )*crontab\b|\bsystemctl (?:--user )?enable\b|\b(?:schtasks /create|launchctl load)\b", _COMMANDS),
     _p("persistence", "shell_startup_file",
-       r"(?:>>|\btee -a|\becho\b[^\n]*>>?|\bappend\b[^\n]{0,40}(?:to|into))\s*\S*"
+       r"(?:>>|\btee -a|\becho\b[^\n]{0,300}>>?|\bappend\b[^\n]{0,40}(?:to|into))\s*\S{0,120}"
        r"(?:\.bashrc|\.zshrc|\.bash_profile|\.profile|\.zprofile|/etc/profile|/etc/rc\.local|\.config/autostart)",
        _COMMANDS),
     _p("persistence", "undeletable_note",

@@ -311,6 +311,10 @@ class ChatNotes:
         if action != "remove":
             if not (content or "").strip():
                 return self._refuse(target, "invalid", f"'{action}' needs content: the text of the entry.")
+            size, limit = len((content or "").strip()), self._limit(target)
+            if size > limit:  # checked before the scan: nothing this long can be stored anyway
+                return self._refuse(target, "capacity", f"This entry alone ({size:,} chars) is longer than the whole "
+                                    f"{LABELS[target].lower()} limit ({limit:,} chars). Shorten it to the durable facts.")
             if len(parse_entries(content or "")) != 1:
                 return self._refuse(target, "invalid", "content must be one entry: a line holding only '§' separates entries.")
             verdict = scan(content or "")

@@ -55,7 +55,7 @@ _OK: Final = ScanVerdict(ok=True)
 
 
 def _matches(pattern: Pattern, seen: Views) -> bool:
-    return any(pattern.regex.search(getattr(seen, view)) for view in pattern.views)
+    return any(pattern.search(getattr(seen, view)) for view in pattern.views)
 
 
 def scan(text: str) -> ScanVerdict:

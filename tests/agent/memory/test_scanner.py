@@ -49,3 +49,26 @@ def test_every_reported_pattern_name_is_listed() -> None:
     """pattern_names() lists unique names."""
     names = pattern_names()
     assert len(names) == len(set(names))
+
+
+def test_scan_time_grows_linearly_on_hostile_repetitive_input() -> None:
+    """Large repetitive inputs (the shapes that make naive regexes quadratic) scan in seconds, not minutes."""
+    import time
+
+    units = ["curl ", "send password to ", "a b ", "ignore all the ", "you are now a new ", "echo ", "1.2."]
+    started = time.perf_counter()
+    verdicts = [scan(unit * (50_000 // len(unit))) for unit in units]
+    elapsed = time.perf_counter() - started
+    assert [verdict.ok for verdict in verdicts] == [True] * len(units)
+    assert elapsed < 30.0  # quadratic behaviour took over a minute for one of these alone
+
+
+def test_entry_longer_than_the_limit_is_refused_before_scanning(store: object) -> None:
+    """An entry longer than the whole limit is refused as capacity, with its size."""
+    from agent.memory.notes import NotesStore
+
+    assert isinstance(store, NotesStore)
+    result = store.chat("c").add("memory", "x" * 5000)
+    assert (result.refusal, result.message) == (
+        "capacity", "This entry alone (5,000 chars) is longer than the whole memory limit (2,200 chars). "
+                    "Shorten it to the durable facts.")
