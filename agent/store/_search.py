@@ -91,6 +91,11 @@ def _rank(conn: sqlite3.Connection, chat_id: str, terms: list[str]) -> list[_Can
         frequencies.append(len(row_ids))
         for row_id in row_ids:
             matched_terms.setdefault(row_id, []).append(index)
+    if len(terms) > 1 and max(frequencies) >= CANDIDATES_PER_TERM:
+        # A common word hides older messages past its cap; messages with every word still count.
+        expression = fts_expression(chat_id, terms, any_term=False)
+        for (row_id,) in conn.execute(_CANDIDATES_SQL, (expression, CANDIDATES_PER_TERM)):
+            matched_terms[row_id] = list(range(len(terms)))
     if not matched_terms:
         return []
     stats = conn.execute("SELECT messages, chars FROM chat_stats WHERE chat_id = ?", (chat_id,)).fetchone()

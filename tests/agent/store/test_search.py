@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from agent.messages import assistant, user
 from agent.store import SessionStore
+from agent.store._search import CANDIDATES_PER_TERM
 
 HOSTILE_QUERIES = [
     'secret OR chat_id:other',
@@ -130,3 +131,13 @@ def test_limit_is_respected_and_capped(store: SessionStore) -> None:
     session = store.ensure_session("k", platform="web", chat_id="c")
     store.append(session.id, [user(f"ticket number {i}") for i in range(30)])
     assert (len(store.search("c", "ticket", limit=3)), len(store.search("c", "ticket", limit=500))) == (3, 20)
+
+
+def test_an_old_message_with_every_word_is_found_past_a_common_words_cap(store: SessionStore) -> None:
+    """A message holding all query words is found even when one word fills the per-word candidate cap."""
+    session = store.ensure_session("k", platform="web", chat_id="c")
+    store.append(session.id, [user("postgres migration deadline is friday")])
+    store.append(session.id, [user(f"postgres note {i}") for i in range(CANDIDATES_PER_TERM + 5)])
+    store.append(session.id, [user(f"deadline note {i}") for i in range(CANDIDATES_PER_TERM + 5)])
+    hits = store.search("c", "postgres deadline", limit=1)
+    assert [(h.seq, h.snippet) for h in hits] == [(0, "**postgres** migration **deadline** is friday")]
