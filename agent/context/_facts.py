@@ -4,9 +4,14 @@ Owns the patterns (constraints and decisions in English, German, French,
 Spanish, Chinese and Russian; values with units, times, dates, ports,
 versions, paths, URLs, e-mails, ticket ids, identifiers, names), how a
 message is cut into the minimal clause that carries a fact, and the
-deterministic "subject" of a fact (what a newer statement replaces).
-No LLM, no I/O; never raises on any text. Knows nothing of handoffs, budgets
-or rendering (see `agent.context.ledger`).
+deterministic "subject" of a fact (what a newer statement replaces): `k:<key>`
+for a key/value statement whose value is a number, path, id or URL
+(`timeout = 30s`, `API port: 8443`, `set the timeout to 45 s`, `le port est
+8080`, `端口是8080`), and `c:<object>` for a constraint: its first words once
+the polarity and modal words (never/always/don't/must, nie/immer, jamais,
+nunca, 不要/必须, никогда...) and filler are removed, so "Never use tabs" and
+"Always use tabs" share `c:use tabs`. No LLM, no I/O; never raises on any
+text. Knows nothing of handoffs, budgets or rendering (see `agent.context.ledger`).
 """
 from __future__ import annotations
 

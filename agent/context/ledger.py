@@ -1,12 +1,15 @@
 """The fact ledger: exact user facts that survive every compression, whatever the summary says.
 
 Owns the `FactLedger` handoff section, its line format
-(`- [turn 12, user] <verbatim clause>`), how the previous ledger is parsed
-back out of the previous handoff, how turns are numbered across compressions
-(`read_span`, shared with `agent.context.user_words`), and the merge rules:
-newer statements on the same subject replace older ones, duplicates and
-clauses contained in other clauses go, and the section stays within its token
-budget by dropping the least important, then the oldest entries first.
+(`- [turn 12, user] <verbatim clause>`, first line `Verbatim facts up to turn
+N; ...` carrying the turn count), how the ledger of every previous handoff in
+the span is parsed back (one may linger in the tail while a newer one is
+written ahead of it), how turns are numbered across compressions (`read_span`,
+shared with `agent.context.user_words`), and the merge rules: newer
+statements on the same subject replace older ones, repeats, clauses contained
+in other clauses and values already kept go, facts the user-words section
+shows verbatim are left to it, and the section stays within its token budget
+by dropping the least important, then the oldest entries first.
 Deterministic, no LLM. Knows nothing of how the summary body is produced.
 """
 from __future__ import annotations

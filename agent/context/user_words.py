@@ -4,9 +4,12 @@ Owns the section's format (a `[turn N, user]` line, then the message with
 every line quoted by `> `, so no user text can forge a heading), how the
 previous section is parsed back out of the previous handoff, and the budget
 rule: everything while it fits, beyond that the newest messages first.
-Messages equal but for their numbers are kept once (the newest: the
-numbers of a repeated boilerplate message are its least stable part). Deterministic, no LLM.
-Knows nothing of the summary body or of the fact ledger.
+Messages equal but for their numbers are kept once (the newest: the numbers
+of a repeated boilerplate message are its least stable part). Deterministic,
+no LLM.
+Also owns `handoff_sections(settings)`: the configured pair, the ledger told
+about this section so it does not repeat what is shown here.
+Knows nothing of the summary body.
 """
 from __future__ import annotations
 
