@@ -89,6 +89,7 @@ class WriteResult:
     pending: PendingWrite | None = None
     nudge: str | None = None
     drift: tuple[DriftReport, ...] = ()
+    entries: tuple[str, ...] = ()  # after a write: the target's entries now on disk
 
     @property
     def ok(self) -> bool:
@@ -130,6 +131,11 @@ class NotesSnapshot:
             body = SEPARATOR.join(_prompt_text(entry) for entry in entries)
             blocks.append(f"{HEADERS[target]} [{usage.chars:,}/{usage.limit:,} chars]\n{body}")
         return "\n\n".join(blocks)
+
+
+def prompt_text(entry: Entry) -> str:
+    """How an entry reads in the model's view: its text, or a placeholder when the scanner flags it."""
+    return _prompt_text(entry)
 
 
 def _prompt_text(entry: Entry) -> str:
@@ -367,7 +373,7 @@ class ChatNotes:
                      "'replace' and 'remove' stale ones.")
         log.info("memory.written", chat_dir=self.directory.name, action=action, target=target, chars=usage.chars)
         message = f"{verb}. {LABELS[target]} now at {usage.describe()}."
-        return WriteResult("written", target, message, usage, nudge=nudge, drift=tuple(drift))
+        return WriteResult("written", target, message, usage, nudge=nudge, drift=tuple(drift), entries=tuple(entries))
 
     def _plan(self, action: Action, target: Target, entries: list[str], content: str,
               old_text: str) -> list[str] | WriteResult:

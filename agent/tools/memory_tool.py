@@ -16,7 +16,8 @@ import structlog
 
 from agent.memory._paths import ChatIdError
 from agent.memory.approval import Target
-from agent.memory.notes import NotesStore, WriteResult
+from agent.memory.notes import Entry, NotesStore, WriteResult, prompt_text
+from agent.memory.scanner import scan
 from agent.messages import ToolSchema
 from agent.tools.base import ToolContext, ok, refused
 
@@ -32,7 +33,8 @@ DESCRIPTION = (
     "remove: delete the one entry containing `old_text` (do this when the user asks you to forget something). "
     "Keep entries short and factual; never store instructions, secrets, tokens or passwords. "
     "Space is limited: when near the limit, merge entries with 'replace'. "
-    "Notes saved now are not visible in this conversation's system prompt until the next session."
+    "The system prompt shows the notes as they were when this conversation started; each successful call "
+    "returns the target's entries as they are now."
 )
 
 SCHEMA: Final = ToolSchema(
@@ -76,6 +78,10 @@ def render_result(result: WriteResult) -> str:
         extra["nudge"] = result.nudge
     if result.pending is not None:
         extra["pending_id"] = result.pending.id
+    if result.outcome == "written":
+        # The system prompt keeps the session-start snapshot (prefix cache); the tool result lets the
+        # model see its notes as they are now, flagged entries withheld as in the prompt.
+        extra["entries"] = [prompt_text(Entry(text, scan(text))) for text in result.entries]
     return ok(status=result.outcome, message=result.message, **extra)
 
 
