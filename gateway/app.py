@@ -133,6 +133,8 @@ class Gateway:
                 await close()
         await self.parts.coordinator.stop()
         self.parts.journal.close()
+        if isinstance(self.parts.outbox, JournaledOutbox):
+            self.parts.outbox.close()
         if self._store_open:
             await asyncio.to_thread(self.parts.store.close)
             self._store_open = False

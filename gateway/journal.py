@@ -84,8 +84,7 @@ class InboundJournal:
             lock.release()
 
     def record(self, message: InboundMessage) -> str:
-        """Write `message` atomically; returns the entry id for `done`."""
-        self._own.mkdir(parents=True, exist_ok=True)
+        """Write `message` atomically; returns the entry id for `done` (call `open` first)."""
         entry = f"{message.timestamp:020.6f}-{uuid.uuid4().hex}"
         temp = self._own / f".{entry}.tmp"
         temp.write_text(_to_json(message), encoding="utf-8")

@@ -10,12 +10,15 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import TextIO
 
 import structlog
 
 from gateway.coord.base import OutboundItem, Outbox, PendingOutbound
 
 log = structlog.get_logger(__name__)
+
+COMPACT_AFTER_RECORDS = 10_000
 
 
 class JournaledOutbox:
@@ -29,15 +32,27 @@ class JournaledOutbox:
     def __init__(self, inner: Outbox, path: Path) -> None:
         self._inner = inner
         self._path = path
+        self._handle: TextIO | None = None
+        self._unacked: set[str] = set()
+        self._records = 0
 
     def _append(self, record: dict[str, object]) -> None:
-        self._path.parent.mkdir(parents=True, exist_ok=True)
-        with self._path.open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-            handle.flush()
+        if self._handle is None:
+            self._path.parent.mkdir(parents=True, exist_ok=True)
+            self._handle = self._path.open("a", encoding="utf-8")
+        # One write per record, flushed: a process crash after put() never loses the record.
+        self._handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self._handle.flush()
+        self._records += 1
+
+    def close(self) -> None:
+        handle, self._handle = self._handle, None
+        if handle is not None:
+            handle.close()
 
     async def restore(self) -> int:
         """Put the journal's unacknowledged items back into `inner`; returns how many."""
+        self.close()
         if not self._path.exists():
             return 0
         items: dict[str, OutboundItem] = {}
@@ -54,18 +69,26 @@ class JournaledOutbox:
         with temp.open("w", encoding="utf-8") as handle:
             for item in items.values():
                 new_id = await self._inner.put(item)
+                self._unacked.add(new_id)
                 handle.write(json.dumps({"put": new_id, "item": item.to_json()}, ensure_ascii=False) + "\n")
         os.replace(temp, self._path)
         return len(items)
 
     async def put(self, item: OutboundItem) -> str:
         item_id = await self._inner.put(item)
+        self._unacked.add(item_id)
         self._append({"put": item_id, "item": item.to_json()})
         return item_id
 
     async def ack(self, item_id: str) -> None:
         await self._inner.ack(item_id)
         self._append({"ack": item_id})
+        self._unacked.discard(item_id)
+        if not self._unacked and self._records >= COMPACT_AFTER_RECORDS:
+            # Nothing is pending: the whole history can go, so the file never grows without bound.
+            self.close()
+            self._path.write_text("", encoding="utf-8")
+            self._records = 0
 
     async def pending(self, *, older_than: float = 0.0) -> list[PendingOutbound]:
         return await self._inner.pending(older_than=older_than)

@@ -162,3 +162,17 @@ async def test_drain_returns_what_did_not_finish() -> None:
         lanes.submit(jobs[-1])
     unfinished = await lanes.drain(0.05)
     assert sorted(j.message.text for j in unfinished) == ["m0", "m1", "m2"]
+
+
+async def test_journaled_outbox_file_is_emptied_when_nothing_is_pending(tmp_path: Path, monkeypatch: object) -> None:
+    """Once every item is acked and enough records piled up, the journal file starts over."""
+    import gateway.outbox_file as module
+
+    monkeypatch.setattr(module, "COMPACT_AFTER_RECORDS", 4)  # type: ignore[attr-defined]
+    path = tmp_path / "outbox.jsonl"
+    outbox = JournaledOutbox(MemoryOutbox(), path)
+    for text in ("a", "b"):
+        await outbox.ack(await outbox.put(OutboundItem("web", "c", None, text, "k")))
+    kept = await outbox.put(OutboundItem("web", "c", None, "pending", "k"))
+    outbox.close()
+    assert [json.loads(line).get("put") for line in path.read_text().splitlines()] == [kept]
