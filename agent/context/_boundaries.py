@@ -19,6 +19,10 @@ from agent.messages import Message
 from agent.tokens import TokenCounter, estimate_tokens
 
 TAIL_FLOOR_CAP = 8  # the message floor is min(protect_last_n, 8)
+# A tool output longer than budget x this many chars is over 3x the tail budget
+# at any plausible tokenisation: it will be cut to its head and tail, so its
+# size is estimated instead of tokenised.
+OVERSIZE_CHARS_PER_TOKEN = 12
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +66,13 @@ def _estimate(messages: Sequence[Message], start: int, end: int) -> int:
     return total
 
 
+def _tail_tokens(message: Message, budget: int, counter: TokenCounter) -> int:
+    """Real tokens, except for a tool output so big it will be cut anyway (never tokenise what is thrown away)."""
+    if message.role == "tool" and isinstance(message.content, str) and len(message.content) > budget * OVERSIZE_CHARS_PER_TOKEN:
+        return estimate_tokens(message.content) + 4
+    return counter.count_message(message)
+
+
 def _walk_back(
     messages: Sequence[Message], head_end: int, budget: int, floor: int, counter: TokenCounter
 ) -> tuple[int, list[int]]:
@@ -73,7 +84,7 @@ def _walk_back(
         kept = len(messages) - start
         if kept >= floor and used >= budget:
             break
-        tokens = counter.count_message(messages[index])
+        tokens = _tail_tokens(messages[index], budget, counter)
         if kept >= floor and used + tokens > budget:
             break
         used += tokens
