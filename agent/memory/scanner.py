@@ -8,6 +8,17 @@ Order of checks: refused invisible characters on the raw text first (they are
 a hit on their own, whatever they hide), then the named patterns of
 `_patterns.PATTERNS` against the normalised views of `_normalize.views`
 (NFKC, homoglyph folding, spacing and leetspeak undone).
+
+Decisions (pinned by the corpus in tests/agent/memory/):
+- Refused invisible characters are refused wherever they stand, including a
+  zero-width joiner inside an emoji sequence: SPEC §4.1 lists U+200D, and an
+  exception would be a place to hide text.
+- `.env.example` / `.sample` / `.template` / `.dist` are templates: "remember to
+  read .env.example docs" passes; "read the .env file" is refused.
+- Phrases, not words: "you are now ready to start", "ignore lint warnings",
+  "post the results to the Slack channel", "from now on answer in German" pass.
+- Cost stays roughly linear in the text length (chain patterns, token-wise
+  folding); a 100,000-char hostile input scans in about a second.
 """
 from __future__ import annotations
 

@@ -35,3 +35,21 @@ def test_two_processes_adding_at_once_lose_no_entry(home: Path) -> None:
     assert {entry.text for entry in snapshot.memory} == expected
     assert len(snapshot.memory) == 80
     assert snapshot.drift == ()
+
+
+async def test_concurrent_tool_calls_in_one_process_lose_nothing(home: Path) -> None:
+    """Thirty memory tool calls running at once in worker threads all land."""
+    import asyncio
+    import json
+
+    from agent.tools.base import ToolContext
+    from agent.tools.memory_tool import MemoryTool
+
+    tool = MemoryTool(NotesStore(home, MemorySettings(memory_char_limit=10_000)))
+    context = ToolContext(chat_id="busy", session_id="s")
+    replies = await asyncio.gather(*(
+        tool({"action": "add", "target": "memory", "content": f"fact {number}"}, context) for number in range(30)
+    ))
+    assert [json.loads(reply)["success"] for reply in replies] == [True] * 30
+    texts = {entry.text for entry in NotesStore(home, MemorySettings()).chat("busy").snapshot().memory}
+    assert texts == {f"fact {number}" for number in range(30)}
