@@ -21,7 +21,7 @@ from gateway.admin.events import AdminEvent, EventLog
 from gateway.admin.gateway_backend import GatewayBackend
 from gateway.admin.tap import LogTap, Recorder, install_log_tap
 from gateway.admin.tuning import LiveEngine, follow_turn_limits, live_engine_factory
-from gateway.admin.wiring import Operations
+from gateway.admin.wiring import Operations, serve_admin
 
 __all__ = [
     "NO_TOKEN_TEXT",
@@ -43,5 +43,6 @@ __all__ = [
     "follow_turn_limits",
     "install_log_tap",
     "live_engine_factory",
+    "serve_admin",
     "token_fingerprint",
 ]

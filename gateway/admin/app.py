@@ -213,6 +213,7 @@ def build_admin_app(
     live: LiveConfig | None = None,
     events: EventLog | None = None,
     before_scrape: Sequence[Callable[[], None]] = (),
+    extra_routes: Sequence[web.RouteDef] = (),
 ) -> web.Application:
     """The admin `web.Application` (serve it on `admin.host:admin.port`).
 
@@ -223,6 +224,7 @@ def build_admin_app(
         live: the runtime config holder (None: the config endpoints answer 503).
         events: the recent-events ring buffer (a fresh empty one when None).
         before_scrape: callables that refresh gauges right before `/metrics` renders.
+        extra_routes: routes served beside these (platform webhooks); outside `/api/`, so no token.
     """
     api = _Api(backend, live, events if events is not None else EventLog())
     app = web.Application(middlewares=[_auth_middleware(token)])
@@ -256,6 +258,7 @@ def build_admin_app(
             web.post("/api/config/reload", api.reload),
         ]
     )
+    app.add_routes(list(extra_routes))
     return app
 
 

@@ -8,21 +8,24 @@ and `install_sighup`. `chorus run` uses it as:
 
     ops = Operations.create(config, path=config_path)
     gateway = build_gateway(config, engine=ops.engine())
-    app = ops.attach(gateway, token=...)   # serve on admin.host:admin.port
+    await gateway.start()
+    app = ops.attach(gateway, token=config.admin.token, extra_routes=webhook_routes)
+    runner, port = await serve_admin(app, config.admin.host, config.admin.port)
     ops.install_sighup(loop)
     ...
-    ops.detach()
+    ops.detach(); await runner.cleanup()
 
 No I/O until `attach`/`install_sighup`. Knows nothing of platforms.
 """
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from aiohttp import web
+from pydantic import SecretStr
 
 from agent.context.engine import ContextEngine
 from gateway.admin.app import build_admin_app
@@ -57,15 +60,31 @@ class Operations:
         """The per-agent engine factory that follows the live config and records compressions."""
         return live_engine_factory(self.live, on_compression=self.recorder)
 
-    def attach(self, gateway: Gateway, *, token: str | None, tap_logs: bool = True) -> web.Application:
-        """Make `gateway` follow the live limits and return its admin application."""
+    def attach(
+        self,
+        gateway: Gateway,
+        *,
+        token: str | SecretStr | None,
+        tap_logs: bool = True,
+        extra_routes: Sequence[web.RouteDef] = (),
+    ) -> web.Application:
+        """Make `gateway` follow the live limits and return its admin application.
+
+        Args:
+            gateway: the gateway built with `engine=self.engine()`.
+            token: `admin.token` (None: the operator API answers 403).
+            tap_logs: feed metrics and the event log from the gateway's log lines.
+            extra_routes: served beside the admin routes (platform webhooks).
+        """
+        if isinstance(token, SecretStr):
+            token = token.get_secret_value()
         self._undo.append(follow_turn_limits(self.live, gateway.parts.runner))
         if tap_logs:
             self._undo.append(install_log_tap(LogTap(self.events, self.metrics)))
         backend = GatewayBackend(gateway, events=self.events, live=self.live)
         return build_admin_app(
             backend, metrics=self.metrics, token=token, live=self.live, events=self.events,
-            before_scrape=[lambda: backend.refresh_metrics(self.metrics)],
+            before_scrape=[lambda: backend.refresh_metrics(self.metrics)], extra_routes=extra_routes,
         )
 
     def install_sighup(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -79,4 +98,21 @@ class Operations:
             self._undo.pop()()
 
 
-__all__ = ["Operations"]
+async def serve_admin(app: web.Application, host: str, port: int) -> tuple[web.AppRunner, int]:
+    """Serve `app` on `host:port` (0: a free port); returns the runner (call `cleanup()`) and the bound port."""
+    runner = web.AppRunner(app, handle_signals=False, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port)
+    try:
+        await site.start()
+    except OSError:
+        await runner.cleanup()
+        raise
+    bound = port
+    for address in runner.addresses:
+        if isinstance(address, tuple) and len(address) >= 2:
+            bound = int(address[1])
+    return runner, bound
+
+
+__all__ = ["Operations", "serve_admin"]

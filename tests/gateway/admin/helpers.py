@@ -12,7 +12,7 @@ from aiohttp import web
 
 from agent.messages import Message, assistant, user
 from agent.store import STATE_DB_NAME, SessionStore
-from gateway.admin import Operations
+from gateway.admin import Operations, serve_admin
 from gateway.app import Gateway
 from gateway.config import ChorusConfig
 from gateway.routing import chat_scope, session_key
@@ -67,12 +67,8 @@ class Admin:
 
 @asynccontextmanager
 async def serve_app(app: web.Application) -> AsyncIterator[str]:
-    """Serve `app` on a free loopback port; yields its base URL."""
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    """Serve `app` on a free loopback port (as `chorus run` would); yields its base URL."""
+    runner, port = await serve_admin(app, "127.0.0.1", 0)
     try:
         yield f"http://127.0.0.1:{port}"
     finally:

@@ -5,11 +5,14 @@ from pathlib import Path
 
 import aiohttp
 import pytest
+from aiohttp import web
+from pydantic import SecretStr
 
+from gateway.admin import Operations
 from gateway.config import load_config
 from tests.fakes.openai_server import FakeOpenAI, Reply
-from tests.gateway.admin.helpers import TOKEN, admin_gateway, config_for, seed
-from tests.gateway.harness import chat, web_port
+from tests.gateway.admin.helpers import TOKEN, admin_gateway, config_for, seed, serve_app
+from tests.gateway.harness import chat, started, web_port
 
 SUMMARY = "## Goal\nFinish the rollout.\n## Completed actions\nSteps 0-29 are done."
 
@@ -149,3 +152,36 @@ async def test_unknown_static_file_is_404(fake_openai: FakeOpenAI, home: Path) -
     assert status == 404
 
 
+
+
+async def test_a_stored_session_without_a_live_agent_is_listed_from_the_store(
+    fake_openai: FakeOpenAI, home: Path
+) -> None:
+    """A session nobody talked to since the start is listed (not live, tokens unknown) with its stored count."""
+    key = seed(home, "idle", 10)
+    async with admin_gateway(config_for(home, fake_openai.base_url)) as admin:
+        _, listed = await admin.get("/api/sessions")
+    (view,) = listed["sessions"]
+    assert (view["key"], view["live"], view["messages"], view["tokens"], view["tokens_source"], view["fill"]) == (
+        key, False, 10, None, "unknown", None
+    )
+    assert (view["threshold"], view["compressions"]) == (64000, 0)
+
+
+async def test_extra_routes_are_served_without_the_token(fake_openai: FakeOpenAI, home: Path) -> None:
+    """Platform webhook routes handed to attach() are served beside the admin routes, outside /api/."""
+    async def hook(_request: web.Request) -> web.Response:
+        return web.Response(text="hooked")
+
+    ops = Operations.create(config_for(home, fake_openai.base_url))
+    async with started(ops.live.current(), engine=ops.engine()) as gateway:
+        app = ops.attach(gateway, token=SecretStr(TOKEN), tap_logs=False, extra_routes=[web.post("/telegram", hook)])
+        try:
+            async with serve_app(app) as url, aiohttp.ClientSession() as http:
+                async with http.post(url + "/telegram") as resp:
+                    hooked = (resp.status, await resp.text())
+                async with http.get(url + "/api/config", headers={"Authorization": f"Bearer {TOKEN}"}) as resp:
+                    authorised = resp.status
+        finally:
+            ops.detach()
+    assert (hooked, authorised) == ((200, "hooked"), 200)
