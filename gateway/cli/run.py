@@ -13,14 +13,15 @@ import argparse
 import asyncio
 import signal
 import sys
+from pathlib import Path
 from typing import Any
 
 import structlog
 from aiohttp import web
 
+from gateway.admin.wiring import Operations, serve_admin
 from gateway.build import MODEL_MISSING_TEXT, build_gateway
-from gateway.config import ChorusConfig, load_config
-from gateway.health import health_routes
+from gateway.config import ChorusConfig, load_config, resolve_config_path
 from gateway.logs import configure_logging
 
 log = structlog.get_logger(__name__)
@@ -32,24 +33,12 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=handle)
 
 
-async def _admin(config: ChorusConfig, routes: list[web.RouteDef], extra: list[web.RouteDef]) -> web.AppRunner:
-    app = web.Application()
-    app.add_routes(routes + extra)
-    runner = web.AppRunner(app, handle_signals=False, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, config.admin.host, config.admin.port)
-    await site.start()
-    server = site._server
-    port = server.sockets[0].getsockname()[1] if server is not None else config.admin.port  # type: ignore[attr-defined]
-    log.info("admin.started", url=f"http://{config.admin.host}:{port}/healthz")
-    return runner
-
-
-async def serve(config: ChorusConfig) -> int:
+async def serve(config: ChorusConfig, *, config_path: Path | None = None) -> int:
     """Run until a stop signal; returns the exit code."""
     if not config.model.name:
         log.warning("model.not_configured", fix=MODEL_MISSING_TEXT)
-    gateway = build_gateway(config)
+    ops = Operations.create(config, path=config_path)
+    gateway = build_gateway(config, engine=ops.engine())
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -62,7 +51,10 @@ async def serve(config: ChorusConfig) -> int:
     admin: web.AppRunner | None = None
     try:
         await gateway.start()
-        admin = await _admin(config, health_routes(gateway.readiness), extra)
+        app = ops.attach(gateway, token=config.admin.token, extra_routes=extra)
+        admin, admin_port = await serve_admin(app, config.admin.host, config.admin.port)
+        log.info("admin.started", url=f"http://{config.admin.host}:{admin_port}/healthz")
+        ops.install_sighup(loop)
         web_adapter = gateway.parts.adapters.get("web")
         if web_adapter is not None:
             print(f"chorus: web chat on http://{config.platforms.web.host}:{getattr(web_adapter, 'port', '?')}/",
@@ -76,6 +68,7 @@ async def serve(config: ChorusConfig) -> int:
         return 1
     finally:
         await gateway.stop()
+        ops.detach()
         if admin is not None:
             await admin.cleanup()
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -86,4 +79,4 @@ async def serve(config: ChorusConfig) -> int:
 async def handle(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     configure_logging(level=config.logging.level, fmt=config.logging.format)
-    return await serve(config)
+    return await serve(config, config_path=resolve_config_path(args.config))
