@@ -21,6 +21,7 @@ from agent.context._boundaries import Split, find_split, widen_tail
 from agent.context._fallback import fallback_summary
 from agent.context._handoff import (
     handoff_text,
+    is_handoff,
     is_real_user,
     newest_handoff,
     strip_framing,
@@ -259,16 +260,22 @@ class ContextCompressor(ContextEngine):
             reason=reason,
         )
 
-    def _previous(self, original: Sequence[Message], split_head: int, split_tail: int) -> tuple[int | None, str | None]:
-        """The newest handoff being re-summarised, and its whole text; discards a foreign remembered one."""
-        index = newest_handoff(original)
+    def _previous(self, original: Sequence[Message], summarised: Sequence[int]) -> int | None:
+        """The newest handoff inside the span being summarised; discards a remembered summary from elsewhere.
+
+        A remembered previous summary that no handoff in these messages carries
+        belongs to another session (or a reset one) and is never used.
+        """
         remembered = self.state.previous_summary
-        if remembered is not None and (index is None or handoff_text(original[index]) != remembered):
+        if remembered is not None and not any(
+            is_handoff(m) and handoff_text(m) == remembered for m in reversed(original)
+        ):
             log.info("compression.previous_summary_discarded", reason="not in this session's messages")
             self.state.previous_summary = None
-        if index is None or not split_head <= index < split_tail:
-            return None, None
-        return index, handoff_text(original[index])
+        for index in reversed(summarised):
+            if is_handoff(original[index]):
+                return index
+        return None
 
     def _split(self, original: Sequence[Message]) -> Split | None:
         first = self.state.compression_count == 0 and newest_handoff(original) is None
@@ -316,8 +323,8 @@ class ContextCompressor(ContextEngine):
         touched |= pressure | oversize
         summarised = split.summarised()
         dropped = [original[index] for index in summarised]
-        _, previous_text = self._previous(original, split.head_end, split.tail_start)
-        summary = await self._summarise(pruned, summarised, dropped, previous_text)
+        previous = self._previous(original, summarised)
+        summary = await self._summarise(pruned, summarised, dropped, previous)
         head = list(pruned[: split.head_end])
         pinned = [original[index] for index in split.pinned]
         has_real_user = any(is_real_user(m) for m in (*head, *pinned, *tail))
@@ -381,15 +388,19 @@ class ContextCompressor(ContextEngine):
         pruned: Sequence[Message],
         summarised: Sequence[int],
         dropped: Sequence[Message],
-        previous_text: str | None,
+        previous: int | None,
     ) -> _Summary:
         """The summary body with its sections: the model when allowed, else the fallback (tiers 1-4)."""
         titles = tuple(section.title for section in self._sections)
+        previous_text = handoff_text(pruned[previous]) if previous is not None else None
         previous_body = strip_sections(strip_framing(previous_text), titles) if previous_text else None
         body: str | None = None
         kind: SummaryKind = "fallback"
         if self._summarizer.available and self.state.cooldown_until <= self._now():
-            turns = tuple(t for t in (without_handoff(pruned[i]) for i in summarised) if t is not None)
+            # The newest handoff goes in as PREVIOUS SUMMARY (a merged one keeps its own
+            # message as a turn); older handoffs are ordinary turns.
+            candidates = (without_handoff(pruned[i]) if i == previous else pruned[i] for i in summarised)
+            turns = tuple(t for t in candidates if t is not None)
             request = SummaryRequest(
                 turns=turns,
                 previous_summary=previous_body,

@@ -217,3 +217,20 @@ async def test_second_compression_of_a_coding_session_pins_the_task() -> None:
     assert is_handoff(second.messages[1]) and not second.explain.merged
     assert sum(1 for m in second.messages if is_handoff(m)) == 1
     assert _valid(second.messages)
+
+
+async def test_previous_summary_is_the_newest_handoff_inside_the_summarised_span() -> None:
+    """A handoff still in the verbatim tail is left alone; the one being summarised is the PREVIOUS SUMMARY."""
+    from agent.context._reassemble import assemble
+
+    older = assemble([Message(role="system", content="s")], [assistant("x")], "## Goal\nolder goal", has_real_user=True).messages[1]
+    newer = assemble([Message(role="system", content="s")], [assistant("x")], "## Goal\nnewer goal", has_real_user=True).messages[1]
+    body = [m for m in taubench()[1:] if m.role != "system"]
+    messages = [Message(role="system", content="s"), older, *body, newer, assistant("ok, continuing"), user("go on")]
+    summarizer = ScriptedSummarizer()
+    engine = make(summarizer=summarizer, context_length=16_000, protect_last_n=3)
+    engine.state.compression_count = 1
+    result = await engine.compress(messages, trigger="manual", force=True)
+    assert result.outcome == "compressed"
+    assert summarizer.requests[0].previous_summary == "## Goal\nolder goal"
+    assert newer in result.messages and older not in result.messages
