@@ -44,16 +44,16 @@ _CONTEXT_SQL = f"""
 SELECT seq, role, substr(text, 1, {CONTEXT_CHARS * 4}) AS text FROM messages
 WHERE session_id = ? AND archived = ? AND seq BETWEEN ? AND ? AND seq != ? ORDER BY seq
 """
+_LENGTHS_SQL = "SELECT id, text_chars FROM messages WHERE id IN ({marks}) AND chat_id = ?"
 _ROWS_SQL = """
-SELECT id, session_id, seq, role, created_at, archived, text_chars FROM messages
-WHERE id IN ({marks}) AND chat_id = ?
+SELECT id, session_id, seq, role, created_at, archived FROM messages WHERE id IN ({marks}) AND chat_id = ?
 """
 _SQL_PARAMS_PER_QUERY = 500
 
 
 @dataclass(frozen=True, slots=True)
 class _Candidate:
-    row: sqlite3.Row
+    row_id: int
     matched: int
     score: float
 
@@ -72,13 +72,13 @@ def _context(conn: sqlite3.Connection, row: sqlite3.Row, count: int) -> tuple[tu
     return tuple(line for line in lines if line.seq < seq), tuple(line for line in lines if line.seq > seq)
 
 
-def _rows(conn: sqlite3.Connection, chat_id: str, row_ids: Sequence[int]) -> dict[int, sqlite3.Row]:
-    """Candidate rows that really belong to `chat_id`, by id."""
-    found: dict[int, sqlite3.Row] = {}
+def _lengths(conn: sqlite3.Connection, chat_id: str, row_ids: Sequence[int]) -> dict[int, int]:
+    """Lengths of the candidate rows that really belong to `chat_id`, by id."""
+    found: dict[int, int] = {}
     for start in range(0, len(row_ids), _SQL_PARAMS_PER_QUERY):
         chunk = row_ids[start : start + _SQL_PARAMS_PER_QUERY]
-        sql = _ROWS_SQL.format(marks=",".join("?" * len(chunk)))
-        found.update({row["id"]: row for row in conn.execute(sql, (*chunk, chat_id))})
+        sql = _LENGTHS_SQL.format(marks=",".join("?" * len(chunk)))
+        found.update(conn.execute(sql, (*chunk, chat_id)).fetchall())
     return found
 
 
@@ -104,17 +104,17 @@ def _rank(conn: sqlite3.Connection, chat_id: str, terms: list[str]) -> list[_Can
     weights = [
         math.log((total_messages - freq + 0.5) / (freq + 0.5) + 1.0) for freq in frequencies
     ]
-    rows = _rows(conn, chat_id, list(matched_terms))
+    lengths = _lengths(conn, chat_id, list(matched_terms))
     candidates = []
     for row_id, indexes in matched_terms.items():
-        row = rows.get(row_id)
-        if row is None:
+        length = lengths.get(row_id)
+        if length is None:
             continue
-        norm = BM25_K1 * (1 - BM25_B + BM25_B * row["text_chars"] / average)
+        norm = BM25_K1 * (1 - BM25_B + BM25_B * length / average)
         score = sum(weights[i] * (BM25_K1 + 1) / (1 + norm) for i in indexes)
-        candidates.append(_Candidate(row, len(indexes), score))
+        candidates.append(_Candidate(row_id, len(indexes), score))
     # Messages with more of the words first, then BM25, then the newer message.
-    candidates.sort(key=lambda c: (c.matched, c.score, c.row["id"]), reverse=True)
+    candidates.sort(key=lambda c: (c.matched, c.score, c.row_id), reverse=True)
     return candidates
 
 
@@ -129,20 +129,21 @@ def search_chat(conn: sqlite3.Connection, chat_id: str, query: str, *, limit: in
     if not best:
         return []
     marks = ",".join("?" * len(best))
+    ids = [c.row_id for c in best]
+    rows = {row["id"]: row for row in conn.execute(_ROWS_SQL.format(marks=marks), (*ids, chat_id))}
     snippets = dict(conn.execute(
-        _SNIPPET_SQL.format(marks=marks),
-        (fts_expression(chat_id, terms, any_term=True), *(c.row["id"] for c in best)),
+        _SNIPPET_SQL.format(marks=marks), (fts_expression(chat_id, terms, any_term=True), *ids)
     ).fetchall())
     hits = []
     for candidate in best:
-        row = candidate.row
+        row = rows[candidate.row_id]
         before, after = _context(conn, row, context)
         hits.append(
             SearchHit(
                 session_id=row["session_id"],
                 seq=row["seq"],
                 role=row["role"],
-                snippet=" ".join(str(snippets.get(row["id"], "")).split()),
+                snippet=" ".join(str(snippets.get(candidate.row_id, "")).split()),
                 created_at=row["created_at"],
                 archived=bool(row["archived"]),
                 score=candidate.score,
