@@ -194,7 +194,7 @@ class LiveConfig:
         self._config = new
         self.version += 1
         for change in changes:
-            log.info("admin.config_changed", key=change.key, old=change.old, new=change.new, who=who)
+            log.info("admin.config_changed", setting=change.key, old=change.old, new=change.new, who=who)
         for subscriber in list(self._subscribers):
             try:
                 subscriber(old, new)
@@ -246,7 +246,7 @@ def reload_logged(live: LiveConfig, path: Path | None, *, who: str) -> ConfigCha
     try:
         return live.reload(path, who=who)
     except ConfigError as exc:
-        log.error("config.reload_rejected", key=exc.key, error=str(exc), who=who, kept="running config")
+        log.error("config.reload_rejected", setting=exc.key, error=str(exc), who=who, kept="running config")
         return None
 
 

@@ -202,7 +202,7 @@ class _Api:
 
 
 def reload_logged_rejection(exc: ConfigError, who: str) -> None:
-    log.error("config.reload_rejected", key=exc.key, error=str(exc), who=who, kept="running config")
+    log.error("config.reload_rejected", setting=exc.key, error=str(exc), who=who, kept="running config")
 
 
 def build_admin_app(

@@ -54,7 +54,7 @@ class Recorder:
 
 
 def _detail(event: Mapping[str, Any]) -> str:
-    parts = [f"{name}={event[name]}" for name in ("error", "kind", "reason", "key", "outcome") if event.get(name)]
+    parts = [f"{name}={event[name]}" for name in ("error", "kind", "reason", "setting", "outcome") if event.get(name)]
     return "; ".join(parts)
 
 
@@ -97,7 +97,7 @@ class LogTap:
         elif name == "admin.config_changed":
             who = str(event.get("who", ""))
             m.config_changes.labels(source="api" if who.startswith("token:") else who or "unknown").inc()
-            self.events.notice(None, f"config {event.get('key')}: {event.get('old')!r} → {event.get('new')!r} ({who})")
+            self.events.notice(None, f"config {event.get('setting')}: {event.get('old')!r} → {event.get('new')!r} ({who})")
         if name == "agent.evicted":
             m.agent_cache.labels(event="evicted").inc()
         if name in ERROR_EVENTS:

@@ -27,12 +27,12 @@ def test_event_log_keeps_the_newest_entries_and_filters_by_kind_and_session() ->
 
 
 def test_a_runtime_change_logs_one_audit_line_with_the_token_fingerprint() -> None:
-    """admin.config_changed names key, old, new and who (a fingerprint, never the token)."""
+    """admin.config_changed names the setting, old, new and who (a fingerprint, never the token)."""
     secret = "s3cret-admin-token"
     live = LiveConfig(ChorusConfig())
     with structlog.testing.capture_logs() as lines:
         live.update({"compression.enabled": False}, who=token_fingerprint(secret))
     audit = [line for line in lines if line["event"] == "admin.config_changed"]
-    assert audit == [{"event": "admin.config_changed", "key": "compression.enabled", "old": True, "new": False,
+    assert audit == [{"event": "admin.config_changed", "setting": "compression.enabled", "old": True, "new": False,
                       "who": token_fingerprint(secret), "log_level": "info"}]
     assert secret not in repr(lines) and token_fingerprint(secret).startswith("token:")
