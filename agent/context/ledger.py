@@ -307,6 +307,15 @@ def _newest_copies(entries: list[LedgerEntry]) -> tuple[list[LedgerEntry], list[
     return [e for e in entries if e.order in kept_orders], [e for e in entries if e.order not in kept_orders]
 
 
+# A clause that only mentions these adds nothing once each of them is kept verbatim in another line;
+# a number, date or name means something different in each sentence, so those clauses always count.
+REFERENCE_KINDS = frozenset({"path", "url", "identifier", "ticket", "email"})
+
+
+def _only_references(fact: Fact) -> bool:
+    return bool(fact.needles) and bool(fact.kinds) and set(fact.kinds) <= REFERENCE_KINDS
+
+
 @dataclass(slots=True)
 class _Selection:
     """Greedy selection state: accepted entries in priority order and their cost."""
@@ -324,7 +333,7 @@ class _Selection:
         key = normalise(entry.fact.text)
         if any(key in other for other in self.keys.values()):
             return "duplicate"
-        if not entry.fact.is_statement and entry.fact.needles and set(entry.fact.needles) <= self.needles:
+        if _only_references(entry.fact) and set(entry.fact.needles) <= self.needles:
             return "duplicate"
         contained = [order for order, other in self.keys.items() if other in key]
         cost = self.counter.count_text(entry.line + "\n")

@@ -108,11 +108,17 @@ def test_clause_inside_a_longer_kept_clause_is_dropped() -> None:
     assert [e.turn for e in build.kept] == [2, 2]
 
 
-def test_value_already_kept_is_not_repeated() -> None:
-    """A sentence that only repeats values already kept verbatim is dropped as a duplicate."""
+def test_reference_already_kept_is_not_repeated() -> None:
+    """A sentence that only repeats a path already kept verbatim is dropped as a duplicate."""
     dropped = [user("The config lives in /etc/chorus/config.yaml."), user("Did you open /etc/chorus/config.yaml?")]
     build = FactLedger().compute(dropped, None, COUNTER)
     assert [e.fact.text for e in build.kept] == ["Did you open /etc/chorus/config.yaml?"]
+
+
+def test_a_date_in_two_sentences_keeps_both() -> None:
+    """The same date in two different requests is two facts: a value means something else in each sentence."""
+    dropped = [user("Change my flight back from Denver on May 27."), user("The departure is on May 27 too.")]
+    assert len(FactLedger().compute(dropped, None, COUNTER).kept) == 2
 
 
 def test_assistant_decisions_are_kept_but_rank_below_user_facts() -> None:
