@@ -331,12 +331,7 @@ class ContextCompressor(ContextEngine):
         assembly = assemble(head, tail, summary.body, has_real_user=has_real_user, pinned=pinned)
         sanitized, report = sanitize_tool_pairs(assembly.messages)
         final, images = strip_old_images(sanitized)
-        tokens_after = self._counter.count_messages(final)
-        kept_before = sum(self._counter.count_message(m) for m in original[: split.head_end])
-        kept_before += sum(split.tail_tokens) + sum(self._counter.count_message(original[i]) for i in split.pinned)
-        tokens_before = kept_before + _estimate_messages(dropped) + 3
-        if tokens_after * 2 > tokens_before:
-            tokens_before = self._counter.count_messages(original)  # thin margin: use the exact figure
+        tokens_before, tokens_after = self._measure(original, split, dropped, final)
         if tokens_after >= tokens_before:
             thrash.record_no_gain(self.state, self._now())
             return self._skipped(original, trigger, started, "compression would not shrink the prompt", tokens_before)
@@ -351,9 +346,8 @@ class ContextCompressor(ContextEngine):
         explain = CompressionExplain(
             roles=tuple(m.role for m in original), head_end=split.head_end, tail_start=split.tail_start,
             pinned=split.pinned, pruned={**touched, **({split.tail_start: "merged"} if assembly.merged else {})},
-            summary_role=assembly.role, merged=assembly.merged,
-            sections=summary.sections, dropped_tool_results=report.dropped_results,
-            stubbed_tool_calls=report.stubbed_calls, images_stripped=images,
+            summary_role=assembly.role, merged=assembly.merged, sections=summary.sections,
+            dropped_tool_results=report.dropped_results, stubbed_tool_calls=report.stubbed_calls, images_stripped=images,
         )
         elapsed = (time.perf_counter() - started) * 1000
         log.info(
@@ -374,6 +368,23 @@ class ContextCompressor(ContextEngine):
             elapsed_ms=elapsed,
             explain=explain,
         )
+
+    def _measure(
+        self, original: Sequence[Message], split: Split, dropped: Sequence[Message], final: Sequence[Message]
+    ) -> tuple[int, int]:
+        """Tokens before and after: real for what stays, an estimate for what was dropped.
+
+        The dropped span is never tokenised (that would cost as much as the
+        whole compression); only when the saving is thin, and the estimate's
+        error could matter, is the exact figure computed.
+        """
+        tokens_after = self._counter.count_messages(final)
+        kept = sum(self._counter.count_message(m) for m in original[: split.head_end])
+        kept += sum(split.tail_tokens) + sum(self._counter.count_message(original[i]) for i in split.pinned)
+        tokens_before = kept + _estimate_messages(dropped) + 3
+        if tokens_after * 2 > tokens_before:
+            tokens_before = self._counter.count_messages(original)
+        return tokens_before, tokens_after
 
     def _skipped(
         self, original: tuple[Message, ...], trigger: Trigger, started: float, reason: str, tokens: int = 0

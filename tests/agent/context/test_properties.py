@@ -87,7 +87,7 @@ def same_role_pairs(messages: Sequence[Message]) -> list[tuple[Message, Message]
     return [(a, b) for a, b in zip(messages, messages[1:]) if a.role == b.role and a.role != "tool"]
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(session(), st.sampled_from([1_500, 3_000, 8_000]), st.sampled_from([0, 3]))
 async def test_compression_output_is_always_valid(messages: list[Message], context_length: int, first_n: int) -> None:
     """Valid sequence, system prompt and latest user message kept, no new same-role neighbours, never more tokens."""
