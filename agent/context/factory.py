@@ -103,13 +103,25 @@ def build_compressor(
     summarizer: Summarizer | None = None,
     state: EngineState | None = None,
     now: Callable[[], float] = time.time,
+    context: ContextSettings | None = None,
 ) -> ContextCompressor:
     """The built-in `ContextCompressor` for this configuration.
 
     Args:
         summarizer: overrides the one built from the model settings
             (`FallbackOnly()` for no network).
+        context: the `context` section; a `context.engine` other than the
+            built-in one is warned about here (use `build_engine` to get a
+            registered plugin engine).
     """
+    if context is not None and context.engine != BUILTIN_ENGINE:
+        known = context.engine in _ENGINES
+        log.warning(
+            "context.unknown_engine" if not known else "context.plugin_engine_ignored",
+            engine=context.engine,
+            using=BUILTIN_ENGINE,
+            fix="use build_engine() for a registered plugin engine" if known else "set context.engine: compressor",
+        )
     return ContextCompressor(
         settings,
         context_length=model_settings.context_length,
