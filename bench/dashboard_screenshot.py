@@ -5,7 +5,7 @@ backend on loopback, opens `/dashboard` in headless Chromium and saves a PNG
 (default `/tmp/chorus-dashboard.png`). Needs `/usr/bin/chromium`
 (`apt-get install -y chromium`). Not a test: for people to look at.
 
-    .venv/bin/python bench/dashboard_screenshot.py [--output FILE] [--chromium PATH]
+    .venv/bin/python bench/dashboard_screenshot.py [--output FILE] [--chromium PATH] [--select]
 """
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 ROOT = Path(__file__).resolve().parent.parent
 # bench/ holds a gateway.py that would shadow the gateway package: import from the repository root.
@@ -25,6 +26,7 @@ sys.path[:] = [str(ROOT)] + [p for p in sys.path if Path(p or ".").resolve() != 
 from aiohttp import web  # noqa: E402
 
 from agent.context.engine import CompressionResult, SummaryKind, Trigger  # noqa: E402
+from agent.messages import user  # noqa: E402
 from gateway.admin import (  # noqa: E402
     CompressOutcome,
     EventLog,
@@ -47,6 +49,16 @@ SESSIONS = [  # key, tokens now, compressions
     ("agent:default:telegram:dm:5551", 9_800, 0),
     ("agent:default:slack:dm:D77", 2_100, 0),
 ]
+SAMPLE_SUMMARY = """[CONTEXT COMPACTION — REFERENCE ONLY] Earlier turns were compacted.
+## Goal
+Move the billing service to the new cluster before Friday.
+## Constraints & preferences
+- No downtime during EU business hours.
+- Keep the Postgres major version at 15.
+## Completed actions
+- Drained node pool A; migrated 14 of 20 workers.
+## Pending / remaining work
+- Migrate the last 6 workers; switch DNS."""
 COMPRESSIONS: list[tuple[int, Trigger, int, int, SummaryKind]] = [  # session index, trigger, before, after, kind
     (0, "post_response", 66_100, 15_800, "llm"), (1, "post_response", 64_900, 14_200, "llm"),
     (0, "post_response", 65_300, 17_100, "llm"), (3, "manual", 40_200, 9_100, "llm"),
@@ -63,6 +75,9 @@ class SampleBackend:
         return self.views
 
     async def session(self, key: str) -> SessionDetail:
+        for v in self.views:
+            if v.key == key:
+                return SessionDetail(v, "sample-" + v.chat, SAMPLE_SUMMARY, archived_messages=v.messages * 3)
         raise SessionNotFound(key)
 
     async def compress(self, key: str) -> CompressOutcome:
@@ -83,7 +98,8 @@ def sample() -> tuple[SampleBackend, EventLog]:
     events = EventLog(clock=lambda: next(ticks))
     for index, trigger, before, after, kind in COMPRESSIONS:
         key = SESSIONS[index][0]
-        events.compression(key, CompressionResult("compressed", trigger, (), before, after, summary_kind=kind),
+        kept = (user("kept"),) * (after // 60)  # only the count matters to the event log
+        events.compression(key, CompressionResult("compressed", trigger, kept, before, after, summary_kind=kind),
                            messages_before=before // 60)
         if trigger == "hygiene":
             events.notice(key, f"hygiene: {before} tokens (reported) >= 85% of the window (108800) → compressed")
@@ -92,7 +108,7 @@ def sample() -> tuple[SampleBackend, EventLog]:
     return SampleBackend(views), events
 
 
-async def shoot(output: Path, chromium: str) -> int:
+async def shoot(output: Path, chromium: str, *, select: bool = False) -> int:
     backend, events = sample()
     app = build_admin_app(backend, metrics=Metrics(), token=TOKEN, live=LiveConfig(ChorusConfig()), events=events)
     runner = web.AppRunner(app, access_log=None)
@@ -100,13 +116,14 @@ async def shoot(output: Path, chromium: str) -> int:
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
     port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    fragment = "&session=" + quote(SESSIONS[0][0], safe="") if select else ""
     try:
         with tempfile.TemporaryDirectory() as profile:
             process = await asyncio.create_subprocess_exec(
                 chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                 "--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars",
                 f"--user-data-dir={profile}", "--virtual-time-budget=5000", "--window-size=1280,900",
-                f"--screenshot={output}", f"http://127.0.0.1:{port}/dashboard#token={TOKEN}",
+                f"--screenshot={output}", f"http://127.0.0.1:{port}/dashboard#token={TOKEN}" + fragment,
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
             )
             _out, err = await asyncio.wait_for(process.communicate(), 90)
@@ -124,8 +141,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--output", type=Path, default=Path("/tmp/chorus-dashboard.png"))
     parser.add_argument("--chromium", default="/usr/bin/chromium")
+    parser.add_argument("--select", action="store_true", help="open the busiest session's detail panel")
     args = parser.parse_args()
-    return asyncio.run(shoot(args.output, args.chromium))
+    return asyncio.run(shoot(args.output, args.chromium, select=args.select))
 
 
 if __name__ == "__main__":

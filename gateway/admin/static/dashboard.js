@@ -14,14 +14,18 @@ const TRIGGER_COLORS = {
   hygiene: "#e2a93b", idle: "#c78bef", offline: "#8aa0b3",
 };
 
-function token() {
-  const match = /[#&]token=([^&]+)/.exec(location.hash);
-  if (match) {
-    sessionStorage.setItem(TOKEN_KEY, decodeURIComponent(match[1]));
-    history.replaceState(null, "", location.pathname + location.search);
-  }
-  return sessionStorage.getItem(TOKEN_KEY);
+let selected = null;  // the session key shown in the detail panel
+
+function readFragment() {
+  // #token=… (kept in sessionStorage, then removed from the address bar) and #session=<key> (a deep link).
+  const params = new URLSearchParams(location.hash.slice(1));
+  if (params.get("token")) sessionStorage.setItem(TOKEN_KEY, params.get("token"));
+  selected = params.get("session");
+  const keep = selected ? "#session=" + encodeURIComponent(selected) : "";
+  history.replaceState(null, "", location.pathname + location.search + keep);
 }
+
+function token() { return sessionStorage.getItem(TOKEN_KEY); }
 
 function el(name, attrs, text) {
   const node = document.createElementNS(SVG, name);
@@ -45,8 +49,10 @@ function problem(text) {
   box.hidden = !text;
 }
 
-async function api(path) {
-  const response = await fetch(path, { headers: { Authorization: "Bearer " + token() }, cache: "no-store" });
+async function api(path, method) {
+  const response = await fetch(path, {
+    method: method || "GET", headers: { Authorization: "Bearer " + token() }, cache: "no-store",
+  });
   if (response.status === 401) {
     sessionStorage.removeItem(TOKEN_KEY);
     throw new Error("unauthorized");
@@ -79,7 +85,12 @@ function drawFill(sessions) {
   }
   sessions.forEach((view, i) => {
     const y = top + i * rowH;
-    const row = el("g", { class: "session-row", "data-session": view.key });
+    const row = el("g", { class: "session-row" + (view.key === selected ? " selected" : ""), "data-session": view.key });
+    row.addEventListener("click", () => {
+      selected = view.key;
+      history.replaceState(null, "", location.pathname + location.search + "#session=" + encodeURIComponent(selected));
+      refresh(false);
+    });
     row.append(el("text", { x: 0, y: y + 12 }, shortKey(view.key)));
     row.append(el("text", { x: 0, y: y + 25, class: "dim" },
       `${fmt(view.messages)} msgs · ${view.compressions} compressions${view.live ? "" : " · not loaded"}`));
@@ -209,7 +220,53 @@ function drawSummary(sessions, config) {
   });
 }
 
-async function refresh() {
+function sessionPath(key) { return "/api/sessions/" + encodeURIComponent(key); }
+
+function drawDetail(detail) {
+  show("detail", Boolean(detail));
+  if (!detail) return;
+  document.getElementById("detail-key").textContent = detail.key;
+  document.getElementById("detail-figures").textContent =
+    `${fmt(detail.tokens)} of ${fmt(detail.context_length)} tokens (${detail.tokens_source}) · threshold ${fmt(detail.threshold)} `
+    + `· hygiene ${fmt(detail.hygiene_threshold)} · ${fmt(detail.messages)} messages (${fmt(detail.archived_messages)} archived) `
+    + `· ${detail.compressions} compressions${detail.busy ? " · busy" : ""}${detail.blocked ? " · auto-compression blocked" : ""}`;
+  document.getElementById("detail-summary").textContent = detail.last_summary || "no summary yet";
+  const list = document.getElementById("detail-compressions");
+  list.replaceChildren();
+  for (const c of detail.recent_compressions.slice().reverse()) {
+    const li = document.createElement("li");
+    li.dataset.trigger = c.trigger;
+    for (const text of [clock(c.at), c.trigger + " · " + c.outcome,
+      `${fmt(c.tokens_before)} → ${fmt(c.tokens_after)} tokens, ${fmt(c.messages_before)} → ${fmt(c.messages_after)} msgs, ${c.summary_kind}`]) {
+      const span = document.createElement("span");
+      span.textContent = text;
+      li.append(span);
+    }
+    list.append(li);
+  }
+  if (!detail.recent_compressions.length) {
+    const li = document.createElement("li");
+    li.textContent = "none recorded since this process started";
+    list.append(li);
+  }
+}
+
+async function compressSelected() {
+  const result = document.getElementById("compress-result");
+  result.textContent = "compressing…";
+  try {
+    const r = await api(sessionPath(selected) + "/compress", "POST");
+    result.textContent = `${r.outcome}: ${fmt(r.tokens_before)} → ${fmt(r.tokens_after)} tokens`
+      + (r.reason ? ` (${r.reason})` : "");
+  } catch (error) {
+    result.textContent = "failed: " + error.message;
+  }
+  refresh(false);
+}
+
+let timer = null;
+
+async function refresh(schedule = true) {
   try {
     const [sessions, events, config] = await Promise.all([
       api("/api/sessions"), api("/api/events?limit=500"), api("/api/config"),
@@ -222,6 +279,11 @@ async function refresh() {
     drawTimeline(sessions.sessions, compressions, sessions.generated_at);
     drawEvents(events.events);
     drawSummary(sessions.sessions, config);
+    let detail = null;
+    if (selected) {
+      try { detail = await api(sessionPath(selected)); } catch (error) { problem(error.message); }
+    }
+    drawDetail(detail);
     document.body.dataset.ready = "true";
   } catch (error) {
     if (error.message === "unauthorized") {
@@ -231,11 +293,21 @@ async function refresh() {
     }
     problem(error.message);
   }
-  setTimeout(refresh, POLL_MS);
+  if (schedule) {
+    clearTimeout(timer);
+    timer = setTimeout(refresh, POLL_MS);
+  }
 }
 
 function start() {
+  readFragment();
   drawLegend();
+  document.getElementById("compress").addEventListener("click", compressSelected);
+  document.getElementById("close-detail").addEventListener("click", () => {
+    selected = null;
+    history.replaceState(null, "", location.pathname + location.search);
+    refresh(false);
+  });
   document.getElementById("login").addEventListener("submit", (event) => {
     event.preventDefault();
     sessionStorage.setItem(TOKEN_KEY, document.getElementById("token").value.trim());

@@ -35,7 +35,7 @@ class FixedBackend:
     """An `AdminBackend` over fixed views (the dashboard only reads)."""
 
     views: list[SessionView]
-    compressed: list[str] = field(default_factory=list)
+    summaries: dict[str, str] = field(default_factory=dict)
 
     async def sessions(self) -> list[SessionView]:
         return list(self.views)
@@ -43,7 +43,7 @@ class FixedBackend:
     async def session(self, key: str) -> SessionDetail:
         for v in self.views:
             if v.key == key:
-                return SessionDetail(v, "id-" + key, None)
+                return SessionDetail(v, "id-" + key, self.summaries.get(key))
         raise SessionNotFound(key)
 
     async def compress(self, key: str) -> CompressOutcome:

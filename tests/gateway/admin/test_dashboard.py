@@ -4,6 +4,9 @@ from __future__ import annotations
 import itertools
 import time
 from pathlib import Path
+from urllib.parse import quote
+
+from aiohttp import web
 
 from gateway.admin import EventLog, build_admin_app
 from gateway.live_config import LiveConfig
@@ -12,12 +15,14 @@ from gateway.metrics import Metrics
 from tests.gateway.admin.dashboard_support import FixedBackend, chromium, parse_dom, result, view
 from tests.gateway.admin.helpers import TOKEN, serve_app
 
+SUMMARY = "## Goal\nShip the release on Friday."
 A, B, C = "agent:default:telegram:group:-100200", "agent:default:slack:thread:C42:171.5", "agent:default:web:dm:alice"
 
 
-async def test_dashboard_draws_each_session_and_each_compression(tmp_path: Path) -> None:
-    """Bars are as wide as each session's fill, the 50%/85% lines are drawn, one marker per compression."""
-    backend = FixedBackend([view(A, 96_000, compressions=2), view(B, 70_400, compressions=1), view(C, 12_800)])
+def sample_app() -> web.Application:
+    """Three sessions, three compressions (two on A), a notice and an error."""
+    backend = FixedBackend([view(A, 96_000, compressions=2), view(B, 70_400, compressions=1), view(C, 12_800)],
+                           summaries={A: SUMMARY})
     ticks = itertools.count(time.time() - 300, 20)
     events = EventLog(clock=lambda: next(ticks))
     events.compression(A, result("post_response", 66_000, 14_000))
@@ -25,7 +30,12 @@ async def test_dashboard_draws_each_session_and_each_compression(tmp_path: Path)
     events.compression(A, result("manual", 70_000, 12_500))
     events.notice(A, "hygiene: 5012 messages > hard limit 5000 → compressed")
     events.error(B, "turn failed (error=ModelUnavailable)")
-    app = build_admin_app(backend, metrics=Metrics(), token=TOKEN, live=LiveConfig(ChorusConfig()), events=events)
+    return build_admin_app(backend, metrics=Metrics(), token=TOKEN, live=LiveConfig(ChorusConfig()), events=events)
+
+
+async def test_dashboard_draws_each_session_and_each_compression(tmp_path: Path) -> None:
+    """Bars are as wide as each session's fill, the 50%/85% lines are drawn, one marker per compression."""
+    app = sample_app()
     async with serve_app(app) as url:
         dom = parse_dom(await chromium(f"{url}/dashboard#token={TOKEN}", tmp_path / "profile", "--dump-dom"))
 
@@ -44,10 +54,22 @@ async def test_dashboard_draws_each_session_and_each_compression(tmp_path: Path)
         (A, "manual", "70000", "12500", "llm"),
         (B, "hygiene", "110000", "21000", "fallback"),
     ]
-    listed = [(attrs.get("data-kind"), texts) for tag, attrs, texts in dom.found if tag == "li"]
+    listed = [(attrs.get("data-kind"), texts) for tag, attrs, texts in dom.found if tag == "li" and "data-kind" in attrs]
     assert [kind for kind, _ in listed] == ["error", "notice"]  # newest first
     body = next(attrs for tag, attrs, _ in dom.found if tag == "body")
     assert body.get("data-ready") == "true"
+
+
+async def test_a_session_deep_link_opens_its_detail_with_summary_and_compressions(tmp_path: Path) -> None:
+    """#session=<key> shows that session's last summary and its two compressions, newest first."""
+    async with serve_app(sample_app()) as url:
+        link = f"{url}/dashboard#token={TOKEN}&session={quote(A, safe='')}"
+        dom = parse_dom(await chromium(link, tmp_path / "profile", "--dump-dom"))
+    by_id = {attrs["id"]: (attrs, texts) for _tag, attrs, texts in dom.found if "id" in attrs}
+    assert "hidden" not in by_id["detail"][0]
+    assert (by_id["detail-key"][1], by_id["detail-summary"][1]) == ([A], [SUMMARY])
+    rows = [attrs["data-trigger"] for tag, attrs, _ in dom.found if tag == "li" and "data-trigger" in attrs]
+    assert rows == ["manual", "post_response"]
 
 
 async def test_dashboard_without_a_token_asks_for_it(tmp_path: Path) -> None:
