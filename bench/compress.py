@@ -90,7 +90,7 @@ async def run(files: list[Path], context_length: int, repeat: int) -> int:
     for path in files:
         print(f"\n{path.name}\n{header}")
         for record in read_sessions(path):
-            tokens_before = sum(len(encode(m.text)) for m in record.messages)
+            tokens_before = TokenCounter(lambda text: len(encode(text)), name="cl100k_base").count_messages(record.messages)
             floors, fallbacks, scripted = [], [], []
             after = msgs_after = pruned = 0
             for _ in range(repeat):
