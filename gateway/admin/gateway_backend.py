@@ -127,15 +127,18 @@ class GatewayBackend:
         return [s for s in listed if s.session.active]
 
     async def sessions(self) -> list[SessionView]:
+        """Active sessions, fullest first (sessions with unknown figures last)."""
         live = self._live_agents()
-        views: list[SessionView] = []
-        for summary in await self._summaries():
+
+        async def one(summary: SessionSummary) -> SessionView:
             agent = live.get(summary.session.key)
             if agent is not None and agent.session_id == summary.session.id:
-                views.append(self._view_live(summary, agent))
-            else:
-                views.append((await self._view_saved(summary))[0])
-        return views
+                return self._view_live(summary, agent)
+            return (await self._view_saved(summary))[0]
+
+        # Saved states are read concurrently: one round trip each on Redis.
+        views = await asyncio.gather(*(one(summary) for summary in await self._summaries()))
+        return sorted(views, key=lambda v: (v.fill is None, -(v.fill or 0.0), v.key))
 
     async def _summary(self, key: str) -> SessionSummary:
         store = self._gateway.parts.store

@@ -185,3 +185,16 @@ async def test_extra_routes_are_served_without_the_token(fake_openai: FakeOpenAI
         finally:
             ops.detach()
     assert (hooked, authorised) == ((200, "hooked"), 200)
+
+
+async def test_sessions_are_listed_fullest_first(fake_openai: FakeOpenAI, home: Path) -> None:
+    """Live sessions come by fill, descending; a session with unknown figures comes last."""
+    big, small, idle = seed(home, "big", 40, words=60), seed(home, "small", 4), seed(home, "idle2", 6)
+    async with admin_gateway(config_for(home, fake_openai.base_url)) as admin:
+        for name in ("small", "big"):
+            async with chat(web_port(admin.gateway), name) as client:
+                await client.say("hello")
+                await client.reply()
+        _, listed = await admin.get("/api/sessions")
+    assert [v["key"] for v in listed["sessions"]] == [big, small, idle]
+    assert [v["live"] for v in listed["sessions"]] == [True, True, False]
