@@ -182,3 +182,10 @@ def test_preflight_gate_counts_tool_schemas_and_defers_to_real_usage() -> None:
     engine.state.usage_fits = True
     assert not engine.should_compress_preflight(session, schemas)
     assert not engine.should_compress_preflight(chat(2), schemas)
+
+
+def test_idle_compaction_switch() -> None:
+    """idle_compact_after_seconds: 0 is off; otherwise due once that much idle time has passed."""
+    assert not make().idle_compact_due(10**6)
+    engine = make(idle_compact_after_seconds=3600)
+    assert (engine.idle_compact_due(3599), engine.idle_compact_due(3600)) == (False, True)

@@ -15,7 +15,7 @@ from agent.context._handoff import SYSTEM_NOTE, is_real_user
 from agent.context._images import IMAGE_PLACEHOLDER
 from agent.messages import ImagePart, Message, TextPart, ToolCall
 from agent.tokens import estimate_counter
-from tests.agent.context.compressor_helpers import make
+from tests.agent.context.compressor_helpers import ScriptedSummarizer, make
 
 COUNTER = estimate_counter()
 IDS = ["call_0", "call_1", "call_2", "call_3"]  # a small pool: ids repeat across turns
@@ -88,10 +88,11 @@ def same_role_pairs(messages: Sequence[Message]) -> list[tuple[Message, Message]
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(session(), st.sampled_from([1_500, 3_000, 8_000]), st.sampled_from([0, 3]))
-async def test_compression_output_is_always_valid(messages: list[Message], context_length: int, first_n: int) -> None:
+@given(session(), st.sampled_from([1_500, 3_000, 8_000]), st.sampled_from([0, 3]), st.booleans())
+async def test_compression_output_is_always_valid(messages: list[Message], context_length: int, first_n: int, llm: bool) -> None:
     """Valid sequence, system prompt and latest user message kept, no new same-role neighbours, never more tokens."""
-    engine = make(context_length=context_length, protect_first_n=first_n, protect_last_n=4)
+    summarizer = ScriptedSummarizer() if llm else None
+    engine = make(context_length=context_length, protect_first_n=first_n, protect_last_n=4, summarizer=summarizer)
     result = await engine.compress(messages, trigger="manual", force=True)
     out = result.messages
     event(f"outcome: {result.outcome} {result.reason[:30]}{' (merged)' if result.explain and result.explain.merged else ''}"
