@@ -124,7 +124,7 @@ async def test_any_exception_rolls_back_messages_and_state() -> None:
             raise RuntimeError("bug")
 
     events = Events()
-    engine = make(summarizer=Broken(), context_length=16_000)  # type: ignore[arg-type]
+    engine = make(summarizer=Broken(), context_length=16_000)
     engine.state.compression_count = 4
     before = EngineState.from_json(engine.state.to_json())
     original = taubench()
