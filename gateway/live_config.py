@@ -2,8 +2,9 @@
 
 Owns `LiveConfig` (`current()`, `update(changes)`, `reload(path)`, subscribers),
 the set of keys that may change at runtime (`LIVE_KEYS`), the audit line
-`admin.config_changed`, saving a change back to the config file
-(`gateway.admin.config_file`), and `install_sighup`. Every change is validated
+`admin.config_changed` (fields `setting`, `old`, `new`, `who`; not `key`, which
+the log redactor hides), and `install_sighup`. Saving a change back to the
+file is `gateway.admin.config_file`'s job. Every change is validated
 by the same pydantic models as the config file; an invalid change or file is
 rejected whole, naming the key, and the running config is kept.
 

@@ -190,7 +190,7 @@ class _Api:
         try:
             change = live.reload(who=request[WHO_KEY])
         except ConfigError as exc:
-            reload_logged_rejection(exc, request[WHO_KEY])
+            _log_rejection(exc, request[WHO_KEY])
             return _error(400, str(exc), key=exc.key, kept="the running config")
         return web.json_response(
             {
@@ -201,7 +201,7 @@ class _Api:
         )
 
 
-def reload_logged_rejection(exc: ConfigError, who: str) -> None:
+def _log_rejection(exc: ConfigError, who: str) -> None:
     log.error("config.reload_rejected", setting=exc.key, error=str(exc), who=who, kept="running config")
 
 

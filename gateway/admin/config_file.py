@@ -32,6 +32,10 @@ SaveMode = Literal["edited", "rewritten"]
 _HEADER = re.compile(r"^(?P<name>[A-Za-z_][\w-]*):[ \t]*(?P<rest>[^\n]*)$")
 
 
+class ConfigWriteError(ConfigError):
+    """The config file could not be written (permissions, disk); the original is untouched."""
+
+
 @dataclass(frozen=True, slots=True)
 class SaveResult:
     path: Path
@@ -134,17 +138,23 @@ def save_changes(path: Path, changes: Mapping[str, object]) -> SaveResult:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read the config file to save the change ({exc.strerror})") from None
-    mode: SaveMode = "edited"
     edited: str | None = text
     for key, value in changes.items():
         section, _, name = key.partition(".")
         edited = _edit_text(edited, section, name, _json_value(value)) if edited is not None and "." not in name else None
         if edited is None:
             break
-    if edited is None:
-        mode, edited = "rewritten", _rewrite(text, {k: _json_value(v) for k, v in changes.items()})
-    _replace_validated(path, edited, changes)
-    return SaveResult(path=path, mode=mode)
+    if edited is not None:
+        try:
+            _replace_validated(path, edited, changes)
+            return SaveResult(path=path, mode="edited")
+        except ConfigWriteError:
+            raise
+        except ConfigError:
+            # The line edit did not give the wanted value (e.g. a nested block under the key): rewrite instead.
+            pass
+    _replace_validated(path, _rewrite(text, {k: _json_value(v) for k, v in changes.items()}), changes)
+    return SaveResult(path=path, mode="rewritten")
 
 
 def _replace_validated(path: Path, text: str, changes: Mapping[str, object]) -> None:
@@ -166,9 +176,9 @@ def _replace_validated(path: Path, text: str, changes: Mapping[str, object]) -> 
                                   key=key)
         os.replace(tmp, path)
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot write the config file ({exc.strerror}); the change is runtime only") from None
+        raise ConfigWriteError(f"{path}: cannot write the config file ({exc.strerror}); nothing was changed") from None
     finally:
         tmp.unlink(missing_ok=True)
 
 
-__all__ = ["SaveMode", "SaveResult", "save_changes"]
+__all__ = ["ConfigWriteError", "SaveMode", "SaveResult", "save_changes"]

@@ -124,3 +124,13 @@ def test_save_changes_rewrites_a_flow_style_section(tmp_path: Path) -> None:
     assert (result.mode, loaded.compression.hygiene_hard_message_limit, loaded.compression.threshold) == (
         "rewritten", 200, 0.5
     )
+
+
+def test_save_changes_falls_back_to_a_rewrite_when_the_key_holds_a_nested_block(tmp_path: Path) -> None:
+    """model_thresholds written as a nested block cannot be edited on one line: the file is rewritten correctly."""
+    path = write(tmp_path, "compression:\n  model_thresholds:\n    gpt-4o: 0.6\n  threshold: 0.5\n")
+    result = save_changes(path, {"compression.model_thresholds": {"gpt-4o": 0.7, "mini": 0.4}})
+    loaded = load_config(path)
+    assert (result.mode, loaded.compression.model_thresholds, loaded.compression.threshold) == (
+        "rewritten", {"gpt-4o": 0.7, "mini": 0.4}, 0.5
+    )
