@@ -6,6 +6,12 @@ run beside one writer; every write is a `BEGIN IMMEDIATE` transaction retried
 on SQLITE_BUSY, so several gateway processes can share one file. Methods are
 synchronous and thread-safe (one connection behind a lock); async callers use
 `asyncio.to_thread`. Knows nothing of platforms, prompts or compression.
+
+Every write transaction adds a small full-text index segment; FTS5 merges them
+lazily, and searches slow down (about 3x at a million messages) until
+`compact_index()` runs. Call it after bulk imports (`chorus sessions import`
+does) and from time to time while idle (`chorus sessions compact`); it works
+in short steps, so live writers wait one step at most.
 """
 from __future__ import annotations
 
