@@ -11,7 +11,9 @@ would fail loudly instead of mixing two chats.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+import tempfile
 import unicodedata
 from pathlib import Path
 from typing import Final
@@ -63,7 +65,11 @@ def claim_directory(directory: Path, chat_id: str) -> None:
     try:
         recorded = marker.read_bytes()
     except FileNotFoundError:
-        marker.write_bytes(expected)
+        # temp file + rename: a concurrent reader sees no marker or the whole id, never a torn one
+        fd, temp_name = tempfile.mkstemp(prefix=".chat_id.", suffix=".tmp", dir=directory)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(expected)
+        os.replace(temp_name, marker)
         return
     if recorded != expected:
         raise ChatIdError(f"notes directory {directory.name} belongs to another chat; refusing to mix them")
