@@ -27,6 +27,7 @@ NOTICE_EVENTS = {
     "compression.summary_cooldown": "summary model failed: compression cooling down",
     "config.restart_required": "config file changed keys that need a restart",
     "agent.evicted": "agent evicted from the shared cache",
+    "delivery.pending": "reply recorded but not sent yet; will be retried",
 }
 ERROR_EVENTS = {
     "turn.failed": "turn failed",
@@ -38,6 +39,8 @@ ERROR_EVENTS = {
     "command.failed": "command failed",
     "lane.job_failed": "session job failed",
     "config.reload_rejected": "config reload rejected; running config kept",
+    "coord.lock_lost": "session lock lost mid-turn; another worker may take over",
+    "coord.lock_release_failed": "session lock could not be released (it expires by its TTL)",
 }
 
 
