@@ -21,7 +21,9 @@ PREVIOUS_SUMMARY_MAX_CHARS = 3_000
 TASK_MAX_CHARS = 1_400
 _SCAN_HEAD = 1_500
 _SCAN_TAIL = 1_500
-_MAX_ASKS = 8
+_MAX_ASKS = 12
+_MAX_SPEAKERS = 12
+_SUBSTANTIAL_CHARS = 60
 _MAX_ACTIONS = 24
 _FIRST_ACTIONS = 4  # the first steps frame the task; the rest are the most recent
 _MAX_FILES = 24
@@ -106,6 +108,7 @@ def fallback_summary(dropped: Sequence[Message], previous_summary: str | None) -
     files: list[str] = []
     errors: list[str] = []
     tools: Counter[str] = Counter()
+    speakers: Counter[str] = Counter()
     latest_request: str | None = None
     action_count = 0
     for message in dropped:
@@ -114,7 +117,11 @@ def fallback_summary(dropped: Sequence[Message], previous_summary: str | None) -
         text = message.text
         if is_real_user(message):
             latest_request = text
-            _add(asks, _one_line(text, 240), _MAX_ASKS)
+            if message.name:
+                speakers[message.name] += 1
+            # Questions and substantial requests, not every short chat line of a busy group.
+            if "?" in text or len(text) >= _SUBSTANTIAL_CHARS:
+                _add(asks, _one_line(text, 240), _MAX_ASKS, keep_first=2)
         elif message.role == "assistant":
             if text.strip():
                 _add(actions, "said: " + _one_line(text, 160), _MAX_ACTIONS, keep_first=_FIRST_ACTIONS)
@@ -135,8 +142,12 @@ def fallback_summary(dropped: Sequence[Message], previous_summary: str | None) -
         sections.append(("Historical task snapshot", _clip_block(latest_request, TASK_MAX_CHARS)))
     if previous_summary:
         sections.append(("Previous summary (carried over)", _clip_block(previous_summary, PREVIOUS_SUMMARY_MAX_CHARS)))
+    if speakers:
+        shown = ", ".join(f"{name} ({count})" for name, count in speakers.most_common(_MAX_SPEAKERS))
+        more = len(speakers) - _MAX_SPEAKERS
+        sections.append(("Participants", shown + (f", and {more} more" if more > 0 else "")))
     if asks:
-        sections.append(("User requests", "\n".join(f"- {ask}" for ask in asks)))
+        sections.append(("User requests and questions", "\n".join(f"- {ask}" for ask in asks)))
     if actions:
         sections.append(("Completed actions", "\n".join(f"- {action}" for action in actions)))
     if tools:

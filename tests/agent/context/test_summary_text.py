@@ -76,3 +76,14 @@ def test_fallback_summary_carries_the_previous_summary_bounded() -> None:
     assert len(text) <= FALLBACK_MAX_CHARS
     block = text.split("## Previous summary (carried over)\n", 1)[1].split("\n\n## ", 1)[0]
     assert len(block) <= 3000
+
+
+def test_fallback_for_a_group_chat_names_participants_and_questions() -> None:
+    """In a busy group chat the fallback lists who spoke and the questions, not every short line."""
+    from tests.agent.context.compressor_helpers import irc
+
+    messages = irc()[:600]
+    text = fallback_summary(messages, None)
+    assert "## Participants\nogra (" in text
+    asks = text.split("## User requests and questions\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert asks and all("?" in line or len(line) >= 60 for line in asks)
