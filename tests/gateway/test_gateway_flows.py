@@ -150,3 +150,46 @@ async def test_same_delivery_twice_is_answered_once(fake_openai: FakeOpenAI, hom
         await chat.wait_text("echo: marker")
     assert [t for t in chat.texts() if not t.startswith("queued")] == ["echo: once", "echo: marker"]
     assert gateway.decisions["duplicate"] == 1
+
+
+async def test_compress_command_runs_in_order_and_reports_the_figures(fake_openai: FakeOpenAI, home: Path) -> None:
+    """/compress waits for the session's turn, forces a compression and reports tokens before → after."""
+    def responder(request: dict[str, Any]) -> Reply:
+        last = request["messages"][-1]["content"]
+        if str(last).startswith("note "):
+            return Reply(content=f"noted {last} " + "with a long explanation of what that means " * 8)
+        return Reply(content="## Goal\nkeep notes\n## Completed actions\nnoted many things")  # the summary
+
+    fake_openai.responder = responder
+    chat = FakePlatform(PLATFORM)
+    config = make_config(
+        home, fake_openai.base_url,
+        model={"name": "fake-model", "base_url": fake_openai.base_url, "api_key": "sk-test", "context_length": 8192},
+        platforms={"web": {"enabled": False}, "telegram": {"allowed_users": ["u1"]}},
+    )
+    async with started(config, adapters={PLATFORM: chat}):
+        for i in range(30):
+            await chat.inject(f"note {i}: the value of setting {i} is {i * 7}")
+        await chat.inject("/compress")
+        result = await chat.wait_text("context compressed:", timeout=30)
+        await chat.inject("/status")
+        status = await chat.wait_text("compressions so far", timeout=10)
+    answers = [t for t in chat.texts() if t.startswith("noted")]
+    assert len(answers) == 30 and chat.texts().index(result.text) > chat.texts().index(answers[-1])
+    assert "compressions so far: 1" in status.text
+
+
+async def test_one_canonical_line_per_turn(fake_openai: FakeOpenAI, home: Path) -> None:
+    """Each turn logs turn.finished with latency, tokens, compressions and the bound session fields."""
+    import structlog
+
+    chat = FakePlatform(PLATFORM)
+    with structlog.testing.capture_logs() as logs:
+        async with started(_config(home, fake_openai), adapters={PLATFORM: chat}):
+            await chat.inject("hello")
+            await chat.wait_text("echo: hello")
+    finished = [line for line in logs if line["event"] == "turn.finished"]
+    assert len(finished) == 1
+    line = finished[0]
+    assert {"latency_ms", "prompt_tokens", "completion_tokens", "compressions"} <= set(line)
+    assert line["compressions"] == 0 and line["prompt_tokens"] > 0
