@@ -162,7 +162,7 @@ PATTERNS: tuple[Pattern, ...] = (
        r"(?:指令|指示|规则|说明|提示|设定|命令)"
        r"|(?:игнорируй|проигнорируй|игнорировать|забудь|не обращай внимания на|отбрось)\w* "
        r"(?:(?:все|всё|свои|твои|мои)\s+)*(?:предыдущие |прежние |прошлые |вышеуказанные |изначальные )?"
-       r"(?:инструкции|указания|правила|команды|ограничения)", ("native",)),
+       r"(?:инструкции|указания|правила|команды|ограничения)", _WORDS),
     _p("prompt_injection", "squashed_ignore_instructions",
        r"(?:ignore|disregard|forget|bypass|override)(?:a[il]{2}|any|the|your|of)*"
        r"(?:previous|prior|above|earlier|preceding|system)(?:instructions?|rules|guidelines|prompts?|directives)",
@@ -193,7 +193,7 @@ PATTERNS: tuple[Pattern, ...] = (
        r"(?:otr[ao]|nuev[ao]|diferente) (?:ia|asistente|modelo|bot))"
        r"|你现在是(?:一个)?(?:不同的|新的|另一个|没有(?:任何)?限制的|不受(?:任何)?限制的|邪恶的|越狱的)(?:ai|人工智能|助手|模型|机器人)"
        r"|\bты теперь (?:друг(?:ой|ая)|нов(?:ый|ая)|свободн(?:ый|ая)|злой|без ограничений)\s*(?:ии|ai|ассистент|бот|"
-       r"модель|помощник|нейросеть)?", ("native",)),
+       r"модель|помощник|нейросеть)?", _WORDS),
     _p("role_hijack", "squashed_role_hijack",
        rf"youarenow(?:an?|the)?{_EVIL.replace(' ', '')}(?:ai|assistant|model|bot|persona|agent)",
        ("squashed",)),
@@ -216,7 +216,7 @@ PATTERNS: tuple[Pattern, ...] = (
        r"|(?:revela|muestra|muéstrame|dime|enséñame) (?:tu|el) (?:prompt|mensaje|indicaciones?) del sistema"
        r"|(?:泄露|显示|输出|打印|告诉我|透露|展示|给我看)(?:一下)?(?:你的)?(?:系统提示|系统提示词|系统指令|初始指令|系统设定)"
        r"|(?:покажи|выведи|раскрой|напечатай|повтори) (?:мне )?(?:свой |твой |весь )?(?:системный (?:промпт|запрос)|"
-       r"системные инструкции|исходные инструкции)", ("native",)),
+       r"системные инструкции|исходные инструкции)", _WORDS),
     # -- credential exfiltration ------------------------------------------------------------------
     _c("exfiltration", "exfil_command_with_secret",
        (r"\b(?:curl|wget|http|https|fetch|invoke-webrequest|invoke-restmethod|iwr|irm|nc|ncat|netcat|socat|"
