@@ -137,6 +137,11 @@ class Delivery:
                 if draft is not None and len(item.text) <= adapter.limits.max_message_chars:
                     await self._throttled_edit(adapter, draft, item.text, final=True)
                 else:
+                    if draft is not None:
+                        # Too long for one message: the draft goes, the reply is sent in parts.
+                        with contextlib.suppress(AdapterError, ConnectionError, OSError):
+                            await adapter.delete(draft)
+                        draft = None
                     await adapter.send(target, item.text, reply_to=item.reply_to)
                 return ""
             except AdapterError as exc:

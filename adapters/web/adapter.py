@@ -36,7 +36,7 @@ log = structlog.get_logger(__name__)
 PLATFORM = "web"
 MAX_CHAT_ID_CHARS = 64
 MAX_INBOUND_CHARS = 100_000
-WEB_LIMITS = PlatformLimits(max_message_chars=20_000, supports_edit=True, min_edit_interval_seconds=0.25)
+WEB_LIMITS = PlatformLimits(max_message_chars=20_000, supports_edit=True, min_edit_interval_seconds=1.0)
 
 
 def _page() -> str:

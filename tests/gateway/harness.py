@@ -96,6 +96,13 @@ class ChatClient:
                 text = str(edit["text"])
         return text
 
+    async def reply_edit(self, message_id: str, timeout: float = RECEIVE_TIMEOUT) -> str:
+        """The text of the first edit of `message_id` that is not a draft."""
+        while True:
+            edit = await self.next_frame("edit", timeout=timeout)
+            if edit["id"] == message_id and not str(edit["text"]).endswith(STREAM_CURSOR):
+                return str(edit["text"])
+
     async def replies(self, count: int, *, skip_prefix: str = "queued", timeout: float = RECEIVE_TIMEOUT) -> list[str]:
         """The next `count` bot messages that are not "queued" notices."""
         texts: list[str] = []

@@ -5,9 +5,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from adapters.base import ChatTarget
 from agent.messages import Message
 from agent.model_client import Completion, OpenAIModelClient
 from gateway.build import build_model
+from gateway.delivery import STREAM_CURSOR, EditThrottle
 
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.gateway.harness import chat, make_config, started, web_port
@@ -67,3 +69,28 @@ async def test_twenty_quick_messages_answered_in_order_one_run_at_a_time(fake_op
     assert client.peak == 1
     queued = [f["text"] for f in tab.frames if f["type"] == "message" and f["text"].startswith("queued")]
     assert len(queued) >= 1
+
+
+async def test_slow_reply_streams_into_a_draft_edited_at_most_once_a_second(fake_openai: FakeOpenAI, home: Path) -> None:
+    """A reply that takes a while shows a draft with a cursor, then the final text by an edit (throttled)."""
+    text = "a streamed answer " * 20
+    fake_openai.push(Reply(content=text, delay_seconds=0.7))
+    async with started(make_config(home, fake_openai.base_url)) as gateway:
+        async with chat(web_port(gateway)) as tab:
+            await tab.say("stream please")
+            draft = await tab.next_frame("message")
+            final = await tab.reply_edit(draft["id"])
+    assert draft["text"].endswith(STREAM_CURSOR) and final == text
+    edits = [f for f in tab.frames if f["type"] == "edit"]
+    assert 1 <= len(edits) <= 2
+
+
+def test_edit_throttle_allows_one_edit_per_interval() -> None:
+    """Per chat: ready again only after the interval; other chats are independent."""
+    now = [0.0]
+    throttle = EditThrottle(clock=lambda: now[0])
+    a, b = ChatTarget("web", "a"), ChatTarget("web", "b")
+    throttle.mark(a)
+    first = (throttle.ready(a, 1.0), throttle.ready(b, 1.0), round(throttle.delay(a, 1.0), 2))
+    now[0] = 1.0
+    assert first + (throttle.ready(a, 1.0),) == (False, True, 1.0, True)
