@@ -138,7 +138,7 @@ class TurnRunner:
         """Run a job; cancellation (stop, interrupt, shutdown) leaves its journal entry for a re-run."""
         bind_message_context(platform=job.message.platform, chat_id=job.message.chat_id, session_key=job.route.key)
         try:
-            async with hold(self._lock, job.route.key, ttl=LOCK_TTL, wait=LOCK_WAIT):
+            async with hold(self._lock, job.route.key, ttl=LOCK_TTL, wait=LOCK_WAIT) as held:
                 agent = await self._agents.get(job.route)
                 if job.kind == "record":
                     await self._record(job, agent)
@@ -146,6 +146,9 @@ class TurnRunner:
                     await self._compress(job, agent)
                 else:
                     await self._turn(job, agent)
+                if held.lost:
+                    # Renewal failed (e.g. a long Redis outage): another process may have run this session.
+                    log.warning("turn.lock_lost", kind=job.kind)
         except asyncio.CancelledError:
             log.info("turn.cancelled", kind=job.kind)
             raise
