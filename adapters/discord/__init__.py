@@ -7,7 +7,9 @@ never `gateway/` or `agent/`.
 """
 from __future__ import annotations
 
-from ._events import Accepted, Ignored, MessageFacts, classify, clean_text, delivery_id
+from adapters.decisions import Accepted, Ignored
+
+from ._events import MessageFacts, classify, clean_text, delivery_id
 from ._inbound import facts_from
 from .adapter import DISCORD_MESSAGE_CHARS, DiscordAdapter, DiscordIdentity
 

@@ -2,8 +2,8 @@
 
 Owns `MessageFacts` (the plain facts read off a `discord.Message`),
 `classify` (a pure function: facts in, `Accepted | Ignored` out),
-`clean_text` (mention markup → readable text) and `RecentIds` (bounded
-memory of the bot's own message ids). Knows nothing of discord.py objects,
+`clean_text` (mention markup → readable text) (decisions and
+`RecentKeys` come from `adapters/decisions.py`). Knows nothing of discord.py objects,
 the network, sessions or the gateway.
 
 Rules (documented decisions):
@@ -27,12 +27,12 @@ Rules (documented decisions):
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
 from collections.abc import Container, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
 from adapters.base import Attachment, InboundMessage
+from adapters.decisions import Accepted, Decision, Ignored, RecentKeys
 
 from ._endpoints import PLATFORM
 
@@ -69,47 +69,6 @@ class MessageFacts:
     user_names: Mapping[str, str] = field(default_factory=dict)
     role_names: Mapping[str, str] = field(default_factory=dict)
     channel_names: Mapping[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class Accepted:
-    """The message is for the gateway."""
-
-    message: InboundMessage
-    kind: Literal["accepted"] = "accepted"
-
-
-@dataclass(frozen=True, slots=True)
-class Ignored:
-    """The message is dropped; `reason` says why (it is logged)."""
-
-    reason: str
-    kind: Literal["ignored"] = "ignored"
-
-
-Decision = Accepted | Ignored
-
-
-class RecentIds:
-    """A bounded set remembering the most recent `capacity` ids (oldest forgotten first)."""
-
-    def __init__(self, capacity: int) -> None:
-        if capacity < 1:
-            raise ValueError(f"capacity must be at least 1, got {capacity}")
-        self._capacity = capacity
-        self._ids: OrderedDict[str, None] = OrderedDict()
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._ids
-
-    def __len__(self) -> int:
-        return len(self._ids)
-
-    def add(self, key: str) -> None:
-        self._ids[key] = None
-        self._ids.move_to_end(key)
-        if len(self._ids) > self._capacity:
-            self._ids.popitem(last=False)
 
 
 def delivery_id(message_id: str) -> str:

@@ -36,12 +36,13 @@ import structlog
 from discord.http import HTTPClient
 
 from adapters.base import AdapterError, ChatTarget, InboundMessage, PlatformLimits, ProbeResult, SentMessage
+from adapters.decisions import Accepted, RecentKeys
 from adapters.text import split_text
 
 from ._client import ChorusClient, run_gateway
 from ._endpoints import PLATFORM, Endpoints, Lease, pointed_at
 from ._errors import translate
-from ._events import Accepted, RecentIds, classify
+from ._events import classify
 from ._inbound import facts_from
 
 log = structlog.get_logger(__name__)
@@ -118,7 +119,7 @@ class DiscordAdapter:
         self._reidentify_delay = reidentify_delay
         self._crash_backoff = crash_backoff
         self._max_ratelimit_timeout = max_ratelimit_timeout
-        self._sent = RecentIds(SENT_MEMORY)
+        self._sent = RecentKeys(SENT_MEMORY)
         self._parents: OrderedDict[int, str | None] = OrderedDict()
         self._running: _Running | None = None
 

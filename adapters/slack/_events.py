@@ -1,8 +1,8 @@
 """Deciding what one Slack event means: an `InboundMessage`, or a reason to ignore it.
 
 Owns `classify` (a pure function: event dict in, `Accepted | Ignored` out),
-`RecentKeys` (the bounded de-duplication memory) and the thread/DM/mention
-rules. Knows nothing of the network, Bolt, sessions or the gateway.
+and the thread/DM/mention rules (`Accepted`, `Ignored`, `RecentKeys` come
+from `adapters/decisions.py`). Knows nothing of the network, Bolt, sessions or the gateway.
 
 Rules (documented decisions):
 - `channel_type == "im"` (or a `D…` channel id, since `app_mention` carries no
@@ -22,62 +22,17 @@ Rules (documented decisions):
 """
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Container, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from adapters.base import Attachment, InboundMessage
+from adapters.decisions import Accepted, Decision, Ignored, RecentKeys
 
 from ._mrkdwn import from_slack, mentions
 
 PLATFORM = "slack"
 HANDLED_SUBTYPES = frozenset({None, "file_share", "thread_broadcast"})
-
-
-@dataclass(frozen=True, slots=True)
-class Accepted:
-    """The event is a message for the gateway."""
-
-    message: InboundMessage
-    kind: Literal["accepted"] = "accepted"
-
-
-@dataclass(frozen=True, slots=True)
-class Ignored:
-    """The event is dropped; `reason` says why (it is logged)."""
-
-    reason: str
-    kind: Literal["ignored"] = "ignored"
-
-
-Decision = Accepted | Ignored
-
-
-class RecentKeys:
-    """A bounded set remembering the most recent `capacity` keys (oldest forgotten first)."""
-
-    def __init__(self, capacity: int) -> None:
-        if capacity < 1:
-            raise ValueError(f"capacity must be at least 1, got {capacity}")
-        self._capacity = capacity
-        self._keys: OrderedDict[str, None] = OrderedDict()
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._keys
-
-    def __len__(self) -> int:
-        return len(self._keys)
-
-    def add(self, key: str) -> bool:
-        """Remember `key`; returns False if it was already there (a duplicate)."""
-        if key in self._keys:
-            self._keys.move_to_end(key)
-            return False
-        self._keys[key] = None
-        if len(self._keys) > self._capacity:
-            self._keys.popitem(last=False)
-        return True
 
 
 def delivery_id(channel: str, ts: str) -> str:

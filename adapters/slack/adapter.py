@@ -48,9 +48,10 @@ from adapters.base import (
     ProbeResult,
     SentMessage,
 )
+from adapters.decisions import Accepted, RecentKeys
 
 from ._api import build_client, translate
-from ._events import PLATFORM, Accepted, RecentKeys, classify
+from ._events import PLATFORM, classify
 from ._http import handle_events
 from ._mrkdwn import split_mrkdwn, to_mrkdwn
 

@@ -30,7 +30,8 @@ from telegram.request import HTTPXRequest
 
 from adapters.base import AdapterError, ChatTarget, InboundMessage, PlatformLimits, ProbeResult, SentMessage
 from adapters.telegram._calls import Caller, Redactor
-from adapters.telegram._inbound import PLATFORM, BotIdentity, Ignored, to_inbound
+from adapters.decisions import Ignored
+from adapters.telegram._inbound import PLATFORM, BotIdentity, to_inbound
 from adapters.telegram._outbound import MAX_MESSAGE_CHARS, TelegramOutbound
 from adapters.telegram._throttle import EditThrottle
 from adapters.telegram._webhook import WebhookOptions, webhook_routes

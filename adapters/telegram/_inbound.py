@@ -14,6 +14,7 @@ from typing import Literal
 from telegram import Message, MessageEntity, Update, User
 
 from adapters.base import Attachment, ChatType, InboundMessage
+from adapters.decisions import Ignored
 
 PLATFORM = "telegram"
 _CHAT_TYPES: dict[str, ChatType] = {"private": "dm", "group": "group", "supergroup": "group"}
@@ -25,14 +26,6 @@ class BotIdentity:
 
     id: int
     username: str
-
-
-@dataclass(frozen=True, slots=True)
-class Ignored:
-    """An update that is not for the gateway, and why (logged, never queued)."""
-
-    reason: str
-    kind: Literal["ignored"] = "ignored"
 
 
 def _mentions_bot(entities: dict[MessageEntity, str], bot: BotIdentity) -> bool:

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -20,6 +18,8 @@ from typing import Final
 
 import filelock
 import structlog
+
+from agent.atomic_files import atomic_write
 
 SEPARATOR: Final = "\n§\n"
 LOCK_FILENAME: Final = ".lock"
@@ -56,20 +56,6 @@ def read_text(path: Path) -> str | None:
         return path.read_bytes().decode("utf-8", "replace")
     except FileNotFoundError:
         return None
-
-
-def atomic_write(path: Path, text: str) -> None:
-    """Replace `path` with `text` atomically: readers see the old file or the new one, never half."""
-    fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp_name, path)
-    except BaseException:
-        Path(temp_name).unlink(missing_ok=True)
-        raise
 
 
 def chat_lock(directory: Path) -> filelock.BaseFileLock:

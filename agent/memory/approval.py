@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Final, Literal
 
-from agent.memory._files import atomic_write
+from agent.atomic_files import atomic_write
 
 ApprovalMode = Literal["allow", "stage", "block"]
 Action = Literal["add", "replace", "remove"]

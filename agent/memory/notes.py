@@ -22,8 +22,9 @@ from typing import Final, Literal
 import filelock
 import structlog
 
+from agent.atomic_files import atomic_write
 from agent.memory._files import (
-    SEPARATOR, Clock, DriftGuard, DriftReport, atomic_write, backups, chat_lock, parse_entries, read_text,
+    SEPARATOR, Clock, DriftGuard, DriftReport, backups, chat_lock, parse_entries, read_text,
     render_entries,
 )
 from agent.memory._paths import ChatIdError, chat_directory, claim_directory

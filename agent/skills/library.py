@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from typing import Final, Protocol
 import filelock
 import structlog
 
+from agent.atomic_files import atomic_write
 from agent.errors import ChorusError
 
 log = structlog.get_logger(__name__)
@@ -117,20 +117,6 @@ def describe(content: str) -> str:
     return ""
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 class SkillLibrary:
     """The skills of one home directory.
 
@@ -216,7 +202,7 @@ class SkillLibrary:
         with self._lock():
             if (directory / SKILL_FILE).exists():
                 raise SkillError(f"skill {name!r} already exists; use action 'update' to change it")
-            _atomic_write(directory / SKILL_FILE, content)
+            atomic_write(directory / SKILL_FILE, content)
         log.info("skills.created", skill=name, chars=len(content))
         return self.view(name)
 
@@ -229,7 +215,7 @@ class SkillLibrary:
         with self._lock():
             if not (directory / SKILL_FILE).is_file():
                 raise SkillError(f"no skill named {name!r}; use action 'create' to make it")
-            _atomic_write(directory / SKILL_FILE, content)
+            atomic_write(directory / SKILL_FILE, content)
         log.info("skills.updated", skill=name, chars=len(content))
         return self.view(name)
 
@@ -244,7 +230,7 @@ class SkillLibrary:
                 raise SkillError(f"skill {name!r} has no file {relative!r}; use action 'create' to add it")
             if not must_exist and present:
                 raise SkillError(f"skill {name!r} already has {relative!r}; use action 'update' to change it")
-            _atomic_write(directory / relative, content)
+            atomic_write(directory / relative, content)
         log.info("skills.file_written", skill=name, file=relative, chars=len(content))
         return self.view(name, relative)
 

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.slack._events import Accepted, Ignored, RecentKeys, classify
+from adapters.decisions import Accepted, Ignored, RecentKeys
+from adapters.slack._events import classify
 
 
 def _event(**fields: object) -> dict[str, object]:
