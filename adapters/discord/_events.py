@@ -29,10 +29,9 @@ from __future__ import annotations
 import re
 from collections.abc import Container, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
 
 from adapters.base import Attachment, InboundMessage
-from adapters.decisions import Accepted, Decision, Ignored, RecentKeys
+from adapters.decisions import Accepted, Decision, Ignored
 
 from ._endpoints import PLATFORM
 

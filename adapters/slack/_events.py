@@ -23,11 +23,10 @@ Rules (documented decisions):
 from __future__ import annotations
 
 from collections.abc import Container, Mapping
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from adapters.base import Attachment, InboundMessage
-from adapters.decisions import Accepted, Decision, Ignored, RecentKeys
+from adapters.decisions import Accepted, Decision, Ignored
 
 from ._mrkdwn import from_slack, mentions
 

@@ -9,7 +9,6 @@ mention; `/cmd@otherbot` is ignored as not ours), forum topics as threads, and
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 from telegram import Message, MessageEntity, Update, User
 
