@@ -84,12 +84,14 @@ class SessionAgent:
         engine.state = state.engine
         self.state = state
         self._base_prompt = base_prompt
+        # Scanned once: a resumed history may start with a summary (in-process flag, not stored).
+        self._had_summary = any(m.compressed_summary for m in self.history)
         self.loop = ConversationLoop(
             model=model, engine=engine, tools=tools, settings=loop_settings, system_prompt=self.system_prompt
         )
 
     def system_prompt(self) -> str:
-        compacted = self.engine.state.compression_count > 0 or any(m.compressed_summary for m in self.history)
+        compacted = self._had_summary or self.engine.state.compression_count > 0
         return build_system_prompt(self._base_prompt, notes_snapshot=self.state.snapshot, compacted=compacted)
 
     def export_state(self) -> AgentState:

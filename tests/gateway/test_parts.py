@@ -176,3 +176,17 @@ async def test_journaled_outbox_file_is_emptied_when_nothing_is_pending(tmp_path
     kept = await outbox.put(OutboundItem("web", "c", None, "pending", "k"))
     outbox.close()
     assert [json.loads(line).get("put") for line in path.read_text().splitlines()] == [kept]
+
+
+def test_embedded_defaults_build_the_web_adapter_and_console_on_request(tmp_path: Path) -> None:
+    """No config: the web chat on 127.0.0.1:8080; platforms.console adds the terminal chat."""
+    from adapters.console import ConsoleAdapter
+    from adapters.web import WebAdapter
+    from gateway.build import build_adapters
+    from gateway.config import parse_config
+
+    defaults = build_adapters(parse_config({"home": str(tmp_path)}, env={}))
+    both = build_adapters(parse_config({"home": str(tmp_path), "platforms": {"console": True}}, env={}))
+    web = defaults["web"]
+    assert isinstance(web, WebAdapter) and (web.host, web.port) == ("127.0.0.1", 8080)
+    assert sorted(both) == ["console", "web"] and isinstance(both["console"], ConsoleAdapter)
