@@ -44,12 +44,13 @@ from gateway.agents import AgentFactory, AgentPool
 from gateway.allowlist import AccessRules
 from gateway.app import Gateway, GatewayParts
 from gateway.config import ChorusConfig
-from gateway.coord import Coordinator, memory_coordinator, redis_coordinator
+from gateway.coord import Coordinator, memory_coordinator, poller_lease_name, redis_coordinator
 from gateway.coord.base import Outbox
 from gateway.delivery import Delivery
 from gateway.intake import Intake, IntakeSettings
 from gateway.journal import InboundJournal
 from gateway.outbox_file import JournaledOutbox
+from gateway.poller import LeasedAdapter
 from gateway.review import ReviewHooks
 from gateway.turns import PostTurnHook, TurnRunner, TurnSettings
 
@@ -164,6 +165,13 @@ def build_gateway(
     missing = model_missing_text(config) if model is None else None
     if adapters is None:
         adapters = build_adapters(config, banner=missing or "")
+        telegram = config.platforms.telegram
+        if "telegram" in adapters and telegram.mode == "polling" and telegram.token is not None:
+            # Two pollers of one token conflict: only the lease holder polls.
+            adapters["telegram"] = LeasedAdapter(
+                adapters["telegram"], lease=coord.poller_lease, owner=node,
+                name=poller_lease_name("telegram", telegram.token.get_secret_value()),
+            )
     memory_tool = MemoryTool(notes)
     skills = SkillLibrary(home / "skills", scanner=scan)
     skill_manage = SkillManageTool(skills)
