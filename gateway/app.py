@@ -128,6 +128,8 @@ class Gateway:
             with contextlib.suppress(Exception):
                 await adapter.stop()
         self._started_adapters = []
+        # Messages that arrived during the grace period are kept for the next start.
+        await self._journal_queued()
         for close in self.parts.closers:
             with contextlib.suppress(Exception):
                 await close()
@@ -163,7 +165,8 @@ class Gateway:
         while not self.queue.empty():
             message = self.queue.get_nowait()
             decision = await self.parts.intake.decide(message)
-            if decision.verdict in ("respond", "record") or (decision.verdict == "command" and decision.trigger):
+            command = decision.trigger.command if decision.trigger else None
+            if decision.verdict in ("respond", "record") or (command is not None and not command.immediate):
                 self.parts.journal.record(message)
 
     async def _dispatch(self, decision: IntakeDecision, *, journal_entry: str | None = None) -> None:

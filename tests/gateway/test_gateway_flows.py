@@ -193,3 +193,35 @@ async def test_one_canonical_line_per_turn(fake_openai: FakeOpenAI, home: Path) 
     line = finished[0]
     assert {"latency_ms", "prompt_tokens", "completion_tokens", "compressions"} <= set(line)
     assert line["compressions"] == 0 and line["prompt_tokens"] > 0
+
+
+async def test_messages_arriving_during_shutdown_are_answered_after_restart(fake_openai: FakeOpenAI, home: Path) -> None:
+    """A turn cut by the grace period and a message that came in meanwhile are both answered by the next process."""
+    gate = asyncio.Event()
+    arrived = asyncio.Event()
+
+    def held(_request: dict[str, Any]) -> Reply:
+        arrived.set()
+        return Reply(content="never sent", gate=gate)
+
+    fake_openai.push(held)
+    config = make_config(
+        home, fake_openai.base_url, platforms={"web": {"enabled": False}, "telegram": {"allowed_users": ["u1"]}},
+        gateway={"shutdown_grace_seconds": 0.3},
+    )
+    first = FakePlatform(PLATFORM)
+    try:
+        async with started(config, adapters={PLATFORM: first}) as gateway:
+            await first.inject("in flight", delivery_id="t1")
+            await asyncio.wait_for(arrived.wait(), 10)
+            stopping = asyncio.create_task(gateway.stop())
+            await first.inject("late arrival", delivery_id="t2")
+            await stopping
+        second = FakePlatform(PLATFORM)
+        async with started(config, adapters={PLATFORM: second}):
+            await second.wait_text("echo: late arrival")
+            await second.wait_text("echo: in flight")
+    finally:
+        gate.set()
+    assert "never sent" not in first.texts() + second.texts()
+    assert sorted(t for t in second.texts() if t.startswith("echo")) == ["echo: in flight", "echo: late arrival"]
