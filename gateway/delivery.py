@@ -29,6 +29,7 @@ TYPING_INTERVAL = 4.0
 STREAM_DRAFT_AFTER = 0.5  # a reply that comes quicker than this is sent whole, without a draft
 STREAM_CURSOR = " ▌"
 GIVE_UP_ATTEMPTS = 20
+GIVE_UP_AFTER_SECONDS = 86_400.0  # a reply nobody could receive for a day is dropped (logged)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,8 +111,9 @@ class Delivery:
         """Send every pending reply this process can claim; returns how many went out."""
         sent = 0
         for pending in await self._outbox.pending(older_than=older_than):
-            if pending.item.platform not in self._adapters or pending.id in self._in_flight:
-                continue
+            adapter = self._adapters.get(pending.item.platform)
+            if adapter is None or pending.id in self._in_flight or not getattr(adapter, "can_send", True):
+                continue  # another process (e.g. the token's poller) delivers it
             if not await self._outbox.claim(pending.id, owner=self._claimer(pending.id), ttl=RESEND_CLAIM_TTL):
                 continue
             self._in_flight.add(pending.id)
@@ -119,7 +121,8 @@ class Delivery:
                 reason = await self._send(pending.item, draft=None)
             finally:
                 self._in_flight.discard(pending.id)
-            if not reason or pending.attempts >= GIVE_UP_ATTEMPTS:
+            too_old = time.time() - pending.item.created_at > GIVE_UP_AFTER_SECONDS
+            if not reason or pending.attempts >= GIVE_UP_ATTEMPTS or too_old:
                 if reason:
                     log.error("delivery.given_up", item_id=pending.id, attempts=pending.attempts, reason=reason)
                 await self._outbox.ack(pending.id)

@@ -101,6 +101,11 @@ class LeasedAdapter:
             with contextlib.suppress(CoordUnavailable):
                 await self._lease.release(self._lease_name, owner=self._owner)
 
+    @property
+    def can_send(self) -> bool:
+        """Only the poller sends; the others leave pending replies to it."""
+        return self.polling.is_set()
+
     def _require(self) -> PlatformAdapter:
         if not self.polling.is_set():
             raise AdapterError(f"{self.name}: another process holds the poller lease", platform=self.name)

@@ -190,3 +190,21 @@ def test_embedded_defaults_build_the_web_adapter_and_console_on_request(tmp_path
     web = defaults["web"]
     assert isinstance(web, WebAdapter) and (web.host, web.port) == ("127.0.0.1", 8080)
     assert sorted(both) == ["console", "web"] and isinstance(both["console"], ConsoleAdapter)
+
+
+async def test_resend_delivers_pending_replies_and_leaves_others_to_the_poller() -> None:
+    """Pending replies are resent and acked; a platform this process cannot send on is left alone."""
+    from gateway.delivery import Delivery
+    from tests.gateway.fake_platform import FakePlatform
+
+    class NotPolling(FakePlatform):
+        can_send = False
+
+    outbox = MemoryOutbox()
+    web, telegram = FakePlatform("web"), NotPolling("telegram")
+    delivery = Delivery(adapters={"web": web, "telegram": telegram}, outbox=outbox, owner="p1")
+    await outbox.put(OutboundItem("web", "c", None, "resent", "k"))
+    await outbox.put(OutboundItem("telegram", "c", None, "for the poller", "k"))
+    sent = await delivery.resend_pending()
+    assert (sent, web.texts(), telegram.texts()) == (1, ["resent"], [])
+    assert [p.item.text for p in await outbox.pending()] == ["for the poller"]
