@@ -66,3 +66,32 @@ async def test_memory_command_shows_this_chats_notes_and_the_snapshot_reaches_th
         await chat.wait_text("echo: bonjour")
     assert "prefers answers in French" in shown.text
     assert "prefers answers in French" in fake_openai.requests[0]["messages"][0]["content"]
+
+
+async def test_background_review_runs_after_the_reply_is_delivered(fake_openai: FakeOpenAI, home: Path) -> None:
+    """With memory.nudge_interval 1, a delivered turn starts a background review (its own model request)."""
+    from tests.fakes.openai_server import Reply
+
+    reviewed = asyncio.Event()
+
+    def responder(request: dict[str, object]) -> Reply:
+        messages = request["messages"]
+        assert isinstance(messages, list)
+        if "background reviewer" in str(messages[0].get("content")):
+            reviewed.set()
+            return Reply(content="nothing to save")
+        return Reply(content=f"echo: {messages[-1]['content']}")
+
+    fake_openai.responder = responder
+    chat = FakePlatform("telegram")
+    config = make_config(
+        home, fake_openai.base_url, memory={"nudge_interval": 1, "flush_min_turns": 0},
+        platforms={"web": {"enabled": False}, "telegram": {"allowed_users": ["u1"]}},
+    )
+    async with started(config, adapters={"telegram": chat}):
+        await chat.inject("I live in Lisbon")
+        await chat.wait_text("echo: I live in Lisbon")
+        await asyncio.wait_for(reviewed.wait(), 10)
+    first_chat = next(i for i, r in enumerate(fake_openai.requests) if "background reviewer" not in str(r["messages"][0]))
+    review = next(i for i, r in enumerate(fake_openai.requests) if "background reviewer" in str(r["messages"][0]))
+    assert first_chat < review
