@@ -46,6 +46,7 @@ AUTH_TEXT = "I can't reach my model right now (the operator needs to check its c
 RATE_TEXT = "The model is rate-limiting me right now; please try again in a minute."
 TOO_LONG_TEXT = "That message is too long for me ({n:,} characters; the limit is {limit:,}). Please shorten it."
 WARNED_KEY = "warned"
+LAST_TURN_KEY = "last_turn_at"
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,6 +225,17 @@ class TurnRunner:
         )
         return result
 
+    async def _idle_compact(self, job: Job, agent: SessionAgent, board: NoticeBoard) -> None:
+        """`compression.idle_compact_after_seconds`: after a long silence, compact before replying."""
+        due = getattr(agent.engine, "idle_compact_due", None)  # optional engine capability
+        last = agent.state.extra.get(LAST_TURN_KEY)
+        if not callable(due) or not isinstance(last, (int, float)) or not due(time.time() - last):
+            return
+        result = await agent.compress(trigger="idle", on_event=board)
+        log.info("compression.idle", outcome=result.outcome, idle_seconds=round(time.time() - last))
+        if result.changed:
+            await self._persist(agent, compressed=True, new=(), job=job)
+
     async def _turn(self, job: Job, agent: SessionAgent) -> None:
         started = time.monotonic()
         limit = self.settings.max_message_chars
@@ -235,6 +247,9 @@ class TurnRunner:
             return
         board = self._board(job, agent, progress=self.settings.progress_notices)
         hygiene = await self._hygiene(job, agent, board)
+        if hygiene is None or not hygiene.changed:
+            await self._idle_compact(job, agent, board)
+        agent.state.extra[LAST_TURN_KEY] = time.time()
         adapter = self._delivery.adapter(job.message.platform)
         streams = adapter is not None and adapter.limits.supports_edit
         preview = StreamPreview(self._delivery, job.route.target) if streams else None

@@ -102,3 +102,33 @@ async def test_web_page_is_served(fake_openai: FakeOpenAI, home: Path) -> None:
             response = await session.get(f"http://127.0.0.1:{web_port(gateway)}/")
             page = await response.text()
     assert response.status == 200 and "localStorage" in page and "/ws?chat=" in page
+
+
+async def test_idle_session_is_compacted_before_the_next_reply(fake_openai: FakeOpenAI, home: Path) -> None:
+    """With idle_compact_after_seconds, a session silent that long is compressed (trigger idle) before answering."""
+    _seed(home, "telegram", "c1", 30)  # about 3,000 tokens: below hygiene, above the tail budget
+
+    def responder(request: dict[str, Any]) -> Reply:
+        last = request["messages"][-1]["content"]
+        if last in ("first", "second"):
+            return Reply(content=f"echo: {last}")
+        return Reply(content="## Goal\\ncheck every module\\n## Completed actions\\nall modules build")
+
+    fake_openai.responder = responder
+    platform = FakePlatform("telegram")
+    config = make_config(
+        home, fake_openai.base_url, model={"name": "fake-model", "base_url": fake_openai.base_url,
+                                           "api_key": "sk-test", "context_length": 8192},
+        platforms={"web": {"enabled": False}, "telegram": {"allowed_users": ["u1"]}},
+        compression={"progress_notices": True, "idle_compact_after_seconds": 600},
+    )
+    async with started(config, adapters={"telegram": platform}) as gateway:
+        await platform.inject("first")
+        await platform.wait_text("echo: first")
+        agent = next(a for _, a in gateway.parts.agents.live_agents())
+        agent.state.extra["last_turn_at"] -= 3600  # an hour of silence
+        await platform.inject("second")
+        compressed = await platform.wait_text("context compressed:")
+        await platform.wait_text("echo: second")
+    assert compressed.kind == "edit"
+    assert agent.engine.state.compression_count == 1
