@@ -21,7 +21,8 @@ from agent.context.engine import ContextEngine
 from agent.loop import LoopSettings
 from agent.model_client import ModelClient
 from agent.session import AgentState, SessionAgent
-from agent.store import SessionStore
+from agent.messages import Message
+from agent.store import SessionStore, StoredSession
 from agent.tools.base import Tool
 from gateway.coord.base import AgentCache, agent_cache_key
 from gateway.routing import Route
@@ -102,27 +103,25 @@ class AgentPool:
             self._live.move_to_end(route.key)
             await self._touch(live.cache_key)
             return live.agent
-        stored = await asyncio.to_thread(
-            self._store.ensure_session, route.key, platform=route.target.platform, chat_id=route.chat_scope
-        )
+        if live is not None:
+            self._drop(route.key)  # stale: another process ran, reset or rotated the session since
+        stored, history = await asyncio.to_thread(self._load, route)
         key = self.cache_key(stored.id)
-        live = self._live.get(route.key)
-        if live is not None and (live.cache_key != key or await self._cache.owner(key) != self.owner):
-            self._drop(route.key)
-            live = None
-        if live is None:
-            live = _Live(await self._build(stored.id, route.chat_scope, key), key)
-            self._live[route.key] = live
-            self._by_cache_key[key] = route.key
-        self._live.move_to_end(route.key)
+        live = _Live(await self._build(stored.id, route.chat_scope, key, history), key)
+        self._live[route.key] = live
+        self._by_cache_key[key] = route.key
         await self._touch(key)
         while len(self._live) > self._capacity:
             oldest = next(iter(self._live))
             self._drop(oldest)
         return live.agent
 
-    async def _build(self, session_id: str, chat_id: str, key: str) -> SessionAgent:
-        history = await asyncio.to_thread(self._store.active_messages, session_id)
+    def _load(self, route: Route) -> tuple[StoredSession, list[Message]]:
+        """The active session and its messages, in one trip to the store's thread."""
+        stored = self._store.ensure_session(route.key, platform=route.target.platform, chat_id=route.chat_scope)
+        return stored, self._store.active_messages(stored.id)
+
+    async def _build(self, session_id: str, chat_id: str, key: str, history: list[Message]) -> SessionAgent:
         raw = await self._cache.load_state(key)
         if raw is not None:
             state = AgentState.from_json(raw)
