@@ -46,6 +46,9 @@ class TokenCounter:
         self.name = name
         self._cache: OrderedDict[Message, int] = OrderedDict()
         self._cache_size = cache_size
+        # Tool schemas are long-lived objects counted on every request: cached by identity
+        # (their `parameters` mapping is not hashable); the entry keeps the schema alive.
+        self._tool_cache: dict[int, tuple[ToolSchema, int]] = {}
 
     def count_text(self, text: str) -> int:
         return self._encode_len(text) if text else 0
@@ -74,11 +77,18 @@ class TokenCounter:
         return sum(self.count_message(message) for message in messages) + REPLY_PRIMING_TOKENS
 
     def count_tools(self, tools: Sequence[ToolSchema]) -> int:
-        total = 0
-        for tool in tools:
-            total += TOOL_SCHEMA_OVERHEAD_TOKENS + self._encode_len(tool.name) + self._encode_len(tool.description)
-            total += self._encode_len(json.dumps(tool.parameters, ensure_ascii=False, separators=(",", ":")))
-        return total
+        return sum(self._count_tool(tool) for tool in tools)
+
+    def _count_tool(self, tool: ToolSchema) -> int:
+        cached = self._tool_cache.get(id(tool))
+        if cached is not None and cached[0] is tool:
+            return cached[1]
+        tokens = TOOL_SCHEMA_OVERHEAD_TOKENS + self._encode_len(tool.name) + self._encode_len(tool.description)
+        tokens += self._encode_len(json.dumps(tool.parameters, ensure_ascii=False, separators=(",", ":")))
+        if len(self._tool_cache) >= self._cache_size:
+            self._tool_cache.clear()
+        self._tool_cache[id(tool)] = (tool, tokens)
+        return tokens
 
     def count_request(self, messages: Sequence[Message], tools: Sequence[ToolSchema] = ()) -> int:
         return self.count_messages(messages) + self.count_tools(tools)

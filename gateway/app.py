@@ -38,6 +38,9 @@ from gateway.turns import LOCK_TTL, LOCK_WAIT, TurnRunner
 log = structlog.get_logger(__name__)
 
 RESEND_INTERVAL = 1.0
+# Each store write adds a small full-text index segment; searches slow down ~3x until they are
+# merged (bench/search.py), so the index is compacted in the background at this interval.
+INDEX_COMPACT_INTERVAL = 300.0
 QUEUED_TEXT = "queued: I'll answer this after the current reply ({n} ahead)"
 INTERRUPTED_TEXT = "stopping the previous reply to answer this one"
 NEW_TEXT = "Started a new conversation. My notes about this chat are kept; /memory shows them."
@@ -103,6 +106,7 @@ class Gateway:
         self._tasks = [
             asyncio.create_task(self._consume(), name="gateway-intake"),
             asyncio.create_task(self._resend_loop(), name="gateway-resend"),
+            asyncio.create_task(self._index_loop(), name="gateway-index"),
         ]
 
     async def stop(self) -> None:
@@ -179,6 +183,7 @@ class Gateway:
             if journal_entry is not None:
                 self.parts.journal.done(journal_entry)
             return
+        log.info("intake.accepted", platform=message.platform, verdict=decision.verdict)
         command = decision.trigger.command if decision.trigger else None
         if command is not None and command.immediate:
             self._side_task(self._command(command, message, where))
@@ -269,6 +274,15 @@ class Gateway:
             except Exception as exc:  # noqa: BLE001 - retried on the next tick
                 log.warning("delivery.resend_failed", error=type(exc).__name__)
             await asyncio.sleep(RESEND_INTERVAL)  # a retry timer
+
+    async def _index_loop(self) -> None:
+        while True:
+            await asyncio.sleep(INDEX_COMPACT_INTERVAL)  # a maintenance timer
+            try:
+                steps = await asyncio.to_thread(self.parts.store.compact_index)
+                log.debug("store.index_compacted", steps=steps)
+            except Exception as exc:  # noqa: BLE001 - retried on the next tick
+                log.warning("store.index_compact_failed", error=type(exc).__name__)
 
 
 __all__ = ["Gateway", "GatewayParts"]

@@ -23,9 +23,7 @@ from adapters.web import WebAdapter
 from agent.context._summarizer import Summarizer
 from agent.context.engine import ContextEngine
 from agent.context.factory import build_compressor, build_engine, build_summarizer
-from agent.context.ledger import FactLedger
-from agent.context.sections import HandoffSection
-from agent.context.user_words import UserWords
+from agent.context.user_words import handoff_sections
 from agent.loop import LoopSettings
 from agent.memory.notes import NotesStore
 from agent.memory.providers import MemoryManager, ProviderRegistry
@@ -87,22 +85,10 @@ def build_model(config: ChorusConfig) -> OpenAIModelClient:
     )
 
 
-def _sections(config: ChorusConfig) -> tuple[HandoffSection, ...]:
-    settings = config.compression
-    if not settings.fact_ledger:
-        return ()
-    sections: list[HandoffSection] = []
-    if settings.fact_ledger_max_tokens:
-        sections.append(FactLedger(max_tokens=settings.fact_ledger_max_tokens))
-    if settings.user_words_max_tokens:
-        sections.append(UserWords(max_tokens=settings.user_words_max_tokens))
-    return tuple(sections)
-
-
 def engine_factory(config: ChorusConfig, *, summarizer: Summarizer | None = None) -> Callable[[], ContextEngine]:
     """A new context engine per agent; the built-in one shares one summariser."""
     counter = default_counter()
-    sections = _sections(config)
+    sections = handoff_sections(config.compression)
     if config.context.engine != "compressor":
         return lambda: build_engine(
             config.context, config.compression, config.model, config.auxiliary, counter=counter, sections=sections

@@ -49,11 +49,35 @@ def redact_secrets(_logger: Any, _method: str, event_dict: MutableMapping[str, A
     return event_dict
 
 
+# Metrics are read from info lines (see gateway/admin/tap.py), so info events always run
+# through the processors; the configured level is applied only at rendering.
+_PIPELINE_FLOOR = logging.INFO
+_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "warn": logging.WARNING,
+           "error": logging.ERROR, "exception": logging.ERROR, "critical": logging.CRITICAL}
+
+
+class LevelGate:
+    """The renderer, behind the configured level: quieter logs never starve the metrics tap."""
+
+    def __init__(self, renderer: Any, level: int) -> None:
+        self.renderer = renderer
+        self.level = level
+
+    def __call__(self, logger: Any, method: str, event_dict: MutableMapping[str, Any]) -> Any:
+        if _LEVELS.get(method, logging.INFO) < self.level:
+            raise structlog.DropEvent
+        return self.renderer(logger, method, event_dict)
+
+
 def configure_logging(
     *, level: str = "info", fmt: Literal["console", "json"] = "console", stream: Any = None
 ) -> None:
     """Configure structlog once for the process (idempotent)."""
     numeric = logging.getLevelName(level.upper())
+    level_number = numeric if isinstance(numeric, int) else logging.INFO
+    # httpx logs request URLs at INFO, and Telegram's URLs carry the bot token.
+    for noisy in ("httpx", "httpcore", "httpx2"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     out = stream or sys.stderr
     renderer: Any = (
         structlog.processors.JSONRenderer() if fmt == "json" else structlog.dev.ConsoleRenderer(colors=False)
@@ -65,9 +89,9 @@ def configure_logging(
             structlog.processors.TimeStamper(fmt="iso", utc=True),
             structlog.processors.format_exc_info,
             redact_secrets,
-            renderer,
+            LevelGate(renderer, level_number),
         ],
-        wrapper_class=structlog.make_filtering_bound_logger(numeric if isinstance(numeric, int) else logging.INFO),
+        wrapper_class=structlog.make_filtering_bound_logger(min(level_number, _PIPELINE_FLOOR)),
         logger_factory=structlog.PrintLoggerFactory(out),
         cache_logger_on_first_use=False,
     )

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 import structlog
+from structlog.contextvars import bind_contextvars
 
 from agent.context.engine import CompressionResult
 from adapters.base import SentMessage
@@ -138,8 +139,10 @@ class TurnRunner:
     async def run(self, job: Job) -> None:
         """Run a job; cancellation (stop, interrupt, shutdown) leaves its journal entry for a re-run."""
         bind_message_context(platform=job.message.platform, chat_id=job.message.chat_id, session_key=job.route.key)
+        waiting_since = time.monotonic()
         try:
             async with hold(self._lock, job.route.key, ttl=LOCK_TTL, wait=LOCK_WAIT) as held:
+                bind_contextvars(lock_wait_ms=round((time.monotonic() - waiting_since) * 1000, 2))
                 agent = await self._agents.get(job.route)
                 if job.kind == "record":
                     await self._record(job, agent)

@@ -80,7 +80,11 @@ class LogTap:
         session = event.get("session_key") if isinstance(event.get("session_key"), str) else None
         platform = str(event.get("platform") or "unknown")
         m = self.metrics
-        if name == "turn.finished":
+        if name == "intake.accepted":
+            m.messages_in.labels(platform=platform).inc()
+        elif name == "turn.finished":
+            if event.get("lock_wait_ms") is not None:
+                m.lock_wait_seconds.observe(float(event["lock_wait_ms"]) / 1000)
             if event.get("latency_ms") is not None:
                 m.turn_seconds.labels(platform=platform).observe(float(event["latency_ms"]) / 1000)
             m.llm_tokens.labels(direction="prompt").inc(int(event.get("prompt_tokens") or 0))

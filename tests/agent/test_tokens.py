@@ -43,3 +43,18 @@ def test_estimate_counts_non_ascii_heavier() -> None:
     """The fallback estimate does not undercount CJK text four-fold."""
     assert estimate_tokens("abcd" * 10) == 10
     assert estimate_tokens("漢字" * 10) == 20
+
+
+def test_tool_schemas_are_counted_once() -> None:
+    """A tool schema is tokenised once however many requests count it."""
+    calls: list[str] = []
+
+    def encode_len(text: str) -> int:
+        calls.append(text)
+        return len(text)
+
+    counter = TokenCounter(encode_len, name="test")
+    schema = ToolSchema(name="bash", description="run", parameters={"type": "object"})
+    first = counter.count_tools([schema])
+    assert counter.count_tools([schema, schema]) == 2 * first
+    assert len(calls) == 3

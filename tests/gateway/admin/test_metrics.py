@@ -56,6 +56,8 @@ async def test_metrics_count_turns_compressions_hygiene_errors_and_config_change
     assert got[("chorus_hygiene_runs_total", (("result", "compressed"),))] == 1
     assert got[("chorus_turn_seconds_count", (("platform", "web"),))] == 2
     assert got[("chorus_messages_out_total", (("platform", "web"),))] == 2
+    assert got[("chorus_messages_in_total", (("platform", "web"),))] == 3
+    assert got[("chorus_lock_wait_seconds_count", ())] == 2
     assert got[("chorus_llm_tokens_total", (("direction", "completion"),))] == 10  # 5 per answered turn
     assert got[("chorus_llm_tokens_total", (("direction", "prompt"),))] > 0
     assert got[("chorus_agent_cache_total", (("event", "built"),))] == 1
