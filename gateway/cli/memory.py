@@ -35,7 +35,7 @@ _WRITE_ACTIONS: Final = ("add", "replace", "remove")
 
 def register(subparsers: Any) -> None:
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--chat", required=True, metavar="CHAT", help="the chat id (as the platform reports it)")
+    common.add_argument("--chat", required=True, metavar="CHAT", help="the chat as the gateway scopes it: PLATFORM:CHAT_ID, e.g. telegram:-100123 or web:3f2a…")
     common.add_argument("--config", default=None, help="config file (default: $CHORUS_CONFIG, ./config.yaml, built-in)")
     targeted = argparse.ArgumentParser(add_help=False)
     targeted.add_argument("--target", choices=TARGETS, default=None,

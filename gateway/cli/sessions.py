@@ -52,7 +52,7 @@ def register(subparsers: Any) -> None:
 
     search = action("search", "full-text search within one chat")
     search.add_argument("query", metavar="QUERY")
-    search.add_argument("--chat", required=True, help="the chat id to search in")
+    search.add_argument("--chat", required=True, help="the chat to search in, as the gateway scopes it: PLATFORM:CHAT_ID")
     search.add_argument("--limit", type=int, default=10)
     search.add_argument("--context", type=int, default=1, help="messages shown around each hit")
     search.set_defaults(handler=handle_search)
