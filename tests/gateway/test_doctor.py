@@ -10,8 +10,12 @@ import yaml
 
 from gateway.cli import main
 from gateway.cli.doctor import handle
+from tests.fakes.discord_api import TOKEN as DISCORD_TOKEN
+from tests.fakes.discord_api import FakeDiscord
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.fakes.slack_api import BOT_TOKEN, SIGNING_SECRET, FakeSlack
+from tests.fakes.telegram_api import TOKEN as TELEGRAM_TOKEN
+from tests.fakes.telegram_api import FakeTelegram
 
 
 def _write(tmp_path: Path, config: dict[str, object]) -> str:
@@ -88,3 +92,30 @@ def test_invalid_config_exits_2_naming_the_key(tmp_path: Path, capsys: pytest.Ca
     code = main(["doctor", "--config", path])
     assert code == 2
     assert "compression.threshold: got 3" in capsys.readouterr().err
+
+
+async def test_every_platform_is_probed(tmp_path: Path, fake_openai: FakeOpenAI,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """Telegram, Discord and Slack enabled at once: each is reported reachable, or why not when its token is wrong."""
+    async with FakeTelegram() as telegram, FakeDiscord() as discord_fake, FakeSlack() as slack:
+        platforms = {
+            "telegram": {"enabled": True, "token": TELEGRAM_TOKEN, "base_url": f"http://127.0.0.1:{telegram.port}/"},
+            "discord": {"enabled": True, "token": DISCORD_TOKEN, "api_base_url": discord_fake.api_base_url,
+                        "gateway_url": discord_fake.gateway_url},
+            "slack": {"enabled": True, "bot_token": BOT_TOKEN, "signing_secret": SIGNING_SECRET,
+                      "api_base_url": slack.api_base_url},
+        }
+        base = {"home": str(tmp_path / "home"), "model": {"name": "m", "base_url": fake_openai.base_url}}
+        good = await _doctor(_write(tmp_path, {**base, "platforms": platforms}))
+        good_rows = _rows(capsys)
+        platforms["telegram"]["token"] = "999:wrong-token-value"
+        platforms["discord"]["token"] = "wrong-discord-token"
+        bad = await _doctor(_write(tmp_path, {**base, "platforms": platforms}))
+        output = capsys.readouterr().out
+    bad_rows = {row["check"]: row for row in map(json.loads, output.splitlines())}
+    names = ("platforms.telegram", "platforms.discord", "platforms.slack")
+    assert (good, [good_rows[n]["ok"] for n in names]) == (0, [True, True, True])
+    assert (bad, [bad_rows[n]["ok"] for n in names]) == (1, [False, False, True])
+    assert "platforms.telegram.token" in str(bad_rows["platforms.telegram"]["detail"])
+    assert "platforms.discord.token" in str(bad_rows["platforms.discord"]["detail"])
+    assert "wrong-token-value" not in output and "wrong-discord-token" not in output
