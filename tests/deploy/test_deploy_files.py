@@ -43,7 +43,7 @@ def test_kubernetes_manifests_validate_strictly() -> None:
     result = _run(str(BIN / "kubernetes-validate"), "--strict", "--quiet", *manifests)
     assert (result.returncode, result.stdout.strip()) == (0, "")
     kinds = {yaml.safe_load(Path(p).read_text())["kind"] for p in manifests}
-    assert kinds == {"ConfigMap", "Deployment", "Secret", "Service"}
+    assert kinds == {"ConfigMap", "Deployment", "PersistentVolumeClaim", "Secret", "Service"}
     container = yaml.safe_load((DEPLOY / "k8s" / "deployment.yaml").read_text())["spec"]["template"]["spec"]["containers"][0]
     assert (container["livenessProbe"]["httpGet"]["path"], container["readinessProbe"]["httpGet"]["path"]) == ("/healthz", "/readyz")
 
