@@ -13,6 +13,7 @@ Knows nothing of sessions or agents.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import re
@@ -62,6 +63,11 @@ class InboundJournal:
         self.directory = directory
         self.node = re.sub(r"[^A-Za-z0-9_.-]", "_", node) or "local"
         self._lock: filelock.BaseFileLock | None = None
+        # Entry names: a per-process random part plus a counter (one `uuid4` per process, not per message)
+        # keeps names unique across processes and restarts sharing a node name.
+        self._unique = uuid.uuid4().hex[:12]
+        self._serial = itertools.count()
+        self._own_dir = str(directory / self.node)  # as text: the hot path joins strings, not Paths
 
     @property
     def _own(self) -> Path:
@@ -84,17 +90,28 @@ class InboundJournal:
             lock.release()
 
     def record(self, message: InboundMessage) -> str:
-        """Write `message` atomically; returns the entry id for `done` (call `open` first)."""
-        entry = f"{message.timestamp:020.6f}-{uuid.uuid4().hex}"
-        temp = self._own / f".{entry}.tmp"
-        temp.write_text(_to_json(message), encoding="utf-8")
-        os.replace(temp, self._own / f"{entry}{SUFFIX}")
+        """Write `message`; returns the entry id for `done` (call `open` first).
+
+        One exclusive create + write + close, without a temp file and rename:
+        a file torn by a crash mid-write is a message that was never queued
+        (its turn is submitted only after this returns), and `recover` sets
+        such a file aside as `.bad`, which is all the temp file bought.
+        """
+        entry = f"{message.timestamp:020.6f}-{self._unique}{next(self._serial):08x}"
+        data = _to_json(message).encode("utf-8")
+        fd = os.open(os.path.join(self._own_dir, entry + SUFFIX), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        finally:
+            os.close(fd)
         return entry
 
     def done(self, entry: str) -> None:
         """Forget an entry (its reply is in the outbox, or the chat was told of a failure)."""
         with contextlib.suppress(FileNotFoundError):
-            (self._own / f"{entry}{SUFFIX}").unlink()
+            os.unlink(os.path.join(self._own_dir, entry + SUFFIX))
 
     def _adopt(self, node_dir: Path) -> None:
         """Move a dead node's entries into ours (renames are atomic; a racing adopter loses cleanly)."""

@@ -133,6 +133,7 @@ class TurnRunner:
         self._post_turn = post_turn
         self._memory = memory
         self._syncs: set[asyncio.Task[bool]] = set()
+        self._journal_done: set[str] = set()  # entries already removed by `_deliver` (saves a failing unlink)
         self.turns_run = 0
         self.hygiene_runs = 0
 
@@ -155,6 +156,7 @@ class TurnRunner:
                     log.warning("turn.lock_lost", kind=job.kind)
         except asyncio.CancelledError:
             log.info("turn.cancelled", kind=job.kind)
+            self._journal_done.discard(job.journal_entry or "")
             raise
         except LockBusy:
             log.warning("turn.lock_busy", kind=job.kind)
@@ -162,7 +164,10 @@ class TurnRunner:
         except Exception as exc:  # noqa: BLE001 - the task boundary: log, tell the chat briefly
             log.exception("turn.failed", kind=job.kind, error=type(exc).__name__)
             await self._tell(job, self._failure_text(exc))
-        self._finish_journal(job)
+        if job.journal_entry is not None and job.journal_entry in self._journal_done:
+            self._journal_done.discard(job.journal_entry)
+        else:
+            self._finish_journal(job)
 
     def _finish_journal(self, job: Job) -> None:
         if job.journal_entry is not None:
@@ -312,6 +317,8 @@ class TurnRunner:
         item_id = await self._delivery.record(item)
         # The reply is durable now: the inbound message need not be re-run after a restart.
         self._finish_journal(job)
+        if job.journal_entry is not None:
+            self._journal_done.add(job.journal_entry)
         result = await self._delivery.send_recorded(
             item_id, item, draft=draft if isinstance(draft, SentMessage) else None
         )
