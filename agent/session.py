@@ -8,8 +8,9 @@ of platforms, locks or caches: the gateway loads, saves and persists.
 """
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from agent.context.engine import CompressionResult, ContextEngine, EngineState, EventSink, Trigger
@@ -20,6 +21,20 @@ from agent.prompt import build_system_prompt
 from agent.tools.base import Tool, ToolContext
 
 STATE_VERSION = 1
+_ENGINE_FIELDS = tuple(f.name for f in fields(EngineState))
+
+
+def _engine_json(engine: EngineState) -> dict[str, Any]:
+    """`engine.to_json()` without `dataclasses.asdict`, which deep-copies field by field (~150 us a turn).
+
+    Same dict: the fields are scalars except `extra`, which is copied deeply as
+    `asdict` would. A subclass keeps its own `to_json`.
+    """
+    if type(engine) is not EngineState:
+        return engine.to_json()
+    out = {name: getattr(engine, name) for name in _ENGINE_FIELDS}
+    out["extra"] = copy.deepcopy(engine.extra) if engine.extra else {}
+    return out
 
 
 @dataclass(slots=True)
@@ -36,7 +51,7 @@ class AgentState:
             "version": STATE_VERSION,
             "session_id": self.session_id,
             "snapshot": self.snapshot,
-            "engine": self.engine.to_json(),
+            "engine": _engine_json(self.engine),
             "extra": dict(self.extra),
         }
 

@@ -19,6 +19,12 @@ from gateway.coord.base import OutboundItem, Outbox, PendingOutbound
 log = structlog.get_logger(__name__)
 
 COMPACT_AFTER_RECORDS = 10_000
+_ITEM_FIELDS = tuple(OutboundItem.__dataclass_fields__)
+
+
+def _item_json(item: OutboundItem) -> str:
+    """`item.to_json()` without `dataclasses.asdict` (same text: every field is a scalar)."""
+    return json.dumps({name: getattr(item, name) for name in _ITEM_FIELDS}, ensure_ascii=False, separators=(",", ":"))
 
 
 class JournaledOutbox:
@@ -77,7 +83,7 @@ class JournaledOutbox:
     async def put(self, item: OutboundItem) -> str:
         item_id = await self._inner.put(item)
         self._unacked.add(item_id)
-        self._append({"put": item_id, "item": item.to_json()})
+        self._append({"put": item_id, "item": _item_json(item)})
         return item_id
 
     async def ack(self, item_id: str) -> None:
