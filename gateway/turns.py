@@ -28,6 +28,7 @@ from agent.session import SessionAgent
 from agent.store import SessionStore
 from agent.tools.base import ToolContext
 from gateway.agents import AgentPool
+from gateway.appends import AppendBatcher
 from gateway.coord.base import OutboundItem, SessionLock
 from gateway.coord.hold import LockBusy, hold
 from gateway.delivery import Delivery, StreamPreview, typing_while
@@ -126,6 +127,7 @@ class TurnRunner:
     ) -> None:
         self._agents = agents
         self._store = store
+        self._appends = AppendBatcher(store)
         self._lock = lock
         self._delivery = delivery
         self._journal = journal
@@ -188,12 +190,12 @@ class TurnRunner:
 
     async def _record(self, job: Job, agent: SessionAgent) -> None:
         message = user_line(job)
-        await asyncio.to_thread(self._store.append, agent.session_id, [message])
+        await self._appends.append(agent.session_id, [message])
         agent.append_context([message])
 
     async def _persist(self, agent: SessionAgent, *, compressed: bool, new: Sequence[Message], job: Job) -> None:
         if not compressed:
-            await asyncio.to_thread(self._store.append, agent.session_id, list(new))
+            await self._appends.append(agent.session_id, new)
         elif self.settings.in_place:
             await asyncio.to_thread(self._store.replace_active, agent.session_id, list(agent.history))
         else:

@@ -314,6 +314,36 @@ class SessionStore:
         with self._write() as conn:
             self._insert_messages(conn, session_id, self._chat_of(conn, session_id), messages, token_counts)
 
+    def append_many(self, batch: Sequence[tuple[str, Sequence[Message]]]) -> list[Exception | None]:
+        """Several `append`s in one transaction (group commit), each all-or-nothing on its own.
+
+        One COMMIT, one full-text index segment and one trip to a worker thread
+        for the whole batch instead of one per append. Each entry runs under a
+        savepoint: one that fails (say, an unknown session) is rolled back alone.
+
+        Returns:
+            Per entry, in order: None when its messages were added, else the error that kept them out.
+
+        Raises:
+            StoreError, sqlite3.Error: the transaction itself failed; nothing of the batch was added.
+        """
+        outcomes: list[Exception | None] = []
+        with self._write() as conn:
+            for session_id, messages in batch:
+                if not messages:
+                    outcomes.append(None)
+                    continue
+                conn.execute("SAVEPOINT append_one")
+                try:
+                    self._insert_messages(conn, session_id, self._chat_of(conn, session_id), messages, None)
+                except (StoreError, ValueError, sqlite3.IntegrityError) as exc:
+                    conn.execute("ROLLBACK TO append_one")
+                    outcomes.append(exc)
+                else:
+                    outcomes.append(None)
+                conn.execute("RELEASE append_one")
+        return outcomes
+
     def active_messages(self, session_id: str) -> list[Message]:
         """The session's current transcript (archived generations left out)."""
         rows = self._read(
