@@ -24,6 +24,7 @@ from agent.session import AgentState, SessionAgent
 from agent.messages import Message
 from agent.store import SessionStore, StoredSession
 from agent.tools.base import Tool
+from gateway.appends import GroupCommit
 from gateway.coord.base import AgentCache, agent_cache_key
 from gateway.routing import Route
 
@@ -82,6 +83,9 @@ class AgentPool:
         self._capacity = capacity
         self._live: OrderedDict[str, _Live] = OrderedDict()
         self._by_cache_key: dict[str, str] = {}
+        # Many chats starting at once (a restart, a burst) share one store transaction and thread hop.
+        self._loads: GroupCommit[Route, tuple[StoredSession, list[Message]]] = GroupCommit(self._load_many)
+        self._snapshots: GroupCommit[str, str] = GroupCommit(self._snapshot_many)
         self.rebuilds = 0
 
     def __len__(self) -> int:
@@ -105,7 +109,7 @@ class AgentPool:
             return live.agent
         if live is not None:
             self._drop(route.key)  # stale: another process ran, reset or rotated the session since
-        stored, history = await asyncio.to_thread(self._load, route)
+        stored, history = await self._loads.submit(route)
         key = self.cache_key(stored.id)
         live = _Live(await self._build(stored.id, route.chat_scope, key, history), key)
         self._live[route.key] = live
@@ -116,17 +120,36 @@ class AgentPool:
             self._drop(oldest)
         return live.agent
 
-    def _load(self, route: Route) -> tuple[StoredSession, list[Message]]:
-        """The active session and its messages, in one trip to the store's thread."""
-        stored = self._store.ensure_session(route.key, platform=route.target.platform, chat_id=route.chat_scope)
-        return stored, self._store.active_messages(stored.id)
+    def _load_many(self, routes: list[Route]) -> list[tuple[StoredSession, list[Message]] | Exception]:
+        """The active sessions (created when missing) and their messages, for several chats in one trip."""
+        sessions = self._store.ensure_sessions([(r.key, r.target.platform, r.chat_scope) for r in routes])
+        loaded: list[tuple[StoredSession, list[Message]] | Exception] = []
+        for stored in sessions:
+            if isinstance(stored, Exception):
+                loaded.append(stored)
+                continue
+            try:
+                loaded.append((stored, self._store.active_messages(stored.id)))
+            except Exception as exc:  # noqa: BLE001 - handed to that chat's caller alone
+                loaded.append(exc)
+        return loaded
+
+    def _snapshot_many(self, chat_ids: list[str]) -> list[str | Exception]:
+        """The notes' frozen snapshots of several chats, in one trip to a worker thread."""
+        snapshots: list[str | Exception] = []
+        for chat_id in chat_ids:
+            try:
+                snapshots.append(self._factory.snapshot(chat_id))
+            except Exception as exc:  # noqa: BLE001 - handed to that chat's caller alone
+                snapshots.append(exc)
+        return snapshots
 
     async def _build(self, session_id: str, chat_id: str, key: str, history: list[Message]) -> SessionAgent:
         raw = await self._cache.load_state(key)
         if raw is not None:
             state = AgentState.from_json(raw)
         else:
-            snapshot = await asyncio.to_thread(self._factory.snapshot, chat_id)
+            snapshot = await self._snapshots.submit(chat_id)
             state = AgentState(session_id=session_id, snapshot=snapshot)
         self.rebuilds += 1
         log.info("agent.built", session_id=session_id, messages=len(history), restored=raw is not None)

@@ -1,64 +1,66 @@
-"""Group commit of session-store appends: turns that finish together share one transaction.
+"""Group commit of session-store writes: requests that arrive together share one transaction.
 
-Owns `AppendBatcher`. Every turn appends its new messages before its reply is
-recorded; one SQLite transaction per turn costs a COMMIT (WAL page writes,
-a new full-text index segment, and now and then a checkpoint with an fsync)
-plus a hop to a worker thread. Here, appends that arrive while a write is in
-flight wait for it and then go together in one `SessionStore.append_many`
-transaction. Nothing waits for company: a lone append is written at once, so
-a quiet gateway sees no added latency. Each caller still returns only after
-its own messages are committed (or gets its own error), so the order "stored,
-then reply recorded, then sent" is unchanged. Knows only the store.
+Owns `GroupCommit` and `AppendBatcher`. Every turn appends its new messages
+before its reply is recorded, and every new chat creates its session; one
+SQLite transaction each costs a COMMIT (WAL page writes, a new full-text
+index segment, and now and then a checkpoint with an fsync) plus a hop to a
+worker thread, all serialised on the store's one connection. Here, requests
+that arrive while a write is in flight wait for it and then go together in one
+call of a batch function (one transaction, one hop). Nothing waits for
+company: a lone request is written at once, so a quiet gateway sees no added
+latency. Each caller still returns only after its own request is committed
+(or gets its own error), so the order "stored, then reply recorded, then
+sent" is unchanged. Knows only the store.
 """
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from agent.messages import Message
 from agent.store import SessionStore
 
 MAX_BATCH = 256
 
+Request = TypeVar("Request")
+Result = TypeVar("Result")
+
 
 @dataclass(frozen=True, slots=True)
-class _Pending:
-    session_id: str
-    messages: tuple[Message, ...]
-    done: asyncio.Future[None]
+class _Pending(Generic[Request, Result]):
+    request: Request
+    done: asyncio.Future[Result]
 
 
-class AppendBatcher:
-    """`append` with group commit over one `SessionStore`.
+class GroupCommit(Generic[Request, Result]):
+    """Runs `batch` (sync, in a worker thread) over the requests queued while the previous call ran.
 
     Args:
-        store: the session store (sync; its writes run in a worker thread).
-        max_batch: the most appends one transaction carries.
+        batch: takes requests, returns per request (same order) its result or the exception for its caller.
+            Raising fails every request of that call.
+        max_batch: the most requests one call carries.
     """
 
-    def __init__(self, store: SessionStore, *, max_batch: int = MAX_BATCH) -> None:
-        self._store = store
+    def __init__(
+        self, batch: Callable[[list[Request]], Sequence[Result | Exception]], *, max_batch: int = MAX_BATCH
+    ) -> None:
+        self._batch = batch
         self._max_batch = max_batch
-        self._queue: list[_Pending] = []
+        self._queue: list[_Pending[Request, Result]] = []
         self._writer: asyncio.Task[None] | None = None
 
-    async def append(self, session_id: str, messages: Sequence[Message]) -> None:
-        """Add `messages` to the session, in order; returns once they are committed.
-
-        Raises:
-            Whatever `SessionStore.append` would raise for this session (others in the batch are unaffected).
-        """
-        if not messages:
-            return
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._queue.append(_Pending(session_id, tuple(messages), done))
+    async def submit(self, request: Request) -> Result:
+        """Queue `request`; returns its result once its batch is committed (raises its own error)."""
+        done: asyncio.Future[Result] = asyncio.get_running_loop().create_future()
+        self._queue.append(_Pending(request, done))
         if self._writer is None:
             self._writer = asyncio.create_task(self._drain())
-        await done
+        return await done
 
     async def _drain(self) -> None:
-        batch: list[_Pending] = []
+        batch: list[_Pending[Request, Result]] = []
         try:
             while self._queue:
                 batch, self._queue = self._queue[: self._max_batch], self._queue[self._max_batch :]
@@ -68,10 +70,8 @@ class AppendBatcher:
                 if not batch:
                     continue
                 try:
-                    outcomes = await asyncio.to_thread(
-                        self._store.append_many, [(entry.session_id, entry.messages) for entry in batch]
-                    )
-                except Exception as exc:  # noqa: BLE001 - the whole transaction failed: every caller hears it
+                    outcomes = await asyncio.to_thread(self._batch, [entry.request for entry in batch])
+                except Exception as exc:  # noqa: BLE001 - the whole call failed: every caller hears it
                     for entry in batch:
                         if not entry.done.done():
                             entry.done.set_exception(exc)
@@ -79,10 +79,10 @@ class AppendBatcher:
                 for entry, outcome in zip(batch, outcomes):
                     if entry.done.done():
                         continue
-                    if outcome is None:
-                        entry.done.set_result(None)
-                    else:
+                    if isinstance(outcome, Exception):
                         entry.done.set_exception(outcome)
+                    else:
+                        entry.done.set_result(outcome)
                 batch = []
         except BaseException:
             # Cancelled (shutdown) mid-write: nobody may wait forever for an answer.
@@ -94,4 +94,27 @@ class AppendBatcher:
             self._writer = None
 
 
-__all__ = ["AppendBatcher", "MAX_BATCH"]
+class AppendBatcher:
+    """`SessionStore.append` with group commit (`SessionStore.append_many`).
+
+    Args:
+        store: the session store (sync; its writes run in a worker thread).
+        max_batch: the most appends one transaction carries.
+    """
+
+    def __init__(self, store: SessionStore, *, max_batch: int = MAX_BATCH) -> None:
+        self._group: GroupCommit[tuple[str, tuple[Message, ...]], None] = GroupCommit(
+            store.append_many, max_batch=max_batch
+        )
+
+    async def append(self, session_id: str, messages: Sequence[Message]) -> None:
+        """Add `messages` to the session, in order; returns once they are committed.
+
+        Raises:
+            Whatever `SessionStore.append` would raise for this session (others in the batch are unaffected).
+        """
+        if messages:
+            await self._group.submit((session_id, tuple(messages)))
+
+
+__all__ = ["AppendBatcher", "GroupCommit", "MAX_BATCH"]

@@ -187,6 +187,34 @@ class SessionStore:
                 return session_from_row(row)
             return self._insert_session(conn, key=key, platform=platform, chat_id=chat_id, title=title)
 
+    def ensure_sessions(self, requests: Sequence[tuple[str, str, str]]) -> list[StoredSession | Exception]:
+        """Several `ensure_session(key, platform=, chat_id=)` calls in one transaction (group commit).
+
+        Args:
+            requests: (key, platform, chat_id) each.
+
+        Returns:
+            Per request, in order: its open session, or the error that kept it from being created.
+
+        Raises:
+            StoreError, sqlite3.Error: the transaction itself failed; nothing was created.
+        """
+        outcomes: list[StoredSession | Exception] = []
+        with self._write() as conn:
+            for key, platform, chat_id in requests:
+                conn.execute("SAVEPOINT ensure_one")
+                try:
+                    row = conn.execute("SELECT * FROM sessions WHERE key = ? AND active = 1", (key,)).fetchone()
+                    if row is not None:
+                        outcomes.append(session_from_row(row))
+                    else:
+                        outcomes.append(self._insert_session(conn, key=key, platform=platform, chat_id=chat_id))
+                except (StoreError, ValueError, sqlite3.IntegrityError) as exc:
+                    conn.execute("ROLLBACK TO ensure_one")
+                    outcomes.append(exc)
+                conn.execute("RELEASE ensure_one")
+        return outcomes
+
     def _insert_session(
         self,
         conn: sqlite3.Connection,
