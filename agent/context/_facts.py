@@ -118,6 +118,11 @@ DECISION_PATTERNS: tuple[re.Pattern[str], ...] = (
         _I,
     ),
 )
+# One pass instead of six: most assistant text states no decision and is skipped on this test.
+_ANY_DECISION = re.compile("|".join(f"(?:{pattern.pattern})" for pattern in DECISION_PATTERNS), _I)
+# The same over lower-cased text without IGNORECASE: about twice as fast on whole messages
+# (the patterns are all lower case), used as the message-level gate.
+_ANY_DECISION_LOWER = re.compile("|".join(f"(?:{pattern.pattern})" for pattern in DECISION_PATTERNS))
 
 _UNITS = (
     r"ms|s|secs?|seconds?|min|mins|minutes?|h|hrs?|hours?|days?|weeks?|months?|years?|"
@@ -375,7 +380,7 @@ def _units(line: str) -> Iterator[str]:
 @lru_cache(maxsize=CLASSIFY_CACHE_SIZE)
 def classify(text: str, speaker: Speaker) -> Fact | None:
     """The fact a clause states, or None. Deterministic: parsing a stored fact back gives the same fact."""
-    if speaker == "assistant" and not any(True for _ in _spans(text, DECISION_PATTERNS)):
+    if speaker == "assistant" and not _ANY_DECISION.search(text):
         return None  # the assistant's clauses only count as decisions: skip the other patterns
     matches = _matches(text, speaker)
     if not matches:
@@ -410,6 +415,8 @@ def extract_facts(text: str, speaker: Speaker) -> tuple[Fact, ...]:
         speaker: "user" facts include constraints and bare values; the
             assistant's only count when it states a decision.
     """
+    if speaker == "assistant" and not _ANY_DECISION_LOWER.search(text.lower()):
+        return ()
     facts: list[Fact] = []
     seen: set[str] = set()
     for line in text.splitlines():

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -307,3 +308,20 @@ def test_section_never_raises_and_stays_within_budget(
         again = ledger.build([user(previous), *messages], previous, counter)
         if again is not None:
             assert counter.count_text(f"## {LEDGER_TITLE}\n{again}") <= budget
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Looking at the logs.\nWe DECIDED to keep the retry limit at 5 attempts.",
+        "Nach dem Test: Wir haben ENTSCHIEDEN, Port 8443 zu verwenden.",
+        "Après discussion, on a Décidé de garder 3 replicas.",
+        "Tras revisarlo, Decidimos usar PostgreSQL 16.",
+        "经过讨论，我们决定使用 Redis 7。",
+        "После обсуждения РЕШИЛИ оставить таймаут 30 секунд.",
+    ],
+)
+def test_assistant_decisions_are_found_in_any_case_and_language(text: str) -> None:
+    """The fast message-level gate for assistant text lets every decision through, whatever its case."""
+    facts = extract_facts(text, "assistant")
+    assert [fact.is_statement for fact in facts] == [True]

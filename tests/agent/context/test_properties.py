@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from agent.context._handoff import SYSTEM_NOTE, is_real_user
+from agent.context._handoff import MERGED_PRIOR_HEADER, SYSTEM_NOTE, is_real_user, unmerge
 from agent.context._images import IMAGE_PLACEHOLDER
 from agent.messages import ImagePart, Message, TextPart, ToolCall
 from agent.tokens import estimate_counter
@@ -75,7 +75,13 @@ def assert_valid_sequence(messages: Sequence[Message]) -> None:
 
 
 def norm(message: Message) -> Message:
-    """A message as it compares across compression: images as placeholders, no system note."""
+    """A message as it compares across compression: images as placeholders, no system note, no merged summary."""
+    if message.compressed_summary and isinstance(message.content, str):
+        message = message.with_content(unmerge(message.content))
+    elif message.compressed_summary and isinstance(message.content, tuple) and message.content:
+        lead = message.content[0]
+        if isinstance(lead, TextPart) and lead.text.startswith(MERGED_PRIOR_HEADER):
+            message = message.with_content(message.content[1:])
     if isinstance(message.content, tuple):
         message = message.with_content(tuple(TextPart(IMAGE_PLACEHOLDER) if isinstance(p, ImagePart) else p for p in message.content))
     if message.role == "system":
