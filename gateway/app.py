@@ -43,6 +43,7 @@ RESEND_INTERVAL = 1.0
 INDEX_COMPACT_INTERVAL = 300.0
 QUEUED_TEXT = "queued: I'll answer this after the current reply ({n} ahead)"
 INTERRUPTED_TEXT = "stopping the previous reply to answer this one"
+CONSUME_BATCH = 256
 NEW_TEXT = "Started a new conversation. My notes about this chat are kept; /memory shows them."
 
 
@@ -66,6 +67,14 @@ class GatewayParts:
     closers: tuple[Callable[[], Awaitable[None]], ...] = ()
 
 
+def _journaled(decision: IntakeDecision) -> bool:
+    """Whether `_dispatch` queues a job for this decision (so the message must be journaled first)."""
+    if decision.verdict in ("duplicate", "deny", "ignore") or decision.route is None:
+        return False
+    command = decision.trigger.command if decision.trigger else None
+    return command is None or not command.immediate
+
+
 class Gateway:
     """One gateway process (several may share one Redis)."""
 
@@ -75,6 +84,8 @@ class Gateway:
         self.lanes = SessionLanes(parts.runner.run, mode=parts.busy_mode)
         self._tasks: list[asyncio.Task[None]] = []
         self._side: set[asyncio.Task[None]] = set()
+        self._in_hand: list[InboundMessage] = []  # taken from the queue, not yet decided
+        self._journal_writing: asyncio.Future[list[str | Exception]] | None = None
         self._started_adapters: list[PlatformAdapter] = []
         self._store_open = False
         self._running = False
@@ -156,18 +167,61 @@ class Gateway:
 
     async def _consume(self) -> None:
         while True:
-            message = await self.queue.get()
+            # Take what is waiting (a burst of chats), so its journal entries are written in one
+            # trip to a worker thread instead of one blocking file creation per message on the loop.
+            messages = [await self.queue.get()]
+            while len(messages) < CONSUME_BATCH and not self.queue.empty():
+                messages.append(self.queue.get_nowait())
+            self._in_hand = messages  # emptied as they are decided; a stop journals what is left
+            await self._consume_batch(messages)
+
+    async def _consume_batch(self, messages: list[InboundMessage]) -> None:
+        decisions: list[IntakeDecision] = []
+        try:
+            while messages:
+                try:
+                    decisions.append(await self.parts.intake.decide(messages[0]))
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - the intake loop must survive any one message
+                    log.exception("intake.failed", error=type(exc).__name__)
+                del messages[0]  # decided: `_in_hand` keeps only the undecided rest
+        except asyncio.CancelledError:
+            # Stopping: the ones decided so far are journaled here, the undecided by `_journal_queued`.
+            self.parts.journal.record_many([d.message for d in decisions if _journaled(d)])
+            raise
+        accepted = [decision.message for decision in decisions if _journaled(decision)]
+        if len(accepted) > 1:
+            writing = asyncio.ensure_future(asyncio.to_thread(self.parts.journal.record_many, accepted))
             try:
-                await self._dispatch(await self.parts.intake.decide(message))
+                entries = await asyncio.shield(writing)
+            except asyncio.CancelledError:
+                self._journal_writing = writing  # `stop` waits for it: the thread finishes the files
+                raise
+        else:
+            entries = self.parts.journal.record_many(accepted)  # one file: no thread hop for a lone message
+        # Journaled now: a stop from here on loses nothing (the next start replays them).
+        found = iter(entries)
+        for decision in decisions:
+            entry = next(found) if _journaled(decision) else None
+            try:
+                if isinstance(entry, Exception):
+                    raise entry
+                await self._dispatch(decision, journal_entry=entry)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - the intake loop must survive any one message
                 log.exception("intake.failed", error=type(exc).__name__)
 
     async def _journal_queued(self) -> None:
-        """Messages still in the queue at shutdown are claimed and journaled for the next start."""
-        while not self.queue.empty():
-            message = self.queue.get_nowait()
+        """Messages still in the queue (or taken but not yet decided) at shutdown are journaled for the next start."""
+        writing, self._journal_writing = self._journal_writing, None
+        if writing is not None:
+            with contextlib.suppress(Exception):
+                await writing
+        in_hand, self._in_hand = self._in_hand, []
+        while in_hand or not self.queue.empty():
+            message = in_hand.pop(0) if in_hand else self.queue.get_nowait()
             decision = await self.parts.intake.decide(message)
             command = decision.trigger.command if decision.trigger else None
             if decision.verdict in ("respond", "record") or (command is not None and not command.immediate):

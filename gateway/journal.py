@@ -108,6 +108,16 @@ class InboundJournal:
             os.close(fd)
         return entry
 
+    def record_many(self, messages: list[InboundMessage]) -> list[str | Exception]:
+        """`record` each message (one trip to a worker thread for a burst); per message its entry or error."""
+        entries: list[str | Exception] = []
+        for message in messages:
+            try:
+                entries.append(self.record(message))
+            except OSError as exc:
+                entries.append(exc)
+        return entries
+
     def done(self, entry: str) -> None:
         """Forget an entry (its reply is in the outbox, or the chat was told of a failure)."""
         with contextlib.suppress(FileNotFoundError):
