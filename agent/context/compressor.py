@@ -76,13 +76,38 @@ class _Summary:
     sections: tuple[str, ...]
 
 
-def _estimate_messages(messages: Sequence[Message]) -> int:
-    total = 0
-    for message in messages:
-        total += estimate_tokens(message.text) + 4 + 765 * len(message.images)
-        for call in message.tool_calls:
-            total += estimate_tokens(call.arguments) + estimate_tokens(call.name) + 8
+def _estimate_message(message: Message) -> int:
+    total = estimate_tokens(message.text) + 4 + 765 * len(message.images)
+    for call in message.tool_calls:
+        total += estimate_tokens(call.arguments) + estimate_tokens(call.name) + 8
     return total
+
+
+def _estimate_messages(messages: Sequence[Message]) -> int:
+    return sum(_estimate_message(message) for message in messages)
+
+
+class _PreflightCosts:
+    """(chars, estimated tokens) per message, remembered by identity: preflight runs before every
+    request over the whole history, and the history's messages are the same objects turn after turn."""
+
+    def __init__(self) -> None:
+        self._costs: dict[int, tuple[Message, int, int]] = {}
+
+    def totals(self, messages: Sequence[Message]) -> tuple[int, int]:
+        costs = self._costs
+        chars = tokens = 0
+        for message in messages:
+            entry = costs.get(id(message))
+            if entry is None or entry[0] is not message:
+                entry = (message, len(message.text), _estimate_message(message))
+                costs[id(message)] = entry
+            chars += entry[1]
+            tokens += entry[2]
+        if len(costs) > 2 * len(messages) + 1024:  # forget messages compressed away
+            live = {id(message) for message in messages}
+            self._costs = {key: value for key, value in costs.items() if key in live}
+        return chars, tokens
 
 
 class ContextCompressor(ContextEngine):
@@ -119,6 +144,7 @@ class ContextCompressor(ContextEngine):
         self._model = model
         self._summarizer: Summarizer = summarizer if summarizer is not None else FallbackOnly()
         self._counter = counter
+        self._preflight_costs = _PreflightCosts()
         self._now = now
         self._sections = tuple(sections)
         self.state = state if state is not None else EngineState(model=model)
@@ -162,10 +188,9 @@ class ContextCompressor(ContextEngine):
             return False
         threshold = self.threshold_tokens
         protected = self._settings.protect_first_n + min(self._settings.protect_last_n, 8) + 1
-        chars = sum(len(message.text) for message in messages)
+        chars, message_estimate = self._preflight_costs.totals(messages)
         if len(messages) <= protected and chars < threshold * PREFLIGHT_CHARS_PER_TOKEN // 2:
             return False
-        message_estimate = _estimate_messages(messages)
         if message_estimate + self._counter.count_tools(tools) < threshold:
             return False
         if self.state.usage_fits and message_estimate < threshold:

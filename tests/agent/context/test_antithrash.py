@@ -184,6 +184,16 @@ def test_preflight_gate_counts_tool_schemas_and_defers_to_real_usage() -> None:
     assert not engine.should_compress_preflight(chat(2), schemas)
 
 
+def test_preflight_follows_a_growing_history() -> None:
+    """Remembered per-message costs never hide growth: the same history answers the same, a longer one trips the gate."""
+    engine = make(context_length=128_000)
+    session: list[Message] = chat(160, words=100)  # ~49K tokens, under the 64K threshold
+    assert [engine.should_compress_preflight(session, []) for _ in range(3)] == [False, False, False]
+    session.extend(chat(100, words=100))  # the same objects plus new ones: ~80K tokens
+    assert engine.should_compress_preflight(session, [])
+    assert not engine.should_compress_preflight(session[:100], [])
+
+
 def test_idle_compaction_switch() -> None:
     """idle_compact_after_seconds: 0 is off; otherwise due once that much idle time has passed."""
     assert not make().idle_compact_due(10**6)
