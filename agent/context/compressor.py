@@ -9,6 +9,7 @@ stores or Redis.
 """
 from __future__ import annotations
 
+import operator
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -88,26 +89,34 @@ def _estimate_messages(messages: Sequence[Message]) -> int:
 
 
 class _PreflightCosts:
-    """(chars, estimated tokens) per message, remembered by identity: preflight runs before every
-    request over the whole history, and the history's messages are the same objects turn after turn."""
+    """(chars, estimated tokens) of a history, updated incrementally.
+
+    Preflight runs before every request over the whole history, and a history
+    usually is the previous one plus a few messages: when the previous messages
+    are still there (the same objects, checked in C by identity), only the new
+    ones are estimated.
+    """
 
     def __init__(self) -> None:
-        self._costs: dict[int, tuple[Message, int, int]] = {}
+        self._seen: tuple[Message, ...] = ()
+        self._chars = 0
+        self._tokens = 0
 
     def totals(self, messages: Sequence[Message]) -> tuple[int, int]:
-        costs = self._costs
-        chars = tokens = 0
-        for message in messages:
-            entry = costs.get(id(message))
-            if entry is None or entry[0] is not message:
-                entry = (message, len(message.text), _estimate_message(message))
-                costs[id(message)] = entry
-            chars += entry[1]
-            tokens += entry[2]
-        if len(costs) > 2 * len(messages) + 1024:  # forget messages compressed away
-            live = {id(message) for message in messages}
-            self._costs = {key: value for key, value in costs.items() if key in live}
-        return chars, tokens
+        # The system prompt is rebuilt for each request: cost it apart from the history.
+        head = messages[:1] if messages and messages[0].role == "system" else ()
+        history = messages[len(head):]
+        seen = self._seen
+        if len(history) >= len(seen) and all(map(operator.is_, seen, history)):
+            fresh = history[len(seen):]
+        else:
+            fresh, self._chars, self._tokens = history, 0, 0
+        for message in fresh:
+            self._chars += len(message.text)
+            self._tokens += _estimate_message(message)
+        self._seen = tuple(history)
+        head_chars = sum(len(message.text) for message in head)
+        return self._chars + head_chars, self._tokens + sum(_estimate_message(message) for message in head)
 
 
 class ContextCompressor(ContextEngine):

@@ -194,6 +194,19 @@ def test_preflight_follows_a_growing_history() -> None:
     assert not engine.should_compress_preflight(session[:100], [])
 
 
+def test_preflight_with_a_fresh_system_prompt_per_request() -> None:
+    """The loop rebuilds the system prompt for each request; the history behind it is still followed."""
+    from agent.messages import system
+
+    engine = make(context_length=128_000)
+    history: list[Message] = [m for m in chat(160, words=100) if m.role != "system"]
+    assert not engine.should_compress_preflight([system("prompt"), *history], [])
+    assert not engine.should_compress_preflight([system("prompt"), *history], [])
+    history.extend(m for m in chat(100, words=100) if m.role != "system")
+    assert engine.should_compress_preflight([system("prompt"), *history], [])
+    assert engine.should_compress_preflight([system("x" * 400_000), *history[:100]], [])
+
+
 def test_idle_compaction_switch() -> None:
     """idle_compact_after_seconds: 0 is off; otherwise due once that much idle time has passed."""
     assert not make().idle_compact_due(10**6)
