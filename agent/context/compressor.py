@@ -9,6 +9,7 @@ stores or Redis.
 """
 from __future__ import annotations
 
+import asyncio
 import operator
 import time
 from collections.abc import Callable, Sequence
@@ -45,7 +46,7 @@ from agent.context.engine import (
     Trigger,
 )
 from agent.context.explain import CompressionExplain
-from agent.context.sections import HandoffSection, render_sections
+from agent.context.sections import HandoffSection, build_sections, join_sections
 from agent.context.thresholds import compute_threshold, summary_budget, tail_budget, threshold_ratio
 from agent.errors import ModelAuthError, ModelError, ModelNotConfigured, ModelUnavailable
 from agent.messages import Message, ToolSchema
@@ -439,6 +440,32 @@ class ContextCompressor(ContextEngine):
         titles = tuple(section.title for section in self._sections)
         previous_text = handoff_text(pruned[previous]) if previous is not None else None
         previous_body = strip_sections(strip_framing(previous_text), titles) if previous_text else None
+        # The sections (fact ledger, user words) do not depend on the summary: they are built in a
+        # worker thread while the summary model works, and never hold up the event loop.
+        blocks: asyncio.Future[list[str]]
+        if self._sections:
+            blocks = asyncio.ensure_future(
+                asyncio.to_thread(build_sections, self._sections, dropped, previous_text, self._counter)
+            )
+        else:
+            blocks = asyncio.get_running_loop().create_future()
+            blocks.set_result([])
+        try:
+            return await self._summary_with(blocks, pruned, summarised, dropped, previous, previous_body, titles)
+        finally:
+            blocks.cancel()  # a no-op once awaited; otherwise (an error) nobody waits for it
+
+    async def _summary_with(
+        self,
+        blocks: asyncio.Future[list[str]],
+        pruned: Sequence[Message],
+        summarised: Sequence[int],
+        dropped: Sequence[Message],
+        previous: int | None,
+        previous_body: str | None,
+        titles: tuple[str, ...],
+    ) -> _Summary:
+        """Tiers 1-4 for the body, then the section blocks appended."""
         body: str | None = None
         kind: SummaryKind = "fallback"
         if self._summarizer.available and self.state.cooldown_until <= self._now():
@@ -463,7 +490,7 @@ class ContextCompressor(ContextEngine):
             log.info("compression.summary_cooldown", seconds_left=round(self.state.cooldown_until - self._now()))
         if body is None:
             body = fallback_summary(dropped, previous_body)
-        full = render_sections(body, self._sections, dropped, previous_text, self._counter)
+        full = join_sections(body, await blocks)
         contributed = tuple(title for title in titles if f"\n## {title}\n" in f"\n{full}")
         return _Summary(body=full, kind=kind, sections=contributed)
 

@@ -49,19 +49,19 @@ def section_heading(title: str) -> str:
     return f"## {title}"
 
 
-def render_sections(
-    body: str,
+def build_sections(
     sections: Sequence[HandoffSection],
     dropped: Sequence[Message],
     previous_summary: str | None,
     counter: TokenCounter,
-) -> str:
-    """Append each section's text to `body` as `\\n\\n## {title}\\n{text}`.
+) -> list[str]:
+    """Each section's rendered block (`## {title}` + text), in order; empty sections are left out.
 
-    A section that raises is skipped (and logged): a broken plugin must never
-    cost the user their compression.
+    Independent of the summary body, so it can run while the summary model
+    works. A section that raises is skipped (and logged): a broken plugin must
+    never cost the user their compression.
     """
-    parts = [body.rstrip()]
+    blocks: list[str] = []
     for section in sections:
         try:
             text = section.build(dropped, previous_summary, counter)
@@ -69,5 +69,21 @@ def render_sections(
             log.warning("compression.section_failed", section=section.title, error=type(exc).__name__)
             continue
         if text and text.strip():
-            parts.append(f"{section_heading(section.title)}\n{text.strip()}")
-    return "\n\n".join(parts)
+            blocks.append(f"{section_heading(section.title)}\n{text.strip()}")
+    return blocks
+
+
+def join_sections(body: str, blocks: Sequence[str]) -> str:
+    """`body` followed by the section blocks, each after a blank line."""
+    return "\n\n".join([body.rstrip(), *blocks])
+
+
+def render_sections(
+    body: str,
+    sections: Sequence[HandoffSection],
+    dropped: Sequence[Message],
+    previous_summary: str | None,
+    counter: TokenCounter,
+) -> str:
+    """Append each section's text to `body` as `\\n\\n## {title}\\n{text}`."""
+    return join_sections(body, build_sections(sections, dropped, previous_summary, counter))
