@@ -4,7 +4,7 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -12,6 +12,8 @@ from typing import Any
 import aiohttp
 
 from adapters.web import WebAdapter
+from agent.messages import Message
+from agent.model_client import Completion, OpenAIModelClient
 from gateway.app import Gateway
 from gateway.build import build_gateway
 from gateway.config import ChorusConfig, parse_config
@@ -81,7 +83,7 @@ class ChatClient:
             raw = await asyncio.wait_for(self.ws.receive(), timeout)
             if raw.type != aiohttp.WSMsgType.TEXT:
                 raise ConnectionError(f"websocket closed: {raw.type}")
-            frame = json.loads(raw.data)
+            frame: dict[str, Any] = json.loads(raw.data)
             self.frames.append(frame)
             if not types or frame["type"] in types:
                 return frame
@@ -122,3 +124,21 @@ async def chat(port: int, chat_id: str | None = None) -> AsyncIterator[ChatClien
             hello = await client.next_frame("hello")
             assert hello["chat_id"] == chat_id
             yield client
+
+
+class CountingClient:
+    """The real OpenAI client, counting how many requests run at once (`peak`)."""
+
+    def __init__(self, inner: OpenAIModelClient) -> None:
+        self.inner = inner
+        self.model = inner.model
+        self.running = 0
+        self.peak = 0
+
+    async def complete(self, messages: Sequence[Message], **kwargs: Any) -> Completion:
+        self.running += 1
+        self.peak = max(self.peak, self.running)
+        try:
+            return await self.inner.complete(messages, **kwargs)
+        finally:
+            self.running -= 1

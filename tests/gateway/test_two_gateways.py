@@ -2,33 +2,12 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agent.messages import Message
-from agent.model_client import Completion, OpenAIModelClient
 from gateway.build import build_model
 from tests.fakes.openai_server import FakeOpenAI, Reply
-from tests.gateway.harness import chat, make_config, started, web_port
-
-
-class SessionCounter:
-    """Wraps the real OpenAI client of both gateways; counts concurrent runs per session (by first user line)."""
-
-    def __init__(self, inner: OpenAIModelClient) -> None:
-        self.inner = inner
-        self.model = inner.model
-        self.running = 0
-        self.peak = 0
-
-    async def complete(self, messages: Sequence[Message], **kwargs: Any) -> Completion:
-        self.running += 1
-        self.peak = max(self.peak, self.running)
-        try:
-            return await self.inner.complete(messages, **kwargs)
-        finally:
-            self.running -= 1
+from tests.gateway.harness import CountingClient, chat, make_config, started, web_port
 
 
 async def test_two_gateways_share_redis_without_double_runs(
@@ -41,7 +20,7 @@ async def test_two_gateways_share_redis_without_double_runs(
 
     fake_openai.responder = responder
     config = make_config(home, fake_openai.base_url, redis={"url": redis_url, "key_prefix": redis_prefix})
-    counter = SessionCounter(build_model(config))
+    counter = CountingClient(build_model(config))
     async with started(config, model=counter, node="gw-a") as gw_a, started(config, model=counter, node="gw-b") as gw_b:
         chat_id = "sharedchat"
         async with chat(web_port(gw_a), chat_id) as tab_a, chat(web_port(gw_b), chat_id) as tab_b:

@@ -1,18 +1,15 @@
 """Must-show: DM round trips through the web adapter's real websocket and the real OpenAI client."""
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from adapters.base import ChatTarget
-from agent.messages import Message
-from agent.model_client import Completion, OpenAIModelClient
 from gateway.build import build_model
 from gateway.delivery import STREAM_CURSOR, EditThrottle
 
 from tests.fakes.openai_server import FakeOpenAI, Reply
-from tests.gateway.harness import chat, make_config, started, web_port
+from tests.gateway.harness import CountingClient, chat, make_config, started, web_port
 
 
 async def test_dm_round_trip(fake_openai: FakeOpenAI, home: Path) -> None:
@@ -27,24 +24,6 @@ async def test_dm_round_trip(fake_openai: FakeOpenAI, home: Path) -> None:
         assert session is not None
         stored = gateway.parts.store.active_messages(session.id)
         assert [(m.role, m.text) for m in stored] == [("user", "hello chorus"), ("assistant", "echo: hello chorus")]
-
-
-class CountingClient:
-    """The real OpenAI client, counting how many requests run at once."""
-
-    def __init__(self, inner: OpenAIModelClient) -> None:
-        self.inner = inner
-        self.model = inner.model
-        self.running = 0
-        self.peak = 0
-
-    async def complete(self, messages: Sequence[Message], **kwargs: Any) -> Completion:
-        self.running += 1
-        self.peak = max(self.peak, self.running)
-        try:
-            return await self.inner.complete(messages, **kwargs)
-        finally:
-            self.running -= 1
 
 
 async def test_twenty_quick_messages_answered_in_order_one_run_at_a_time(fake_openai: FakeOpenAI, home: Path) -> None:
