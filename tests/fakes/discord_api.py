@@ -23,6 +23,8 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
+from tests.fakes.loopback import serve_loopback
+
 TOKEN = "fake-discord-bot-token.Gx1Yz2"
 DISCORD_EPOCH_MS = 1_420_070_400_000
 BOT_ID = "1100000000000000001"
@@ -184,11 +186,7 @@ class FakeDiscord:
         app.router.add_route("*", "/api/v10/{tail:.*}", self._api)
         app.router.add_get("/gw", self._gateway)
         app.router.add_get("/resume", self._gateway)
-        self._runner = web.AppRunner(app)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self._runner, self.port = await serve_loopback(app)
         return self
 
     async def __aexit__(self, *exc: object) -> None:

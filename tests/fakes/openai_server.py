@@ -14,6 +14,8 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.fakes.loopback import serve_loopback
+
 
 @dataclass
 class Reply:
@@ -69,11 +71,7 @@ class FakeOpenAI:
     async def __aenter__(self) -> FakeOpenAI:
         app = web.Application(client_max_size=256 * 1024 * 1024)
         app.router.add_post("/v1/chat/completions", self._completions)
-        self._runner = web.AppRunner(app)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self._runner, self.port = await serve_loopback(app)
         return self
 
     async def __aexit__(self, *exc: object) -> None:

@@ -19,6 +19,8 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
+from tests.fakes.loopback import serve_loopback
+
 BOT_TOKEN = "xoxb-fake-bot-token"
 APP_TOKEN = "xapp-fake-app-token"
 SIGNING_SECRET = "fake-signing-secret"
@@ -95,11 +97,7 @@ class FakeSlack:
         app = web.Application()
         app.router.add_route("*", "/api/{method}", self._api)
         app.router.add_get("/link/", self._link)
-        self._runner = web.AppRunner(app)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self._runner, self.port = await serve_loopback(app)
         return self
 
     async def __aexit__(self, *exc: object) -> None:

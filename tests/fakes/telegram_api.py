@@ -21,6 +21,8 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.fakes.loopback import serve_loopback
+
 # MarkdownV2, as the Bot API parses it (strict where its documentation is vague) ----
 
 RESERVED = set("_*[]()~`>#+-=|{}.!")
@@ -231,11 +233,7 @@ class FakeTelegram:
         app = web.Application()
         app.router.add_post("/bot{token}/{method}", self._handle)
         # Cancel a handler when its client goes away, as a real server's long poll ends with the connection.
-        self._runner = web.AppRunner(app, handler_cancellation=True)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self._runner, self.port = await serve_loopback(app, handler_cancellation=True)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
