@@ -180,7 +180,7 @@ class ForgetfulSummarizer:
 
 
 @dataclass(slots=True)
-class Outcome:
+class Tally:
     kept: int = 0
     planted: int = 0
     tokens: int = 0
@@ -188,6 +188,21 @@ class Outcome:
     steps: int = 0
     seconds: float = 0.0
     lost: list[str] = field(default_factory=list)
+    fewest_compressions: int = 1 << 30  # in any one session
+
+    def add(self, outcome: Tally) -> None:
+        self.fewest_compressions = min(self.fewest_compressions, outcome.fewest_compressions)
+        self.kept += outcome.kept
+        self.planted += outcome.planted
+        self.tokens += outcome.tokens
+        self.compressions += outcome.compressions
+        self.steps += outcome.steps
+        self.seconds += outcome.seconds
+        self.lost.extend(outcome.lost)
+
+    @property
+    def share(self) -> float:
+        return self.kept / self.planted if self.planted else 0.0
 
 
 def _sections(config: str, settings: CompressionSettings) -> tuple[HandoffSection, ...]:
@@ -208,14 +223,14 @@ def _summarizer(kind: str, seed: int, keep: float) -> Summarizer:
 
 async def run_session(
     planted: Planted, kind: str, config: str, *, window: int, keep: float, seed: int, counter: TokenCounter
-) -> Outcome:
+) -> Tally:
     """Grow the session chunk by chunk, compressing after each; count the planted facts left verbatim."""
     settings = CompressionSettings()
     compressor = ContextCompressor(
         settings, context_length=window, counter=counter, summarizer=_summarizer(kind, seed, keep),
         sections=_sections(config, settings),
     )
-    outcome = Outcome(planted=len(planted.facts))
+    outcome = Tally(planted=len(planted.facts))
     context: list[Message] = []
     start = 0
     started = time.perf_counter()
@@ -231,33 +246,8 @@ async def run_session(
     outcome.lost = [fact for fact in planted.facts if fact not in text]
     outcome.kept = outcome.planted - len(outcome.lost)
     outcome.tokens = counter.count_messages(context)
+    outcome.fewest_compressions = outcome.compressions
     return outcome
-
-
-@dataclass(slots=True)
-class Tally:
-    kept: int = 0
-    planted: int = 0
-    tokens: int = 0
-    compressions: int = 0
-    steps: int = 0
-    seconds: float = 0.0
-    lost: list[str] = field(default_factory=list)
-    fewest_compressions: int = 1 << 30  # in any one session
-
-    def add(self, outcome: Outcome) -> None:
-        self.fewest_compressions = min(self.fewest_compressions, outcome.compressions)
-        self.kept += outcome.kept
-        self.planted += outcome.planted
-        self.tokens += outcome.tokens
-        self.compressions += outcome.compressions
-        self.steps += outcome.steps
-        self.seconds += outcome.seconds
-        self.lost.extend(outcome.lost)
-
-    @property
-    def share(self) -> float:
-        return self.kept / self.planted if self.planted else 0.0
 
 
 Table = dict[tuple[str, str], Tally]
@@ -305,12 +295,7 @@ def merge(tables: Sequence[Table]) -> Table:
     total: Table = {(kind, config): Tally() for kind in SUMMARY_KINDS for config in CONFIGS}
     for table in tables:
         for key, tally in table.items():
-            target = total[key]
-            for name in ("kept", "planted", "tokens", "compressions", "steps"):
-                setattr(target, name, getattr(target, name) + getattr(tally, name))
-            target.seconds += tally.seconds
-            target.lost.extend(tally.lost)
-            target.fewest_compressions = min(target.fewest_compressions, tally.fewest_compressions)
+            total[key].add(tally)
     return total
 
 

@@ -37,7 +37,7 @@ def test_package_does_not_import_forbidden_layers(package: str) -> None:
 
 
 def test_no_module_reads_shared_data() -> None:
-    """Tests and code never read ../shared: a user's machine has none."""
+    """Tests and code never read the shared data set beside the repository: a user's machine has none."""
     shared_data = "/".join(("shared", "data"))  # spelled apart so this file does not match itself
     offenders = [
         str(path.relative_to(ROOT))

@@ -6,12 +6,12 @@ import importlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-import openai
 import redis.asyncio as aioredis
 from pydantic import BaseModel
 
-from agent.errors import ConfigError
-from agent.model_client import translate_error
+from agent.errors import ConfigError, ModelError
+from agent.messages import user
+from agent.model_client import OpenAIModelClient
 from gateway.config import ChorusConfig
 
 PROBE_TIMEOUT_SECONDS = 10.0
@@ -58,13 +58,10 @@ async def check_redis(config: ChorusConfig) -> Check:
 
 
 async def _probe_model(name: str, model: str, base_url: str | None, api_key: str | None) -> Check:
-    client = openai.AsyncOpenAI(base_url=base_url, api_key=api_key or "unset", max_retries=0, timeout=PROBE_TIMEOUT_SECONDS)
+    client = OpenAIModelClient(model=model, base_url=base_url, api_key=api_key, timeout_seconds=PROBE_TIMEOUT_SECONDS)
     try:
-        await client.chat.completions.create(
-            model=model, messages=[{"role": "user", "content": "ping"}], max_tokens=1
-        )
-    except openai.OpenAIError as exc:
-        error = translate_error(exc, model)
+        await client.complete([user("ping")], max_tokens=1)
+    except ModelError as error:
         fixes = {401: f"check {name}.api_key", 403: f"check {name}.api_key's access to {model}",
                  404: f"check {name}.name / {name}.base_url"}
         fix = fixes.get(error.status or 0, f"check {name}.base_url and that the server is up")
