@@ -23,7 +23,7 @@ def _python() -> Path:
 
 
 def _ensure_env() -> None:
-    if sys.version_info < (3, 11):
+    if sys.version_info < (3, 11):  # noqa: UP036 - a clear message on old Pythons
         sys.exit(f"Chorus needs Python 3.11 or newer; this is {sys.version.split()[0]}")
     wanted = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
     if STAMP.exists() and STAMP.read_text() == wanted and _python().exists():
@@ -37,18 +37,22 @@ def _ensure_env() -> None:
 
 
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in {"run", "test", "chorus"}:
-        print("usage: python3 dev.py run [chorus run options] | test [pytest options]", file=sys.stderr)
+    if not argv or argv[0] not in {"run", "test", "check", "chorus"}:
+        print("usage: python3 dev.py run [chorus run options] | test [pytest options] | check | chorus ARGS", file=sys.stderr)
         return 2
     _ensure_env()
     command, rest = argv[0], argv[1:]
+    os.chdir(ROOT)
     if command == "test":
         args = [str(_python()), "-m", "pytest", *rest]
+    elif command == "check":
+        typed = subprocess.call([str(_python()), "-m", "mypy", *rest])
+        linted = subprocess.call([str(_python()), "-m", "ruff", "check", "."])
+        return typed or linted
     elif command == "run":
         args = [str(_python()), "-m", "gateway.cli", "run", *rest]
     else:
         args = [str(_python()), "-m", "gateway.cli", *rest]
-    os.chdir(ROOT)
     return subprocess.call(args)
 
 

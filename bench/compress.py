@@ -28,8 +28,7 @@ from pathlib import Path
 import structlog
 import tiktoken
 
-from agent.context import ContextCompressor, FallbackOnly, HandoffSection, Summarizer, SummaryRequest
-from agent.context import _facts
+from agent.context import ContextCompressor, FallbackOnly, HandoffSection, Summarizer, SummaryRequest, _facts
 from agent.context.user_words import handoff_sections
 from agent.messages import Message
 from agent.session_files import SessionRecord, read_sessions

@@ -19,9 +19,9 @@ import structlog
 
 from agent.context.engine import ContextEngine
 from agent.loop import LoopSettings
+from agent.messages import Message
 from agent.model_client import ModelClient
 from agent.session import AgentState, SessionAgent
-from agent.messages import Message
 from agent.store import SessionStore, StoredSession
 from agent.tools.base import Tool
 from gateway.appends import GroupCommit

@@ -28,10 +28,10 @@ from agent.loop import LoopSettings
 from agent.memory.notes import NotesStore
 from agent.memory.providers import MemoryManager, ProviderRegistry
 from agent.memory.scanner import scan
-from agent.skills.library import SkillLibrary
 from agent.model_client import ModelClient, OpenAIModelClient
 from agent.prompt import DEFAULT_BASE_PROMPT
 from agent.review import BackgroundReviewer
+from agent.skills.library import SkillLibrary
 from agent.store import STATE_DB_NAME, SessionStore
 from agent.tokens import default_counter
 from agent.tools.base import Tool

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 import structlog
 from structlog.contextvars import bind_contextvars
 
-from agent.context.engine import CompressionResult
 from adapters.base import SentMessage
+from agent.context.engine import CompressionResult
 from agent.errors import ModelAuthError, ModelNotConfigured, RateLimited
 from agent.memory.providers import MemoryManager
 from agent.messages import Message, user

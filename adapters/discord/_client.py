@@ -39,7 +39,7 @@ def _guarded(event: str, parse: Callable[[Any], None]) -> Callable[[Any], None]:
     def parse_or_drop(data: Any) -> None:
         try:
             parse(data)
-        except Exception as exc:  # one bad event must not end the connection (discord.py lets it escape)
+        except Exception as exc:  # noqa: BLE001 - one bad event must not end the connection (discord.py lets it escape)
             log.warning("discord.gateway.bad_event", gateway_event=event, error=type(exc).__name__, detail=str(exc)[:200])
 
     return parse_or_drop
@@ -110,7 +110,7 @@ async def run_gateway(client: discord.Client, *, crash_backoff: float) -> None:
             error = translate(exc, action="gateway connection")
             log.error("discord.gateway.failed", error=str(error), close_code=error.status)
             raise error from exc
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a task boundary
             if client.is_closed():
                 return
             now = time.monotonic()

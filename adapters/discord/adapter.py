@@ -249,7 +249,7 @@ class DiscordAdapter:
             return self._parents[channel.id]
         try:
             fetched = await client.fetch_channel(channel.id)
-        except Exception as exc:  # the message still counts, as a plain channel message
+        except Exception as exc:  # noqa: BLE001 - the message still counts, as a plain channel message
             log.warning("discord.channel.unresolved", channel_id=str(channel.id), error=str(translate(exc, action="fetch channel")))
             return None
         parent = str(fetched.parent_id) if isinstance(fetched, discord.Thread) else None
@@ -327,6 +327,6 @@ class DiscordAdapter:
                     user = await http.static_login(self._token)
                 finally:
                     await http.close()
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - a task boundary
             return ProbeResult(platform=PLATFORM, ok=False, detail=str(translate(exc, action="GET /users/@me")))
         return ProbeResult(platform=PLATFORM, ok=True, detail=f"connected as @{user['username']} ({user['id']})")

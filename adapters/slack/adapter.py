@@ -205,7 +205,7 @@ class SlackAdapter:
         handler.client.wss_uri = url
         try:
             await asyncio.wait_for(handler.connect_async(), SOCKET_CONNECT_TIMEOUT)  # type: ignore[no-untyped-call]
-        except asyncio.TimeoutError as exc:
+        except TimeoutError as exc:
             await handler.close_async()  # type: ignore[no-untyped-call]
             raise AdapterError(
                 f"slack socket mode: no websocket connection within {SOCKET_CONNECT_TIMEOUT:.0f}s", platform=PLATFORM
@@ -263,7 +263,7 @@ class SlackAdapter:
             return self._names[user_id]
         try:
             response = await self._client.users_info(user=user_id)
-        except Exception as exc:  # a name is cosmetic: never lose the message over it
+        except Exception as exc:  # noqa: BLE001 - a name is cosmetic: never lose the message over it
             log.warning("slack.users_info.failed", user_id=user_id, error=str(translate(exc, method="users.info")))
             return user_id
         user = response.get("user") or {}

@@ -29,8 +29,8 @@ from telegram.ext import Updater
 from telegram.request import HTTPXRequest
 
 from adapters.base import AdapterError, ChatTarget, InboundMessage, PlatformLimits, ProbeResult, SentMessage
-from adapters.telegram._calls import Caller, Redactor
 from adapters.decisions import Ignored
+from adapters.telegram._calls import Caller, Redactor
 from adapters.telegram._inbound import PLATFORM, BotIdentity, to_inbound
 from adapters.telegram._outbound import MAX_MESSAGE_CHARS, TelegramOutbound
 from adapters.telegram._throttle import EditThrottle

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 import structlog
-from telegram.warnings import PTBDeprecationWarning
 from telegram.error import (
     BadRequest,
     ChatMigrated,
@@ -27,6 +26,7 @@ from telegram.error import (
     TelegramError,
     TimedOut,
 )
+from telegram.warnings import PTBDeprecationWarning
 
 from adapters.base import AdapterError
 

@@ -19,7 +19,6 @@ from dataclasses import dataclass, replace
 
 from agent.context.ledger import (
     DEFAULT_PROTECT_FIRST_N,
-    USER_WORDS_TITLE as USER_WORDS_TITLE,
     Carried,
     FactLedger,
     Span,
@@ -27,6 +26,9 @@ from agent.context.ledger import (
     read_span,
     section_body,
     turns_line,
+)
+from agent.context.ledger import (
+    USER_WORDS_TITLE as USER_WORDS_TITLE,
 )
 from agent.context.sections import HandoffSection
 from agent.messages import Message

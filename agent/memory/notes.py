@@ -24,7 +24,14 @@ import structlog
 
 from agent.atomic_files import atomic_write
 from agent.memory._files import (
-    SEPARATOR, Clock, DriftGuard, DriftReport, backups, chat_lock, parse_entries, read_text,
+    SEPARATOR,
+    Clock,
+    DriftGuard,
+    DriftReport,
+    backups,
+    chat_lock,
+    parse_entries,
+    read_text,
     render_entries,
 )
 from agent.memory._paths import ChatIdError, chat_directory, claim_directory

@@ -162,7 +162,7 @@ class MemoryManager:
             result = await asyncio.wait_for(action, timeout)
         except asyncio.CancelledError:
             raise
-        except Exception as exc:  # a provider is a task boundary: it must never break a turn
+        except Exception as exc:  # noqa: BLE001 - a provider is a task boundary: it must never break a turn
             self._failures += 1
             resting = self._failures >= FAILURES_BEFORE_REST
             if resting:
@@ -206,5 +206,5 @@ class MemoryManager:
             return
         try:
             await asyncio.wait_for(provider.shutdown(), SHUTDOWN_TIMEOUT_SECONDS)
-        except Exception as exc:  # shutting down must finish whatever the provider does
+        except Exception as exc:  # noqa: BLE001 - shutting down must finish whatever the provider does
             log.warning("memory_provider.shutdown_failed", provider=provider.name, error_type=type(exc).__name__)

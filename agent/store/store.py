@@ -32,8 +32,8 @@ from agent.store._query import chat_tag
 from agent.store._schema import StoreError, apply_migrations
 from agent.store._search import search_chat
 from agent.store.records import (
-    ImportedSession,
     MESSAGE_COLUMNS,
+    ImportedSession,
     SearchHit,
     SessionSummary,
     StoredMessage,

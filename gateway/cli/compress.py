@@ -21,8 +21,8 @@ from typing import Any, TextIO
 from agent.context import CompressionResult, FallbackOnly, HandoffSection, Summarizer, build_compressor, build_summarizer
 from agent.context.ledger import FactLedger
 from agent.context.user_words import UserWords, handoff_sections
-from agent.messages import Message
 from agent.errors import ConfigError, MessageFormatError
+from agent.messages import Message
 from agent.session_files import SessionRecord, detect_format, read_sessions, write_sessions
 from agent.tokens import TokenCounter, default_counter
 from gateway.config import ChorusConfig, load_config

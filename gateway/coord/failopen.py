@@ -313,11 +313,11 @@ class FailOpenOutbox:
     async def _sync(self) -> bool:
         """Deliver backlogged acks and move local items to the primary; False if it is unreachable."""
         for unacked in list(self._unacked):
-            if isinstance(await self._health.attempt(lambda: self._primary.ack(unacked)), _Down):
+            if isinstance(await self._health.attempt(lambda: self._primary.ack(unacked)), _Down):  # noqa: B023 - awaited before the loop moves on
                 return False
             self._unacked.discard(unacked)
         for pending in await self._fallback.pending() if self._local else []:
-            moved = await self._health.attempt(lambda: self._primary.put(pending.item))
+            moved = await self._health.attempt(lambda: self._primary.put(pending.item))  # noqa: B023 - awaited before the loop moves on
             if isinstance(moved, _Down):
                 return False
             self._moved[pending.id] = moved

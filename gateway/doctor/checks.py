@@ -106,7 +106,7 @@ async def check_platform(config: ChorusConfig, platform: str) -> Check:
         return Check(name, False, str(exc), f"set the missing key in {name}")
     except (ImportError, AttributeError):
         return Check(name, False, f"the {platform} adapter is not available in this build", f"disable {name}")
-    probe: Callable[[], Awaitable[object]] = getattr(adapter, "probe")
+    probe: Callable[[], Awaitable[object]] = adapter.probe
     try:
         result = await asyncio.wait_for(probe(), PROBE_TIMEOUT_SECONDS)
     except Exception as exc:  # noqa: BLE001

@@ -1,7 +1,8 @@
 """Splitting long replies."""
 from __future__ import annotations
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from adapters.text import split_text
 

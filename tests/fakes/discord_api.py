@@ -18,7 +18,7 @@ import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from aiohttp import WSMsgType, web
@@ -50,7 +50,7 @@ def snowflake(seq: int) -> str:
 
 
 def iso_now() -> str:
-    return datetime.now(timezone.utc).isoformat()
+    return datetime.now(UTC).isoformat()
 
 
 def user(user_id: str, name: str, *, bot: bool = False) -> Json:

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from adapters.slack import from_slack, to_mrkdwn
 from adapters.slack._mrkdwn import split_mrkdwn

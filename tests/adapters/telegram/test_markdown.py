@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from adapters.telegram import to_markdown_v2
 from adapters.telegram._chunks import utf16_len

@@ -3,13 +3,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agent.context import CompressionExplain, HandoffSection
+from agent.context import CompressionExplain
 from agent.context._handoff import END_MARKER, SUMMARY_PREFIX, SYSTEM_NOTE, handoff_text, is_handoff
 from agent.context._sanitize import sanitize_tool_pairs
 from agent.context.engine import EngineState
 from agent.messages import Message, assistant, messages_to_wire, tool_result, user
 from agent.tokens import TokenCounter, default_counter
-from tests.agent.context.compressor_helpers import Clock, Events, ScriptedSummarizer, call, irc, make, minisweagent, taubench
+from tests.agent.context.compressor_helpers import Events, ScriptedSummarizer, call, irc, make, minisweagent, taubench
 
 
 class RecordingSection:

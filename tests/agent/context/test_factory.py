@@ -5,9 +5,18 @@ from collections.abc import Sequence
 
 from structlog.testing import capture_logs
 
-from agent.context import ContextCompressor, ContextEngine, FallbackOnly, ModelSummarizer, build_compressor, build_engine, build_summarizer, register_engine
+from agent.context import (
+    ContextCompressor,
+    ContextEngine,
+    FallbackOnly,
+    ModelSummarizer,
+    build_compressor,
+    build_engine,
+    build_summarizer,
+    register_engine,
+)
 from agent.context.sections import HandoffSection
-from agent.settings import AuxiliarySettings, AuxiliaryModelSettings, CompressionSettings, ContextSettings, ModelSettings
+from agent.settings import AuxiliaryModelSettings, AuxiliarySettings, CompressionSettings, ContextSettings, ModelSettings
 from agent.tokens import TokenCounter, estimate_counter
 
 MODEL = ModelSettings(name="main-model", base_url="http://127.0.0.1:9/v1", context_length=200_000, max_tokens=8_000)

@@ -40,7 +40,7 @@ def turn(draw: st.DrawFn, agentic: bool = False) -> list[Message]:
     if kind == "assistant":
         return [Message(role="assistant", content=draw(text()))]
     ids = draw(st.lists(st.sampled_from(IDS), min_size=1, max_size=3, unique=True))
-    calls = tuple(ToolCall(id=i, name=draw(st.sampled_from(["bash", "read_file", "lookup"])), arguments='{"command": "%s"}' % draw(text(80)).replace('"', "")) for i in ids)
+    calls = tuple(ToolCall(id=i, name=draw(st.sampled_from(["bash", "read_file", "lookup"])), arguments='{"command": "' + draw(text(80)).replace('"', "") + '"}') for i in ids)
     content = draw(st.none() | text(30))
     order = draw(st.permutations(list(calls)))
     results = [Message(role="tool", content=draw(text(600)), tool_call_id=c.id) for c in order]

@@ -8,7 +8,7 @@ import pytest
 from agent.context._pairing import link_tool_results
 from agent.context._prune import cap_oversized, proactive_candidates, prune_old, relieve_tail_pressure
 from agent.context._toolsummary import DUPLICATE_PLACEHOLDER, summarize_tool_result, truncate_arguments
-from agent.messages import Message, ToolCall, assistant, tool_result, user
+from agent.messages import ToolCall, assistant, tool_result, user
 from agent.tokens import estimate_counter
 from tests.agent.context.compressor_helpers import call, minisweagent, taubench
 

@@ -88,7 +88,7 @@ def test_concurrent_first_opens_migrate_exactly_once(home: Path) -> None:
         try:
             store.open()
             store.ensure_session("k", platform="web", chat_id="c")
-        except BaseException as exc:  # collected and asserted below
+        except BaseException as exc:  # noqa: BLE001 - collected and asserted below
             errors.append(exc)
 
     threads = [threading.Thread(target=opener, args=(s,)) for s in stores]

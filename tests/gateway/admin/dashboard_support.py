@@ -8,7 +8,6 @@ from pathlib import Path
 
 from agent.context.engine import CompressionResult, Trigger
 from gateway.admin.backend import CompressOutcome, SessionDetail, SessionNotFound, SessionView
-from gateway.admin.events import EventLog
 from gateway.health import Readiness
 
 CHROMIUM = "/usr/bin/chromium"

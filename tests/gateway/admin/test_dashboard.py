@@ -9,8 +9,8 @@ from urllib.parse import quote
 from aiohttp import web
 
 from gateway.admin import EventLog, build_admin_app
-from gateway.live_config import LiveConfig
 from gateway.config import ChorusConfig
+from gateway.live_config import LiveConfig
 from gateway.metrics import Metrics
 from tests.gateway.admin.dashboard_support import FixedBackend, chromium, parse_dom, result, view
 from tests.gateway.admin.helpers import TOKEN, serve_app

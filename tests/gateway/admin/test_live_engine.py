@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from agent.context._summarizer import FallbackOnly
-from agent.context.factory import build_compressor
 from agent.context.engine import CompressionResult, ContextEngine
+from agent.context.factory import build_compressor
 from agent.messages import Message, assistant, system, user
 from agent.tokens import estimate_counter
 from gateway.admin.tuning import LiveEngine
