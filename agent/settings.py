@@ -17,6 +17,23 @@ class Section(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+class RetrySettings(Section):
+    """Backoff for 429, 5xx, timeouts and connection errors (Retry-After honoured)."""
+
+    max_attempts: int = Field(default=4, ge=1, le=MAX_ATTEMPTS_CAP)
+    initial_backoff_seconds: float = Field(default=1.0, ge=0)
+    max_backoff_seconds: float = Field(default=30.0, ge=0)
+
+
+class FallbackModelSettings(Section):
+    """A model tried, in order, after the retries of the one before it fail."""
+
+    name: str
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    context_length: int = Field(default=128_000, ge=1024)
+
+
 class ModelSettings(Section):
     name: str | None = None
     base_url: str | None = None
@@ -24,6 +41,43 @@ class ModelSettings(Section):
     context_length: int = Field(default=128_000, ge=1024)
     max_tokens: int | None = Field(default=None, ge=1)
     timeout_seconds: float = Field(default=120.0, gt=0)
+    vision: bool = True
+    allowed: list[str] = Field(default_factory=list)
+    retry: RetrySettings = RetrySettings()
+    fallbacks: list[FallbackModelSettings] = Field(default_factory=list)
+
+
+class AgentSettings(Section):
+    """The bot's persona and standing instructions."""
+
+    system_prompt: str | None = None
+    system_prompt_file: str | None = None  # relative to the config file
+    strip_reasoning: bool = True
+
+
+class TranscriptionSettings(Section):
+    """An OpenAI-compatible /audio/transcriptions endpoint for voice notes and audio files."""
+
+    enabled: bool = False
+    model: str = "whisper-1"
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+
+
+class McpServerSettings(Section):
+    """One Model Context Protocol server: stdio (`command`) or streamable HTTP (`url`)."""
+
+    command: list[str] | None = None
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+
+
+class McpSettings(Section):
+    servers: dict[str, McpServerSettings] = Field(default_factory=dict)
+    tool_timeout_seconds: float = Field(default=60.0, gt=0)
+    max_result_chars: int = Field(default=100_000, ge=100)
 
 
 class AuxiliaryModelSettings(Section):

@@ -13,17 +13,20 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import Field, SecretStr, ValidationError
+from pydantic import Field, SecretStr, ValidationError, field_validator
 
 from agent.errors import ConfigError
 from agent.settings import (
+    AgentSettings,
     AuxiliarySettings,
     CompressionSettings,
     ContextSettings,
+    McpSettings,
     MemorySettings,
     ModelSettings,
     Section,
     SkillsSettings,
+    TranscriptionSettings,
 )
 
 CONFIG_ENV = "CHORUS_CONFIG"
@@ -64,6 +67,16 @@ class PlatformAccess(Section):
     allowed_chats: list[str] = Field(default_factory=list)
     allow_all_users: bool = False
     require_mention: bool = True
+    admins: list[str] = Field(default_factory=list)  # may /new /reset /compress /model in groups; empty -> anyone allowed
+    pairing: bool = False  # an unknown DM sender gets a one-time code; `chorus pairing approve CODE` admits them
+
+    @field_validator("allowed_users", "allowed_chats", "admins", mode="before")
+    @classmethod
+    def _ids_as_strings(cls, value: object) -> object:
+        """Ids may be written as numbers or strings in YAML; they are compared as strings."""
+        if isinstance(value, list):
+            return [str(item) if isinstance(item, int) else item for item in value]
+        return value
 
 
 class TelegramSettings(PlatformAccess):
@@ -108,6 +121,27 @@ class AdminSettings(Section):
     token: SecretStr | None = None
 
 
+ToolProgressMode = Literal["off", "new", "all"]
+
+
+class ToolProgressSettings(Section):
+    dms: ToolProgressMode = "new"
+    groups: ToolProgressMode = "off"
+
+
+class ChatSettings(Section):
+    """Per-chat overrides, keyed PLATFORM:CHAT_ID exactly as the CLI scopes chats."""
+
+    system_prompt: str | None = None
+    model: str | None = None
+    require_mention: bool | None = None
+    tools: list[str] | None = None  # allowlist of MCP server or tool names; None -> the default set
+
+
+class StoreSettings(Section):
+    url: str | None = None  # None -> SQLite under home; postgresql://user@host:port/db -> PostgreSQL
+
+
 class LoggingSettings(Section):
     level: Literal["debug", "info", "warning", "error"] = "info"
     format: Literal["console", "json"] = "console"
@@ -115,6 +149,7 @@ class LoggingSettings(Section):
 
 class ChorusConfig(Section):
     home: Path = Path("~/.chorus")
+    agent: AgentSettings = AgentSettings()
     model: ModelSettings = ModelSettings()
     auxiliary: AuxiliarySettings = AuxiliarySettings()
     compression: CompressionSettings = CompressionSettings()
@@ -126,6 +161,11 @@ class ChorusConfig(Section):
     platforms: PlatformsSettings = PlatformsSettings()
     admin: AdminSettings = AdminSettings()
     logging: LoggingSettings = LoggingSettings()
+    transcription: TranscriptionSettings = TranscriptionSettings()
+    chats: dict[str, ChatSettings] = Field(default_factory=dict)
+    mcp: McpSettings = McpSettings()
+    tool_progress: ToolProgressSettings = ToolProgressSettings()
+    store: StoreSettings = StoreSettings()
 
     @property
     def home_dir(self) -> Path:

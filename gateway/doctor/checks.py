@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import redis.asyncio as aioredis
 from pydantic import BaseModel
 
+from adapters.base import PlatformAdapter
 from agent.errors import ConfigError, ModelError
 from agent.messages import user
 from agent.model_client import OpenAIModelClient
@@ -100,18 +101,17 @@ async def check_platform(config: ChorusConfig, platform: str) -> Check:
     name = f"platforms.{platform}"
     try:
         module = importlib.import_module(f"gateway.platforms.{platform}")
-        build: Callable[[BaseModel], object] = getattr(module, f"build_{platform}")
+        build: Callable[[BaseModel], PlatformAdapter] = getattr(module, f"build_{platform}")
         adapter = build(settings)
     except ConfigError as exc:
         return Check(name, False, str(exc), f"set the missing key in {name}")
     except (ImportError, AttributeError):
         return Check(name, False, f"the {platform} adapter is not available in this build", f"disable {name}")
-    probe: Callable[[], Awaitable[object]] = adapter.probe
     try:
-        result = await asyncio.wait_for(probe(), PROBE_TIMEOUT_SECONDS)
+        result = await asyncio.wait_for(adapter.probe(), PROBE_TIMEOUT_SECONDS)
     except Exception as exc:  # noqa: BLE001
         return Check(name, False, f"probe failed ({type(exc).__name__})", f"check {name} and the network")
-    ok, detail = bool(getattr(result, "ok", False)), str(getattr(result, "detail", ""))
+    ok, detail = result.ok, result.detail
     return Check(name, ok, detail, "" if ok else f"fix {name} as the detail says")
 
 
