@@ -11,17 +11,11 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, TypeAlias
 
+from aiohttp import web
+
+from chorus_errors import AdapterError as AdapterError  # re-exported: adapters raise it from here
+
 ChatType: TypeAlias = Literal["dm", "group"]
-
-
-class AdapterError(Exception):
-    """A platform call failed. `retry_after` is set when the platform asked us to wait."""
-
-    def __init__(self, message: str, *, platform: str, retry_after: float | None = None, status: int | None = None) -> None:
-        super().__init__(message)
-        self.platform = platform
-        self.retry_after = retry_after
-        self.status = status
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,3 +118,12 @@ class PlatformAdapter(Protocol):
     async def delete(self, sent: SentMessage) -> None: ...
 
     async def probe(self) -> ProbeResult: ...
+
+    def routes(self) -> list[web.RouteDef]:
+        """HTTP routes served beside the admin routes (Telegram's webhook, Slack's Events API); usually none."""
+        ...
+
+    @property
+    def can_send(self) -> bool:
+        """False while another process owns this platform's sending (the poller lease); replies wait for it."""
+        ...

@@ -3,7 +3,7 @@
 Owns `ConversationLoop`, `LoopSettings`, `TurnUsage` and `TurnResult`. A turn
 sends the system prompt plus the history to the `ModelClient`, runs the tool
 calls the model asks for, and stops at a text answer or at the iteration cap.
-Compression (SPEC §3.2) enters at three points: preflight (an estimate that
+Compression (docs/design.md §3.2) enters at three points: preflight (an estimate that
 counts the tool schemas), post-response (real `prompt_tokens`) and error
 recovery (`ContextOverflow` / long-context `RateLimited`, at most
 `max_attempts` times). Status events go up through `on_event`; reply text
@@ -21,10 +21,10 @@ from typing import Literal
 import structlog
 
 from agent.context.engine import CompressionResult, ContextEngine, EventSink, Trigger
-from agent.errors import ContextOverflow, RateLimited
 from agent.messages import Message, ToolCall, ToolSchema, system, tool_result
 from agent.model_client import Completion, ModelClient, TextSink, parse_arguments
 from agent.tools.base import Tool, ToolContext, refused
+from chorus_errors import ContextOverflow, RateLimited
 
 log = structlog.get_logger(__name__)
 

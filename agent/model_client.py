@@ -13,7 +13,8 @@ from typing import Any, Protocol
 
 import openai
 
-from agent.errors import (
+from agent.messages import Message, ToolCall, ToolSchema, messages_to_wire
+from chorus_errors import (
     ContextOverflow,
     ModelAuthError,
     ModelError,
@@ -21,7 +22,6 @@ from agent.errors import (
     ModelUnavailable,
     RateLimited,
 )
-from agent.messages import Message, ToolCall, ToolSchema, messages_to_wire
 
 TextSink = Callable[[str], Awaitable[None]]
 _OVERFLOW_CODES = frozenset({"context_length_exceeded", "request_too_large", "string_above_max_length"})

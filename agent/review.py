@@ -1,4 +1,4 @@
-"""Background review (SPEC §4.4): after a delivered turn, a forked agent asks itself what to save.
+"""Background review (docs/design.md §4.4): after a delivered turn, a forked agent asks itself what to save.
 
 Owns `BackgroundReviewer`, `ReviewDecision` (whether a review starts, as a
 value) and `ReviewOutcome`. Every `memory.nudge_interval` user turns a memory

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from agent.errors import MessageFormatError
 from agent.messages import Message, ToolSchema, messages_from_wire, messages_to_wire, tool_schema_from_wire
+from chorus_errors import MessageFormatError
 
 FileFormat = Literal["array", "jsonl"]
 

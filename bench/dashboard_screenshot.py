@@ -36,9 +36,9 @@ from gateway.admin import (  # noqa: E402
     build_admin_app,
 )
 from gateway.config import ChorusConfig  # noqa: E402
-from gateway.health import Readiness  # noqa: E402
-from gateway.live_config import LiveConfig  # noqa: E402
-from gateway.metrics import Metrics  # noqa: E402
+from gateway.ops.health import Readiness  # noqa: E402
+from gateway.ops.live_config import LiveConfig  # noqa: E402
+from gateway.ops.metrics import Metrics  # noqa: E402
 
 TOKEN = "screenshot-token"
 SESSIONS = [  # key, tokens now, compressions

@@ -37,7 +37,7 @@ from agent.messages import Message, ToolSchema  # noqa: E402
 from agent.model_client import Completion, TextSink  # noqa: E402
 from gateway.build import build_gateway  # noqa: E402
 from gateway.config import parse_config  # noqa: E402
-from gateway.delivery import STREAM_CURSOR  # noqa: E402
+from gateway.delivery.outbound import STREAM_CURSOR  # noqa: E402
 
 
 class InstantModel:

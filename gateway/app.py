@@ -20,20 +20,20 @@ import structlog
 
 from adapters.base import InboundMessage, PlatformAdapter
 from agent.store import SessionStore
-from gateway.agents import AgentPool
-from gateway.allowlist import REFUSAL_TEXT
-from gateway.commands import HELP_TEXT, Command, StatusInfo, render_status
 from gateway.coord import Coordinator, hold
 from gateway.coord.base import Outbox
-from gateway.delivery import Delivery
-from gateway.health import Readiness
-from gateway.hygiene import estimate_history_tokens
-from gateway.intake import Intake, IntakeDecision
-from gateway.journal import InboundJournal
-from gateway.outbox_file import JournaledOutbox
-from gateway.queueing import BusyMode, Job, JobKind, SessionLanes
-from gateway.routing import Route
-from gateway.turns import LOCK_TTL, LOCK_WAIT, TurnRunner
+from gateway.delivery.outbound import Delivery
+from gateway.delivery.outbox_file import JournaledOutbox
+from gateway.intake.allowlist import REFUSAL_TEXT
+from gateway.intake.commands import HELP_TEXT, Command, StatusInfo, render_status
+from gateway.intake.decide import Intake, IntakeDecision
+from gateway.intake.journal import InboundJournal
+from gateway.intake.queueing import BusyMode, Job, JobKind, SessionLanes
+from gateway.intake.routing import Route
+from gateway.ops.health import Readiness
+from gateway.sessions.agents import AgentPool
+from gateway.sessions.hygiene import estimate_history_tokens
+from gateway.sessions.turns import LOCK_TTL, LOCK_WAIT, TurnRunner
 
 log = structlog.get_logger(__name__)
 
@@ -45,6 +45,23 @@ QUEUED_TEXT = "queued: I'll answer this after the current reply ({n} ahead)"
 INTERRUPTED_TEXT = "stopping the previous reply to answer this one"
 CONSUME_BATCH = 256
 NEW_TEXT = "Started a new conversation. My notes about this chat are kept; /memory shows them."
+
+
+class ShutdownErrors:
+    """Errors raised while closing parts: each part still closes, and every failure is logged once at the end."""
+
+    def __init__(self) -> None:
+        self.failures: list[tuple[str, BaseException]] = []
+
+    async def run(self, what: str, close: Callable[[], Awaitable[None]]) -> None:
+        try:
+            await close()
+        except Exception as exc:  # noqa: BLE001 - one part failing to close must not keep the others open
+            self.failures.append((what, exc))
+
+    def log(self) -> None:
+        for what, exc in self.failures:
+            log.error("gateway.stop_failed", part=what, error=type(exc).__name__, detail=str(exc)[:200])
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,18 +153,17 @@ class Gateway:
         for task in list(self._side):
             task.cancel()
         await asyncio.gather(*self._side, return_exceptions=True)
+        problems = ShutdownErrors()
         if self.parts.on_shutdown is not None:
-            with contextlib.suppress(Exception):
-                await self.parts.on_shutdown()
+            await problems.run("on_shutdown", self.parts.on_shutdown)
         for adapter in reversed(self._started_adapters):
-            with contextlib.suppress(Exception):
-                await adapter.stop()
+            await problems.run(f"adapter {adapter.name}", adapter.stop)
         self._started_adapters = []
         # Messages that arrived during the grace period are kept for the next start.
         await self._journal_queued()
-        for close in self.parts.closers:
-            with contextlib.suppress(Exception):
-                await close()
+        for index, close in enumerate(self.parts.closers):
+            await problems.run(f"closer {index}", close)
+        problems.log()
         await self.parts.coordinator.stop()
         self.parts.journal.close()
         if isinstance(self.parts.outbox, JournaledOutbox):

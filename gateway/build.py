@@ -20,7 +20,7 @@ import structlog
 from adapters.base import PlatformAdapter
 from adapters.console import ConsoleAdapter
 from adapters.web import WebAdapter
-from agent.context._summarizer import Summarizer
+from agent.context import Summarizer
 from agent.context.engine import ContextEngine
 from agent.context.factory import build_compressor, build_engine, build_summarizer
 from agent.context.user_words import handoff_sections
@@ -38,19 +38,19 @@ from agent.tools.base import Tool
 from agent.tools.memory_tool import MemoryTool
 from agent.tools.session_search import SessionSearchTool
 from agent.tools.skills import SkillManageTool, SkillViewTool
-from gateway.agents import AgentFactory, AgentPool
-from gateway.allowlist import AccessRules
 from gateway.app import Gateway, GatewayParts
 from gateway.config import ChorusConfig
 from gateway.coord import Coordinator, memory_coordinator, poller_lease_name, redis_coordinator
 from gateway.coord.base import Outbox
-from gateway.delivery import Delivery
-from gateway.intake import Intake, IntakeSettings
-from gateway.journal import InboundJournal
-from gateway.outbox_file import JournaledOutbox
-from gateway.poller import LeasedAdapter
-from gateway.review import ReviewHooks
-from gateway.turns import PostTurnHook, TurnRunner, TurnSettings
+from gateway.delivery.outbound import Delivery
+from gateway.delivery.outbox_file import JournaledOutbox
+from gateway.intake.allowlist import AccessRules
+from gateway.intake.decide import Intake, IntakeSettings
+from gateway.intake.journal import InboundJournal
+from gateway.intake.poller import LeasedAdapter
+from gateway.sessions.agents import AgentFactory, AgentPool
+from gateway.sessions.review import ReviewHooks
+from gateway.sessions.turns import PostTurnHook, TurnRunner, TurnSettings
 
 log = structlog.get_logger(__name__)
 

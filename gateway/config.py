@@ -15,7 +15,6 @@ from typing import Any, Literal
 import yaml
 from pydantic import Field, SecretStr, ValidationError, field_validator
 
-from agent.errors import ConfigError
 from agent.settings import (
     AgentSettings,
     AuxiliarySettings,
@@ -28,6 +27,7 @@ from agent.settings import (
     SkillsSettings,
     TranscriptionSettings,
 )
+from chorus_errors import ConfigError
 
 CONFIG_ENV = "CHORUS_CONFIG"
 DEFAULT_CONFIG_NAME = "config.yaml"

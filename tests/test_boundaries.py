@@ -11,7 +11,10 @@ ROOT = Path(__file__).resolve().parent.parent
 FORBIDDEN = {
     "agent": {"gateway", "adapters"},
     "adapters": {"gateway", "agent"},
+    "chorus_errors": {"gateway", "adapters", "agent"},
+    "gateway/coord": {"agent", "adapters"},  # coordination is storage-agnostic: keys and bytes, no agents
 }
+OURS = ("agent", "gateway", "adapters", "chorus_errors")
 
 
 def _imported_roots(path: Path) -> set[str]:
@@ -46,3 +49,51 @@ def test_no_module_reads_shared_data() -> None:
         if shared_data in path.read_text(encoding="utf-8")
     ]
     assert offenders == []
+
+
+def _private_imports(path: Path) -> list[str]:
+    """`from pkg.sub._private import x` where `pkg.sub` is another package than the importer's."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    here = path.relative_to(ROOT).parent.as_posix().replace("/", ".")
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 and node.module.startswith(OURS):
+            parts = node.module.split(".")
+            for i, part in enumerate(parts):
+                if part.startswith("_") and not part.startswith("__") and ".".join(parts[:i]) != here:
+                    found.append(node.module)
+            found.extend(f"{node.module}.{alias.name}" for alias in node.names
+                         if alias.name.startswith("_") and not alias.name.startswith("__") and node.module != here)
+    return found
+
+
+def test_no_private_module_is_imported_across_packages() -> None:
+    """A module starting with `_` is its package's own business (STYLE.md §5)."""
+    offenders = {
+        str(path.relative_to(ROOT)): _private_imports(path)
+        for package in OURS
+        for path in (ROOT / package).rglob("*.py")
+        if _private_imports(path)
+    }
+    assert offenders == {}
+
+
+MAX_FUNCTION_LINES = 80
+# Functions allowed past the limit, each with its reason.
+LONG_FUNCTIONS: dict[str, str] = {
+    "gateway/build.py:build_gateway": "the composition root; split into part builders once the store, MCP and media wiring land",
+}
+
+
+def test_no_function_over_80_lines() -> None:
+    """STYLE.md §4: split anything over 80 lines (or state why here)."""
+    long = {}
+    for package in OURS:
+        for path in (ROOT / package).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.end_lineno:
+                    length = node.end_lineno - node.lineno + 1
+                    name = f"{path.relative_to(ROOT)}:{node.name}"
+                    if length > MAX_FUNCTION_LINES and name not in LONG_FUNCTIONS:
+                        long[name] = length
+    assert long == {}

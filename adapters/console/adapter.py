@@ -15,6 +15,8 @@ import sys
 import time
 from typing import TextIO
 
+from aiohttp import web
+
 from adapters.base import ChatTarget, InboundMessage, PlatformLimits, ProbeResult, SentMessage
 
 PLATFORM = "console"
@@ -110,6 +112,13 @@ class ConsoleAdapter:
 
     async def delete(self, sent: SentMessage) -> None:
         return None
+
+    def routes(self) -> list[web.RouteDef]:
+        return []  # nothing to serve beside the admin routes
+
+    @property
+    def can_send(self) -> bool:
+        return True
 
     async def probe(self) -> ProbeResult:
         return ProbeResult(PLATFORM, True, "terminal")

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 
 import discord
 import structlog
+from aiohttp import web
 from discord.http import HTTPClient
 
 from adapters.base import AdapterError, ChatTarget, InboundMessage, PlatformLimits, ProbeResult, SentMessage
@@ -317,6 +318,13 @@ class DiscordAdapter:
             return
         except Exception as exc:
             raise translate(exc, action="delete") from exc
+
+    def routes(self) -> list[web.RouteDef]:
+        return []  # nothing to serve beside the admin routes
+
+    @property
+    def can_send(self) -> bool:
+        return True
 
     async def probe(self) -> ProbeResult:
         """GET /users/@me with the token: who we are, or why not (never showing the token)."""

@@ -324,6 +324,10 @@ class SlackAdapter:
         except Exception as exc:
             raise translate(exc, method="chat.delete") from exc
 
+    @property
+    def can_send(self) -> bool:
+        return True
+
     async def probe(self) -> ProbeResult:
         """auth.test (and, in socket mode, apps.connections.open): who we are, or why not, never showing a token."""
         try:

@@ -347,6 +347,10 @@ class TelegramAdapter:
         """
         await self._outbound("delete", sent.target).delete(sent)
 
+    @property
+    def can_send(self) -> bool:
+        return True
+
     async def probe(self) -> ProbeResult:
         """Call getMe with a throwaway client: the bot's name, or why not and how to fix it."""
         if not self._token:

@@ -186,6 +186,13 @@ class WebAdapter:
     async def delete(self, sent: SentMessage) -> None:
         await self._broadcast(sent.target.chat_id, {"type": "delete", "id": sent.message_id})
 
+    def routes(self) -> list[web.RouteDef]:
+        return []  # nothing to serve beside the admin routes
+
+    @property
+    def can_send(self) -> bool:
+        return True
+
     async def probe(self) -> ProbeResult:
         if self._runner is None:
             return ProbeResult(PLATFORM, False, "not started")

@@ -1,4 +1,4 @@
-"""Anti-thrash and cooldown rules (SPEC §3.4) as transitions of `EngineState`.
+"""Anti-thrash and cooldown rules (docs/design.md §3.4) as transitions of `EngineState`.
 
 Owns when automatic compression is blocked (two ineffective or two fallback
 compressions in a row, then one probe after 300 s), the summary-model failure

@@ -1,4 +1,4 @@
-"""Where the protected head ends and the verbatim tail starts (SPEC §3.5 steps 2-4).
+"""Where the protected head ends and the verbatim tail starts (docs/design.md §3.5 steps 2-4).
 
 Owns head protection (the system prompt always; `protect_first_n` more
 messages on the first compression only), the token-budget tail walk with its

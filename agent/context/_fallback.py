@@ -1,4 +1,4 @@
-"""The deterministic fallback summary (SPEC §3.6 tier 3): continuity anchors, at most 8,000 chars.
+"""The deterministic fallback summary (docs/design.md §3.6 tier 3): continuity anchors, at most 8,000 chars.
 
 Owns what survives when no summary model could run: the latest user request
 verbatim, the user's asks, the assistant's actions and tools, file paths,

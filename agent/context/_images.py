@@ -1,4 +1,4 @@
-"""Image stripping (SPEC §3.5 step 8): old images become text placeholders.
+"""Image stripping (docs/design.md §3.5 step 8): old images become text placeholders.
 
 Owns the rule that only the newest image keeps its payload: every image part
 in a message before the newest image-bearing message becomes a short text

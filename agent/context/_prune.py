@@ -1,4 +1,4 @@
-"""Cheap, deterministic shrinking of old tool traffic (SPEC §3.5 step 1, §3.8).
+"""Cheap, deterministic shrinking of old tool traffic (docs/design.md §3.5 step 1, §3.8).
 
 Owns the prune passes: older duplicates of a tool output, one-line stand-ins
 for long old tool results, JSON-valid truncation of long tool-call arguments,

@@ -1,4 +1,4 @@
-"""Reassembly (SPEC §3.5 step 6): head + one handoff summary + the verbatim tail.
+"""Reassembly (docs/design.md §3.5 step 6): head + one handoff summary + the verbatim tail.
 
 Owns the summary message: its role under the alternation rules (never two
 same roles in a row; `user` when nothing else in the session is a real user

@@ -1,4 +1,4 @@
-"""Tool-pair sanitising (SPEC §3.5 step 7): the list sent to a provider is always structurally valid.
+"""Tool-pair sanitising (docs/design.md §3.5 step 7): the list sent to a provider is always structurally valid.
 
 Owns the last structural pass: every tool result directly follows the
 assistant message whose call it answers; a result whose call is gone is

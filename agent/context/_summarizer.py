@@ -1,4 +1,4 @@
-"""The structured handoff summary through a model (SPEC §3.5 step 5, §3.6 tier 1).
+"""The structured handoff summary through a model (docs/design.md §3.5 step 5, §3.6 tier 1).
 
 Owns the `Summarizer` Protocol the compressor depends on, `ModelSummarizer`
 (the auxiliary model first, the main model when the auxiliary one is missing,
@@ -18,9 +18,9 @@ from typing import Protocol
 
 import structlog
 
-from agent.errors import ModelAuthError, ModelError, ModelNotConfigured, ModelUnavailable
 from agent.messages import Message
 from agent.model_client import ModelClient
+from chorus_errors import ModelAuthError, ModelError, ModelNotConfigured, ModelUnavailable
 
 log = structlog.get_logger(__name__)
 

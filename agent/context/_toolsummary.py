@@ -1,4 +1,4 @@
-"""Informative one-line stand-ins for old tool results (SPEC §3.5 step 1).
+"""Informative one-line stand-ins for old tool results (docs/design.md §3.5 step 1).
 
 Owns how a pruned tool result still tells the model what happened, e.g.
 `` [bash] ran `npm test` -> exit 0, 47 lines output `` or

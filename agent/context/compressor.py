@@ -1,4 +1,4 @@
-"""`ContextCompressor`: the built-in `ContextEngine` (SPEC §3).
+"""`ContextCompressor`: the built-in `ContextEngine` (docs/design.md §3).
 
 Runs the pure stages (boundaries, prune, summarise, reassemble, sanitise,
 images), calls the summariser, applies the failure tiers, and keeps the
@@ -48,10 +48,10 @@ from agent.context.engine import (
 from agent.context.explain import CompressionExplain
 from agent.context.sections import HandoffSection, build_sections, join_sections
 from agent.context.thresholds import compute_threshold, summary_budget, tail_budget, threshold_ratio
-from agent.errors import ModelAuthError, ModelError, ModelNotConfigured, ModelUnavailable
 from agent.messages import Message, ToolSchema
 from agent.settings import CompressionSettings
 from agent.tokens import TokenCounter, estimate_tokens
+from chorus_errors import ModelAuthError, ModelError, ModelNotConfigured, ModelUnavailable
 
 log = structlog.get_logger(__name__)
 

@@ -1,4 +1,4 @@
-"""Building the context engine from configuration (SPEC §3.1).
+"""Building the context engine from configuration (docs/design.md §3.1).
 
 Owns `build_compressor` (the built-in engine with its summariser: the
 `auxiliary.compression` model first, the main model as fallback), the engine

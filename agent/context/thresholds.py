@@ -1,4 +1,4 @@
-"""The compression threshold (SPEC §3.3): when a prompt is big enough to compress.
+"""The compression threshold (docs/design.md §3.3): when a prompt is big enough to compress.
 
 Owns the threshold arithmetic, the per-model ratio override and the tail and
 summary budgets derived from it. Pure functions of numbers and names; knows
@@ -12,7 +12,7 @@ from collections.abc import Mapping
 MINIMUM_CONTEXT_LENGTH = 64_000
 # ...and never reaches the window: at most 85% of it.
 MAX_TRIGGER_RATIO = 0.85
-# Summary budget (SPEC §3.5 step 5): 20% of the summarised content, within bounds.
+# Summary budget (docs/design.md §3.5 step 5): 20% of the summarised content, within bounds.
 SUMMARY_RATIO = 0.20
 MIN_SUMMARY_TOKENS = 2_000
 SUMMARY_WINDOW_RATIO = 0.05
@@ -46,7 +46,7 @@ def compute_threshold(
     max_tokens: int | None = None,
     threshold_tokens: int | None = None,
 ) -> int:
-    """SPEC §3.3 exactly: ratio of the effective window, 64K floor, 85% cap, optional absolute cap."""
+    """docs/design.md §3.3 exactly: ratio of the effective window, 64K floor, 85% cap, optional absolute cap."""
     window = effective_window(context_length, max_tokens)
     threshold = int(window * ratio)
     threshold = max(threshold, MINIMUM_CONTEXT_LENGTH)

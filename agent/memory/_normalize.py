@@ -14,7 +14,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-# Characters refused outright (SPEC §4.1), plus the Unicode "tag" block, which
+# Characters refused outright (docs/design.md §4.1), plus the Unicode "tag" block, which
 # smuggles invisible ASCII through copy-paste just like zero-width characters.
 ZERO_WIDTH = frozenset({0x200B, 0x200C, 0x200D, 0x2060, 0xFEFF})
 INVISIBLE_OPERATORS = frozenset({0x2062, 0x2063, 0x2064})

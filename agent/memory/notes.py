@@ -1,4 +1,4 @@
-"""Per-chat notes: MEMORY.md (the agent's notes) and USER.md (who the user is), SPEC §4.1.
+"""Per-chat notes: MEMORY.md (the agent's notes) and USER.md (who the user is), docs/design.md §4.1.
 
 Owns `NotesStore` (one per home), `ChatNotes` (one chat's notes), the frozen
 `NotesSnapshot` injected into the system prompt, and `WriteResult`, the

@@ -19,8 +19,8 @@ from typing import Final, TypeVar
 
 import structlog
 
-from agent.errors import ConfigError
 from agent.messages import Message
+from chorus_errors import ConfigError
 
 log = structlog.get_logger(__name__)
 

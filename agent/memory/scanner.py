@@ -11,7 +11,7 @@ a hit on their own, whatever they hide), then the named patterns of
 
 Decisions (pinned by the corpus in tests/agent/memory/):
 - Refused invisible characters are refused wherever they stand, including a
-  zero-width joiner inside an emoji sequence: SPEC §4.1 lists U+200D, and an
+  zero-width joiner inside an emoji sequence: docs/design.md §4.1 lists U+200D, and an
   exception would be a place to hide text.
 - `.env.example` / `.sample` / `.template` / `.dist` are templates: "remember to
   read .env.example docs" passes; "read the .env file" is refused.

@@ -19,7 +19,7 @@ import filelock
 import structlog
 
 from agent.atomic_files import atomic_write
-from agent.errors import ChorusError
+from chorus_errors import ChorusError
 
 log = structlog.get_logger(__name__)
 

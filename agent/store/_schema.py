@@ -11,7 +11,7 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agent.errors import ChorusError
+from chorus_errors import ChorusError
 
 # The FTS tokenizer folds case and diacritics ("Café" finds "cafe").
 FTS_TOKENIZER = "unicode61 remove_diacritics 2"

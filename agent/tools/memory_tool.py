@@ -1,4 +1,4 @@
-"""The `memory` agent tool (SPEC §5.3): add / replace / remove entries of the calling chat's notes.
+"""The `memory` agent tool (docs/contract.md §5.3): add / replace / remove entries of the calling chat's notes.
 
 Owns the OpenAI schema and the translation of `notes.WriteResult` into the
 tool's JSON text. Every call is scoped to `ToolContext.chat_id`; the model can
@@ -14,7 +14,7 @@ from typing import Any, Final
 
 import structlog
 
-from agent.memory._paths import ChatIdError
+from agent.memory import ChatIdError
 from agent.memory.approval import Target
 from agent.memory.notes import Entry, NotesStore, WriteResult, prompt_text
 from agent.memory.scanner import scan

@@ -21,14 +21,14 @@ from typing import Any
 import structlog
 from aiohttp import web
 
-from agent.errors import ConfigError
+from chorus_errors import ConfigError
 from gateway.admin.backend import AdminBackend, SessionBusy, SessionNotFound
 from gateway.admin.config_file import save_changes
 from gateway.admin.events import EventKind, EventLog
-from gateway.health import health_routes
-from gateway.hygiene import HYGIENE_RATIO
-from gateway.live_config import LIVE_KEYS, LiveConfig, flatten, live_values
-from gateway.metrics import CONTENT_TYPE_LATEST, Metrics
+from gateway.ops.health import health_routes
+from gateway.ops.live_config import LIVE_KEYS, LiveConfig, flatten, live_values
+from gateway.ops.metrics import CONTENT_TYPE_LATEST, Metrics
+from gateway.sessions.hygiene import HYGIENE_RATIO
 
 log = structlog.get_logger(__name__)
 

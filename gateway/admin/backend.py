@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Literal, Protocol
 
-from gateway.health import Readiness
+from gateway.ops.health import Readiness
 
 TokenSource = Literal["reported", "estimate", "unknown"]
 

@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 import yaml
 
-from agent.errors import ConfigError
+from chorus_errors import ConfigError
 from gateway.config import load_config
 
 SaveMode = Literal["edited", "rewritten"]

@@ -25,12 +25,12 @@ from gateway.admin.events import EventLog
 from gateway.app import Gateway
 from gateway.config import ChorusConfig
 from gateway.coord.hold import LockBusy, hold
-from gateway.health import Readiness
-from gateway.hygiene import HYGIENE_RATIO, STALLED_KEY, estimate_history_tokens
-from gateway.live_config import LiveConfig
-from gateway.metrics import Metrics
-from gateway.routing import Route, SessionKind
-from gateway.turns import LOCK_TTL
+from gateway.intake.routing import Route, SessionKind
+from gateway.ops.health import Readiness
+from gateway.ops.live_config import LiveConfig
+from gateway.ops.metrics import Metrics
+from gateway.sessions.hygiene import HYGIENE_RATIO, STALLED_KEY, estimate_history_tokens
+from gateway.sessions.turns import LOCK_TTL
 
 MAX_LISTED = 200
 ADMIN_LOCK_WAIT = 15.0  # an operator waits this long for a running turn of the session to finish
@@ -184,7 +184,7 @@ class GatewayBackend:
         )
 
     async def _persist(self, agent: SessionAgent) -> None:
-        # The same store writes a turn makes after a compression (gateway/turns.py).
+        # The same store writes a turn makes after a compression (gateway/sessions/turns.py).
         store = self._gateway.parts.store
         if self._gateway.parts.runner.settings.in_place:
             await asyncio.to_thread(store.replace_active, agent.session_id, list(agent.history))

@@ -18,7 +18,7 @@ import structlog
 
 from agent.context.engine import CompressionResult
 from gateway.admin.events import EventLog
-from gateway.metrics import Metrics
+from gateway.ops.metrics import Metrics
 
 # Log events shown as operator notices / errors, with the text the dashboard lists.
 NOTICE_EVENTS = {

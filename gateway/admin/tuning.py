@@ -17,14 +17,14 @@ from collections.abc import Callable, Sequence
 
 from structlog.contextvars import get_contextvars
 
-from agent.context._summarizer import Summarizer
+from agent.context import Summarizer
 from agent.context.engine import CompressionResult, ContextEngine, EngineState, EventSink, Trigger
 from agent.context.factory import build_summarizer
 from agent.messages import Message, ToolSchema
 from gateway.build import engine_factory
 from gateway.config import ChorusConfig
-from gateway.live_config import LiveConfig
-from gateway.turns import TurnRunner, TurnSettings
+from gateway.ops.live_config import LiveConfig
+from gateway.sessions.turns import TurnRunner, TurnSettings
 
 # (session key or None, messages before, result): called after every compression attempt.
 CompressionSink = Callable[[str | None, int, CompressionResult], None]

@@ -35,8 +35,8 @@ from gateway.admin.tap import LogTap, Recorder, install_log_tap
 from gateway.admin.tuning import follow_turn_limits, live_engine_factory
 from gateway.app import Gateway
 from gateway.config import ChorusConfig
-from gateway.live_config import LiveConfig, install_sighup
-from gateway.metrics import Metrics
+from gateway.ops.live_config import LiveConfig, install_sighup
+from gateway.ops.metrics import Metrics
 
 
 @dataclass(slots=True)

@@ -9,7 +9,7 @@ import asyncio
 import sys
 from collections.abc import Sequence
 
-from agent.errors import ChorusError, ConfigError, MessageFormatError
+from chorus_errors import ChorusError, ConfigError, MessageFormatError
 from gateway.cli import compress, doctor, memory, run, sessions
 
 EXIT_OK = 0

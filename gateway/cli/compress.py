@@ -1,4 +1,4 @@
-"""`chorus compress FILE`: compress saved sessions offline, like `/compress` (SPEC §5.1).
+"""`chorus compress FILE`: compress saved sessions offline, like `/compress` (docs/contract.md §5.1).
 
 Owns the command line: reads a session file (JSON array or JSON Lines),
 forces one compression of each session with the configured compressor,
@@ -21,12 +21,12 @@ from typing import Any, TextIO
 from agent.context import CompressionResult, FallbackOnly, HandoffSection, Summarizer, build_compressor, build_summarizer
 from agent.context.ledger import FactLedger
 from agent.context.user_words import UserWords, handoff_sections
-from agent.errors import ConfigError, MessageFormatError
 from agent.messages import Message
 from agent.session_files import SessionRecord, detect_format, read_sessions, write_sessions
 from agent.tokens import TokenCounter, default_counter
+from chorus_errors import ConfigError, MessageFormatError
 from gateway.config import ChorusConfig, load_config
-from gateway.logs import configure_logging
+from gateway.ops.logs import configure_logging
 
 PROGRESS_MIN_SESSIONS = 5
 

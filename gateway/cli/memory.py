@@ -1,4 +1,4 @@
-"""`chorus memory`: inspect and edit one chat's notes through the same checks as the `memory` tool (SPEC §5.1).
+"""`chorus memory`: inspect and edit one chat's notes through the same checks as the `memory` tool (docs/contract.md §5.1).
 
 Owns the command line only. Every write goes through `agent.memory.notes`
 (scanner, limits, approval gate, lock, drift check), exactly as the agent's
@@ -24,7 +24,7 @@ from typing import Any, Final
 from agent.memory import ChatIdError, ChatNotes, NotesSnapshot, NotesStore, Target, WriteResult
 from agent.memory.notes import FILENAMES, TARGETS
 from gateway.config import load_config
-from gateway.logs import configure_logging
+from gateway.ops.logs import configure_logging
 
 EXIT_OK: Final = 0
 EXIT_REFUSED: Final = 1

@@ -19,10 +19,11 @@ from typing import Any
 import structlog
 from aiohttp import web
 
+from adapters.web import WebAdapter
 from gateway.admin.wiring import Operations, serve_admin
 from gateway.build import MODEL_MISSING_TEXT, build_gateway
 from gateway.config import ChorusConfig, load_config, resolve_config_path
-from gateway.logs import configure_logging
+from gateway.ops.logs import configure_logging
 
 log = structlog.get_logger(__name__)
 
@@ -45,9 +46,7 @@ async def serve(config: ChorusConfig, *, config_path: Path | None = None) -> int
         loop.add_signal_handler(sig, stop.set)
     extra: list[web.RouteDef] = []
     for adapter in gateway.parts.adapters.values():
-        routes = getattr(adapter, "routes", None)
-        if callable(routes):
-            extra.extend(routes())
+        extra.extend(adapter.routes())
     admin: web.AppRunner | None = None
     try:
         await gateway.start()
@@ -56,8 +55,8 @@ async def serve(config: ChorusConfig, *, config_path: Path | None = None) -> int
         log.info("admin.started", url=f"http://{config.admin.host}:{admin_port}/healthz")
         ops.install_sighup(loop)
         web_adapter = gateway.parts.adapters.get("web")
-        if web_adapter is not None:
-            print(f"chorus: web chat on http://{config.platforms.web.host}:{getattr(web_adapter, 'port', '?')}/",
+        if isinstance(web_adapter, WebAdapter):
+            print(f"chorus: web chat on http://{config.platforms.web.host}:{web_adapter.port}/",
                   file=sys.stderr, flush=True)
         log.info("gateway.ready", adapters=sorted(gateway.parts.adapters), home=str(config.home_dir))
         await stop.wait()

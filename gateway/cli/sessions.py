@@ -19,7 +19,7 @@ from agent.messages import Message, messages_from_wire, messages_to_wire, tool_s
 from agent.session_files import SessionRecord, read_sessions, write_sessions
 from agent.store import STATE_DB_NAME, ImportedSession, SessionStore, StoredMessage, StoredSession
 from gateway.config import load_config
-from gateway.logs import configure_logging
+from gateway.ops.logs import configure_logging
 
 EXIT_OK, EXIT_RUNTIME, EXIT_BAD_INPUT = 0, 1, 2
 IMPORT_BATCH_SESSIONS = 20

@@ -1,5 +1,5 @@
 """Coordination between gateway processes: session locks, the shared agent cache, de-duplication,
-the poller lease and the outbound record (SPEC §1, §2.2, §3.7).
+the poller lease and the outbound record (docs/design.md §1, §2.2, §3.7).
 
 Two backends pass one contract suite (`tests/gateway/coord/`): the embedded one
 (`memory.py`, one machine, nothing else needed) and Redis (`redis.py`, many

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
-from agent.errors import ChorusError
+from chorus_errors import ChorusError
 
 DEFAULT_LOCK_TTL = 30.0
 """Seconds a session lock lives without renewal; `hold` renews every third of it."""

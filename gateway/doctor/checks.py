@@ -10,9 +10,9 @@ import redis.asyncio as aioredis
 from pydantic import BaseModel
 
 from adapters.base import PlatformAdapter
-from agent.errors import ConfigError, ModelError
 from agent.messages import user
 from agent.model_client import OpenAIModelClient
+from chorus_errors import ConfigError, ModelError
 from gateway.config import ChorusConfig
 
 PROBE_TIMEOUT_SECONDS = 10.0

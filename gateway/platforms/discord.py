@@ -3,13 +3,13 @@
 Owns `build_discord`: maps `DiscordSettings` (the token unwrapped here, and
 only here) to `DiscordAdapter`'s plain arguments, and turns a missing token
 or a bad URL into a `ConfigError` naming the key to set. Allowlists and
-`require_mention` stay with the gateway (`gateway/allowlist.py`,
-`gateway/triggers.py`); the adapter knows nothing of the config tree.
+`require_mention` stay with the gateway (`gateway/intake/allowlist.py`,
+`gateway/intake/triggers.py`); the adapter knows nothing of the config tree.
 """
 from __future__ import annotations
 
 from adapters.discord import DiscordAdapter
-from agent.errors import ConfigError
+from chorus_errors import ConfigError
 from gateway.config import DiscordSettings
 
 TOKEN_KEY = "platforms.discord.token"

@@ -8,7 +8,7 @@ protocol; the adapter knows nothing of the config tree.
 from __future__ import annotations
 
 from adapters.slack import SlackAdapter
-from agent.errors import ConfigError
+from chorus_errors import ConfigError
 from gateway.config import SlackSettings
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pydantic import SecretStr
 
 from adapters.telegram import TelegramAdapter, WebhookOptions
-from agent.errors import ConfigError
+from chorus_errors import ConfigError
 from gateway.config import TelegramSettings
 
 TOKEN_KEY = "platforms.telegram.token"

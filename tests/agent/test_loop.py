@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 
 from agent.context.engine import CompressionEvent, CompressionResult, ContextEngine, EngineState, EventSink, Trigger
-from agent.errors import ContextOverflow, RateLimited
 from agent.loop import ConversationLoop, LoopSettings
 from agent.messages import Message, ToolSchema, user
 from agent.model_client import OpenAIModelClient
 from agent.tools.base import ToolContext, ok
+from chorus_errors import ContextOverflow, RateLimited
 from tests.fakes.openai_server import FakeOpenAI, Reply
 
 CONTEXT = ToolContext(chat_id="c1", session_id="s1", user_id="u1")

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from agent.errors import MessageFormatError
 from agent.messages import ImagePart, Message, from_wire, messages_from_wire, to_wire
+from chorus_errors import MessageFormatError
 from tests.conftest import DATA_DIR
 
 

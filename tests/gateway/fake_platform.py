@@ -6,6 +6,8 @@ import itertools
 import time
 from dataclasses import dataclass
 
+from aiohttp import web
+
 from adapters.base import ChatTarget, InboundMessage, PlatformLimits, ProbeResult, SentMessage
 
 
@@ -100,6 +102,13 @@ class FakePlatform:
 
     async def delete(self, sent: SentMessage) -> None:
         return None
+
+    def routes(self) -> list[web.RouteDef]:
+        return []  # nothing to serve beside the admin routes
+
+    @property
+    def can_send(self) -> bool:
+        return True
 
     async def probe(self) -> ProbeResult:
         return ProbeResult(self.name, True, "fake")

@@ -17,7 +17,7 @@ from agent.model_client import Completion, OpenAIModelClient
 from gateway.app import Gateway
 from gateway.build import build_gateway
 from gateway.config import ChorusConfig, parse_config
-from gateway.delivery import STREAM_CURSOR
+from gateway.delivery.outbound import STREAM_CURSOR
 
 RECEIVE_TIMEOUT = 10.0
 

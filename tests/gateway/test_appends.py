@@ -7,7 +7,7 @@ from pathlib import Path
 
 from agent.messages import Message, assistant, user
 from agent.store import SessionStore, StoreError
-from gateway.appends import AppendBatcher
+from gateway.sessions.appends import AppendBatcher
 
 
 class CountingStore(SessionStore):

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.errors import ConfigError
+from chorus_errors import ConfigError
 from gateway.config import ChorusConfig, load_config, parse_config
 
 ROOT = Path(__file__).resolve().parent.parent.parent

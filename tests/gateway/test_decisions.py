@@ -5,11 +5,11 @@ import pytest
 
 from adapters.base import InboundMessage
 from agent.messages import user
-from gateway.allowlist import AccessRules, RefusalLimiter, check_access
-from gateway.commands import Command, StatusInfo, parse_command, render_status
-from gateway.hygiene import check_hygiene
-from gateway.routing import route, session_key
-from gateway.triggers import decide_trigger
+from gateway.intake.allowlist import AccessRules, RefusalLimiter, check_access
+from gateway.intake.commands import Command, StatusInfo, parse_command, render_status
+from gateway.intake.routing import route, session_key
+from gateway.intake.triggers import decide_trigger
+from gateway.sessions.hygiene import check_hygiene
 
 
 def _msg(text: str = "hi", **fields: object) -> InboundMessage:

@@ -5,8 +5,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from gateway.allowlist import REFUSAL_TEXT
-from gateway.turns import FAILED_TEXT
+from gateway.intake.allowlist import REFUSAL_TEXT
+from gateway.sessions.turns import FAILED_TEXT
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.gateway.fake_platform import FakePlatform
 from tests.gateway.harness import make_config, started

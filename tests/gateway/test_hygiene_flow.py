@@ -5,7 +5,7 @@ from pathlib import Path
 
 from agent.messages import Message, assistant, user
 from agent.store import STATE_DB_NAME, SessionStore
-from gateway.routing import chat_scope, session_key
+from gateway.intake.routing import chat_scope, session_key
 from tests.fakes.openai_server import FakeOpenAI
 from tests.gateway.harness import chat, make_config, started, web_port
 

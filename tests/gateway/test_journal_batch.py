@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from adapters.base import InboundMessage
-from gateway.journal import InboundJournal
+from gateway.intake.journal import InboundJournal
 
 
 def _inbound(text: str, ts: float) -> InboundMessage:

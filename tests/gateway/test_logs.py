@@ -8,8 +8,8 @@ import structlog
 
 from gateway.admin.events import EventLog
 from gateway.admin.tap import LogTap, install_log_tap
-from gateway.logs import configure_logging
-from gateway.metrics import Metrics
+from gateway.ops.logs import configure_logging
+from gateway.ops.metrics import Metrics
 
 
 def test_quiet_logs_still_feed_the_metrics() -> None:

@@ -10,9 +10,9 @@ from aiohttp import web
 from agent.messages import Message, assistant, user
 from agent.store import STATE_DB_NAME, SessionStore
 from gateway.build import MODEL_MISSING_TEXT, build_gateway
-from gateway.health import health_routes
-from gateway.notices import STARTED_TEXT
-from gateway.routing import chat_scope, session_key
+from gateway.delivery.notices import STARTED_TEXT
+from gateway.intake.routing import chat_scope, session_key
+from gateway.ops.health import health_routes
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.gateway.fake_platform import FakePlatform
 from tests.gateway.harness import chat, make_config, running, started, web_port

@@ -12,12 +12,12 @@ from adapters.base import Attachment, InboundMessage
 from agent.context.engine import CompressionEvent
 from gateway.coord.base import OutboundItem
 from gateway.coord.memory import MemoryOutbox
-from gateway.journal import InboundJournal
-from gateway.logs import REDACTED, configure_logging
-from gateway.notices import ABORTED_TEXT, BLOCKED_TEXT, STARTED_TEXT, NoticeBoard
-from gateway.outbox_file import JournaledOutbox
-from gateway.queueing import Job, SessionLanes
-from gateway.routing import route
+from gateway.delivery.notices import ABORTED_TEXT, BLOCKED_TEXT, STARTED_TEXT, NoticeBoard
+from gateway.delivery.outbox_file import JournaledOutbox
+from gateway.intake.journal import InboundJournal
+from gateway.intake.queueing import Job, SessionLanes
+from gateway.intake.routing import route
+from gateway.ops.logs import REDACTED, configure_logging
 
 
 class Channel:
@@ -166,7 +166,7 @@ async def test_drain_returns_what_did_not_finish() -> None:
 
 async def test_journaled_outbox_file_is_emptied_when_nothing_is_pending(tmp_path: Path, monkeypatch: object) -> None:
     """Once every item is acked and enough records piled up, the journal file starts over."""
-    import gateway.outbox_file as module
+    import gateway.delivery.outbox_file as module
 
     monkeypatch.setattr(module, "COMPACT_AFTER_RECORDS", 4)  # type: ignore[attr-defined]
     path = tmp_path / "outbox.jsonl"
@@ -194,7 +194,7 @@ def test_embedded_defaults_build_the_web_adapter_and_console_on_request(tmp_path
 
 async def test_resend_delivers_pending_replies_and_leaves_others_to_the_poller() -> None:
     """Pending replies are resent and acked; a platform this process cannot send on is left alone."""
-    from gateway.delivery import Delivery
+    from gateway.delivery.outbound import Delivery
     from tests.gateway.fake_platform import FakePlatform
 
     class NotPolling(FakePlatform):

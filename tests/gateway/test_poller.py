@@ -5,7 +5,7 @@ import asyncio
 
 from adapters.base import AdapterError, ChatTarget, InboundMessage
 from gateway.coord import redis_coordinator
-from gateway.poller import LeasedAdapter
+from gateway.intake.poller import LeasedAdapter
 from tests.gateway.fake_platform import FakePlatform
 
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from adapters.base import ChatTarget
 from gateway.build import build_model
-from gateway.delivery import STREAM_CURSOR, EditThrottle
+from gateway.delivery.outbound import STREAM_CURSOR, EditThrottle
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.gateway.harness import CountingClient, chat, make_config, started, web_port
 

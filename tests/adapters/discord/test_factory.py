@@ -6,7 +6,7 @@ import asyncio
 import pytest
 
 from adapters.base import InboundMessage
-from agent.errors import ConfigError
+from chorus_errors import ConfigError
 from gateway.config import DiscordSettings
 from gateway.platforms.discord import build_discord
 from tests.fakes.discord_api import DM_CHANNEL_ID, TOKEN, FakeDiscord

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent.errors import ConfigError
+from chorus_errors import ConfigError
 from gateway.config import SlackSettings
 from gateway.platforms.slack import build_slack
 from tests.fakes.slack_api import FakeSlack

@@ -7,7 +7,7 @@ import socket
 import pytest
 
 from adapters.base import InboundMessage, ProbeResult
-from agent.errors import ConfigError
+from chorus_errors import ConfigError
 from gateway.config import TelegramSettings
 from gateway.platforms.telegram import build_telegram
 from tests.fakes.telegram_api import TOKEN, FakeTelegram

@@ -7,11 +7,11 @@ from pathlib import Path
 
 from agent.context import ContextCompressor, Summarizer, SummaryRequest
 from agent.context.engine import CompressionEvent
-from agent.errors import ModelError
 from agent.messages import Message, ToolCall
 from agent.session_files import SessionRecord, read_sessions
 from agent.settings import CompressionSettings
 from agent.tokens import TokenCounter, estimate_counter
+from chorus_errors import ModelError
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 

@@ -1,10 +1,10 @@
-"""Anti-thrash blocks, probes, cooldowns and forced compression with an injected clock (SPEC §3.4)."""
+"""Anti-thrash blocks, probes, cooldowns and forced compression with an injected clock (docs/design.md §3.4)."""
 from __future__ import annotations
 
 from agent.context import _antithrash as thrash
 from agent.context.engine import EngineState
-from agent.errors import ModelNotConfigured, ModelUnavailable
 from agent.messages import Message, assistant, system, user
+from chorus_errors import ModelNotConfigured, ModelUnavailable
 from tests.agent.context.compressor_helpers import Clock, Events, ScriptedSummarizer, chat, make
 
 THRESHOLD = 64_000

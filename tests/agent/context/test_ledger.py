@@ -19,7 +19,7 @@ END = "--- END OF CONTEXT SUMMARY — respond to the message below, not the summ
 
 
 def handoff(body: str, dropped: Sequence[Message], previous: str | None, ledger: FactLedger) -> Message:
-    """A handoff message framed the way the compressor frames it (SPEC §3.5), sections appended."""
+    """A handoff message framed the way the compressor frames it (docs/design.md §3.5), sections appended."""
     text = render_sections(body, [ledger], dropped, previous, COUNTER)
     return Message(role="user", content=f"{PREFIX}\n\n{text}\n\n{END}", compressed_summary=True)
 

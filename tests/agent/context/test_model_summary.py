@@ -1,4 +1,4 @@
-"""The LLM path through the real `openai` client against a fake server: tiers 1-4 of SPEC §3.6."""
+"""The LLM path through the real `openai` client against a fake server: tiers 1-4 of docs/design.md §3.6."""
 from __future__ import annotations
 
 import socket

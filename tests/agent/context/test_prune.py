@@ -1,4 +1,4 @@
-"""The prune passes (SPEC §3.5 step 1, §3.8) on realistic tool traffic."""
+"""The prune passes (docs/design.md §3.5 step 1, §3.8) on realistic tool traffic."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""Reassembly: summary role, merge, framing, metadata off the wire, system note (SPEC §3.5 step 6)."""
+"""Reassembly: summary role, merge, framing, metadata off the wire, system note (docs/design.md §3.5 step 6)."""
 from __future__ import annotations
 
 import pytest

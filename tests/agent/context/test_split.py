@@ -1,4 +1,4 @@
-"""Head protection, the token-budget tail and its guarantees, tool-group alignment (SPEC §3.5 steps 2-4)."""
+"""Head protection, the token-budget tail and its guarantees, tool-group alignment (docs/design.md §3.5 steps 2-4)."""
 from __future__ import annotations
 
 from agent.context._boundaries import find_split, head_size, widen_tail

@@ -1,4 +1,4 @@
-"""Tool pairing by position, tool-pair sanitising and image stripping (SPEC §3.5 steps 7-8)."""
+"""Tool pairing by position, tool-pair sanitising and image stripping (docs/design.md §3.5 steps 7-8)."""
 from __future__ import annotations
 
 from agent.context._images import IMAGE_PLACEHOLDER, strip_old_images

@@ -1,4 +1,4 @@
-"""Summary prompt, input cap, think stripping and the deterministic fallback summary (SPEC §3.5-3.6)."""
+"""Summary prompt, input cap, think stripping and the deterministic fallback summary (docs/design.md §3.5-3.6)."""
 from __future__ import annotations
 
 from agent.context._fallback import FALLBACK_MAX_CHARS, fallback_summary

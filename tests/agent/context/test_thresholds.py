@@ -1,4 +1,4 @@
-"""Threshold arithmetic of SPEC §3.3 and the budgets derived from it."""
+"""Threshold arithmetic of docs/design.md §3.3 and the budgets derived from it."""
 from __future__ import annotations
 
 import pytest
@@ -23,7 +23,7 @@ from tests.agent.context.compressor_helpers import make
     ],
 )
 def test_compute_threshold(context_length: int, ratio: float, max_tokens: int | None, cap: int | None, expected: int) -> None:
-    """The threshold follows SPEC §3.3 step by step."""
+    """The threshold follows docs/design.md §3.3 step by step."""
     assert compute_threshold(context_length, ratio, max_tokens=max_tokens, threshold_tokens=cap) == expected
 
 

@@ -6,7 +6,6 @@ from collections.abc import Sequence
 
 import pytest
 
-from agent.errors import ConfigError
 from agent.memory.providers import (
     FAILURES_BEFORE_REST,
     REST_SECONDS,
@@ -15,6 +14,7 @@ from agent.memory.providers import (
     ProviderRegistry,
 )
 from agent.messages import Message, user
+from chorus_errors import ConfigError
 
 
 class RecordingProvider(MemoryProvider):

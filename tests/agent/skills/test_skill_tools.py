@@ -22,7 +22,7 @@ def tools(home: Path) -> tuple[SkillViewTool, SkillManageTool]:
 
 
 def test_schemas_follow_the_public_contract(tools: tuple[SkillViewTool, SkillManageTool]) -> None:
-    """Tool names and required arguments are those of SPEC §5.3."""
+    """Tool names and required arguments are those of docs/contract.md §5.3."""
     view, manage = tools
     assert (view.schema.name, view.schema.parameters["required"]) == ("skill_view", ["name"])
     assert (manage.schema.name, manage.schema.parameters["properties"]["action"]["enum"]) == (

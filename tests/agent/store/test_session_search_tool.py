@@ -65,6 +65,6 @@ async def test_limit_caps_the_results(tool: SessionSearchTool) -> None:
 
 
 def test_schema_is_the_public_contract(tool: SessionSearchTool) -> None:
-    """Name session_search, required query, optional limit (SPEC §5.3)."""
+    """Name session_search, required query, optional limit (docs/contract.md §5.3)."""
     params = tool.schema.parameters
     assert (tool.schema.name, params["required"], sorted(params["properties"])) == ("session_search", ["query"], ["limit", "query"])

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from agent.context.engine import CompressionResult, Trigger
 from gateway.admin.backend import CompressOutcome, SessionDetail, SessionNotFound, SessionView
-from gateway.health import Readiness
+from gateway.ops.health import Readiness
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_TIMEOUT = 60.0

@@ -15,7 +15,7 @@ from agent.store import STATE_DB_NAME, SessionStore
 from gateway.admin import Operations, serve_admin
 from gateway.app import Gateway
 from gateway.config import ChorusConfig
-from gateway.routing import chat_scope, session_key
+from gateway.intake.routing import chat_scope, session_key
 from tests.gateway.harness import make_config, started
 
 TOKEN = "test-admin-token-0123456789"

@@ -10,8 +10,8 @@ from aiohttp import web
 
 from gateway.admin import EventLog, build_admin_app
 from gateway.config import ChorusConfig
-from gateway.live_config import LiveConfig
-from gateway.metrics import Metrics
+from gateway.ops.live_config import LiveConfig
+from gateway.ops.metrics import Metrics
 from tests.gateway.admin.dashboard_support import FixedBackend, chromium, parse_dom, result, view
 from tests.gateway.admin.helpers import TOKEN, serve_app
 

@@ -8,7 +8,7 @@ import structlog
 from agent.context.engine import CompressionResult
 from gateway.admin import EventLog, token_fingerprint
 from gateway.config import ChorusConfig
-from gateway.live_config import LiveConfig
+from gateway.ops.live_config import LiveConfig
 
 
 def test_event_log_keeps_the_newest_entries_and_filters_by_kind_and_session() -> None:

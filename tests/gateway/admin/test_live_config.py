@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from agent.errors import ConfigError
+from chorus_errors import ConfigError
 from gateway.admin.config_file import save_changes
 from gateway.config import ChorusConfig, load_config
-from gateway.live_config import ConfigChange, LiveConfig, install_sighup
+from gateway.ops.live_config import ConfigChange, LiveConfig, install_sighup
 
 CONFIG_TEXT = """\
 # operator's notes stay

@@ -8,7 +8,7 @@ from agent.messages import Message, assistant, system, user
 from agent.tokens import estimate_counter
 from gateway.admin.tuning import LiveEngine
 from gateway.config import ChorusConfig, parse_config
-from gateway.live_config import LiveConfig
+from gateway.ops.live_config import LiveConfig
 
 
 def _build(config: ChorusConfig) -> ContextEngine:

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from gateway.turns import FAILED_TEXT
+from gateway.sessions.turns import FAILED_TEXT
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.gateway.admin.helpers import admin_gateway, config_for, seed
 from tests.gateway.harness import chat, web_port

@@ -1,4 +1,4 @@
-"""Session hygiene: the safety net before the agent (SPEC §2.3).
+"""Session hygiene: the safety net before the agent (docs/design.md §2.3).
 
 Owns `HygieneDecision` and `check_hygiene`: compress when the session is past
 a fixed 85% of the model's window (by the last real `prompt_tokens`, else a

@@ -1,7 +1,7 @@
 """Running one session job: a turn, a context-only record, or a `/compress`, under the session lock.
 
 Owns `TurnRunner`. For a turn: hold the session lock (renewed) for the whole
-job, get the session's agent, run hygiene at most once (SPEC §2.3), run the
+job, get the session's agent, run hygiene at most once (docs/design.md §2.3), run the
 conversation loop with typing, streaming and progress notices, persist the
 messages (append, or replace/rotate after a compression), save the agent
 state, record the reply in the outbox and send it, then hand the turn to the
@@ -21,22 +21,22 @@ from structlog.contextvars import bind_contextvars
 
 from adapters.base import SentMessage
 from agent.context.engine import CompressionResult
-from agent.errors import ModelAuthError, ModelNotConfigured, RateLimited
 from agent.memory.providers import MemoryManager
 from agent.messages import Message, user
 from agent.session import SessionAgent
 from agent.store import SessionStore
 from agent.tools.base import ToolContext
-from gateway.agents import AgentPool
-from gateway.appends import AppendBatcher
+from chorus_errors import ModelAuthError, ModelNotConfigured, RateLimited
 from gateway.coord.base import OutboundItem, SessionLock
 from gateway.coord.hold import LockBusy, hold
-from gateway.delivery import Delivery, StreamPreview, typing_while
-from gateway.hygiene import STALLED_KEY, check_hygiene
-from gateway.journal import InboundJournal
-from gateway.logs import bind_message_context
-from gateway.notices import NoticeBoard
-from gateway.queueing import Job
+from gateway.delivery.notices import NoticeBoard
+from gateway.delivery.outbound import Delivery, StreamPreview, typing_while
+from gateway.intake.journal import InboundJournal
+from gateway.intake.queueing import Job
+from gateway.ops.logs import bind_message_context
+from gateway.sessions.agents import AgentPool
+from gateway.sessions.appends import AppendBatcher
+from gateway.sessions.hygiene import STALLED_KEY, check_hygiene
 
 log = structlog.get_logger(__name__)
 

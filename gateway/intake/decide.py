@@ -15,11 +15,11 @@ from typing import Literal, TypeAlias
 import structlog
 
 from adapters.base import InboundMessage
-from gateway.allowlist import AccessRules, RefusalLimiter, check_access
 from gateway.coord.base import Deduplicator
-from gateway.logs import bind_message_context
-from gateway.routing import Route, route
-from gateway.triggers import GroupTrigger, TriggerDecision, decide_trigger
+from gateway.intake.allowlist import AccessRules, RefusalLimiter, check_access
+from gateway.intake.routing import Route, route
+from gateway.intake.triggers import GroupTrigger, TriggerDecision, decide_trigger
+from gateway.ops.logs import bind_message_context
 
 log = structlog.get_logger(__name__)
 

@@ -1,4 +1,4 @@
-"""One long-poller per bot token across gateway processes (SPEC §2.2): a lease around an adapter.
+"""One long-poller per bot token across gateway processes (docs/design.md §2.2): a lease around an adapter.
 
 Owns `LeasedAdapter`, a wrapper (not a subclass) around a polling adapter:
 `start` tries to take the token's `PollerLease`; the holder starts the inner
@@ -15,6 +15,7 @@ import contextlib
 from collections.abc import Awaitable, Callable
 
 import structlog
+from aiohttp import web
 
 from adapters.base import (
     AdapterError,
@@ -123,6 +124,9 @@ class LeasedAdapter:
 
     async def delete(self, sent: SentMessage) -> None:
         await self._require().delete(sent)
+
+    def routes(self) -> list[web.RouteDef]:
+        return self.inner.routes()
 
     async def probe(self) -> ProbeResult:
         return await self.inner.probe()

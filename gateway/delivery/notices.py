@@ -1,4 +1,4 @@
-"""Progress notices: compression status events shown in the chat (SPEC §2.4).
+"""Progress notices: compression status events shown in the chat (docs/design.md §2.4).
 
 Owns the notice texts and `NoticeBoard`, which turns `CompressionEvent`s into
 one chat message edited from "compressing context…" to "context compressed:

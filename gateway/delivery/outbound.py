@@ -112,7 +112,7 @@ class Delivery:
         sent = 0
         for pending in await self._outbox.pending(older_than=older_than):
             adapter = self._adapters.get(pending.item.platform)
-            if adapter is None or pending.id in self._in_flight or not getattr(adapter, "can_send", True):
+            if adapter is None or pending.id in self._in_flight or not adapter.can_send:
                 continue  # another process (e.g. the token's poller) delivers it
             if not await self._outbox.claim(pending.id, owner=self._claimer(pending.id), ttl=RESEND_CLAIM_TTL):
                 continue

@@ -17,8 +17,8 @@ from typing import Any, Literal, TypeAlias
 import structlog
 
 from adapters.base import InboundMessage
-from gateway.commands import Command
-from gateway.routing import Route
+from gateway.intake.commands import Command
+from gateway.intake.routing import Route
 
 log = structlog.get_logger(__name__)
 

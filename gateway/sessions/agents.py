@@ -24,9 +24,9 @@ from agent.model_client import ModelClient
 from agent.session import AgentState, SessionAgent
 from agent.store import SessionStore, StoredSession
 from agent.tools.base import Tool
-from gateway.appends import GroupCommit
 from gateway.coord.base import AgentCache, agent_cache_key
-from gateway.routing import Route
+from gateway.intake.routing import Route
+from gateway.sessions.appends import GroupCommit
 
 log = structlog.get_logger(__name__)
 

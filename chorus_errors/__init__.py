@@ -1,5 +1,6 @@
-"""Exception hierarchy of the agent package.
+"""The exception hierarchy of Chorus, below all three packages so each may import it.
 
+Owns `ChorusError` and its families (config, messages, models, platforms). Imports nothing of ours.
 Errors carry data (status, model, retry_after); callers branch on the type and
 the fields, never on the message text. Control-flow signals are not errors.
 """
@@ -80,3 +81,13 @@ class ModelUnavailable(ModelError):
 
 class ModelNotConfigured(ModelError):
     """No model is configured; the message says which keys to set."""
+
+
+class AdapterError(ChorusError):
+    """A platform call failed. `retry_after` is set when the platform asked us to wait."""
+
+    def __init__(self, message: str, *, platform: str, retry_after: float | None = None, status: int | None = None) -> None:
+        super().__init__(message)
+        self.platform = platform
+        self.retry_after = retry_after
+        self.status = status

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
 from adapters.base import InboundMessage
-from gateway.commands import Command, parse_command
+from gateway.intake.commands import Command, parse_command
 
 Action: TypeAlias = Literal["respond", "command", "record", "ignore"]
 GroupTrigger: TypeAlias = Literal["always", "mention", "reply"]

@@ -24,7 +24,7 @@ from typing import Any
 import structlog
 from pydantic import BaseModel, SecretStr, ValidationError
 
-from agent.errors import ConfigError
+from chorus_errors import ConfigError
 from gateway.config import ChorusConfig, describe_validation_error, load_config
 
 log = structlog.get_logger(__name__)

@@ -1,6 +1,6 @@
 """Session routing: which conversation an inbound message belongs to.
 
-Owns the session key format of SPEC §2.2, built in ONE function
+Owns the session key format of docs/design.md §2.2, built in ONE function
 (`session_key`): `agent:<profile>:<platform>:<dm|group|thread>:<chat_id>[:<thread_id>][:<user_id>]`.
 Knows nothing of triggers, allowlists or agents.
 """

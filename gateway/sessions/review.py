@@ -15,7 +15,7 @@ import structlog
 
 from agent.review import BackgroundReviewer
 from agent.tools.base import ToolContext
-from gateway.turns import FinishedTurn
+from gateway.sessions.turns import FinishedTurn
 
 log = structlog.get_logger(__name__)
 
