@@ -217,11 +217,22 @@ class ConversationLoop:
                     self._append(turn, await self._run_tool(call, context))
             if self.engine.should_compress(completion.prompt_tokens):
                 await self._apply(turn, "post_response", on_event=on_event)
+            elif message.tool_calls:
+                self._prune(turn, completion.prompt_tokens or 0)
             if not message.tool_calls:
                 return self._result(turn, message.text, "answered")
         note = MAX_ITERATIONS_NOTE.format(n=self.settings.max_iterations)
         log.warning("turn.max_iterations", max_iterations=self.settings.max_iterations)
         return self._result(turn, note, "max_iterations")
+
+    def _prune(self, turn: _TurnState, prompt_tokens: int) -> None:
+        """Old tool results shrunk on their own between tool rounds (`proactive_prune_tokens`, `micro_compact`)."""
+        result = self.engine.prune_tool_results(self.request(turn.history), prompt_tokens)
+        if result is None:
+            return
+        turn.compressions.append(result)
+        turn.history = strip_system(result.messages)
+        turn.new = []  # persisted from `history`, as after a compression
 
     def _append(self, turn: _TurnState, message: Message) -> None:
         turn.history.append(message)

@@ -38,13 +38,43 @@ def _engine_json(engine: EngineState) -> dict[str, Any]:
 
 
 @dataclass(slots=True)
+class SessionMarks:
+    """Bookkeeping kept with a session between turns and processes (typed; JSON keys kept stable)."""
+
+    warned: list[str] = field(default_factory=list)  # warnings already shown once ("blocked", "aborted")
+    last_turn_at: float | None = None  # wall-clock time of the last turn, for idle compaction
+    stalled_at: int | None = None  # hygiene made no progress at this message count; retried once it grows
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"warned": list(self.warned)}
+        if self.last_turn_at is not None:
+            out["last_turn_at"] = self.last_turn_at
+        if self.stalled_at is not None:
+            out["hygiene_stalled_at"] = self.stalled_at
+        return out
+
+    @classmethod
+    def from_json(cls, raw: object) -> SessionMarks:
+        if not isinstance(raw, Mapping):
+            return cls()
+        warned = raw.get("warned")
+        last = raw.get("last_turn_at")
+        stalled = raw.get("hygiene_stalled_at")
+        return cls(
+            warned=[str(w) for w in warned] if isinstance(warned, list) else [],
+            last_turn_at=float(last) if isinstance(last, int | float) and not isinstance(last, bool) else None,
+            stalled_at=stalled if isinstance(stalled, int) and not isinstance(stalled, bool) else None,
+        )
+
+
+@dataclass(slots=True)
 class AgentState:
     """What a session's agent carries between processes (all fields JSON-able)."""
 
     session_id: str
     snapshot: str = ""
     engine: EngineState = field(default_factory=EngineState)
-    extra: dict[str, Any] = field(default_factory=dict)
+    marks: SessionMarks = field(default_factory=SessionMarks)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -52,18 +82,17 @@ class AgentState:
             "session_id": self.session_id,
             "snapshot": self.snapshot,
             "engine": _engine_json(self.engine),
-            "extra": dict(self.extra),
+            "extra": self.marks.to_json(),  # "extra": the key older states were saved under
         }
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any]) -> AgentState:
         engine_raw = raw.get("engine")
-        extra = raw.get("extra")
         return cls(
             session_id=str(raw.get("session_id", "")),
             snapshot=str(raw.get("snapshot", "")),
             engine=EngineState.from_json(engine_raw) if isinstance(engine_raw, Mapping) else EngineState(),
-            extra=dict(extra) if isinstance(extra, Mapping) else {},
+            marks=SessionMarks.from_json(raw.get("extra")),
         )
 
 
@@ -145,4 +174,4 @@ class SessionAgent:
         self.history.extend(messages)
 
 
-__all__ = ["AgentState", "SessionAgent"]
+__all__ = ["AgentState", "SessionAgent", "SessionMarks"]

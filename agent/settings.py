@@ -81,7 +81,7 @@ class McpSettings(Section):
 
 
 class AuxiliaryModelSettings(Section):
-    provider: str = "auto"  # "auto": the main model's provider
+    provider: Literal["auto", "main"] = "auto"  # auto: this section if it names a model/endpoint; main: the main model
     model: str | None = None
     base_url: str | None = None
     api_key: SecretStr | None = None

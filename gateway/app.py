@@ -20,7 +20,7 @@ import structlog
 
 from adapters.base import InboundMessage, PlatformAdapter
 from agent.store import SessionStore
-from gateway.coord import Coordinator, hold
+from gateway.coord import Coordinator
 from gateway.coord.base import Outbox
 from gateway.delivery.outbound import Delivery
 from gateway.delivery.outbox_file import JournaledOutbox
@@ -33,7 +33,8 @@ from gateway.intake.routing import Route
 from gateway.ops.health import Readiness
 from gateway.sessions.agents import AgentPool
 from gateway.sessions.hygiene import estimate_history_tokens
-from gateway.sessions.turns import LOCK_TTL, LOCK_WAIT, TurnRunner
+from gateway.sessions.service import SessionService
+from gateway.sessions.turns import TurnRunner
 
 log = structlog.get_logger(__name__)
 
@@ -72,6 +73,7 @@ class GatewayParts:
     store: SessionStore
     adapters: Mapping[str, PlatformAdapter]
     agents: AgentPool
+    sessions: SessionService
     runner: TurnRunner
     delivery: Delivery
     intake: Intake
@@ -308,8 +310,7 @@ class Gateway:
             text = await asyncio.to_thread(notes, where.chat_scope) if notes else "notes are turned off here."
         else:  # new / reset
             self._forget(self.lanes.stop(where.key))
-            async with hold(self.parts.coordinator.lock, where.key, ttl=LOCK_TTL, wait=LOCK_WAIT):
-                await self.parts.agents.reset(where)
+            await self.parts.sessions.reset(where)
             text = NEW_TEXT
         await delivery.send_text(where.target, text)
 

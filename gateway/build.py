@@ -50,6 +50,7 @@ from gateway.intake.journal import InboundJournal
 from gateway.intake.poller import LeasedAdapter
 from gateway.sessions.agents import AgentFactory, AgentPool
 from gateway.sessions.review import ReviewHooks
+from gateway.sessions.service import SessionService
 from gateway.sessions.turns import PostTurnHook, TurnRunner, TurnSettings
 
 log = structlog.get_logger(__name__)
@@ -203,8 +204,9 @@ def build_gateway(
         )
         post_turn = hooks.after_turn
 
+    sessions = SessionService(agents=agents, store=store, lock=coord.lock, in_place=config.compression.in_place)
     runner = TurnRunner(
-        agents=agents, store=store, lock=coord.lock, delivery=delivery, journal=journal,
+        sessions=sessions, delivery=delivery, journal=journal,
         settings=TurnSettings(
             in_place=config.compression.in_place,
             progress_notices=config.compression.progress_notices,
@@ -242,7 +244,7 @@ def build_gateway(
     closers = (client.close,) if isinstance(client, OpenAIModelClient) else ()
     return Gateway(
         GatewayParts(
-            coordinator=coord, store=store, adapters=adapters, agents=agents, runner=runner, delivery=delivery,
+            coordinator=coord, store=store, adapters=adapters, agents=agents, sessions=sessions, runner=runner, delivery=delivery,
             intake=intake, journal=journal, outbox=outbox, busy_mode=gw.busy_input_mode,
             shutdown_grace=gw.shutdown_grace_seconds, notes_text=notes_text, on_shutdown=on_shutdown,
             closers=closers,

@@ -512,6 +512,14 @@ class ContextCompressor(ContextEngine):
 
     # ---- proactive pruning (§3.8) -----------------------------------------
 
+    def prune_tool_results(self, messages: Sequence[Message], prompt_tokens: int) -> CompressionResult | None:
+        """`proactive_prune_tokens` (and `micro_compact`, which prunes after every response whatever the size)."""
+        settings = self._settings
+        if not settings.enabled or (settings.proactive_prune_tokens <= 0 and not settings.micro_compact):
+            return None
+        result = self.proactive_prune(messages, prompt_tokens)
+        return result if result.changed else None
+
     def proactive_prune(self, messages: Sequence[Message], prompt_tokens: int) -> CompressionResult:
         """Prune big old tool results on their own once the prompt passes `proactive_prune_tokens`.
 
@@ -522,7 +530,8 @@ class ContextCompressor(ContextEngine):
         started = time.perf_counter()
         original = tuple(messages)
         settings = self._settings
-        if settings.proactive_prune_tokens <= 0 or prompt_tokens < settings.proactive_prune_tokens:
+        floor = 0 if settings.micro_compact else settings.proactive_prune_tokens
+        if (settings.proactive_prune_tokens <= 0 and not settings.micro_compact) or prompt_tokens < floor:
             return self._skipped(original, "post_response", started, "below proactive_prune_tokens", prompt_tokens)
         split = find_split(
             original, protect_first_n=0, budget=self.tail_budget, protect_last_n=settings.protect_last_n,

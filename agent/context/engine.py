@@ -137,6 +137,13 @@ class ContextEngine(ABC):
     ) -> CompressionResult:
         """Compress `messages` (a deep copy is worked on; any exception rolls back)."""
 
+    def prune_tool_results(self, messages: Sequence[Message], prompt_tokens: int) -> CompressionResult | None:
+        """Shrink old tool results alone (no summary) after a response, if the engine is set to; None: nothing done.
+
+        `messages` includes the system prompt, as for `compress`.
+        """
+        return None
+
     def on_model_switch(self, model: str) -> None:
         """Counters reset when the model changes."""
         if model != self.state.model:

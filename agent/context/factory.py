@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 import structlog
+from pydantic import SecretStr
 
 from agent.context._summarizer import FallbackOnly, ModelSummarizer, Summarizer
 from agent.context.compressor import ContextCompressor
@@ -62,10 +64,36 @@ def _main_client(model_settings: ModelSettings) -> OpenAIModelClient | None:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class AuxiliaryEndpoint:
+    """Where summaries go when they do not go to the main model."""
+
+    model: str | None
+    base_url: str | None
+    api_key: SecretStr | None
+
+
+def auxiliary_endpoint(model_settings: ModelSettings, aux_settings: AuxiliarySettings) -> AuxiliaryEndpoint | None:
+    """The summary model's endpoint, or None when the main model summarises (the runtime and doctor both ask here).
+
+    `provider: main` always summarises on the main model; `auto` uses `auxiliary.compression` when it names a
+    model or an endpoint, filling what it leaves out from the main model.
+    """
+    aux = aux_settings.compression
+    if aux.provider == "main" or (not aux.model and not aux.base_url):
+        return None
+    return AuxiliaryEndpoint(
+        model=aux.model or model_settings.name,
+        base_url=aux.base_url or model_settings.base_url,
+        api_key=aux.api_key or model_settings.api_key,
+    )
+
+
 def _aux_client(model_settings: ModelSettings, aux_settings: AuxiliarySettings) -> OpenAIModelClient | None:
     aux = aux_settings.compression
-    if not aux.model and not aux.base_url:
-        return None  # "auto" with nothing set: the main model summarises
+    endpoint = auxiliary_endpoint(model_settings, aux_settings)
+    if endpoint is None:
+        return None
     if aux.context_length is not None and aux.context_length < model_settings.context_length:
         log.warning(
             "compression.aux_window_too_small",
@@ -75,11 +103,10 @@ def _aux_client(model_settings: ModelSettings, aux_settings: AuxiliarySettings) 
             fix="choose an auxiliary.compression model with a window at least the main model's; using the main model",
         )
         return None
-    api_key = aux.api_key or model_settings.api_key
     return OpenAIModelClient(
-        model=aux.model or model_settings.name,
-        base_url=aux.base_url or model_settings.base_url,
-        api_key=api_key.get_secret_value() if api_key else None,
+        model=endpoint.model,
+        base_url=endpoint.base_url,
+        api_key=endpoint.api_key.get_secret_value() if endpoint.api_key else None,
         timeout_seconds=aux.timeout_seconds,
     )
 

@@ -24,13 +24,12 @@ from gateway.admin.backend import CompressOutcome, SessionBusy, SessionDetail, S
 from gateway.admin.events import EventLog
 from gateway.app import Gateway
 from gateway.config import ChorusConfig
-from gateway.coord.hold import LockBusy, hold
+from gateway.coord.hold import LockBusy
 from gateway.intake.routing import Route, SessionKind
 from gateway.ops.health import Readiness
 from gateway.ops.live_config import LiveConfig
 from gateway.ops.metrics import Metrics
-from gateway.sessions.hygiene import HYGIENE_RATIO, STALLED_KEY, estimate_history_tokens
-from gateway.sessions.turns import LOCK_TTL
+from gateway.sessions.hygiene import HYGIENE_RATIO, estimate_history_tokens
 
 MAX_LISTED = 200
 ADMIN_LOCK_WAIT = 15.0  # an operator waits this long for a running turn of the session to finish
@@ -166,15 +165,11 @@ class GatewayBackend:
         parts = self._gateway.parts
         where = _route(key, summary.session.platform, summary.session.chat_id)
         try:
-            async with hold(parts.coordinator.lock, key, ttl=LOCK_TTL, wait=ADMIN_LOCK_WAIT):
-                agent = await parts.agents.get(where)
+            async with parts.sessions.session(where, wait=ADMIN_LOCK_WAIT) as held:
+                agent = held.agent
                 before = len(agent.history)
                 with bound_contextvars(session_key=key, platform=summary.session.platform):
-                    result = await agent.compress(trigger="manual", force=True)
-                if result.changed:
-                    agent.state.extra.pop(STALLED_KEY, None)
-                    await self._persist(agent)
-                await parts.agents.save(where, agent)
+                    result = await parts.sessions.compress(where, agent, trigger="manual", force=True)
         except LockBusy:
             raise SessionBusy(key) from None
         return CompressOutcome(
@@ -182,15 +177,6 @@ class GatewayBackend:
             messages_before=before, messages_after=len(agent.history), summary_kind=result.summary_kind,
             reason=result.reason, elapsed_ms=round(result.elapsed_ms, 1),
         )
-
-    async def _persist(self, agent: SessionAgent) -> None:
-        # The same store writes a turn makes after a compression (gateway/sessions/turns.py).
-        store = self._gateway.parts.store
-        if self._gateway.parts.runner.settings.in_place:
-            await asyncio.to_thread(store.replace_active, agent.session_id, list(agent.history))
-        else:
-            child = await asyncio.to_thread(store.rotate, agent.session_id, list(agent.history))
-            agent.session_id = child.id
 
     async def readiness(self) -> Readiness:
         return await self._gateway.readiness()

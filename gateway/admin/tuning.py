@@ -106,6 +106,9 @@ class LiveEngine(ContextEngine):
             self._on_compression(current_session_key(), len(messages), result)
         return result
 
+    def prune_tool_results(self, messages: Sequence[Message], prompt_tokens: int) -> CompressionResult | None:
+        return self.inner.prune_tool_results(messages, prompt_tokens)
+
     def on_model_switch(self, model: str) -> None:
         self.inner.on_model_switch(model)
 

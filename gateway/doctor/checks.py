@@ -7,9 +7,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import redis.asyncio as aioredis
-from pydantic import BaseModel
+from pydantic import BaseModel, SecretStr
 
 from adapters.base import PlatformAdapter
+from agent.context.factory import auxiliary_endpoint
 from agent.messages import user
 from agent.model_client import OpenAIModelClient
 from chorus_errors import ConfigError, ModelError
@@ -27,9 +28,8 @@ class Check:
     fix: str = ""
 
 
-def _secret(value: object) -> str | None:
-    getter = getattr(value, "get_secret_value", None)
-    return str(getter()) if callable(getter) else None
+def _secret(value: SecretStr | None) -> str | None:
+    return value.get_secret_value() if value is not None else None
 
 
 def check_home(config: ChorusConfig) -> Check:
@@ -89,11 +89,10 @@ async def check_auxiliary(config: ChorusConfig) -> Check:
             f"summary model window {aux.context_length:,} is smaller than the main model's {main_window:,}",
             "choose an auxiliary.compression.model with a window at least model.context_length, or unset it",
         )
-    if not aux.model:
+    endpoint = auxiliary_endpoint(config.model, config.auxiliary)
+    if endpoint is None or endpoint.model is None:
         return Check("auxiliary.compression", True, "uses the main model for summaries")
-    base_url = aux.base_url if aux.provider != "auto" or aux.base_url else config.model.base_url
-    api_key = _secret(aux.api_key) or _secret(config.model.api_key)
-    return await _probe_model("auxiliary.compression", aux.model, base_url, api_key)
+    return await _probe_model("auxiliary.compression", endpoint.model, endpoint.base_url, _secret(endpoint.api_key))
 
 
 async def check_platform(config: ChorusConfig, platform: str) -> Check:

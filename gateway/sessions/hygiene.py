@@ -17,7 +17,6 @@ from agent.tokens import estimate_tokens
 
 HYGIENE_RATIO = 0.85
 # Agent-state key remembering that the last hygiene run could not shrink the session.
-STALLED_KEY = "hygiene_stalled_at"
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,4 +72,4 @@ def check_hygiene(
         return decision(True, f"{count} messages > hard limit {hard_message_limit}")
     return decision(True, f"{tokens} tokens ({source}) >= 85% of the window ({threshold})")
 
-__all__ = ["HYGIENE_RATIO", "STALLED_KEY", "HygieneDecision", "check_hygiene", "estimate_history_tokens"]
+__all__ = ["HYGIENE_RATIO", "HygieneDecision", "check_hygiene", "estimate_history_tokens"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import structlog
@@ -24,31 +24,25 @@ from agent.context.engine import CompressionResult
 from agent.memory.providers import MemoryManager
 from agent.messages import Message, user
 from agent.session import SessionAgent
-from agent.store import SessionStore
 from agent.tools.base import ToolContext
 from chorus_errors import ModelAuthError, ModelNotConfigured, RateLimited
-from gateway.coord.base import OutboundItem, SessionLock
-from gateway.coord.hold import LockBusy, hold
+from gateway.coord.base import OutboundItem
+from gateway.coord.hold import LockBusy
 from gateway.delivery.notices import NoticeBoard
 from gateway.delivery.outbound import Delivery, StreamPreview, typing_while
 from gateway.intake.journal import InboundJournal
 from gateway.intake.queueing import Job
 from gateway.ops.logs import bind_message_context
-from gateway.sessions.agents import AgentPool
-from gateway.sessions.appends import AppendBatcher
-from gateway.sessions.hygiene import STALLED_KEY, check_hygiene
+from gateway.sessions.hygiene import check_hygiene
+from gateway.sessions.service import SessionService
 
 log = structlog.get_logger(__name__)
 
-LOCK_TTL = 30.0
-LOCK_WAIT = 600.0
 FAILED_TEXT = "Sorry, something went wrong while answering. Please try again in a moment."
 BUSY_TEXT = "This conversation is busy in another worker; please send your message again shortly."
 AUTH_TEXT = "I can't reach my model right now (the operator needs to check its credentials)."
 RATE_TEXT = "The model is rate-limiting me right now; please try again in a minute."
 TOO_LONG_TEXT = "That message is too long for me ({n:,} characters; the limit is {limit:,}). Please shorten it."
-WARNED_KEY = "warned"
-LAST_TURN_KEY = "last_turn_at"
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,9 +97,7 @@ class TurnRunner:
     """Executes jobs from the session lanes.
 
     Args:
-        agents: the live agent pool.
-        store: the session store.
-        lock: the cross-process session lock.
+        sessions: the one owner of work on a session (lock, agent, persist, save).
         delivery: outgoing messages.
         journal: the inbound journal (entries are removed when a job is done).
         settings: turn limits and switches.
@@ -116,19 +108,14 @@ class TurnRunner:
     def __init__(
         self,
         *,
-        agents: AgentPool,
-        store: SessionStore,
-        lock: SessionLock,
+        sessions: SessionService,
         delivery: Delivery,
         journal: InboundJournal,
         settings: TurnSettings,
         post_turn: PostTurnHook | None = None,
         memory: MemoryManager | None = None,
     ) -> None:
-        self._agents = agents
-        self._store = store
-        self._appends = AppendBatcher(store)
-        self._lock = lock
+        self._sessions = sessions
         self._delivery = delivery
         self._journal = journal
         self.settings = settings
@@ -144,16 +131,16 @@ class TurnRunner:
         bind_message_context(platform=job.message.platform, chat_id=job.message.chat_id, session_key=job.route.key)
         waiting_since = time.monotonic()
         try:
-            async with hold(self._lock, job.route.key, ttl=LOCK_TTL, wait=LOCK_WAIT) as held:
+            async with self._sessions.session(job.route) as held:
                 bind_contextvars(lock_wait_ms=round((time.monotonic() - waiting_since) * 1000, 2))
-                agent = await self._agents.get(job.route)
+                agent = held.agent
                 if job.kind == "record":
                     await self._record(job, agent)
                 elif job.kind == "compress":
                     await self._compress(job, agent)
                 else:
                     await self._turn(job, agent)
-                if held.lost:
+                if held.held.lost:
                     # Renewal failed (e.g. a long Redis outage): another process may have run this session.
                     log.warning("turn.lock_lost", kind=job.kind)
         except asyncio.CancelledError:
@@ -190,33 +177,19 @@ class TurnRunner:
 
     async def _record(self, job: Job, agent: SessionAgent) -> None:
         message = user_line(job)
-        await self._appends.append(agent.session_id, [message])
+        await self._sessions.append(agent, [message])
         agent.append_context([message])
 
-    async def _persist(self, agent: SessionAgent, *, compressed: bool, new: Sequence[Message], job: Job) -> None:
-        if not compressed:
-            await self._appends.append(agent.session_id, new)
-        elif self.settings.in_place:
-            await asyncio.to_thread(self._store.replace_active, agent.session_id, list(agent.history))
-        else:
-            child = await asyncio.to_thread(self._store.rotate, agent.session_id, list(agent.history))
-            agent.session_id = child.id
-        await self._agents.save(job.route, agent)
-
     def _board(self, job: Job, agent: SessionAgent, *, progress: bool) -> NoticeBoard:
-        warned = agent.state.extra.setdefault(WARNED_KEY, [])
-        if not isinstance(warned, list):
-            warned = agent.state.extra[WARNED_KEY] = []
-        return NoticeBoard(_Notices(self._delivery, job), progress=progress, warned=warned)
+        return NoticeBoard(_Notices(self._delivery, job), progress=progress, warned=agent.state.marks.warned)
 
     async def _hygiene(self, job: Job, agent: SessionAgent, board: NoticeBoard) -> CompressionResult | None:
-        stalled = agent.state.extra.get(STALLED_KEY)
         decision = check_hygiene(
             agent.history,
             last_prompt_tokens=agent.engine.state.last_prompt_tokens,
             context_length=self.settings.context_length,
             hard_message_limit=self.settings.hard_message_limit,
-            stalled_at=stalled if isinstance(stalled, int) else None,
+            stalled_at=agent.state.marks.stalled_at,
         )
         if not decision.compress:
             return None
@@ -225,10 +198,10 @@ class TurnRunner:
         result = await agent.compress(trigger="hygiene", on_event=board)
         progressed = result.changed and (len(agent.history) < before or result.tokens_after < result.tokens_before)
         if progressed:
-            agent.state.extra.pop(STALLED_KEY, None)
-            await self._persist(agent, compressed=True, new=(), job=job)
+            agent.state.marks.stalled_at = None
+            await self._sessions.persist(job.route, agent, compressed=True)
         else:
-            agent.state.extra[STALLED_KEY] = len(agent.history)
+            agent.state.marks.stalled_at = len(agent.history)
         log.info(
             "hygiene.ran", reason=decision.reason, outcome=result.outcome, messages_before=before,
             messages_after=len(agent.history), tokens_before=result.tokens_before, tokens_after=result.tokens_after,
@@ -238,13 +211,13 @@ class TurnRunner:
     async def _idle_compact(self, job: Job, agent: SessionAgent, board: NoticeBoard) -> None:
         """`compression.idle_compact_after_seconds`: after a long silence, compact before replying."""
         due = getattr(agent.engine, "idle_compact_due", None)  # optional engine capability
-        last = agent.state.extra.get(LAST_TURN_KEY)
-        if not callable(due) or not isinstance(last, (int, float)) or not due(time.time() - last):
+        last = agent.state.marks.last_turn_at
+        if not callable(due) or last is None or not due(time.time() - last):
             return
         result = await agent.compress(trigger="idle", on_event=board)
         log.info("compression.idle", outcome=result.outcome, idle_seconds=round(time.time() - last))
         if result.changed:
-            await self._persist(agent, compressed=True, new=(), job=job)
+            await self._sessions.persist(job.route, agent, compressed=True)
 
     async def _turn(self, job: Job, agent: SessionAgent) -> None:
         started = time.monotonic()
@@ -259,7 +232,7 @@ class TurnRunner:
         hygiene = await self._hygiene(job, agent, board)
         if hygiene is None or not hygiene.changed:
             await self._idle_compact(job, agent, board)
-        agent.state.extra[LAST_TURN_KEY] = time.time()
+        agent.state.marks.last_turn_at = time.time()
         adapter = self._delivery.adapter(job.message.platform)
         streams = adapter is not None and adapter.limits.supports_edit
         preview = StreamPreview(self._delivery, job.route.target) if streams else None
@@ -272,8 +245,10 @@ class TurnRunner:
                 user_line(job), context=context, on_text=preview, on_event=board, recall=recall
             )
         if result.compressed:
-            agent.state.extra.pop(STALLED_KEY, None)
-        await asyncio.shield(self._persist(agent, compressed=result.compressed, new=result.new_messages, job=job))
+            agent.state.marks.stalled_at = None
+        await asyncio.shield(
+            self._sessions.persist(job.route, agent, compressed=result.compressed, new=result.new_messages)
+        )
         delivered = await self._deliver(job, result.reply, draft=preview.draft if preview else None)
         self.turns_run += 1
         log.info(
@@ -328,13 +303,10 @@ class TurnRunner:
 
     async def _compress(self, job: Job, agent: SessionAgent) -> None:
         board = self._board(job, agent, progress=False)
-        result = await agent.compress(trigger="manual", force=True, on_event=board)
+        result = await self._sessions.compress(job.route, agent, trigger="manual", force=True, on_event=board)
         if result.changed:
-            agent.state.extra.pop(STALLED_KEY, None)
-            await self._persist(agent, compressed=True, new=(), job=job)
             text = f"context compressed: {result.tokens_before:,} → {result.tokens_after:,} tokens"
         else:
-            await self._agents.save(job.route, agent)
             text = f"nothing compressed ({result.reason or result.outcome})"
         await self._deliver(job, text)
 

@@ -189,3 +189,40 @@ async def test_streaming_sends_text_deltas(fake_openai: FakeOpenAI) -> None:
     fake_openai.push(Reply(content="a streamed reply of some length"))
     result = await _loop(fake_openai, KeepLastEngine()).run([], user("hi"), context=CONTEXT, on_text=on_text)
     assert ("".join(pieces), len(pieces) > 1, result.reply) == (result.reply, True, "a streamed reply of some length")
+
+
+class BigTool:
+    """Returns a large output each call, like a file read or a test run."""
+
+    schema = ToolSchema(name="read_log", description="read", parameters={"type": "object", "properties": {}})
+
+    async def __call__(self, arguments: Mapping[str, Any], context: ToolContext) -> str:
+        return "log line\n" * 2000
+
+
+
+@pytest.mark.parametrize("settings", [{"micro_compact": True}, {"proactive_prune_tokens": 1000}])
+async def test_old_tool_results_are_pruned_between_tool_rounds(fake_openai: FakeOpenAI, settings: dict[str, Any]) -> None:
+    """`micro_compact` / `proactive_prune_tokens`: an old big tool result reaches the model as one line, no summary."""
+    from agent.context.factory import build_compressor
+    from agent.settings import AuxiliarySettings, CompressionSettings, ModelSettings
+    from agent.tokens import default_counter
+
+    compressor = build_compressor(
+        CompressionSettings(protect_last_n=1, proactive_prune_min_reclaim_tokens=100, proactive_prune_min_result_chars=1000,
+                            **settings),
+        ModelSettings(name="fake-model", context_length=128_000), AuxiliarySettings(), counter=default_counter(),
+    )
+    call = {"type": "function", "function": {"name": "read_log", "arguments": "{}"}}
+    calls = [Reply(content=None, tool_calls=[{**call, "id": f"call_{i}"}], prompt_tokens=5000) for i in range(12)]
+    fake_openai.push(*calls, Reply(content="read them all"))
+    result = await _loop(fake_openai, compressor, tools=[BigTool()], max_iterations=20).run(
+        [], user("read the logs"), context=CONTEXT
+    )
+    assert result.reply == "read them all" and result.compressed
+    last = fake_openai.requests[-1]["messages"]
+    tool_results = [m["content"] for m in last if m["role"] == "tool"]
+    assert len(tool_results) == 12
+    assert len(tool_results[0]) < 200 and "read_log" in tool_results[0]  # pruned to one informative line
+    assert tool_results[-1] == "log line\n" * 2000  # the newest stays verbatim
+    assert not any(m.get("content", "").startswith("[CONTEXT COMPACTION") for m in last if isinstance(m.get("content"), str))

@@ -126,7 +126,8 @@ async def test_idle_session_is_compacted_before_the_next_reply(fake_openai: Fake
         await platform.inject("first")
         await platform.wait_text("echo: first")
         agent = next(a for _, a in gateway.parts.agents.live_agents())
-        agent.state.extra["last_turn_at"] -= 3600  # an hour of silence
+        assert agent.state.marks.last_turn_at is not None
+        agent.state.marks.last_turn_at -= 3600  # an hour of silence
         await platform.inject("second")
         compressed = await platform.wait_text("context compressed:")
         await platform.wait_text("echo: second")

@@ -1,0 +1,92 @@
+"""The one owner of work on a session: lock → agent → work → persist → save.
+
+Owns `SessionService`. Turns, hygiene, idle compaction, `/compress`, `/new` and the admin "compress now"
+all go through it, so the order of the steps and the store writes after a compression are written once.
+Knows nothing of platforms or of how a reply is delivered: callers do that with the agent it hands them.
+"""
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+from agent.context.engine import CompressionResult, EventSink, Trigger
+from agent.messages import Message
+from agent.session import SessionAgent
+from agent.store import SessionStore
+from gateway.coord.base import SessionLock
+from gateway.coord.hold import Held, hold
+from gateway.intake.routing import Route
+from gateway.sessions.agents import AgentPool
+from gateway.sessions.appends import AppendBatcher
+
+LOCK_TTL = 30.0
+LOCK_WAIT = 600.0
+
+
+@dataclass(frozen=True, slots=True)
+class HeldSession:
+    """A session's agent while its lock is held (`held.lost` turns true if the lease could not be renewed)."""
+
+    agent: SessionAgent
+    held: Held
+
+
+class SessionService:
+    """Runs work on one session at a time across processes, and persists what the work changed.
+
+    Args:
+        agents: the live agent pool.
+        store: the session store.
+        lock: the cross-process session lock.
+        in_place: after a compression, soft-archive the replaced turns (true) or rotate to a child session.
+    """
+
+    def __init__(self, *, agents: AgentPool, store: SessionStore, lock: SessionLock, in_place: bool) -> None:
+        self.agents = agents
+        self._store = store
+        self._lock = lock
+        self._appends = AppendBatcher(store)
+        self.in_place = in_place
+
+    @asynccontextmanager
+    async def session(self, route: Route, *, wait: float | None = LOCK_WAIT) -> AsyncIterator[HeldSession]:
+        """Hold `route`'s lock (renewed while the block runs) and hand over its agent; raises `LockBusy`."""
+        async with hold(self._lock, route.key, ttl=LOCK_TTL, wait=wait) as held:
+            yield HeldSession(await self.agents.get(route), held)
+
+    async def append(self, agent: SessionAgent, messages: Sequence[Message]) -> None:
+        """Add messages to the active session (group commit with other sessions' appends)."""
+        await self._appends.append(agent.session_id, messages)
+
+    async def persist(self, route: Route, agent: SessionAgent, *, compressed: bool, new: Sequence[Message] = ()) -> None:
+        """Store what a job changed, then save the agent's state for other processes."""
+        if not compressed:
+            await self.append(agent, new)
+        elif self.in_place:
+            await asyncio.to_thread(self._store.replace_active, agent.session_id, list(agent.history))
+        else:
+            child = await asyncio.to_thread(self._store.rotate, agent.session_id, list(agent.history))
+            agent.session_id = child.id
+        await self.agents.save(route, agent)
+
+    async def compress(
+        self, route: Route, agent: SessionAgent, *, trigger: Trigger, force: bool = False, on_event: EventSink | None = None
+    ) -> CompressionResult:
+        """Compress the session's history and persist the result (or just save the state when nothing changed)."""
+        result = await agent.compress(trigger=trigger, force=force, on_event=on_event)
+        if result.changed:
+            agent.state.marks.stalled_at = None
+            await self.persist(route, agent, compressed=True)
+        else:
+            await self.agents.save(route, agent)
+        return result
+
+    async def reset(self, route: Route) -> bool:
+        """`/new`: end the session; the next message starts a fresh one (notes are kept)."""
+        async with hold(self._lock, route.key, ttl=LOCK_TTL, wait=LOCK_WAIT):
+            return await self.agents.reset(route)
+
+
+__all__ = ["LOCK_TTL", "LOCK_WAIT", "HeldSession", "SessionService"]
