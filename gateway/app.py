@@ -30,6 +30,7 @@ from gateway.intake.decide import Intake, IntakeDecision
 from gateway.intake.journal import InboundJournal
 from gateway.intake.queueing import BusyMode, Job, JobKind, SessionLanes
 from gateway.intake.routing import Route
+from gateway.ops.events import EventBus, MessageAccepted
 from gateway.ops.health import Readiness
 from gateway.sessions.agents import AgentPool
 from gateway.sessions.hygiene import estimate_history_tokens
@@ -74,6 +75,7 @@ class GatewayParts:
     adapters: Mapping[str, PlatformAdapter]
     agents: AgentPool
     sessions: SessionService
+    bus: EventBus
     runner: TurnRunner
     delivery: Delivery
     intake: Intake
@@ -256,6 +258,7 @@ class Gateway:
                 self.parts.journal.done(journal_entry)
             return
         log.info("intake.accepted", platform=message.platform, verdict=decision.verdict)
+        self.parts.bus.publish(MessageAccepted(message.platform, decision.verdict))
         command = decision.trigger.command if decision.trigger else None
         if command is not None and command.immediate:
             self._side_task(self._command(command, message, where))

@@ -48,6 +48,7 @@ from gateway.intake.allowlist import AccessRules
 from gateway.intake.decide import Intake, IntakeSettings
 from gateway.intake.journal import InboundJournal
 from gateway.intake.poller import LeasedAdapter
+from gateway.ops.events import EventBus
 from gateway.sessions.agents import AgentFactory, AgentPool
 from gateway.sessions.review import ReviewHooks
 from gateway.sessions.service import SessionService
@@ -141,9 +142,11 @@ def build_gateway(
     node: str | None = None,
     post_turn: PostTurnHook | None = None,
     providers: ProviderRegistry | None = None,
+    bus: EventBus | None = None,
 ) -> Gateway:
     """A `Gateway` for `config`; keyword arguments replace parts (tests, benchmarks)."""
     home = config.home_dir
+    bus = bus or EventBus()
     node = node or f"{os.uname().nodename}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
     coord, outbox = coordinator or build_coordinator(config, node=node)
     store = SessionStore(home / STATE_DB_NAME)
@@ -190,7 +193,7 @@ def build_gateway(
     )
     agents = AgentPool(
         store=store, cache=coord.agent_cache, model=client, factory=factory, owner=node,
-        home=str(home), capacity=config.gateway.agent_cache_size,
+        home=str(home), capacity=config.gateway.agent_cache_size, bus=bus,
     )
     delivery = Delivery(adapters=adapters, outbox=outbox, owner=node)
     journal = InboundJournal(home / "inflight", node=node)
@@ -217,6 +220,7 @@ def build_gateway(
         ),
         post_turn=post_turn,
         memory=memory if config.memory.provider else None,
+        bus=bus,
     )
     gw = config.gateway
     intake = Intake(
@@ -244,7 +248,7 @@ def build_gateway(
     closers = (client.close,) if isinstance(client, OpenAIModelClient) else ()
     return Gateway(
         GatewayParts(
-            coordinator=coord, store=store, adapters=adapters, agents=agents, sessions=sessions, runner=runner, delivery=delivery,
+            coordinator=coord, store=store, adapters=adapters, agents=agents, sessions=sessions, bus=bus, runner=runner, delivery=delivery,
             intake=intake, journal=journal, outbox=outbox, busy_mode=gw.busy_input_mode,
             shutdown_grace=gw.shutdown_grace_seconds, notes_text=notes_text, on_shutdown=on_shutdown,
             closers=closers,

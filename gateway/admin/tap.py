@@ -2,10 +2,9 @@
 
 Owns `Recorder` (the compression sink of `LiveEngine`: counts
 `chorus_compressions{trigger,outcome}` and appends to the `EventLog`) and
-`LogTap`, a structlog processor that reads the gateway's canonical log lines
-(`turn.finished`, `turn.failed`, `hygiene.ran`, `agent.built`, …) and turns
-them into metric samples and notices/errors for the dashboard, so the
-gateway's code needs no metrics calls of its own. `install_log_tap` inserts
+`EventObserver`, which turns the gateway's typed events into metric samples and
+dashboard notices, and `LogTap`, a structlog processor that lists the warning
+and error lines named below on the dashboard (no metric comes from a log line). `install_log_tap` inserts
 the tap just before the renderer (after secret redaction). The tap never
 raises and never changes the event it sees. Knows nothing of HTTP.
 """
@@ -18,6 +17,16 @@ import structlog
 
 from agent.context.engine import CompressionResult
 from gateway.admin.events import EventLog
+from gateway.ops.events import (
+    AgentBuilt,
+    AgentEvicted,
+    ConfigChanged,
+    GatewayEvent,
+    HygieneRan,
+    MessageAccepted,
+    TurnFailed,
+    TurnFinished,
+)
 from gateway.ops.metrics import Metrics
 
 # Log events shown as operator notices / errors, with the text the dashboard lists.
@@ -61,52 +70,58 @@ def _detail(event: Mapping[str, Any]) -> str:
     return "; ".join(parts)
 
 
-class LogTap:
-    """A structlog processor feeding `Metrics` and `EventLog` from the gateway's log lines."""
+class EventObserver:
+    """Reads the gateway's typed events (`gateway/ops/events.py`) into `Metrics` and the `EventLog`."""
 
     def __init__(self, events: EventLog, metrics: Metrics) -> None:
         self.events = events
         self.metrics = metrics
 
+    def __call__(self, event: GatewayEvent) -> None:
+        m = self.metrics
+        match event:
+            case MessageAccepted(platform=platform):
+                m.messages_in.labels(platform=platform).inc()
+            case TurnFinished():
+                if event.lock_wait_seconds is not None:
+                    m.lock_wait_seconds.observe(event.lock_wait_seconds)
+                m.turn_seconds.labels(platform=event.platform).observe(event.latency_seconds)
+                m.llm_tokens.labels(direction="prompt").inc(event.prompt_tokens)
+                m.llm_tokens.labels(direction="completion").inc(event.completion_tokens)
+                if event.delivered:
+                    m.messages_out.labels(platform=event.platform).inc()
+                self.events.touch(event.session_key)
+            case TurnFailed(error=error):
+                m.turn_errors.labels(kind=error).inc()
+            case HygieneRan():
+                m.hygiene_runs.labels(result=event.outcome).inc()
+                self.events.notice(event.session_key, f"hygiene: {event.reason} → {event.outcome}, "
+                                                      f"{event.messages_before} → {event.messages_after} messages")
+            case AgentBuilt(restored=restored):
+                m.agent_cache.labels(event="restored" if restored else "built").inc()
+            case AgentEvicted():
+                m.agent_cache.labels(event="evicted").inc()
+            case ConfigChanged(who=who):
+                m.config_changes.labels(source="api" if who.startswith("token:") else who or "unknown").inc()
+                self.events.notice(None, f"config {event.setting}: {event.old!r} → {event.new!r} ({who})")
+
+
+class LogTap:
+    """A structlog processor listing the gateway's warning and error lines on the dashboard (no metrics)."""
+
+    def __init__(self, events: EventLog) -> None:
+        self.events = events
+
     def __call__(self, _logger: Any, _method: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
         try:
             self._observe(event_dict)
-        except Exception:  # noqa: BLE001, S110 - observing must never break logging
+        except Exception:  # noqa: BLE001 - observing must never break logging
             pass
         return event_dict
 
     def _observe(self, event: Mapping[str, Any]) -> None:
         name = event.get("event")
         session = event.get("session_key") if isinstance(event.get("session_key"), str) else None
-        platform = str(event.get("platform") or "unknown")
-        m = self.metrics
-        if name == "intake.accepted":
-            m.messages_in.labels(platform=platform).inc()
-        elif name == "turn.finished":
-            if event.get("lock_wait_ms") is not None:
-                m.lock_wait_seconds.observe(float(event["lock_wait_ms"]) / 1000)
-            if event.get("latency_ms") is not None:
-                m.turn_seconds.labels(platform=platform).observe(float(event["latency_ms"]) / 1000)
-            m.llm_tokens.labels(direction="prompt").inc(int(event.get("prompt_tokens") or 0))
-            m.llm_tokens.labels(direction="completion").inc(int(event.get("completion_tokens") or 0))
-            if event.get("delivered"):
-                m.messages_out.labels(platform=platform).inc()
-            if session is not None:
-                self.events.touch(session)
-        elif name == "hygiene.ran":
-            m.hygiene_runs.labels(result=str(event.get("outcome", "unknown"))).inc()
-            self.events.notice(session, f"hygiene: {event.get('reason', '')} → {event.get('outcome', '')}, "
-                                        f"{event.get('messages_before')} → {event.get('messages_after')} messages")
-        elif name == "agent.built":
-            m.agent_cache.labels(event="restored" if event.get("restored") else "built").inc()
-        elif name in ("turn.failed", "turn.lock_busy"):
-            m.turn_errors.labels(kind=str(event.get("error") or name.split(".")[1])).inc()
-        elif name == "admin.config_changed":
-            who = str(event.get("who", ""))
-            m.config_changes.labels(source="api" if who.startswith("token:") else who or "unknown").inc()
-            self.events.notice(None, f"config {event.get('setting')}: {event.get('old')!r} → {event.get('new')!r} ({who})")
-        if name == "agent.evicted":
-            m.agent_cache.labels(event="evicted").inc()
         if name in ERROR_EVENTS:
             detail = _detail(event)
             self.events.error(session, ERROR_EVENTS[name] + (f" ({detail})" if detail else ""))
@@ -131,4 +146,4 @@ def install_log_tap(tap: LogTap) -> Callable[[], None]:
     return remove
 
 
-__all__ = ["ERROR_EVENTS", "NOTICE_EVENTS", "LogTap", "Recorder", "install_log_tap"]
+__all__ = ["ERROR_EVENTS", "NOTICE_EVENTS", "EventObserver", "LogTap", "Recorder", "install_log_tap"]

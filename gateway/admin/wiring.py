@@ -7,7 +7,7 @@ feeds metrics and events, and the admin `web.Application` is returned);
 and `install_sighup`. `chorus run` uses it as:
 
     ops = Operations.create(config, path=config_path)
-    gateway = build_gateway(config, engine=ops.engine())
+    gateway = build_gateway(config, engine=ops.engine(), bus=ops.bus)
     await gateway.start()
     app = ops.attach(gateway, token=config.admin.token, extra_routes=webhook_routes)
     runner, port = await serve_admin(app, config.admin.host, config.admin.port)
@@ -31,10 +31,11 @@ from agent.context.engine import ContextEngine
 from gateway.admin.app import build_admin_app
 from gateway.admin.events import EventLog
 from gateway.admin.gateway_backend import GatewayBackend
-from gateway.admin.tap import LogTap, Recorder, install_log_tap
+from gateway.admin.tap import EventObserver, LogTap, Recorder, install_log_tap
 from gateway.admin.tuning import follow_turn_limits, live_engine_factory
 from gateway.app import Gateway
 from gateway.config import ChorusConfig
+from gateway.ops.events import EventBus
 from gateway.ops.live_config import LiveConfig, install_sighup
 from gateway.ops.metrics import Metrics
 
@@ -50,7 +51,12 @@ class Operations:
 
     @classmethod
     def create(cls, config: ChorusConfig, *, path: Path | None = None, metrics: Metrics | None = None) -> Operations:
-        return cls(LiveConfig(config, path=path), EventLog(), metrics or Metrics())
+        return cls(LiveConfig(config, path=path, bus=EventBus()), EventLog(), metrics or Metrics())
+
+    @property
+    def bus(self) -> EventBus:
+        """The event bus to build the gateway with (`build_gateway(..., bus=ops.bus)`): config changes go here too."""
+        return self.live.bus
 
     @property
     def recorder(self) -> Recorder:
@@ -73,14 +79,18 @@ class Operations:
         Args:
             gateway: the gateway built with `engine=self.engine()`.
             token: `admin.token` (None: the operator API answers 403).
-            tap_logs: feed metrics and the event log from the gateway's log lines.
+            tap_logs: feed the dashboard's notice and error list from the gateway's log lines (metrics come from events).
             extra_routes: served beside the admin routes (platform webhooks).
         """
         if isinstance(token, SecretStr):
             token = token.get_secret_value()
         self._undo.append(follow_turn_limits(self.live, gateway.parts.runner))
+        observer = EventObserver(self.events, self.metrics)
+        self._undo.append(self.live.bus.subscribe(observer))
+        if gateway.parts.bus is not self.live.bus:
+            self._undo.append(gateway.parts.bus.subscribe(observer))
         if tap_logs:
-            self._undo.append(install_log_tap(LogTap(self.events, self.metrics)))
+            self._undo.append(install_log_tap(LogTap(self.events)))
         backend = GatewayBackend(gateway, events=self.events, live=self.live)
         return build_admin_app(
             backend, metrics=self.metrics, token=token, live=self.live, events=self.events,

@@ -26,6 +26,7 @@ from pydantic import BaseModel, SecretStr, ValidationError
 
 from chorus_errors import ConfigError
 from gateway.config import ChorusConfig, describe_validation_error, load_config
+from gateway.ops.events import ConfigChanged, EventBus
 
 log = structlog.get_logger(__name__)
 
@@ -126,7 +127,8 @@ class LiveConfig:
         path: the file it was loaded from (None: built-in defaults; nothing to save or reload).
     """
 
-    def __init__(self, config: ChorusConfig, *, path: Path | None = None) -> None:
+    def __init__(self, config: ChorusConfig, *, path: Path | None = None, bus: EventBus | None = None) -> None:
+        self.bus = bus or EventBus()  # each changed key is published as a `ConfigChanged`
         self._config = config
         self.path = path
         self.version = 0
@@ -196,6 +198,7 @@ class LiveConfig:
         self.version += 1
         for change in changes:
             log.info("admin.config_changed", setting=change.key, old=change.old, new=change.new, who=who)
+            self.bus.publish(ConfigChanged(change.key, change.old, change.new, who))
         for subscriber in list(self._subscribers):
             try:
                 subscriber(old, new)

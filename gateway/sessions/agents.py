@@ -26,6 +26,7 @@ from agent.store import SessionStore, StoredSession
 from agent.tools.base import Tool
 from gateway.coord.base import AgentCache, agent_cache_key
 from gateway.intake.routing import Route
+from gateway.ops.events import AgentBuilt, AgentEvicted, EventBus
 from gateway.sessions.appends import GroupCommit
 
 log = structlog.get_logger(__name__)
@@ -61,6 +62,7 @@ class AgentPool:
         owner: this process's id in the shared cache.
         home: the data directory (part of the cache key).
         capacity: local bound of live agents.
+        bus: where agent built / evicted events are published.
     """
 
     def __init__(
@@ -73,7 +75,9 @@ class AgentPool:
         owner: str,
         home: str,
         capacity: int,
+        bus: EventBus | None = None,
     ) -> None:
+        self._bus = bus or EventBus()
         self._store = store
         self._cache = cache
         self._model = model
@@ -153,6 +157,7 @@ class AgentPool:
             state = AgentState(session_id=session_id, snapshot=snapshot)
         self.rebuilds += 1
         log.info("agent.built", session_id=session_id, messages=len(history), restored=raw is not None)
+        self._bus.publish(AgentBuilt(session_id, restored=raw is not None))
         return SessionAgent(
             session_id=session_id,
             history=history,
@@ -169,6 +174,7 @@ class AgentPool:
             route_key = self._by_cache_key.get(evicted)
             if route_key is not None:
                 log.info("agent.evicted", cache_key=evicted)
+                self._bus.publish(AgentEvicted(evicted))
                 self._drop(route_key)
 
     def _drop(self, route_key: str) -> None:

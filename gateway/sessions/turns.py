@@ -32,6 +32,7 @@ from gateway.delivery.notices import NoticeBoard
 from gateway.delivery.outbound import Delivery, StreamPreview, typing_while
 from gateway.intake.journal import InboundJournal
 from gateway.intake.queueing import Job
+from gateway.ops.events import EventBus, HygieneRan, TurnFailed, TurnFinished
 from gateway.ops.logs import bind_message_context
 from gateway.sessions.hygiene import check_hygiene
 from gateway.sessions.service import SessionService
@@ -103,6 +104,7 @@ class TurnRunner:
         settings: turn limits and switches.
         post_turn: called after a reply was delivered (background review); never blocks the reply.
         memory: the external memory provider manager (prefetch before a turn, sync after it), if any.
+        bus: where turn and hygiene events are published (metrics and the admin event list read them).
     """
 
     def __init__(
@@ -114,8 +116,10 @@ class TurnRunner:
         settings: TurnSettings,
         post_turn: PostTurnHook | None = None,
         memory: MemoryManager | None = None,
+        bus: EventBus | None = None,
     ) -> None:
         self._sessions = sessions
+        self._bus = bus or EventBus()
         self._delivery = delivery
         self._journal = journal
         self.settings = settings
@@ -132,14 +136,15 @@ class TurnRunner:
         waiting_since = time.monotonic()
         try:
             async with self._sessions.session(job.route) as held:
-                bind_contextvars(lock_wait_ms=round((time.monotonic() - waiting_since) * 1000, 2))
+                lock_wait = time.monotonic() - waiting_since
+                bind_contextvars(lock_wait_ms=round(lock_wait * 1000, 2))
                 agent = held.agent
                 if job.kind == "record":
                     await self._record(job, agent)
                 elif job.kind == "compress":
                     await self._compress(job, agent)
                 else:
-                    await self._turn(job, agent)
+                    await self._turn(job, agent, lock_wait=lock_wait)
                 if held.held.lost:
                     # Renewal failed (e.g. a long Redis outage): another process may have run this session.
                     log.warning("turn.lock_lost", kind=job.kind)
@@ -149,9 +154,11 @@ class TurnRunner:
             raise
         except LockBusy:
             log.warning("turn.lock_busy", kind=job.kind)
+            self._bus.publish(TurnFailed(job.message.platform, job.route.key, "lock_busy"))
             await self._tell(job, BUSY_TEXT)
         except Exception as exc:  # noqa: BLE001 - the task boundary: log, tell the chat briefly
             log.exception("turn.failed", kind=job.kind, error=type(exc).__name__)
+            self._bus.publish(TurnFailed(job.message.platform, job.route.key, type(exc).__name__))
             await self._tell(job, self._failure_text(exc))
         if job.journal_entry is not None and job.journal_entry in self._journal_done:
             self._journal_done.discard(job.journal_entry)
@@ -206,6 +213,7 @@ class TurnRunner:
             "hygiene.ran", reason=decision.reason, outcome=result.outcome, messages_before=before,
             messages_after=len(agent.history), tokens_before=result.tokens_before, tokens_after=result.tokens_after,
         )
+        self._bus.publish(HygieneRan(job.route.key, decision.reason, result.outcome, before, len(agent.history)))
         return result
 
     async def _idle_compact(self, job: Job, agent: SessionAgent, board: NoticeBoard) -> None:
@@ -219,7 +227,7 @@ class TurnRunner:
         if result.changed:
             await self._sessions.persist(job.route, agent, compressed=True)
 
-    async def _turn(self, job: Job, agent: SessionAgent) -> None:
+    async def _turn(self, job: Job, agent: SessionAgent, *, lock_wait: float | None = None) -> None:
         started = time.monotonic()
         limit = self.settings.max_message_chars
         if len(job.message.text) > limit:
@@ -265,6 +273,11 @@ class TurnRunner:
             delivered=delivered,
             messages=len(agent.history),
         )
+        self._bus.publish(TurnFinished(
+            platform=job.message.platform, session_key=job.route.key, latency_seconds=time.monotonic() - started,
+            lock_wait_seconds=lock_wait, prompt_tokens=result.usage.prompt_tokens,
+            completion_tokens=result.usage.completion_tokens, delivered=delivered,
+        ))
         if self._post_turn is not None:
             await self._post_turn(FinishedTurn(job=job, agent=agent, reply=result.reply, new_messages=result.new_messages))
         if self._memory is not None:

@@ -7,26 +7,44 @@ import logging
 import structlog
 
 from gateway.admin.events import EventLog
-from gateway.admin.tap import LogTap, install_log_tap
+from gateway.admin.tap import EventObserver, LogTap, install_log_tap
+from gateway.ops.events import EventBus, MessageAccepted, TurnFailed
 from gateway.ops.logs import configure_logging
 from gateway.ops.metrics import Metrics
 
 
 def test_quiet_logs_still_feed_the_metrics() -> None:
-    """At level error, info lines are not printed but still reach the metrics tap."""
+    """At level error, info lines are not printed; metrics come from typed events, so they still count."""
     out = io.StringIO()
     configure_logging(level="error", fmt="json", stream=out)
-    metrics = Metrics()
-    remove = install_log_tap(LogTap(EventLog(), metrics))
+    metrics, events, bus = Metrics(), EventLog(), EventBus()
+    bus.subscribe(EventObserver(events, metrics))
+    remove = install_log_tap(LogTap(events))
     try:
         log = structlog.get_logger("test")
         log.info("intake.accepted", platform="web", verdict="answer")
+        bus.publish(MessageAccepted("web", "respond"))
         log.error("turn.failed", error="Boom")
+        bus.publish(TurnFailed("web", "agent:default:web:dm:1", "Boom"))
     finally:
         remove()
     printed = out.getvalue()
     assert "intake.accepted" not in printed and "turn.failed" in printed
     assert metrics.registry.get_sample_value("chorus_messages_in_total", {"platform": "web"}) == 1
+    assert metrics.registry.get_sample_value("chorus_turn_errors_total", {"kind": "Boom"}) == 1
+    assert [e.text for e in events.recent()][-1].startswith("turn failed")
+
+
+def test_a_log_line_alone_counts_no_metric() -> None:
+    """The log tap lists warnings and errors; it never counts a metric."""
+    configure_logging(level="info", fmt="json", stream=io.StringIO())
+    metrics = Metrics()
+    remove = install_log_tap(LogTap(EventLog()))
+    try:
+        structlog.get_logger("test").info("intake.accepted", platform="web", verdict="answer")
+    finally:
+        remove()
+    assert metrics.registry.get_sample_value("chorus_messages_in_total", {"platform": "web"}) is None
 
 
 def test_secrets_are_redacted_and_httpx_urls_not_logged() -> None:
