@@ -86,6 +86,9 @@ class PlatformLimits:
     supports_edit: bool = True
     min_edit_interval_seconds: float = 1.0
     markup: Literal["markdown", "markdown_v2", "mrkdwn", "html", "plain"] = "plain"
+    # The adapter spaces (and merges) its own edits per chat: the gateway then adds no throttle of its own,
+    # so exactly one throttle acts on each platform's edits.
+    throttles_edits: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -80,7 +80,8 @@ class SlackAdapter:
 
     name = PLATFORM
     limits = PlatformLimits(
-        max_message_chars=SLACK_MESSAGE_CHARS, supports_edit=True, min_edit_interval_seconds=1.0, markup="mrkdwn"
+        max_message_chars=SLACK_MESSAGE_CHARS, supports_edit=True, min_edit_interval_seconds=1.0, markup="mrkdwn",
+        throttles_edits=True,  # `_edit_slot` spaces edits per channel
     )
 
     def __init__(

@@ -118,6 +118,7 @@ class TelegramAdapter:
             supports_edit=True,
             min_edit_interval_seconds=edit_interval,
             markup="markdown_v2",
+            throttles_edits=True,  # `_throttle.EditThrottle` merges superseded edits per chat
         )
         self._token = token
         self._call = Caller(

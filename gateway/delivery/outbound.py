@@ -156,6 +156,9 @@ class Delivery:
         return "rate limited twice"
 
     async def _throttled_edit(self, adapter: PlatformAdapter, sent: SentMessage, text: str, *, final: bool) -> bool:
+        if adapter.limits.throttles_edits:  # the adapter is this platform's one throttle
+            await adapter.edit(sent, text)
+            return True
         interval = adapter.limits.min_edit_interval_seconds
         if not final and not self.throttle.ready(sent.target, interval):
             return False
@@ -205,21 +208,29 @@ class StreamPreview:
         self._started = clock()
         self._text: list[str] = []
         self.draft: SentMessage | None = None
-        self._sending = False
+        self._showing: asyncio.Task[None] | None = None
 
     async def __call__(self, delta: str) -> None:
+        """Never waits for the platform: one preview edit is in flight at a time, the stream reads on."""
         self._text.append(delta)
-        if self._sending or self._clock() - self._started < STREAM_DRAFT_AFTER:
+        if self._showing is not None or self._clock() - self._started < STREAM_DRAFT_AFTER:
             return
-        self._sending = True
+        self._showing = asyncio.create_task(self._show("".join(self._text) + STREAM_CURSOR))
+
+    async def _show(self, text: str) -> None:
         try:
-            text = "".join(self._text) + STREAM_CURSOR
             if self.draft is None:
                 self.draft = await self._delivery.send_text(self._target, text)
             else:
                 await self._delivery.edit_text(self.draft, text, final=False)
         finally:
-            self._sending = False
+            self._showing = None
+
+    async def settle(self) -> None:
+        """Wait for the preview edit in flight, so the final reply is the draft's last edit."""
+        showing = self._showing
+        if showing is not None:
+            await showing
 
     def reset(self) -> None:
         self._text.clear()

@@ -257,6 +257,8 @@ class TurnRunner:
         await asyncio.shield(
             self._sessions.persist(job.route, agent, compressed=result.compressed, new=result.new_messages)
         )
+        if preview is not None:
+            await preview.settle()
         delivered = await self._deliver(job, result.reply, draft=preview.draft if preview else None)
         self.turns_run += 1
         log.info(
