@@ -50,6 +50,10 @@ class ModelClient(Protocol):
         on_text: TextSink | None = None,
     ) -> Completion: ...
 
+    async def close(self) -> None:
+        """Release the endpoint's connections (idempotent)."""
+        ...
+
 
 def _error_code(exc: openai.APIStatusError) -> str | None:
     body = exc.body

@@ -58,6 +58,9 @@ class InstantModel:
             await on_text(text)
         return Completion(Message(role="assistant", content=text), 100 + len(messages), 5, "stop", self.model)
 
+    async def close(self) -> None:
+        return None
+
 
 @dataclass(frozen=True)
 class Result:

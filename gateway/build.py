@@ -245,7 +245,7 @@ def build_gateway(
             await hooks.flush(timeout=max(1.0, config.gateway.shutdown_grace_seconds))
         await runner.close()
 
-    closers = (client.close,) if isinstance(client, OpenAIModelClient) else ()
+    closers = (client.close,)
     return Gateway(
         GatewayParts(
             coordinator=coord, store=store, adapters=adapters, agents=agents, sessions=sessions, bus=bus, runner=runner, delivery=delivery,

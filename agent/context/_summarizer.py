@@ -77,6 +77,10 @@ class Summarizer(Protocol):
         """The summary body (no framing), think blocks stripped, never empty."""
         ...
 
+    async def close(self) -> None:
+        """Release the summary model's connections (idempotent)."""
+        ...
+
 
 def _clip(text: str, limit: int) -> str:
     if len(text) <= limit:
@@ -147,6 +151,9 @@ class FallbackOnly:
     async def summarize(self, request: SummaryRequest) -> str:
         raise ModelNotConfigured("no summary model configured: set model.name or auxiliary.compression.model")
 
+    async def close(self) -> None:
+        return None  # nothing to release
+
 
 class ModelSummarizer:
     """Summaries through the auxiliary model, retried once on the main model.
@@ -179,9 +186,7 @@ class ModelSummarizer:
     async def close(self) -> None:
         """Close the clients' HTTP connections."""
         for client in self._clients:
-            close = getattr(client, "close", None)
-            if close is not None:
-                await close()
+            await client.close()
 
     async def summarize(self, request: SummaryRequest) -> str:
         if not self._clients:

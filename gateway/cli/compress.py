@@ -186,9 +186,7 @@ async def handle(args: argparse.Namespace) -> int:
     try:
         results = await compress_records(records, config, summarizer, default_counter())
     finally:
-        close = getattr(summarizer, "close", None)
-        if close is not None:
-            await close()
+        await summarizer.close()
     sections = handoff_sections(config.compression)
     for original, (_, result, row) in zip(records, results, strict=True):
         explained = explain_lines(original.messages, result, default_counter(), sections) if args.explain else []

@@ -142,3 +142,6 @@ class CountingClient:
             return await self.inner.complete(messages, **kwargs)
         finally:
             self.running -= 1
+
+    async def close(self) -> None:
+        await self.inner.close()
