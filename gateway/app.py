@@ -20,8 +20,11 @@ import structlog
 
 from adapters.base import InboundMessage, PlatformAdapter
 from agent.store import SessionStore
-from gateway.agents import AgentPool
+from gateway.agents import PROMPT_SOURCE_KEY, AgentPool
 from gateway.allowlist import REFUSAL_TEXT
+from gateway.chat_commands import ChatCommands, CommandContext, admin_refusal
+from gateway.chat_policy import ChatPolicy
+from gateway.chatstore import ChatStore
 from gateway.commands import HELP_TEXT, Command, StatusInfo, render_status
 from gateway.coord import Coordinator, hold
 from gateway.coord.base import Outbox
@@ -65,6 +68,9 @@ class GatewayParts:
     notes_text: Callable[[str], str] | None = None
     on_shutdown: Callable[[], Awaitable[None]] | None = None
     closers: tuple[Callable[[], Awaitable[None]], ...] = ()
+    policy: ChatPolicy | None = None
+    chats: ChatStore | None = None
+    chat_commands: ChatCommands | None = None
 
 
 def _journaled(decision: IntakeDecision) -> bool:
@@ -98,6 +104,8 @@ class Gateway:
             raise RuntimeError("Gateway is already running; call stop() first")
         parts = self.parts
         await asyncio.to_thread(parts.store.open)
+        if parts.chats is not None:
+            await asyncio.to_thread(parts.chats.open)
         self._store_open = True
         parts.journal.open()
         await parts.coordinator.start()
@@ -154,6 +162,8 @@ class Gateway:
             self.parts.outbox.close()
         if self._store_open:
             await asyncio.to_thread(self.parts.store.close)
+            if self.parts.chats is not None:
+                await asyncio.to_thread(self.parts.chats.close)
             self._store_open = False
         log.info("gateway.stopped")
 
@@ -239,6 +249,13 @@ class Gateway:
             return
         log.info("intake.accepted", platform=message.platform, verdict=decision.verdict)
         command = decision.trigger.command if decision.trigger else None
+        refusal = admin_refusal(command, message, self.parts.policy) if command and self.parts.policy else None
+        if refusal is not None:
+            log.info("command.refused", command=command.name if command else None, reason="not an admin")
+            await self.parts.delivery.send_text(where.target, refusal)
+            if journal_entry is not None:
+                self.parts.journal.done(journal_entry)
+            return
         if command is not None and command.immediate:
             self._side_task(self._command(command, message, where))
             if journal_entry is not None:
@@ -287,9 +304,14 @@ class Gateway:
                 text += f" {self.lanes.queued(where.key)} queued message(s) will still be answered."
         elif command.name == "status":
             text = render_status(await self._status(where))
+        elif command.name in ("model", "usage", "undo") and self.parts.chat_commands is not None:
+            context = CommandContext(message=message, route=where, busy=self.lanes.busy(where.key))
+            text = await self.parts.chat_commands.run(command, context)
         elif command.name == "memory":
             notes = self.parts.notes_text
             text = await asyncio.to_thread(notes, where.chat_scope) if notes else "notes are turned off here."
+        elif command.name in ("model", "usage", "undo"):
+            text = f"/{command.name} is not available here."
         else:  # new / reset
             self._forget(self.lanes.stop(where.key))
             async with hold(self.parts.coordinator.lock, where.key, ttl=LOCK_TTL, wait=LOCK_WAIT):
@@ -315,6 +337,8 @@ class Gateway:
             busy=self.lanes.busy(where.key),
             queued=self.lanes.queued(where.key),
             blocked=engine.state.blocked_until > time.time(),
+            prompt_source=str(agent.state.extra.get(PROMPT_SOURCE_KEY, "default")),
+            model=self.parts.agents.model_of(where),
         )
 
     # replies left pending -----------------------------------------------------------

@@ -15,10 +15,11 @@ from typing import Literal, TypeAlias
 import structlog
 
 from adapters.base import InboundMessage
-from gateway.allowlist import AccessRules, RefusalLimiter, check_access
+from gateway.allowlist import LOCAL_PLATFORMS, AccessRules, RefusalLimiter, check_access
+from gateway.chat_policy import ChatPolicy
 from gateway.coord.base import Deduplicator
 from gateway.logs import bind_message_context
-from gateway.routing import Route, route
+from gateway.routing import Route, chat_scope, route
 from gateway.triggers import GroupTrigger, TriggerDecision, decide_trigger
 
 log = structlog.get_logger(__name__)
@@ -53,6 +54,8 @@ class Intake:
         rules: access rules by platform (a platform without rules is denied).
         settings: routing and trigger settings.
         refusals: rate limit of refusals per unknown sender.
+        policy: the running config's view of chats; when given, allowlists and `require_mention`
+            (per platform, and per chat in `chats`) follow it live instead of `rules` / `settings`.
     """
 
     def __init__(
@@ -62,18 +65,32 @@ class Intake:
         rules: Mapping[str, AccessRules],
         settings: IntakeSettings,
         refusals: RefusalLimiter | None = None,
+        policy: ChatPolicy | None = None,
     ) -> None:
         self._dedup = dedup
         self._rules = rules
         self.settings = settings
         self._refusals = refusals or RefusalLimiter()
+        self._policy = policy
+
+    def _access_rules(self, platform: str) -> AccessRules | None:
+        if self._policy is not None and platform not in LOCAL_PLATFORMS:
+            return self._policy.access_rules(platform)
+        return self._rules.get(platform)
+
+    def _require_mention(self, message: InboundMessage) -> bool:
+        default = self.settings.require_mention.get(message.platform, True)
+        if self._policy is None:
+            return default
+        override = self._policy.require_mention(message.platform, chat_scope(message.platform, message.chat_id))
+        return override if override is not None else self._policy.platform_require_mention(message.platform, default)
 
     async def decide(self, message: InboundMessage, *, replay: bool = False) -> IntakeDecision:
         """Decide one message; `replay` skips de-duplication (a journaled message was claimed already)."""
         bind_message_context(platform=message.platform, chat_id=message.chat_id)
         if not replay and not await self._dedup.claim(message.dedup_key):
             return IntakeDecision("duplicate", f"delivery {message.dedup_key} already claimed", message)
-        access = check_access(message, self._rules.get(message.platform))
+        access = check_access(message, self._access_rules(message.platform))
         if not access.allowed:
             if self.settings.unknown_sender == "refuse" and self._refusals.should_refuse(
                 message.platform, message.user_id
@@ -87,7 +104,7 @@ class Intake:
         trigger = decide_trigger(
             message,
             group_trigger=self.settings.group_trigger,
-            require_mention=self.settings.require_mention.get(message.platform, True),
+            require_mention=self._require_mention(message),
             record_unmentioned=self.settings.record_unmentioned,
         )
         verdict: Verdict = trigger.action

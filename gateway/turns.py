@@ -22,6 +22,7 @@ from structlog.contextvars import bind_contextvars
 from adapters.base import SentMessage
 from agent.context.engine import CompressionResult
 from agent.errors import ModelAuthError, ModelNotConfigured, RateLimited
+from agent.loop import TurnUsage
 from agent.memory.providers import MemoryManager
 from agent.messages import Message, user
 from agent.session import SessionAgent
@@ -29,12 +30,14 @@ from agent.store import SessionStore
 from agent.tools.base import ToolContext
 from gateway.agents import AgentPool
 from gateway.appends import AppendBatcher
+from gateway.chatstore import ChatStore, Usage
 from gateway.coord.base import OutboundItem, SessionLock
 from gateway.coord.hold import LockBusy, hold
 from gateway.delivery import Delivery, StreamPreview, typing_while
 from gateway.hygiene import STALLED_KEY, check_hygiene
 from gateway.journal import InboundJournal
 from gateway.logs import bind_message_context
+from gateway.media import MediaReader, TurnRefused, describe_all
 from gateway.notices import NoticeBoard
 from gateway.queueing import Job
 
@@ -48,6 +51,7 @@ AUTH_TEXT = "I can't reach my model right now (the operator needs to check its c
 RATE_TEXT = "The model is rate-limiting me right now; please try again in a minute."
 TOO_LONG_TEXT = "That message is too long for me ({n:,} characters; the limit is {limit:,}). Please shorten it."
 WARNED_KEY = "warned"
+USAGE_KEY = "usage"  # this session's token usage, in the agent state
 LAST_TURN_KEY = "last_turn_at"
 
 
@@ -74,6 +78,11 @@ class FinishedTurn:
 PostTurnHook = Callable[[FinishedTurn], Awaitable[None]]
 
 
+def session_usage(agent: SessionAgent) -> Usage:
+    """The tokens this session has used so far (kept in the agent state across processes)."""
+    return Usage.from_json(agent.state.extra.get(USAGE_KEY))
+
+
 class _Notices:
     """`NoticeChannel` over `Delivery` for one chat."""
 
@@ -92,8 +101,11 @@ class _Notices:
 
 
 def user_line(job: Job) -> Message:
-    """The user message as the model sees it: prefixed with the sender's name in shared sessions."""
-    text = job.message.text
+    """The user message as the model sees it: prefixed with the sender's name in shared sessions.
+
+    Attachments are described in one line each (`MediaReader` reads them for a turn).
+    """
+    text = describe_all(job.message) if job.message.attachments else job.message.text
     if job.route.shared:
         return user(f"{job.message.user_name}: {text}")
     return user(text)
@@ -111,6 +123,8 @@ class TurnRunner:
         settings: turn limits and switches.
         post_turn: called after a reply was delivered (background review); never blocks the reply.
         memory: the external memory provider manager (prefetch before a turn, sync after it), if any.
+        media: reads attachments into the user message (None: they are described in one line).
+        chats: the per-chat store the usage of each turn is added to (None: not kept).
     """
 
     def __init__(
@@ -124,6 +138,8 @@ class TurnRunner:
         settings: TurnSettings,
         post_turn: PostTurnHook | None = None,
         memory: MemoryManager | None = None,
+        media: MediaReader | None = None,
+        chats: ChatStore | None = None,
     ) -> None:
         self._agents = agents
         self._store = store
@@ -134,6 +150,8 @@ class TurnRunner:
         self.settings = settings
         self._post_turn = post_turn
         self._memory = memory
+        self._media = media
+        self._chats = chats
         self._syncs: set[asyncio.Task[bool]] = set()
         self._journal_done: set[str] = set()  # entries already removed by `_deliver` (saves a failing unlink)
         self.turns_run = 0
@@ -214,7 +232,7 @@ class TurnRunner:
         decision = check_hygiene(
             agent.history,
             last_prompt_tokens=agent.engine.state.last_prompt_tokens,
-            context_length=self.settings.context_length,
+            context_length=agent.engine.context_length,  # the chat's model's window (`/model`)
             hard_message_limit=self.settings.hard_message_limit,
             stalled_at=stalled if isinstance(stalled, int) else None,
         )
@@ -255,6 +273,14 @@ class TurnRunner:
         if self.settings.model_missing_text is not None:
             await self._deliver(job, self.settings.model_missing_text)
             return
+        turn_message = user_line(job)
+        if self._media is not None and job.message.attachments:
+            prefix = f"{job.message.user_name}: " if job.route.shared else ""
+            read = await self._media.user_turn(job.message, prefix=prefix)
+            if isinstance(read, TurnRefused):
+                await self._deliver(job, read.reply)
+                return
+            turn_message = read
         board = self._board(job, agent, progress=self.settings.progress_notices)
         hygiene = await self._hygiene(job, agent, board)
         if hygiene is None or not hygiene.changed:
@@ -269,10 +295,11 @@ class TurnRunner:
             if self._memory is not None:
                 recall = await self._memory.prefetch(job.route.chat_scope, job.message.user_id, job.message.text)
             result = await agent.run_turn(
-                user_line(job), context=context, on_text=preview, on_event=board, recall=recall
+                turn_message, context=context, on_text=preview, on_event=board, recall=recall
             )
         if result.compressed:
             agent.state.extra.pop(STALLED_KEY, None)
+        await self._count_usage(job, agent, result.usage)
         await asyncio.shield(self._persist(agent, compressed=result.compressed, new=result.new_messages, job=job))
         delivered = await self._deliver(job, result.reply, draft=preview.draft if preview else None)
         self.turns_run += 1
@@ -299,6 +326,16 @@ class TurnRunner:
             )
             self._syncs.add(sync)
             sync.add_done_callback(self._syncs.discard)
+
+    async def _count_usage(self, job: Job, agent: SessionAgent, usage: TurnUsage) -> None:
+        """This session's running total (in the agent state) and the chat's all-time total (in the chat store)."""
+        turn = Usage(usage.prompt_tokens, usage.completion_tokens, usage.requests)
+        agent.state.extra[USAGE_KEY] = session_usage(agent).plus(turn).to_json()
+        if self._chats is not None:
+            try:
+                await asyncio.to_thread(self._chats.add_usage, job.route.chat_scope, job.message.platform, turn)
+            except Exception as exc:  # noqa: BLE001 - usage figures must never fail a turn
+                log.warning("usage.store_failed", error=type(exc).__name__)
 
     async def close(self, *, timeout: float = 5.0) -> None:
         """Wait (bounded) for provider syncs in flight, then shut the provider down."""
@@ -339,5 +376,7 @@ class TurnRunner:
         await self._deliver(job, text)
 
 
-__all__ = ["FAILED_TEXT", "FinishedTurn", "PostTurnHook", "TurnRunner", "TurnSettings", "user_line"]
+__all__ = [
+    "FAILED_TEXT", "USAGE_KEY", "FinishedTurn", "PostTurnHook", "TurnRunner", "TurnSettings", "session_usage", "user_line",
+]
 
