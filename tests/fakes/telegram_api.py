@@ -315,6 +315,8 @@ class FakeTelegram:
             result = await handler(params)
         except _ApiError as exc:
             return _error(400, exc.description)
+        async with self._changed:
+            self._changed.notify_all()  # the chat's texts changed: wake `wait_for_text`
         return web.json_response({"ok": True, "result": result})
 
     async def _download(self, request: web.Request) -> web.StreamResponse:
@@ -389,6 +391,23 @@ class FakeTelegram:
         if chat.texts.pop(int(params["message_id"]), None) is None:
             raise _ApiError("Bad Request: message to delete not found")
         return True
+
+    async def wait_for_text(self, chat_id: int | str, needle: str, *, timeout: float = 10.0) -> str:
+        """Wait until a message the bot sent to the chat shows a text containing `needle` (a finished stream
+        shows no cursor); returns that text."""
+
+        def found() -> str | None:
+            for text in self.texts(chat_id).values():
+                if needle in text and not text.endswith("▌"):
+                    return text
+            return None
+
+        async with asyncio.timeout(timeout):
+            async with self._changed:
+                await self._changed.wait_for(lambda: found() is not None)
+        text = found()
+        assert text is not None
+        return text
 
     def texts(self, chat_id: int | str) -> dict[int, str]:
         """The visible text of every live message the bot sent to a chat."""
