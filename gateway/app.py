@@ -34,6 +34,7 @@ from gateway.hygiene import estimate_history_tokens
 from gateway.intake import Intake, IntakeDecision
 from gateway.journal import InboundJournal
 from gateway.outbox_file import JournaledOutbox
+from gateway.pairing import PairingStore
 from gateway.queueing import BusyMode, Job, JobKind, SessionLanes
 from gateway.routing import Route
 from gateway.turns import LOCK_TTL, LOCK_WAIT, TurnRunner
@@ -71,6 +72,7 @@ class GatewayParts:
     policy: ChatPolicy | None = None
     chats: ChatStore | None = None
     chat_commands: ChatCommands | None = None
+    pairing: PairingStore | None = None
 
 
 def _journaled(decision: IntakeDecision) -> bool:
@@ -106,6 +108,8 @@ class Gateway:
         await asyncio.to_thread(parts.store.open)
         if parts.chats is not None:
             await asyncio.to_thread(parts.chats.open)
+        if parts.pairing is not None:
+            await asyncio.to_thread(parts.pairing.open)
         self._store_open = True
         parts.journal.open()
         await parts.coordinator.start()
@@ -164,6 +168,8 @@ class Gateway:
             await asyncio.to_thread(self.parts.store.close)
             if self.parts.chats is not None:
                 await asyncio.to_thread(self.parts.chats.close)
+            if self.parts.pairing is not None:
+                await asyncio.to_thread(self.parts.pairing.close)
             self._store_open = False
         log.info("gateway.stopped")
 
@@ -243,7 +249,7 @@ class Gateway:
         if decision.verdict in ("duplicate", "deny", "ignore") or where is None:
             log.debug("intake.dropped", verdict=decision.verdict, reason=decision.reason)
             if decision.verdict == "refuse":
-                await self.parts.delivery.send_text(message.target, REFUSAL_TEXT)
+                await self.parts.delivery.send_text(message.target, decision.reply or REFUSAL_TEXT)
             if journal_entry is not None:
                 self.parts.journal.done(journal_entry)
             return

@@ -54,6 +54,7 @@ from gateway.intake import Intake, IntakeSettings
 from gateway.journal import InboundJournal
 from gateway.media import MediaReader, MediaSettings
 from gateway.outbox_file import JournaledOutbox
+from gateway.pairing import PAIRING_DB_NAME, PairingStore
 from gateway.poller import LeasedAdapter
 from gateway.review import ReviewHooks
 from gateway.turns import PostTurnHook, TurnRunner, TurnSettings
@@ -257,6 +258,7 @@ def build_gateway(
         return notes.chat(chat).snapshot().text
 
     policy = ChatPolicy(config)
+    pairing = PairingStore(home / PAIRING_DB_NAME)
     chats = SqliteChatStore(home / CHATS_DB_NAME)
     clients = ModelClients(config, client)
     if model_engine is None:
@@ -354,6 +356,7 @@ def build_gateway(
             require_mention={name: getattr(config.platforms, name).require_mention for name in PLATFORM_FACTORIES},
         ),
         policy=policy,
+        pairing=pairing,
     )
 
     def notes_text(chat: str) -> str:
@@ -377,7 +380,7 @@ def build_gateway(
             coordinator=coord, store=store, adapters=adapters, agents=agents, runner=runner, delivery=delivery,
             intake=intake, journal=journal, outbox=outbox, busy_mode=gw.busy_input_mode,
             shutdown_grace=gw.shutdown_grace_seconds, notes_text=notes_text, on_shutdown=on_shutdown,
-            closers=closers, policy=policy, chats=chats, chat_commands=commands,
+            closers=closers, policy=policy, chats=chats, chat_commands=commands, pairing=pairing,
         )
     )
 

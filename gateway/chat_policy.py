@@ -137,6 +137,10 @@ class ChatPolicy:
         access = self._access(platform)
         return access.require_mention if access is not None else default
 
+    def pairing(self, platform: str) -> bool:
+        access = self._access(platform)
+        return access is not None and access.pairing
+
     def admins(self, platform: str) -> frozenset[str]:
         access = self._access(platform)
         return frozenset(access.admins) if access is not None else frozenset()
