@@ -113,9 +113,9 @@ class AgentPool:
     def cache_key(self, session_id: str, *, model: str | None = None) -> str:
         return agent_cache_key(session_id, self._home, model or self._model.model or NO_MODEL)
 
-    def model_of(self, route: Route) -> str:
-        """The model name the session's live agent talks to ("" when none is live here)."""
-        live = self._live.get(route.key)
+    def model_of(self, key: str) -> str:
+        """The model name the live agent of session `key` talks to ("" when none is live here)."""
+        live = self._live.get(key)
         return live.model if live is not None else ""
 
     def peek(self, route: Route) -> SessionAgent | None:

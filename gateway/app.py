@@ -344,7 +344,7 @@ class Gateway:
             queued=self.lanes.queued(where.key),
             blocked=engine.state.blocked_until > time.time(),
             prompt_source=str(agent.state.extra.get(PROMPT_SOURCE_KEY, "default")),
-            model=self.parts.agents.model_of(where),
+            model=self.parts.agents.model_of(where.key),
         )
 
     # replies left pending -----------------------------------------------------------
