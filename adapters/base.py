@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, TypeAlias
+from typing import Literal, Protocol, TypeAlias, runtime_checkable
 
 from aiohttp import web
 
@@ -18,13 +18,24 @@ from chorus_errors import AdapterError as AdapterError  # re-exported: adapters 
 ChatType: TypeAlias = Literal["dm", "group"]
 
 
+class AttachmentTooLarge(AdapterError):
+    """The attachment is over the byte cap; nothing was downloaded beyond it."""
+
+
 @dataclass(frozen=True, slots=True)
 class Attachment:
+    """A file on a message. `ref` is the adapter's own handle to fetch it (a Telegram file_id, a Slack
+    url_private, a Discord CDN url); the gateway never interprets it, it hands it back to `fetch_attachment`.
+    """
+
     kind: Literal["image", "file", "audio", "video"]
     url: str | None = None
     name: str | None = None
     mime_type: str | None = None
     size: int | None = None
+    ref: str | None = None
+    duration: float | None = None  # seconds, for voice notes and audio
+    voice: bool = False  # a recorded voice note rather than an audio file
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +109,28 @@ class ProbeResult:
     platform: str
     ok: bool
     detail: str
+
+
+@runtime_checkable
+class AttachmentSource(Protocol):
+    """An adapter that can download its platform's attachments."""
+
+    async def fetch_attachment(self, attachment: Attachment, *, max_bytes: int) -> bytes:
+        """The attachment's bytes.
+
+        Raises:
+            AttachmentTooLarge: the file is over `max_bytes` (checked before and while downloading).
+            AdapterError: the platform refused or the download failed.
+        """
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class BotCommand:
+    """One entry of a platform's command menu."""
+
+    name: str
+    description: str
 
 
 class PlatformAdapter(Protocol):

@@ -44,9 +44,16 @@ class SessionMarks:
     warned: list[str] = field(default_factory=list)  # warnings already shown once ("blocked", "aborted")
     last_turn_at: float | None = None  # wall-clock time of the last turn, for idle compaction
     stalled_at: int | None = None  # hygiene made no progress at this message count; retried once it grows
+    base_prompt: str | None = None  # the persona frozen for this session, like the notes snapshot
+    prompt_source: str | None = None  # where it came from: default | config | file | chat
+    usage: dict[str, int] = field(default_factory=dict)  # this session's token totals (prompt, completion, requests)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"warned": list(self.warned)}
+        if self.base_prompt is not None:
+            out["base_prompt"], out["prompt_source"] = self.base_prompt, self.prompt_source or "default"
+        if self.usage:
+            out["usage"] = dict(self.usage)
         if self.last_turn_at is not None:
             out["last_turn_at"] = self.last_turn_at
         if self.stalled_at is not None:
@@ -60,10 +67,14 @@ class SessionMarks:
         warned = raw.get("warned")
         last = raw.get("last_turn_at")
         stalled = raw.get("hygiene_stalled_at")
+        prompt, source, usage = raw.get("base_prompt"), raw.get("prompt_source"), raw.get("usage")
         return cls(
             warned=[str(w) for w in warned] if isinstance(warned, list) else [],
             last_turn_at=float(last) if isinstance(last, int | float) and not isinstance(last, bool) else None,
             stalled_at=stalled if isinstance(stalled, int) and not isinstance(stalled, bool) else None,
+            base_prompt=prompt if isinstance(prompt, str) and prompt else None,
+            prompt_source=source if isinstance(source, str) else None,
+            usage={k: v for k, v in usage.items() if isinstance(v, int)} if isinstance(usage, Mapping) else {},
         )
 
 

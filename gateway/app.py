@@ -20,6 +20,10 @@ import structlog
 
 from adapters.base import InboundMessage, PlatformAdapter
 from agent.store import SessionStore
+from gateway.chats.commands import ChatCommands, CommandContext, admin_refusal
+from gateway.chats.pairing import PairingStore
+from gateway.chats.policy import ChatPolicy
+from gateway.chats.store import ChatStore
 from gateway.coord import Coordinator
 from gateway.coord.base import Outbox
 from gateway.delivery.outbound import Delivery
@@ -86,6 +90,10 @@ class GatewayParts:
     notes_text: Callable[[str], str] | None = None
     on_shutdown: Callable[[], Awaitable[None]] | None = None
     closers: tuple[Callable[[], Awaitable[None]], ...] = ()
+    policy: ChatPolicy | None = None
+    chats: ChatStore | None = None
+    chat_commands: ChatCommands | None = None
+    pairing: PairingStore | None = None
 
 
 def _journaled(decision: IntakeDecision) -> bool:
@@ -119,6 +127,10 @@ class Gateway:
             raise RuntimeError("Gateway is already running; call stop() first")
         parts = self.parts
         await asyncio.to_thread(parts.store.open)
+        if parts.chats is not None:
+            await asyncio.to_thread(parts.chats.open)
+        if parts.pairing is not None:
+            await asyncio.to_thread(parts.pairing.open)
         self._store_open = True
         parts.journal.open()
         await parts.coordinator.start()
@@ -174,6 +186,10 @@ class Gateway:
             self.parts.outbox.close()
         if self._store_open:
             await asyncio.to_thread(self.parts.store.close)
+            if self.parts.chats is not None:
+                await asyncio.to_thread(self.parts.chats.close)
+            if self.parts.pairing is not None:
+                await asyncio.to_thread(self.parts.pairing.close)
             self._store_open = False
         log.info("gateway.stopped")
 
@@ -253,13 +269,20 @@ class Gateway:
         if decision.verdict in ("duplicate", "deny", "ignore") or where is None:
             log.debug("intake.dropped", verdict=decision.verdict, reason=decision.reason)
             if decision.verdict == "refuse":
-                await self.parts.delivery.send_text(message.target, REFUSAL_TEXT)
+                await self.parts.delivery.send_text(message.target, decision.reply or REFUSAL_TEXT)
             if journal_entry is not None:
                 self.parts.journal.done(journal_entry)
             return
         log.info("intake.accepted", platform=message.platform, verdict=decision.verdict)
         self.parts.bus.publish(MessageAccepted(message.platform, decision.verdict))
         command = decision.trigger.command if decision.trigger else None
+        refusal = admin_refusal(command, message, self.parts.policy) if command and self.parts.policy else None
+        if refusal is not None:
+            log.info("command.refused", command=command.name if command else None, reason="not an admin")
+            await self.parts.delivery.send_text(where.target, refusal)
+            if journal_entry is not None:
+                self.parts.journal.done(journal_entry)
+            return
         if command is not None and command.immediate:
             self._side_task(self._command(command, message, where))
             if journal_entry is not None:
@@ -308,9 +331,14 @@ class Gateway:
                 text += f" {self.lanes.queued(where.key)} queued message(s) will still be answered."
         elif command.name == "status":
             text = render_status(await self._status(where))
+        elif command.name in ("model", "usage", "undo") and self.parts.chat_commands is not None:
+            context = CommandContext(message=message, route=where, busy=self.lanes.busy(where.key))
+            text = await self.parts.chat_commands.run(command, context)
         elif command.name == "memory":
             notes = self.parts.notes_text
             text = await asyncio.to_thread(notes, where.chat_scope) if notes else "notes are turned off here."
+        elif command.name in ("model", "usage", "undo"):
+            text = f"/{command.name} is not available here."
         else:  # new / reset
             self._forget(self.lanes.stop(where.key))
             await self.parts.sessions.reset(where)
@@ -335,6 +363,8 @@ class Gateway:
             busy=self.lanes.busy(where.key),
             queued=self.lanes.queued(where.key),
             blocked=engine.state.blocked_until > time.time(),
+            prompt_source=agent.state.marks.prompt_source or "default",
+            model=self.parts.agents.model_of(where.key),
         )
 
     # replies left pending -----------------------------------------------------------

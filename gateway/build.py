@@ -13,11 +13,11 @@ from __future__ import annotations
 import importlib
 import os
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 import structlog
 
-from adapters.base import PlatformAdapter
+from adapters.base import AttachmentSource, BotCommand, PlatformAdapter
 from adapters.console import ConsoleAdapter
 from adapters.web import WebAdapter
 from agent.context import Summarizer
@@ -38,18 +38,25 @@ from agent.tools.base import Tool
 from agent.tools.memory_tool import MemoryTool
 from agent.tools.session_search import SessionSearchTool
 from agent.tools.skills import SkillManageTool, SkillViewTool
+from agent.transcription import OpenAITranscriber
 from gateway.app import Gateway, GatewayParts
+from gateway.chats.commands import ChatCommands
+from gateway.chats.pairing import PAIRING_DB_NAME, PairingStore
+from gateway.chats.policy import ChatPolicy, ModelChoice
+from gateway.chats.store import CHATS_DB_NAME, SqliteChatStore
 from gateway.config import ChorusConfig
 from gateway.coord import Coordinator, memory_coordinator, poller_lease_name, redis_coordinator
 from gateway.coord.base import Outbox
 from gateway.delivery.outbound import Delivery
 from gateway.delivery.outbox_file import JournaledOutbox
 from gateway.intake.allowlist import AccessRules
+from gateway.intake.commands import DESCRIPTIONS
 from gateway.intake.decide import Intake, IntakeSettings
 from gateway.intake.journal import InboundJournal
 from gateway.intake.poller import LeasedAdapter
 from gateway.ops.events import EventBus
-from gateway.sessions.agents import AgentFactory, AgentPool
+from gateway.sessions.agents import AgentFactory, AgentPool, ChatModel
+from gateway.sessions.media import MediaReader, MediaSettings
 from gateway.sessions.review import ReviewHooks
 from gateway.sessions.service import SessionService
 from gateway.sessions.turns import PostTurnHook, TurnRunner, TurnSettings
@@ -114,8 +121,77 @@ def build_adapters(config: ChorusConfig, *, banner: str = "") -> dict[str, Platf
         if not settings.enabled:
             continue
         module = importlib.import_module(f"gateway.platforms.{name}")
-        adapters[name] = getattr(module, factory_name)(settings)
+        if name == "telegram":
+            # The photo size is chosen against the cap at intake; the menu is set at start.
+            adapters[name] = module.build_telegram(
+                settings, max_attachment_bytes=config.gateway.max_attachment_bytes, commands=command_menu()
+            )
+        else:
+            adapters[name] = getattr(module, factory_name)(settings)
     return adapters
+
+
+def command_menu() -> tuple[BotCommand, ...]:
+    """The platforms' command menus, from the gateway's own command list."""
+    return tuple(BotCommand(name, description) for name, description in DESCRIPTIONS)
+
+
+def attachment_sources(adapters: Mapping[str, PlatformAdapter]) -> dict[str, AttachmentSource]:
+    """The adapters that can download attachments (a leased poller's inner adapter does the work)."""
+    sources: dict[str, AttachmentSource] = {}
+    for name, adapter in adapters.items():
+        inner = adapter.inner if isinstance(adapter, LeasedAdapter) else adapter
+        if isinstance(inner, AttachmentSource):
+            sources[name] = inner
+    return sources
+
+
+def with_model(config: ChorusConfig, choice: ModelChoice) -> ChorusConfig:
+    """`config` as if `choice` were the main model (its name and window), for a chat's engine."""
+    model = config.model.model_copy(update={"name": choice.name, "context_length": choice.context_length})
+    return config.model_copy(update={"model": model})
+
+
+class ModelClients:
+    """One model client per model name a chat may use; endpoints of fallbacks are their own."""
+
+    def __init__(self, config: ChorusConfig, main: ModelClient) -> None:
+        self._config = config
+        self._clients: dict[str, ModelClient] = {main.model: main} if main.model else {}
+        self._made: list[OpenAIModelClient] = []
+
+    def get(self, name: str) -> ModelClient:
+        client = self._clients.get(name)
+        if client is None:
+            model = self._config.model
+            base_url, api_key = model.base_url, model.api_key
+            for fallback in model.fallbacks:
+                if fallback.name == name:
+                    base_url, api_key = fallback.base_url or base_url, fallback.api_key or api_key
+                    break
+            made = OpenAIModelClient(
+                model=name, base_url=base_url, api_key=api_key.get_secret_value() if api_key else None,
+                timeout_seconds=model.timeout_seconds,
+            )
+            self._made.append(made)
+            client = self._clients[name] = made
+        return client
+
+    async def close(self) -> None:
+        for client in self._made:
+            await client.close()
+
+
+def build_transcriber(config: ChorusConfig) -> OpenAITranscriber | None:
+    """`transcription.*`, with base_url and api_key defaulting to the main model's."""
+    settings = config.transcription
+    if not settings.enabled:
+        return None
+    key = settings.api_key or config.model.api_key
+    return OpenAITranscriber(
+        model=settings.model, base_url=settings.base_url or config.model.base_url,
+        api_key=key.get_secret_value() if key else None, timeout_seconds=config.model.timeout_seconds,
+    )
 
 
 def access_rules(config: ChorusConfig) -> dict[str, AccessRules]:
@@ -143,8 +219,13 @@ def build_gateway(
     post_turn: PostTurnHook | None = None,
     providers: ProviderRegistry | None = None,
     bus: EventBus | None = None,
+    model_engine: Callable[[ModelChoice], ContextEngine] | None = None,
 ) -> Gateway:
-    """A `Gateway` for `config`; keyword arguments replace parts (tests, benchmarks)."""
+    """A `Gateway` for `config`; keyword arguments replace parts (tests, benchmarks).
+
+    `model_engine` builds the engine of a chat that switched to another model (default: the
+    built-in engine sized for that model's window).
+    """
     home = config.home_dir
     bus = bus or EventBus()
     node = node or f"{os.uname().nodename}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
@@ -180,6 +261,39 @@ def build_gateway(
     def snapshot(chat: str) -> str:
         return notes.chat(chat).snapshot().text
 
+    policy = ChatPolicy(config)
+    pairing = PairingStore(home / PAIRING_DB_NAME)
+    chats = SqliteChatStore(home / CHATS_DB_NAME)
+    clients = ModelClients(config, client)
+    if model_engine is None:
+        shared_summarizer = build_summarizer(config.model, config.auxiliary)
+
+        def default_model_engine(choice: ModelChoice) -> ContextEngine:
+            return engine_factory(with_model(policy.config, choice), summarizer=shared_summarizer)()
+
+        model_engine = default_model_engine
+
+    def chosen_model(chat: str) -> str:
+        """The chat's model: its `/model` choice, else `chats.<chat>.model`, else `model.name`."""
+        stored = chats.get(chat).model
+        names = {choice.name for choice in policy.models()}
+        for name in (stored, policy.configured_model(chat)):
+            if name and name in names:
+                return name
+        return client.model
+
+    def chat_model(chat: str) -> ChatModel | None:
+        name = chosen_model(chat)
+        if not name or name == client.model:
+            return None
+        choice = next(c for c in policy.models() if c.name == name)
+        engine_for = model_engine
+        return ChatModel(client=clients.get(name), engine=lambda: engine_for(choice))
+
+    def persona(chat: str) -> tuple[str, str]:
+        choice = policy.prompt_for(chat)
+        return choice.text, choice.source
+
     factory = AgentFactory(
         engine=engine or engine_factory(config),
         tools=tools,
@@ -190,6 +304,8 @@ def build_gateway(
             max_tokens=config.model.max_tokens,
         ),
         base_prompt=DEFAULT_BASE_PROMPT,
+        persona=persona,
+        chat_model=chat_model,
     )
     agents = AgentPool(
         store=store, cache=coord.agent_cache, model=client, factory=factory, owner=node,
@@ -208,6 +324,8 @@ def build_gateway(
         post_turn = hooks.after_turn
 
     sessions = SessionService(agents=agents, store=store, lock=coord.lock, in_place=config.compression.in_place)
+    gw_settings = config.gateway
+    transcriber = build_transcriber(config)
     runner = TurnRunner(
         sessions=sessions, delivery=delivery, journal=journal,
         settings=TurnSettings(
@@ -221,6 +339,15 @@ def build_gateway(
         post_turn=post_turn,
         memory=memory if config.memory.provider else None,
         bus=bus,
+        media=MediaReader(
+            attachment_sources(adapters),
+            MediaSettings(
+                vision=config.model.vision, max_attachment_bytes=gw_settings.max_attachment_bytes,
+                max_text_file_bytes=gw_settings.max_text_file_bytes,
+            ),
+            transcriber=transcriber,
+        ),
+        chats=chats,
     )
     gw = config.gateway
     intake = Intake(
@@ -234,6 +361,8 @@ def build_gateway(
             unknown_sender=gw.unknown_sender,
             require_mention={name: getattr(config.platforms, name).require_mention for name in PLATFORM_FACTORIES},
         ),
+        policy=policy,
+        pairing=pairing,
     )
 
     def notes_text(chat: str) -> str:
@@ -245,13 +374,16 @@ def build_gateway(
             await hooks.flush(timeout=max(1.0, config.gateway.shutdown_grace_seconds))
         await runner.close()
 
-    closers = (client.close,)
+    closers: tuple[Callable[[], Awaitable[None]], ...] = (
+        client.close, clients.close, *((transcriber.close,) if transcriber is not None else ()),
+    )
+    commands = ChatCommands(sessions=sessions, store=store, chats=chats, policy=policy, current_model=chosen_model)
     return Gateway(
         GatewayParts(
             coordinator=coord, store=store, adapters=adapters, agents=agents, sessions=sessions, bus=bus, runner=runner, delivery=delivery,
             intake=intake, journal=journal, outbox=outbox, busy_mode=gw.busy_input_mode,
             shutdown_grace=gw.shutdown_grace_seconds, notes_text=notes_text, on_shutdown=on_shutdown,
-            closers=closers,
+            closers=closers, policy=policy, chats=chats, chat_commands=commands, pairing=pairing,
         )
     )
 

@@ -51,6 +51,8 @@ class GatewaySettings(Section):
     max_message_chars: int = Field(default=32_000, ge=100)
     profile: str = "default"
     shutdown_grace_seconds: float = Field(default=10.0, ge=0, le=600)
+    max_attachment_bytes: int = Field(default=10_000_000, ge=1024)  # pictures, voice, files downloaded per attachment
+    max_text_file_bytes: int = Field(default=65_536, ge=256)  # text files up to this size are inlined in the turn
 
 
 class WebhookSettings(Section):
@@ -255,4 +257,24 @@ def load_config(
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         raise ConfigError(f"{path}: not valid YAML{where}: {getattr(exc, 'problem', exc)}") from None
-    return parse_config(raw, source=str(path), env=env)
+    return resolve_prompt_file(parse_config(raw, source=str(path), env=env), path)
+
+
+PROMPT_FILE_KEY = "agent.system_prompt_file"
+
+
+def resolve_prompt_file(config: ChorusConfig, path: Path) -> ChorusConfig:
+    """`agent.system_prompt_file` made absolute (relative to the config file) and checked readable."""
+    name = config.agent.system_prompt_file
+    if not name:
+        return config
+    prompt = Path(name).expanduser()
+    if not prompt.is_absolute():
+        prompt = path.parent / prompt
+    if not prompt.is_file():
+        raise ConfigError(
+            f"{path}: {PROMPT_FILE_KEY}: {prompt} is not a readable file; write the path relative to the config file",
+            key=PROMPT_FILE_KEY,
+        )
+    agent = config.agent.model_copy(update={"system_prompt_file": str(prompt)})
+    return config.model_copy(update={"agent": agent})

@@ -36,7 +36,16 @@ import structlog
 from aiohttp import web
 from discord.http import HTTPClient
 
-from adapters.base import AdapterError, ChatTarget, InboundMessage, PlatformLimits, ProbeResult, SentMessage
+from adapters.base import (
+    AdapterError,
+    Attachment,
+    AttachmentTooLarge,
+    ChatTarget,
+    InboundMessage,
+    PlatformLimits,
+    ProbeResult,
+    SentMessage,
+)
 from adapters.decisions import Accepted, RecentKeys
 from adapters.text import split_text
 
@@ -325,6 +334,23 @@ class DiscordAdapter:
     @property
     def can_send(self) -> bool:
         return True
+
+    async def fetch_attachment(self, attachment: Attachment, *, max_bytes: int) -> bytes:
+        """An attachment's bytes from its CDN url, through discord.py's own HTTP session."""
+        running = self._running
+        if running is None:
+            raise RuntimeError("DiscordAdapter.fetch_attachment() needs a started adapter: call start() first")
+        if not attachment.url:
+            raise AdapterError("the attachment has no url", platform=PLATFORM)
+        if attachment.size is not None and attachment.size > max_bytes:
+            raise AttachmentTooLarge(f"file is {attachment.size} bytes, over {max_bytes}", platform=PLATFORM)
+        try:
+            data = await running.client.http.get_from_cdn(attachment.url)
+        except discord.DiscordException as exc:
+            raise AdapterError(f"Discord attachment download failed: {type(exc).__name__}", platform=PLATFORM) from None
+        if len(data) > max_bytes:
+            raise AttachmentTooLarge(f"file is {len(data)} bytes, over {max_bytes}", platform=PLATFORM)
+        return data
 
     async def probe(self) -> ProbeResult:
         """GET /users/@me with the token: who we are, or why not (never showing the token)."""

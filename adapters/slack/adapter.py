@@ -42,6 +42,7 @@ from slack_sdk.signature import SignatureVerifier
 
 from adapters.base import (
     AdapterError,
+    Attachment,
     ChatTarget,
     InboundMessage,
     PlatformLimits,
@@ -52,6 +53,7 @@ from adapters.decisions import Accepted, RecentKeys
 
 from ._api import build_client, translate
 from ._events import PLATFORM, classify
+from ._files import download
 from ._http import handle_events
 from ._mrkdwn import split_mrkdwn, to_mrkdwn
 
@@ -328,6 +330,10 @@ class SlackAdapter:
     @property
     def can_send(self) -> bool:
         return True
+
+    async def fetch_attachment(self, attachment: Attachment, *, max_bytes: int) -> bytes:
+        """A file's bytes from its `url_private`, with the bot token."""
+        return await download(attachment, token=self._bot_token, max_bytes=max_bytes)
 
     async def probe(self) -> ProbeResult:
         """auth.test (and, in socket mode, apps.connections.open): who we are, or why not, never showing a token."""

@@ -24,14 +24,25 @@ import certifi
 import structlog
 from aiohttp import web
 from telegram import Bot, Update
+from telegram import BotCommand as TgBotCommand
 from telegram.error import BadRequest, NetworkError, TelegramError
 from telegram.ext import Updater
 from telegram.request import HTTPXRequest
 
-from adapters.base import AdapterError, ChatTarget, InboundMessage, PlatformLimits, ProbeResult, SentMessage
+from adapters.base import (
+    AdapterError,
+    Attachment,
+    BotCommand,
+    ChatTarget,
+    InboundMessage,
+    PlatformLimits,
+    ProbeResult,
+    SentMessage,
+)
 from adapters.decisions import Ignored
 from adapters.telegram._calls import Caller, Redactor
 from adapters.telegram._inbound import PLATFORM, BotIdentity, to_inbound
+from adapters.telegram._media import AlbumBuffer, download
 from adapters.telegram._outbound import MAX_MESSAGE_CHARS, TelegramOutbound
 from adapters.telegram._throttle import EditThrottle
 from adapters.telegram._webhook import WebhookOptions, webhook_routes
@@ -68,6 +79,7 @@ class _Running:
     pump: asyncio.Task[None] | None = None
     runner: web.AppRunner | None = None
     port: int | None = None
+    albums: AlbumBuffer | None = None
 
 
 class TelegramAdapter:
@@ -84,6 +96,8 @@ class TelegramAdapter:
         retry_attempts: tries per call when Telegram answers 429.
         request_timeout: connect/read/write timeout of each API call, in seconds.
         token_setting: how to name the token in error messages (e.g. its config key).
+        max_attachment_bytes: the largest photo size within this cap is the one offered for download.
+        commands: the command menu set with setMyCommands at start (empty: left as it is).
         clock: monotonic seconds, for the edit throttle.
         sleep: waits for 429s and the edit throttle.
     """
@@ -103,6 +117,8 @@ class TelegramAdapter:
         retry_attempts: int = 3,
         request_timeout: float = 10.0,
         token_setting: str = "the bot token",
+        max_attachment_bytes: int | None = None,
+        commands: tuple[BotCommand, ...] = (),
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
@@ -131,6 +147,8 @@ class TelegramAdapter:
         self._poll_timeout = poll_timeout
         self._request_timeout = request_timeout
         self._token_setting = token_setting
+        self._max_attachment_bytes = max_attachment_bytes
+        self._commands = commands
         self._throttle = EditThrottle(interval=edit_interval, clock=clock, sleep=sleep)
         self._running: _Running | None = None
         self._transition = False
@@ -171,6 +189,8 @@ class TelegramAdapter:
                 bot=bot, identity=BotIdentity(bot.bot.id, bot.bot.username or ""), inbound=inbound,
                 outbound=TelegramOutbound(bot, call=self._call, throttle=self._throttle),
             )
+            running.albums = AlbumBuffer(inbound.put)
+            await self._set_menu(bot)
             if self._mode == "polling":
                 await self._start_polling(running)
             else:
@@ -263,6 +283,8 @@ class TelegramAdapter:
             await running.updater.shutdown()
         if running.runner is not None:
             await running.runner.cleanup()
+        if running.albums is not None:
+            await running.albums.flush()
         await running.bot.shutdown()
 
     def routes(self) -> list[web.RouteDef]:
@@ -281,12 +303,16 @@ class TelegramAdapter:
 
     async def _deliver(self, update: Update, running: _Running) -> None:
         try:
-            decision = to_inbound(update, running.identity)
+            decision = to_inbound(update, running.identity, max_photo_bytes=self._max_attachment_bytes)
         except Exception as exc:  # noqa: BLE001 - one unreadable update must not stop the stream
             log.warning("telegram.update.unreadable", update_id=update.update_id, error=repr(exc))
             return
         if isinstance(decision, Ignored):
             log.debug("telegram.update.ignored", update_id=update.update_id, reason=decision.reason)
+            return
+        group = update.message.media_group_id if update.message is not None else None
+        if group and running.albums is not None:
+            running.albums.add(group, decision)  # an album's parts become one message
             return
         await running.inbound.put(decision)
 
@@ -335,6 +361,22 @@ class TelegramAdapter:
             AdapterError: longer than one message (nothing is sent), or Telegram refused.
         """
         await self._outbound("edit", sent.target).edit(sent, text)
+
+    async def fetch_attachment(self, attachment: Attachment, *, max_bytes: int) -> bytes:
+        """An attachment's bytes through getFile and the file endpoint (`base_url` respected)."""
+        if self._running is None:
+            raise RuntimeError("TelegramAdapter.fetch_attachment() needs a started adapter: call start() first")
+        return await download(self._running.bot, attachment, max_bytes=max_bytes)
+
+    async def _set_menu(self, bot: Bot) -> None:
+        """The bot's command menu (setMyCommands); a failure is logged, never fatal."""
+        if not self._commands:
+            return
+        menu = [TgBotCommand(c.name, c.description[:256]) for c in self._commands]
+        try:
+            await self._call("setMyCommands", lambda: bot.set_my_commands(menu))
+        except AdapterError as exc:
+            log.warning("telegram.commands_not_set", error=str(exc))
 
     async def typing(self, target: ChatTarget) -> None:
         """Show "typing…" for about 5 s (repeat every 4 s while working). Best effort: failures are only logged."""

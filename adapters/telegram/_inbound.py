@@ -8,6 +8,7 @@ mention; `/cmd@otherbot` is ignored as not ours), forum topics as threads, and
 """
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 
 from telegram import Message, MessageEntity, Update, User
@@ -44,20 +45,40 @@ def _leading_command(entities: dict[MessageEntity, str]) -> str | None:
     return None
 
 
-def _attachments(message: Message) -> tuple[Attachment, ...]:
+def _seconds(value: int | dt.timedelta) -> float:
+    return value.total_seconds() if isinstance(value, dt.timedelta) else float(value)
+
+
+def _photo(message: Message, max_bytes: int | None) -> Attachment:
+    """The largest size of the photo within the byte cap (the smallest when none fits: it is then refused)."""
+    sizes = sorted(message.photo, key=lambda p: (p.file_size or 0, p.width * p.height))
+    fitting = [p for p in sizes if max_bytes is None or p.file_size is None or p.file_size <= max_bytes]
+    chosen = fitting[-1] if fitting else sizes[0]
+    return Attachment(kind="image", mime_type="image/jpeg", size=chosen.file_size, ref=chosen.file_id,
+                      name=f"photo_{chosen.width}x{chosen.height}.jpg")
+
+
+def _attachments(message: Message, max_bytes: int | None = None) -> tuple[Attachment, ...]:
     found: list[Attachment] = []
     if message.photo:
-        largest = message.photo[-1]
-        found.append(Attachment(kind="image", size=largest.file_size))
+        found.append(_photo(message, max_bytes))
     if message.document is not None:
         doc = message.document
-        found.append(Attachment(kind="file", name=doc.file_name, mime_type=doc.mime_type, size=doc.file_size))
-    for audio in (message.audio, message.voice):
-        if audio is not None:
-            found.append(Attachment(kind="audio", mime_type=audio.mime_type, size=audio.file_size))
+        is_image = (doc.mime_type or "").startswith("image/")
+        found.append(Attachment(kind="image" if is_image else "file", name=doc.file_name, mime_type=doc.mime_type, size=doc.file_size,
+                                ref=doc.file_id))
+    if message.audio is not None:
+        audio = message.audio
+        found.append(Attachment(kind="audio", name=audio.file_name, mime_type=audio.mime_type, size=audio.file_size,
+                                ref=audio.file_id, duration=_seconds(audio.duration)))
+    if message.voice is not None:
+        voice = message.voice
+        found.append(Attachment(kind="audio", name="voice.ogg", mime_type=voice.mime_type or "audio/ogg",
+                                size=voice.file_size, ref=voice.file_id, duration=_seconds(voice.duration), voice=True))
     if message.video is not None:
         video = message.video
-        found.append(Attachment(kind="video", name=video.file_name, mime_type=video.mime_type, size=video.file_size))
+        found.append(Attachment(kind="video", name=video.file_name, mime_type=video.mime_type, size=video.file_size,
+                                ref=video.file_id, duration=_seconds(video.duration)))
     return tuple(found)
 
 
@@ -78,12 +99,13 @@ def _sender(message: Message) -> tuple[str, str] | None:
     return None
 
 
-def to_inbound(update: Update, bot: BotIdentity) -> InboundMessage | Ignored:
+def to_inbound(update: Update, bot: BotIdentity, *, max_photo_bytes: int | None = None) -> InboundMessage | Ignored:
     """Normalise one update.
 
     Args:
         update: a parsed Bot API update.
         bot: the bot's own id and username.
+        max_photo_bytes: the attachment cap, to pick the largest photo size that fits.
 
     Returns:
         The `InboundMessage` to queue, or `Ignored` with the reason.
@@ -106,7 +128,7 @@ def to_inbound(update: Update, bot: BotIdentity) -> InboundMessage | Ignored:
         if addressee.lower() != bot.username.lower():
             return Ignored(f"command for @{addressee}")
         text, mentions = name + text[len(command):], True
-    attachments = _attachments(message)
+    attachments = _attachments(message, max_photo_bytes)
     if not text and not attachments:
         return Ignored("no text or attachment")
     reply = message.reply_to_message

@@ -380,6 +380,21 @@ class SessionStore:
         )
         return [message_from_row(row) for row in rows]
 
+    def delete_last_active(self, session_id: str, count: int) -> int:
+        """Remove the newest `count` active messages for good (`/undo`); returns how many were removed."""
+        if count <= 0:
+            return 0
+        with self._write() as conn:
+            rows = conn.execute(
+                "SELECT id, chat_id, length(coalesce(text, '')) FROM messages WHERE session_id = ? AND archived = 0 "
+                "ORDER BY seq DESC LIMIT ?",
+                (session_id, count),
+            ).fetchall()
+            conn.executemany("DELETE FROM messages WHERE id = ?", [(row[0],) for row in rows])
+            if rows:
+                conn.execute(_COUNT_CHAT, (rows[0][1], -len(rows), -sum(int(row[2]) for row in rows)))
+        return len(rows)
+
     def session_messages(self, session_id: str, *, include_archived: bool = True) -> list[StoredMessage]:
         """Every stored message of the session in write order, archived ones included by default."""
         filter_sql = "" if include_archived else "AND archived = 0"

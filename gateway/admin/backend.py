@@ -56,6 +56,10 @@ class SessionView:
     busy: bool = False
     queued: int = 0
     blocked: bool = False  # automatic compression paused by anti-thrash
+    prompt_source: str = ""  # default | config | file | chat override ("" unknown)
+    model: str = ""  # the model the chat uses now
+    session_tokens: int = 0  # tokens this session used so far (prompt + completion)
+    chat_tokens: int = 0  # tokens the chat used in all its sessions
 
     @property
     def fill(self) -> float | None:

@@ -12,17 +12,19 @@ at scrape time. Knows nothing of HTTP.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 
 from structlog.contextvars import bound_contextvars
 
 from adapters.base import ChatTarget
 from agent.context.thresholds import compute_threshold, threshold_ratio
-from agent.session import AgentState, SessionAgent
+from agent.session import AgentState, SessionAgent, SessionMarks
 from agent.store import SessionSummary
 from gateway.admin.backend import CompressOutcome, SessionBusy, SessionDetail, SessionNotFound, SessionView
 from gateway.admin.events import EventLog
 from gateway.app import Gateway
+from gateway.chats.store import Usage
 from gateway.config import ChorusConfig
 from gateway.coord.hold import LockBusy
 from gateway.intake.routing import Route, SessionKind
@@ -82,6 +84,20 @@ class GatewayBackend:
     def _live_agents(self) -> dict[str, SessionAgent]:
         return dict(self._gateway.parts.agents.live_agents())
 
+    async def _with_chat(self, view: SessionView, summary: SessionSummary, state: AgentState | None) -> SessionView:
+        """`view` with the per-chat figures: prompt source, model, this session's and the chat's tokens."""
+        chats = self._gateway.parts.chats
+        record = await asyncio.to_thread(chats.get, summary.session.chat_id) if chats is not None else None
+        marks = state.marks if state is not None else SessionMarks()
+        model = self._gateway.parts.agents.model_of(summary.session.key)
+        if not model:
+            model = (record.model if record is not None else None) or self._current().model.name or ""
+        return dataclasses.replace(
+            view, prompt_source=marks.prompt_source or "", model=model,
+            session_tokens=Usage.from_json(marks.usage).total,
+            chat_tokens=record.usage.total if record is not None else 0,
+        )
+
     def _view_live(self, summary: SessionSummary, agent: SessionAgent) -> SessionView:
         lanes, key, engine = self._gateway.lanes, summary.session.key, agent.engine
         reported = engine.state.last_prompt_tokens
@@ -132,8 +148,9 @@ class GatewayBackend:
         async def one(summary: SessionSummary) -> SessionView:
             agent = live.get(summary.session.key)
             if agent is not None and agent.session_id == summary.session.id:
-                return self._view_live(summary, agent)
-            return (await self._view_saved(summary))[0]
+                return await self._with_chat(self._view_live(summary, agent), summary, agent.state)
+            view, state = await self._view_saved(summary)
+            return await self._with_chat(view, summary, state)
 
         # Saved states are read concurrently: one round trip each on Redis.
         views = await asyncio.gather(*(one(summary) for summary in await self._summaries()))
@@ -154,9 +171,10 @@ class GatewayBackend:
         summary = await self._summary(key)
         agent = self._live_agents().get(key)
         if agent is not None and agent.session_id == summary.session.id:
-            view = self._view_live(summary, agent)
+            view = await self._with_chat(self._view_live(summary, agent), summary, agent.state)
             return SessionDetail(view, summary.session.id, agent.engine.state.previous_summary, summary.archived)
         view, state = await self._view_saved(summary)
+        view = await self._with_chat(view, summary, state)
         last = state.engine.previous_summary if state is not None else None
         return SessionDetail(view, summary.session.id, last, summary.archived)
 
@@ -186,6 +204,11 @@ class GatewayBackend:
         keys = [key for key, _ in self._gateway.parts.agents.live_agents()]
         metrics.queue_depth.set(sum(self._gateway.lanes.queued(key) for key in keys))
         metrics.live_agents.set(len(keys))
+        chats = self._gateway.parts.chats
+        if chats is not None:
+            for platform, usage in chats.usage_by_platform().items():
+                metrics.chat_tokens.labels(platform=platform, direction="prompt").set(usage.prompt_tokens)
+                metrics.chat_tokens.labels(platform=platform, direction="completion").set(usage.completion_tokens)
         errors = self._gateway.parts.coordinator.errors
         if errors > self._redis_errors_seen:
             metrics.redis_errors.inc(errors - self._redis_errors_seen)

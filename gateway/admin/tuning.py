@@ -21,7 +21,8 @@ from agent.context import Summarizer
 from agent.context.engine import CompressionResult, ContextEngine, EngineState, EventSink, Trigger
 from agent.context.factory import build_summarizer
 from agent.messages import Message, ToolSchema
-from gateway.build import engine_factory
+from gateway.build import engine_factory, with_model
+from gateway.chats.policy import ModelChoice
 from gateway.config import ChorusConfig
 from gateway.ops.live_config import LiveConfig
 from gateway.sessions.turns import TurnRunner, TurnSettings
@@ -118,17 +119,19 @@ def live_engine_factory(
     *,
     summarizer: Summarizer | None = None,
     on_compression: CompressionSink | None = None,
+    model: ModelChoice | None = None,
 ) -> Callable[[], ContextEngine]:
     """The per-agent engine factory for `build_gateway(engine=...)`, following `live`.
 
     The summariser (model clients) is built once from the start config and
-    shared: model endpoints are not live keys.
+    shared: model endpoints are not live keys. `model` sizes the engine for a
+    chat that switched models (`/model`).
     """
     start = live.current()
     shared = summarizer if summarizer is not None else build_summarizer(start.model, start.auxiliary)
 
     def build(config: ChorusConfig) -> ContextEngine:
-        return engine_factory(config, summarizer=shared)()
+        return engine_factory(with_model(config, model) if model else config, summarizer=shared)()
 
     return lambda: LiveEngine(live, build, on_compression=on_compression)
 

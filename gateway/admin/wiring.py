@@ -28,12 +28,14 @@ from aiohttp import web
 from pydantic import SecretStr
 
 from agent.context.engine import ContextEngine
+from agent.context.factory import build_summarizer
 from gateway.admin.app import build_admin_app
 from gateway.admin.events import EventLog
 from gateway.admin.gateway_backend import GatewayBackend
 from gateway.admin.tap import EventObserver, LogTap, Recorder, install_log_tap
 from gateway.admin.tuning import follow_turn_limits, live_engine_factory
 from gateway.app import Gateway
+from gateway.chats.policy import ModelChoice
 from gateway.config import ChorusConfig
 from gateway.ops.events import EventBus
 from gateway.ops.live_config import LiveConfig, install_sighup
@@ -66,6 +68,15 @@ class Operations:
         """The per-agent engine factory that follows the live config and records compressions."""
         return live_engine_factory(self.live, on_compression=self.recorder)
 
+    def model_engine(self) -> Callable[[ModelChoice], ContextEngine]:
+        """The engine factory for a chat on another model (`build_gateway(model_engine=...)`)."""
+        summarizer = build_summarizer(self.live.current().model, self.live.current().auxiliary)
+
+        def build(choice: ModelChoice) -> ContextEngine:
+            return live_engine_factory(self.live, summarizer=summarizer, on_compression=self.recorder, model=choice)()
+
+        return build
+
     def attach(
         self,
         gateway: Gateway,
@@ -89,6 +100,11 @@ class Operations:
         self._undo.append(self.live.bus.subscribe(observer))
         if gateway.parts.bus is not self.live.bus:
             self._undo.append(gateway.parts.bus.subscribe(observer))
+        policy = gateway.parts.policy
+        if policy is not None:
+            # Persona, per-chat settings, allowlists and admins follow reloads (SIGHUP, POST /api/config/reload).
+            policy.update(self.live.current())
+            self._undo.append(self.live.subscribe(lambda _old, new: policy.update(new)))
         if tap_logs:
             self._undo.append(install_log_tap(LogTap(self.events)))
         backend = GatewayBackend(gateway, events=self.events, live=self.live)

@@ -10,13 +10,13 @@ import sys
 from collections.abc import Sequence
 
 from chorus_errors import ChorusError, ConfigError, MessageFormatError
-from gateway.cli import compress, doctor, memory, run, sessions
+from gateway.cli import compress, doctor, memory, pairing, run, sessions
 
 EXIT_OK = 0
 EXIT_RUNTIME = 1
 EXIT_BAD_INPUT = 2
 
-SUBCOMMANDS = (run, doctor, compress, memory, sessions)
+SUBCOMMANDS = (run, doctor, compress, memory, sessions, pairing)
 
 __all__ = ["main", "build_parser", "EXIT_OK", "EXIT_RUNTIME", "EXIT_BAD_INPUT"]
 

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-COMMANDS = ("new", "reset", "compress", "status", "memory", "stop", "help")
+COMMANDS = ("new", "reset", "compress", "status", "memory", "stop", "help", "model", "usage", "undo")
 # Handled at once, even while the session is busy.
-IMMEDIATE = frozenset({"status", "memory", "stop", "help", "new", "reset"})
+IMMEDIATE = frozenset({"status", "memory", "stop", "help", "new", "reset", "model", "usage", "undo"})
+# In groups with `platforms.<p>.admins` set, only those users may run these.
+ADMIN_COMMANDS = frozenset({"new", "reset", "compress", "model"})
+ADMIN_ONLY_TEXT = "Only this chat's bot admins can use /{name} here."
 HELP_TEXT = "\n".join(
     [
         "Commands:",
@@ -18,9 +21,26 @@ HELP_TEXT = "\n".join(
         "/compress — compress this conversation's context now",
         "/status — tokens used, compression threshold, compressions so far",
         "/memory — show what I keep in my notes for this chat",
+        "/model [NAME] — show this chat's model, or switch to another allowed one",
+        "/usage — tokens used by this conversation and by this chat in all",
+        "/undo — remove the last exchange from this conversation",
         "/stop — stop the reply in progress",
         "/help — this list",
     ]
+)
+
+
+# The platforms' command menus (Telegram setMyCommands) show these, in this order.
+DESCRIPTIONS: tuple[tuple[str, str], ...] = (
+    ("new", "Start a new conversation (notes are kept)"),
+    ("compress", "Compress this conversation's context now"),
+    ("status", "Tokens used, threshold, model and prompt"),
+    ("usage", "Tokens used by this conversation and chat"),
+    ("model", "Show or switch this chat's model"),
+    ("undo", "Remove the last exchange"),
+    ("memory", "Show my notes for this chat"),
+    ("stop", "Stop the reply in progress"),
+    ("help", "List the commands"),
 )
 
 
@@ -58,6 +78,8 @@ class StatusInfo:
     busy: bool
     queued: int
     blocked: bool = False
+    prompt_source: str = ""
+    model: str = ""
 
 
 def render_status(info: StatusInfo) -> str:
@@ -67,6 +89,10 @@ def render_status(info: StatusInfo) -> str:
         f"compressions so far: {info.compressions}",
         f"messages in context: {info.messages}",
     ]
+    if info.model:
+        lines.append(f"model: {info.model}")
+    if info.prompt_source:
+        lines.append(f"system prompt: {info.prompt_source}")
     if info.blocked:
         lines.append("automatic compression is paused (anti-thrash); /compress forces one")
     if info.busy:
@@ -74,4 +100,4 @@ def render_status(info: StatusInfo) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["COMMANDS", "HELP_TEXT", "IMMEDIATE", "Command", "StatusInfo", "parse_command", "render_status"]
+__all__ = ["ADMIN_COMMANDS", "ADMIN_ONLY_TEXT", "COMMANDS", "DESCRIPTIONS", "HELP_TEXT", "IMMEDIATE", "Command", "StatusInfo", "parse_command", "render_status"]

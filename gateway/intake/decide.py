@@ -8,6 +8,7 @@ a frozen value with a `reason`; the gateway acts on it. Binds `platform`,
 """
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
@@ -15,9 +16,11 @@ from typing import Literal, TypeAlias
 import structlog
 
 from adapters.base import InboundMessage
+from gateway.chats.pairing import PAIRING_TEXT, PairingStore
+from gateway.chats.policy import ChatPolicy
 from gateway.coord.base import Deduplicator
-from gateway.intake.allowlist import AccessRules, RefusalLimiter, check_access
-from gateway.intake.routing import Route, route
+from gateway.intake.allowlist import LOCAL_PLATFORMS, AccessDecision, AccessRules, RefusalLimiter, check_access
+from gateway.intake.routing import Route, chat_scope, route
 from gateway.intake.triggers import GroupTrigger, TriggerDecision, decide_trigger
 from gateway.ops.logs import bind_message_context
 
@@ -43,6 +46,7 @@ class IntakeDecision:
     message: InboundMessage
     route: Route | None = None
     trigger: TriggerDecision | None = None
+    reply: str | None = None  # what a refusal says instead of the allowlist text (a pairing code)
 
 
 class Intake:
@@ -53,6 +57,9 @@ class Intake:
         rules: access rules by platform (a platform without rules is denied).
         settings: routing and trigger settings.
         refusals: rate limit of refusals per unknown sender.
+        policy: the running config's view of chats; when given, allowlists and `require_mention`
+            (per platform, and per chat in `chats`) follow it live instead of `rules` / `settings`.
+        pairing: approved senders and codes, for platforms with `pairing: true` (needs `policy`).
     """
 
     def __init__(
@@ -62,18 +69,60 @@ class Intake:
         rules: Mapping[str, AccessRules],
         settings: IntakeSettings,
         refusals: RefusalLimiter | None = None,
+        policy: ChatPolicy | None = None,
+        pairing: PairingStore | None = None,
     ) -> None:
         self._dedup = dedup
         self._rules = rules
         self.settings = settings
         self._refusals = refusals or RefusalLimiter()
+        self._policy = policy
+        self._pairing = pairing
+
+    def _access_rules(self, platform: str) -> AccessRules | None:
+        if self._policy is not None and platform not in LOCAL_PLATFORMS:
+            return self._policy.access_rules(platform)
+        return self._rules.get(platform)
+
+    def _pairs(self, message: InboundMessage) -> bool:
+        """Pairing applies: a DM on a platform with `pairing: true`."""
+        return (
+            self._pairing is not None and self._policy is not None and message.chat_type == "dm"
+            and self._policy.pairing(message.platform)
+        )
+
+    async def _pair(self, message: InboundMessage) -> IntakeDecision | None:
+        """None when the sender was approved; else the code to send (rate-limited) or a silent deny."""
+        store = self._pairing
+        assert store is not None
+        if await asyncio.to_thread(store.is_approved, message.platform, message.user_id):
+            return None
+        if self._refusals.should_refuse(message.platform, message.user_id):
+            code = await asyncio.to_thread(store.code_for, message.platform, message.user_id, message.user_name)
+            if code is not None:
+                log.info("pairing.code_issued", platform=message.platform, user_id=message.user_id)
+                text = PAIRING_TEXT.format(code=code.code, platform=message.platform)
+                return IntakeDecision("refuse", "unknown sender: pairing code sent", message, reply=text)
+        return IntakeDecision("deny", "unknown sender: pairing pending", message)
+
+    def _require_mention(self, message: InboundMessage) -> bool:
+        default = self.settings.require_mention.get(message.platform, True)
+        if self._policy is None:
+            return default
+        override = self._policy.require_mention(message.platform, chat_scope(message.platform, message.chat_id))
+        return override if override is not None else self._policy.platform_require_mention(message.platform, default)
 
     async def decide(self, message: InboundMessage, *, replay: bool = False) -> IntakeDecision:
         """Decide one message; `replay` skips de-duplication (a journaled message was claimed already)."""
         bind_message_context(platform=message.platform, chat_id=message.chat_id)
         if not replay and not await self._dedup.claim(message.dedup_key):
             return IntakeDecision("duplicate", f"delivery {message.dedup_key} already claimed", message)
-        access = check_access(message, self._rules.get(message.platform))
+        access = check_access(message, self._access_rules(message.platform))
+        if not access.allowed and self._pairs(message):
+            pairing = await self._pair(message)
+            if pairing is not None:
+                return pairing
+            access = AccessDecision(True, "paired sender")
         if not access.allowed:
             if self.settings.unknown_sender == "refuse" and self._refusals.should_refuse(
                 message.platform, message.user_id
@@ -87,7 +136,7 @@ class Intake:
         trigger = decide_trigger(
             message,
             group_trigger=self.settings.group_trigger,
-            require_mention=self.settings.require_mention.get(message.platform, True),
+            require_mention=self._require_mention(message),
             record_unmentioned=self.settings.record_unmentioned,
         )
         verdict: Verdict = trigger.action

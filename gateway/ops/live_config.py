@@ -40,6 +40,13 @@ LIVE_KEYS: frozenset[str] = frozenset(
         "progress_notices", "idle_compact_after_seconds", "micro_compact", "hygiene_hard_message_limit",
         "fact_ledger", "fact_ledger_max_tokens", "user_words_max_tokens",
     )
+) | frozenset(
+    # Persona and per-chat settings apply to the next new session; access lists to the next message.
+    ("agent.system_prompt", "agent.system_prompt_file", "chats")
+) | frozenset(
+    f"platforms.{platform}.{name}"
+    for platform in ("telegram", "discord", "slack")
+    for name in ("allowed_users", "allowed_chats", "allow_all_users", "admins", "pairing", "require_mention")
 )
 RESTART_NOTE = "read at start only: edit the config file and restart chorus"
 
@@ -81,6 +88,8 @@ def shown(value: object) -> object:
     """A JSON-able value for logs and responses; secrets never appear."""
     if isinstance(value, SecretStr):
         return "<hidden>"
+    if isinstance(value, BaseModel):
+        return shown(value.model_dump(mode="python", exclude_none=True))
     if isinstance(value, Path):
         return str(value)
     if isinstance(value, dict):

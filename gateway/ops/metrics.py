@@ -37,6 +37,9 @@ class Metrics:
         self.agent_cache = Counter("chorus_agent_cache", "Agent cache events", ["event"], registry=r)
         self.redis_errors = Counter("chorus_redis_errors", "Redis operations that failed (fail-open)", registry=r)
         self.turn_errors = Counter("chorus_turn_errors", "Turns that failed", ["kind"], registry=r)
+        self.chat_tokens = Gauge(
+            "chorus_chat_tokens", "All-time LLM tokens of every chat, by platform", ["platform", "direction"], registry=r
+        )
         self.live_agents = Gauge("chorus_live_agents", "Session agents live in this process", registry=r)
         self.config_changes = Counter(
             "chorus_config_changes", "Runtime config keys changed (API, reload, SIGHUP)", ["source"], registry=r

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pydantic import SecretStr
 
+from adapters.base import BotCommand
 from adapters.telegram import TelegramAdapter, WebhookOptions
 from chorus_errors import ConfigError
 from gateway.config import TelegramSettings
@@ -40,7 +41,9 @@ def _webhook(settings: TelegramSettings) -> WebhookOptions:
     return options
 
 
-def build_telegram(settings: TelegramSettings) -> TelegramAdapter:
+def build_telegram(
+    settings: TelegramSettings, *, max_attachment_bytes: int | None = None, commands: tuple[BotCommand, ...] = ()
+) -> TelegramAdapter:
     """A `TelegramAdapter` for `platforms.telegram` (no I/O; call `start()` to connect).
 
     In webhook mode the adapter serves its route itself on
@@ -60,4 +63,6 @@ def build_telegram(settings: TelegramSettings) -> TelegramAdapter:
         mode=settings.mode,
         webhook=_webhook(settings) if settings.mode == "webhook" else None,
         token_setting=TOKEN_KEY,
+        max_attachment_bytes=max_attachment_bytes,
+        commands=commands,
     )

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import structlog
 
-from agent.context.engine import ContextEngine
+from agent.context.engine import ContextEngine, EngineState
 from agent.loop import LoopSettings
 from agent.messages import Message
 from agent.model_client import ModelClient
@@ -35,20 +35,36 @@ NO_MODEL = "unconfigured"
 
 
 @dataclass(frozen=True, slots=True)
+class ChatModel:
+    """The model a chat's agent talks to and the engine sized for its window."""
+
+    client: ModelClient
+    engine: Callable[[], ContextEngine]
+
+
+@dataclass(frozen=True, slots=True)
 class AgentFactory:
-    """How to make the parts of a new agent."""
+    """How to make the parts of a new agent.
+
+    `persona` gives a chat's base prompt and its source (frozen into a new
+    session's state); `chat_model` gives a chat's chosen model (None: the
+    pool's model and `engine`).
+    """
 
     engine: Callable[[], ContextEngine]
     tools: Callable[[str], Sequence[Tool]]  # by chat id
     snapshot: Callable[[str], str]  # the notes' frozen snapshot, by chat id
     loop_settings: LoopSettings
     base_prompt: str
+    persona: Callable[[str], tuple[str, str]] | None = None
+    chat_model: Callable[[str], ChatModel | None] | None = None
 
 
 @dataclass(slots=True)
 class _Live:
     agent: SessionAgent
     cache_key: str
+    model: str = ""
 
 
 class AgentPool:
@@ -95,8 +111,13 @@ class AgentPool:
     def __len__(self) -> int:
         return len(self._live)
 
-    def cache_key(self, session_id: str) -> str:
-        return agent_cache_key(session_id, self._home, self._model.model or NO_MODEL)
+    def cache_key(self, session_id: str, *, model: str | None = None) -> str:
+        return agent_cache_key(session_id, self._home, model or self._model.model or NO_MODEL)
+
+    def model_of(self, key: str) -> str:
+        """The model name the live agent of session `key` talks to ("" when none is live here)."""
+        live = self._live.get(key)
+        return live.model if live is not None else ""
 
     def peek(self, route: Route) -> SessionAgent | None:
         """The live agent of a session, if this process has one (no I/O)."""
@@ -114,8 +135,13 @@ class AgentPool:
         if live is not None:
             self._drop(route.key)  # stale: another process ran, reset or rotated the session since
         stored, history = await self._loads.submit(route)
-        key = self.cache_key(stored.id)
-        live = _Live(await self._build(stored.id, route.chat_scope, key, history), key)
+        chosen = None
+        if self._factory.chat_model is not None:
+            chosen = await asyncio.to_thread(self._factory.chat_model, route.chat_scope)
+        client = chosen.client if chosen is not None else self._model
+        key = self.cache_key(stored.id, model=client.model)
+        agent = await self._build(stored.id, route.chat_scope, key, history, chosen)
+        live = _Live(agent, key, client.model)
         self._live[route.key] = live
         self._by_cache_key[key] = route.key
         await self._touch(key)
@@ -148,24 +174,32 @@ class AgentPool:
                 snapshots.append(exc)
         return snapshots
 
-    async def _build(self, session_id: str, chat_id: str, key: str, history: list[Message]) -> SessionAgent:
+    async def _build(
+        self, session_id: str, chat_id: str, key: str, history: list[Message], chosen: ChatModel | None
+    ) -> SessionAgent:
         raw = await self._cache.load_state(key)
         if raw is not None:
             state = AgentState.from_json(raw)
         else:
             snapshot = await self._snapshots.submit(chat_id)
             state = AgentState(session_id=session_id, snapshot=snapshot)
+        prompt = state.marks.base_prompt
+        if prompt is None:
+            prompt, source = self._factory.base_prompt, "default"
+            if self._factory.persona is not None:
+                prompt, source = self._factory.persona(chat_id)
+            state.marks.base_prompt, state.marks.prompt_source = prompt, source
         self.rebuilds += 1
         log.info("agent.built", session_id=session_id, messages=len(history), restored=raw is not None)
         self._bus.publish(AgentBuilt(session_id, restored=raw is not None))
         return SessionAgent(
             session_id=session_id,
             history=history,
-            engine=self._factory.engine(),
-            model=self._model,
+            engine=chosen.engine() if chosen is not None else self._factory.engine(),
+            model=chosen.client if chosen is not None else self._model,
             tools=self._factory.tools(chat_id),
             loop_settings=self._factory.loop_settings,
-            base_prompt=self._factory.base_prompt,
+            base_prompt=prompt,
             state=state,
         )
 
@@ -184,8 +218,8 @@ class AgentPool:
 
     async def save(self, route: Route, agent: SessionAgent) -> None:
         """Save the agent's state to the shared cache (after a turn or a compression)."""
-        key = self.cache_key(agent.session_id)
         live = self._live.get(route.key)
+        key = self.cache_key(agent.session_id, model=live.model if live is not None else None)
         if live is not None and live.cache_key != key:
             # The session rotated to a child: the old key's state is no longer anyone's.
             await self._cache.evict(live.cache_key)
@@ -198,15 +232,32 @@ class AgentPool:
     async def reset(self, route: Route) -> bool:
         """`/new`: end the active session, forget its agent here and in the shared cache."""
         stored = await asyncio.to_thread(self._store.active_session, route.key)
+        live = self._live.get(route.key)
         self._drop(route.key)
         if stored is None:
             return False
         await self._cache.evict(self.cache_key(stored.id))
+        if live is not None and live.cache_key != self.cache_key(stored.id):
+            await self._cache.evict(live.cache_key)
         await asyncio.to_thread(self._store.end_session, stored.id)
         return True
+
+    async def switch_model(self, route: Route, model: str) -> None:
+        """After `/model`: the session keeps its history and frozen prompt; the engine starts afresh on `model`.
+
+        Called with the session lock held; the next `get` builds the agent on the chat's new model.
+        """
+        live = self._live.get(route.key)
+        if live is None:
+            return
+        state = live.agent.export_state()
+        state.engine = EngineState(model=model)
+        self._drop(route.key)
+        await self._cache.evict(live.cache_key)
+        await self._cache.save_state(self.cache_key(live.agent.session_id, model=model), state.to_json())
 
     def live_agents(self) -> Sequence[tuple[str, SessionAgent]]:
         return [(key, live.agent) for key, live in self._live.items()]
 
 
-__all__ = ["NO_MODEL", "AgentFactory", "AgentPool"]
+__all__ = ["NO_MODEL", "AgentFactory", "AgentPool", "ChatModel"]

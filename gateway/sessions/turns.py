@@ -21,11 +21,13 @@ from structlog.contextvars import bind_contextvars
 
 from adapters.base import SentMessage
 from agent.context.engine import CompressionResult
+from agent.loop import TurnUsage
 from agent.memory.providers import MemoryManager
 from agent.messages import Message, user
 from agent.session import SessionAgent
 from agent.tools.base import ToolContext
 from chorus_errors import ModelAuthError, ModelNotConfigured, RateLimited
+from gateway.chats.store import ChatStore, Usage
 from gateway.coord.base import OutboundItem
 from gateway.coord.hold import LockBusy
 from gateway.delivery.notices import NoticeBoard
@@ -35,6 +37,7 @@ from gateway.intake.queueing import Job
 from gateway.ops.events import EventBus, HygieneRan, TurnFailed, TurnFinished
 from gateway.ops.logs import bind_message_context
 from gateway.sessions.hygiene import check_hygiene
+from gateway.sessions.media import MediaReader, TurnRefused, describe_all
 from gateway.sessions.service import SessionService
 
 log = structlog.get_logger(__name__)
@@ -69,6 +72,11 @@ class FinishedTurn:
 PostTurnHook = Callable[[FinishedTurn], Awaitable[None]]
 
 
+def session_usage(agent: SessionAgent) -> Usage:
+    """The tokens this session has used so far (kept in the agent state across processes)."""
+    return Usage.from_json(agent.state.marks.usage)
+
+
 class _Notices:
     """`NoticeChannel` over `Delivery` for one chat."""
 
@@ -87,8 +95,11 @@ class _Notices:
 
 
 def user_line(job: Job) -> Message:
-    """The user message as the model sees it: prefixed with the sender's name in shared sessions."""
-    text = job.message.text
+    """The user message as the model sees it: prefixed with the sender's name in shared sessions.
+
+    Attachments are described in one line each (`MediaReader` reads them for a turn).
+    """
+    text = describe_all(job.message) if job.message.attachments else job.message.text
     if job.route.shared:
         return user(f"{job.message.user_name}: {text}")
     return user(text)
@@ -105,6 +116,8 @@ class TurnRunner:
         post_turn: called after a reply was delivered (background review); never blocks the reply.
         memory: the external memory provider manager (prefetch before a turn, sync after it), if any.
         bus: where turn and hygiene events are published (metrics and the admin event list read them).
+        media: reads attachments into the user message (None: they are described in one line).
+        chats: the per-chat store the usage of each turn is added to (None: not kept).
     """
 
     def __init__(
@@ -117,6 +130,8 @@ class TurnRunner:
         post_turn: PostTurnHook | None = None,
         memory: MemoryManager | None = None,
         bus: EventBus | None = None,
+        media: MediaReader | None = None,
+        chats: ChatStore | None = None,
     ) -> None:
         self._sessions = sessions
         self._bus = bus or EventBus()
@@ -125,6 +140,8 @@ class TurnRunner:
         self.settings = settings
         self._post_turn = post_turn
         self._memory = memory
+        self._media = media
+        self._chats = chats
         self._syncs: set[asyncio.Task[bool]] = set()
         self._journal_done: set[str] = set()  # entries already removed by `_deliver` (saves a failing unlink)
         self.turns_run = 0
@@ -194,7 +211,7 @@ class TurnRunner:
         decision = check_hygiene(
             agent.history,
             last_prompt_tokens=agent.engine.state.last_prompt_tokens,
-            context_length=self.settings.context_length,
+            context_length=agent.engine.context_length,  # the chat's model's window (`/model`)
             hard_message_limit=self.settings.hard_message_limit,
             stalled_at=agent.state.marks.stalled_at,
         )
@@ -236,6 +253,14 @@ class TurnRunner:
         if self.settings.model_missing_text is not None:
             await self._deliver(job, self.settings.model_missing_text)
             return
+        turn_message = user_line(job)
+        if self._media is not None and job.message.attachments:
+            prefix = f"{job.message.user_name}: " if job.route.shared else ""
+            read = await self._media.user_turn(job.message, prefix=prefix)
+            if isinstance(read, TurnRefused):
+                await self._deliver(job, read.reply)
+                return
+            turn_message = read
         board = self._board(job, agent, progress=self.settings.progress_notices)
         hygiene = await self._hygiene(job, agent, board)
         if hygiene is None or not hygiene.changed:
@@ -250,10 +275,11 @@ class TurnRunner:
             if self._memory is not None:
                 recall = await self._memory.prefetch(job.route.chat_scope, job.message.user_id, job.message.text)
             result = await agent.run_turn(
-                user_line(job), context=context, on_text=preview, on_event=board, recall=recall
+                turn_message, context=context, on_text=preview, on_event=board, recall=recall
             )
         if result.compressed:
             agent.state.marks.stalled_at = None
+        await self._count_usage(job, agent, result.usage)
         await asyncio.shield(
             self._sessions.persist(job.route, agent, compressed=result.compressed, new=result.new_messages)
         )
@@ -289,6 +315,16 @@ class TurnRunner:
             )
             self._syncs.add(sync)
             sync.add_done_callback(self._syncs.discard)
+
+    async def _count_usage(self, job: Job, agent: SessionAgent, usage: TurnUsage) -> None:
+        """This session's running total (in the agent state) and the chat's all-time total (in the chat store)."""
+        turn = Usage(usage.prompt_tokens, usage.completion_tokens, usage.requests)
+        agent.state.marks.usage = session_usage(agent).plus(turn).to_json()
+        if self._chats is not None:
+            try:
+                await asyncio.to_thread(self._chats.add_usage, job.route.chat_scope, job.message.platform, turn)
+            except Exception as exc:  # noqa: BLE001 - usage figures must never fail a turn
+                log.warning("usage.store_failed", error=type(exc).__name__)
 
     async def close(self, *, timeout: float = 5.0) -> None:
         """Wait (bounded) for provider syncs in flight, then shut the provider down."""
@@ -326,5 +362,7 @@ class TurnRunner:
         await self._deliver(job, text)
 
 
-__all__ = ["FAILED_TEXT", "FinishedTurn", "PostTurnHook", "TurnRunner", "TurnSettings", "user_line"]
+__all__ = [
+    "FAILED_TEXT", "FinishedTurn", "PostTurnHook", "TurnRunner", "TurnSettings", "session_usage", "user_line",
+]
 

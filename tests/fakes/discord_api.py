@@ -157,6 +157,7 @@ class FakeDiscord:
         self.guild_threads = [THREAD_A_ID]
         self.reject_identify = False  # close 4004 on IDENTIFY even with the right token (a revoked token)
         self.port = 0
+        self.cdn: dict[str, bytes] = {}  # path under /attachments/ -> bytes, served like Discord's CDN
         self._heartbeat_ms = heartbeat_interval_ms
         self._sessions: dict[str, Session] = {}
         self._current: Session | None = None
@@ -185,6 +186,7 @@ class FakeDiscord:
         app = web.Application()
         app.router.add_route("*", "/api/v10/{tail:.*}", self._api)
         app.router.add_get("/gw", self._gateway)
+        app.router.add_get("/attachments/{path:.+}", self._cdn)
         app.router.add_get("/resume", self._gateway)
         self._runner, self.port = await serve_loopback(app)
         return self
@@ -291,6 +293,21 @@ class FakeDiscord:
         await self.dispatch("THREAD_CREATE", {**self.channels[thread_id], "newly_created": True})
 
     # -- REST ----------------------------------------------------------------------------
+
+    def attachment(self, filename: str, data: bytes, content_type: str) -> Json:
+        """An attachment payload whose url this fake serves (as the CDN would)."""
+        attachment_id = self.new_id()
+        path = f"{GENERAL_ID}/{attachment_id}/{filename}"
+        self.cdn[path] = data
+        return {"id": attachment_id, "filename": filename, "size": len(data), "content_type": content_type,
+                "url": f"http://127.0.0.1:{self.port}/attachments/{path}",
+                "proxy_url": f"http://127.0.0.1:{self.port}/attachments/{path}"}
+
+    async def _cdn(self, request: web.Request) -> web.Response:
+        data = self.cdn.get(request.match_info["path"])
+        if data is None:
+            return web.Response(status=404)
+        return web.Response(body=data, content_type="application/octet-stream")
 
     async def _record(self, call: RestCall | GatewayOp | None = None) -> None:
         async with self._changed:

@@ -60,10 +60,22 @@ class FakeOpenAI:
         self.request_headers: list[dict[str, str]] = []
         self._runner: web.AppRunner | None = None
         self.port = 0
+        # /audio/transcriptions: each upload is kept (model, file name, bytes); the answer is `transcript`.
+        self.transcriptions: list[tuple[str, str, bytes]] = []
+        self.transcript = "hello from a voice note"
+        self.transcription_status = 200
+        self._arrived = asyncio.Condition()
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
+
+    async def wait_for_request(self, count: int = 1, *, timeout: float = 10.0) -> dict[str, Any]:
+        """Wait until `count` chat requests arrived; returns the `count`-th."""
+        async with asyncio.timeout(timeout):
+            async with self._arrived:
+                await self._arrived.wait_for(lambda: len(self.requests) >= count)
+        return self.requests[count - 1]
 
     def push(self, *replies: Reply | Responder) -> None:
         self.script.extend(replies)
@@ -71,6 +83,7 @@ class FakeOpenAI:
     async def __aenter__(self) -> FakeOpenAI:
         app = web.Application(client_max_size=256 * 1024 * 1024)
         app.router.add_post("/v1/chat/completions", self._completions)
+        app.router.add_post("/v1/audio/transcriptions", self._transcriptions)
         self._runner, self.port = await serve_loopback(app)
         return self
 
@@ -84,10 +97,23 @@ class FakeOpenAI:
             return item if isinstance(item, Reply) else item(request)
         return self.responder(request)
 
+    async def _transcriptions(self, http_request: web.Request) -> web.StreamResponse:
+        """The multipart upload the `openai` client sends: fields `model` and `file`."""
+        form = await http_request.post()
+        upload = form.get("file")
+        if not isinstance(upload, web.FileField):
+            return web.json_response({"error": {"message": "file is required"}}, status=400)
+        self.transcriptions.append((str(form.get("model")), upload.filename, upload.file.read()))
+        if self.transcription_status != 200:
+            return web.json_response({"error": {"message": "scripted error"}}, status=self.transcription_status)
+        return web.json_response({"text": self.transcript})
+
     async def _completions(self, http_request: web.Request) -> web.StreamResponse:
         request = await http_request.json()
         self.requests.append(request)
         self.request_headers.append(dict(http_request.headers))
+        async with self._arrived:
+            self._arrived.notify_all()
         reply = self._next_reply(request)
         if reply.gate is not None:
             await reply.gate.wait()

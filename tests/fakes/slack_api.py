@@ -88,6 +88,7 @@ class FakeSlack:
         self._ts = itertools.count(1)
         self._envelopes = itertools.count(1)
         self._runner: web.AppRunner | None = None
+        self.files: dict[str, bytes] = {}  # url_private path -> bytes; served only with the bot token
 
     @property
     def api_base_url(self) -> str:
@@ -97,6 +98,7 @@ class FakeSlack:
         app = web.Application()
         app.router.add_route("*", "/api/{method}", self._api)
         app.router.add_get("/link/", self._link)
+        app.router.add_get("/files-pri/{path:.+}", self._file)
         self._runner, self.port = await serve_loopback(app)
         return self
 
@@ -107,6 +109,22 @@ class FakeSlack:
             await self._runner.cleanup()
 
     # -- test helpers ----------------------------------------------------------------
+
+    def file(self, name: str, data: bytes, mimetype: str) -> dict[str, Any]:
+        """A `files` entry of a message event; its url_private is served here with the bot token only."""
+        path = f"{TEAM_ID}-F{len(self.files) + 1}/{name}"
+        self.files[path] = data
+        return {"id": f"F{len(self.files)}", "name": name, "mimetype": mimetype, "size": len(data),
+                "url_private": f"http://127.0.0.1:{self.port}/files-pri/{path}"}
+
+    async def _file(self, request: web.Request) -> web.Response:
+        if request.headers.get("Authorization") != f"Bearer {BOT_TOKEN}":
+            # Slack answers an unauthenticated file request with its HTML sign-in page.
+            return web.Response(text="<html>sign in</html>", content_type="text/html")
+        data = self.files.get(request.match_info["path"])
+        if data is None:
+            return web.Response(status=404)
+        return web.Response(body=data, content_type="application/octet-stream")
 
     def fail_next(self, method: str, failure: Failure) -> None:
         self.failures.setdefault(method, []).append(failure)

@@ -223,6 +223,8 @@ class FakeTelegram:
         self._runner: web.AppRunner | None = None
         self._closing = False
         self.port = 0
+        self.files: dict[str, tuple[str, bytes]] = {}  # file_id -> (file_path, bytes), for getFile + downloads
+        self.downloads: list[str] = []
 
     @property
     def base_url(self) -> str:
@@ -232,6 +234,7 @@ class FakeTelegram:
     async def __aenter__(self) -> FakeTelegram:
         app = web.Application()
         app.router.add_post("/bot{token}/{method}", self._handle)
+        app.router.add_get("/file/bot{token}/{path:.+}", self._download)
         # Cancel a handler when its client goes away, as a real server's long poll ends with the connection.
         self._runner, self.port = await serve_loopback(app, handler_cancellation=True)
         return self
@@ -252,6 +255,10 @@ class FakeTelegram:
             self.updates.append({"update_id": update_id, **payload})
             self._changed.notify_all()
         return update_id
+
+    def add_file(self, file_id: str, data: bytes, *, path: str | None = None) -> None:
+        """Serve `data` for `file_id` through getFile and the file endpoint."""
+        self.files[file_id] = (path or f"photos/{file_id}.jpg", data)
 
     def next_update_id(self) -> int:
         """Reserve an update_id, for payloads POSTed to a webhook instead of polled."""
@@ -308,7 +315,30 @@ class FakeTelegram:
             result = await handler(params)
         except _ApiError as exc:
             return _error(400, exc.description)
+        async with self._changed:
+            self._changed.notify_all()  # the chat's texts changed: wake `wait_for_text`
         return web.json_response({"ok": True, "result": result})
+
+    async def _download(self, request: web.Request) -> web.StreamResponse:
+        if request.match_info["token"] != self.token:
+            return web.Response(status=401)
+        path = request.match_info["path"]
+        self.downloads.append(path)
+        for file_path, data in self.files.values():
+            if file_path == path:
+                return web.Response(body=data, content_type="application/octet-stream")
+        return web.Response(status=404)
+
+    async def _api_getFile(self, params: dict[str, Any]) -> Any:
+        found = self.files.get(str(params.get("file_id")))
+        if found is None:
+            raise _ApiError("Bad Request: invalid file_id")
+        path, data = found
+        return {"file_id": params["file_id"], "file_unique_id": f"u{params['file_id']}", "file_size": len(data),
+                "file_path": path}
+
+    async def _api_setMyCommands(self, params: dict[str, Any]) -> Any:
+        return True
 
     async def _api_getMe(self, params: dict[str, Any]) -> Any:
         return bot_user()
@@ -361,6 +391,23 @@ class FakeTelegram:
         if chat.texts.pop(int(params["message_id"]), None) is None:
             raise _ApiError("Bad Request: message to delete not found")
         return True
+
+    async def wait_for_text(self, chat_id: int | str, needle: str, *, timeout: float = 10.0) -> str:
+        """Wait until a message the bot sent to the chat shows a text containing `needle` (a finished stream
+        shows no cursor); returns that text."""
+
+        def found() -> str | None:
+            for text in self.texts(chat_id).values():
+                if needle in text and not text.endswith("▌"):
+                    return text
+            return None
+
+        async with asyncio.timeout(timeout):
+            async with self._changed:
+                await self._changed.wait_for(lambda: found() is not None)
+        text = found()
+        assert text is not None
+        return text
 
     def texts(self, chat_id: int | str) -> dict[int, str]:
         """The visible text of every live message the bot sent to a chat."""

@@ -93,7 +93,8 @@ function drawFill(sessions) {
     });
     row.append(el("text", { x: 0, y: y + 12 }, shortKey(view.key)));
     row.append(el("text", { x: 0, y: y + 25, class: "dim" },
-      `${fmt(view.messages)} msgs · ${view.compressions} compressions${view.live ? "" : " · not loaded"}`));
+      `${fmt(view.messages)} msgs · ${view.compressions} compressions${view.live ? "" : " · not loaded"}`
+      + `${view.model ? " · " + view.model : ""}`));
     row.append(el("rect", { x: PLOT_X0, y: y + 4, width: span, height: 20, rx: 3, class: "track" }));
     const percent = view.fill_percent === null ? 0 : view.fill_percent;
     const width = (span * Math.min(percent, 100) / 100).toFixed(1);
@@ -229,7 +230,9 @@ function drawDetail(detail) {
   document.getElementById("detail-figures").textContent =
     `${fmt(detail.tokens)} of ${fmt(detail.context_length)} tokens (${detail.tokens_source}) · threshold ${fmt(detail.threshold)} `
     + `· hygiene ${fmt(detail.hygiene_threshold)} · ${fmt(detail.messages)} messages (${fmt(detail.archived_messages)} archived) `
-    + `· ${detail.compressions} compressions${detail.busy ? " · busy" : ""}${detail.blocked ? " · auto-compression blocked" : ""}`;
+    + `· ${detail.compressions} compressions${detail.busy ? " · busy" : ""}${detail.blocked ? " · auto-compression blocked" : ""}`
+    + ` · model ${detail.model || "?"} · prompt ${detail.prompt_source || "?"}`
+    + ` · usage ${fmt(detail.session_tokens)} tokens this session, ${fmt(detail.chat_tokens)} in this chat`;
   document.getElementById("detail-summary").textContent = detail.last_summary || "no summary yet";
   const list = document.getElementById("detail-compressions");
   list.replaceChildren();

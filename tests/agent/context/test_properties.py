@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from agent.context._handoff import MERGED_PRIOR_HEADER, SYSTEM_NOTE, is_real_user, unmerge
-from agent.context._images import IMAGE_PLACEHOLDER
+from agent.context._images import image_placeholder
 from agent.messages import ImagePart, Message, TextPart, ToolCall
 from agent.tokens import estimate_counter
 from tests.agent.context.compressor_helpers import ScriptedSummarizer, make
@@ -83,7 +83,7 @@ def norm(message: Message) -> Message:
         if isinstance(lead, TextPart) and lead.text.startswith(MERGED_PRIOR_HEADER):
             message = message.with_content(message.content[1:])
     if isinstance(message.content, tuple):
-        message = message.with_content(tuple(TextPart(IMAGE_PLACEHOLDER) if isinstance(p, ImagePart) else p for p in message.content))
+        message = message.with_content(tuple(TextPart(image_placeholder(p)) if isinstance(p, ImagePart) else p for p in message.content))
     if message.role == "system":
         message = message.with_content(message.text.replace("\n\n" + SYSTEM_NOTE, ""))
     return message

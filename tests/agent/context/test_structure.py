@@ -90,6 +90,14 @@ def test_old_images_become_placeholders() -> None:
     ]
     out, stripped = strip_old_images(messages)
     assert stripped == 3
-    assert out[0].content == (TextPart("look"), TextPart(IMAGE_PLACEHOLDER))
-    assert out[2].content == (TextPart(IMAGE_PLACEHOLDER), TextPart(IMAGE_PLACEHOLDER))
+    named = TextPart("[Attached image (image/png, 750 bytes) — removed by context compression]")
+    assert out[0].content == (TextPart("look"), named)
+    assert out[2].content == (named, named)
     assert out[4] == messages[4]
+
+
+def test_an_image_by_link_keeps_the_generic_placeholder() -> None:
+    """A non-data URL names no type or size."""
+    linked = ImagePart(url="https://example.com/cat.png")
+    out, _ = strip_old_images([Message(role="user", content=(linked,)), Message(role="user", content=(linked,))])
+    assert out[0].content == (TextPart(IMAGE_PLACEHOLDER),)

@@ -1,0 +1,79 @@
+"""Pairing: an unknown Telegram DM sender gets a code; `chorus pairing approve` admits them without a restart."""
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gateway.chats.pairing import CODE_TTL_SECONDS, MAX_PENDING, PairingStore
+from gateway.cli import main
+from tests.fakes.openai_server import FakeOpenAI, Reply
+from tests.fakes.telegram_api import TOKEN, FakeTelegram, message, private_chat, user
+from tests.gateway.harness import make_config, started
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeOpenAI]:
+    async with FakeOpenAI() as server:
+        yield server
+
+
+async def test_a_stranger_is_paired_through_the_cli(
+    tmp_path: Path, fake: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """First DM: a code and no model call; after `chorus pairing approve CODE`, the next DM is answered."""
+    home = tmp_path / "home"
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump({"home": str(home)}), encoding="utf-8")
+    fake.push(Reply(content="Welcome aboard."))
+    async with FakeTelegram() as tg:
+        platforms = {"web": {"enabled": False}, "telegram": {
+            "enabled": True, "token": TOKEN, "base_url": f"http://127.0.0.1:{tg.port}", "pairing": True}}
+        async with started(make_config(home, fake.base_url, platforms=platforms)):
+            await tg.push_update(message=message(private_chat(555), "hello?", sender=user(555, "Eve", "eve")))
+            prompt = await tg.wait_for_text(555, "pairing code")
+            code = re.search(r"code is ([A-Z0-9]{8})", prompt)
+            assert code is not None
+            assert main(["pairing", "list", "--config", str(path)]) == 0
+            listed = capsys.readouterr().out
+            assert main(["pairing", "approve", code.group(1), "--platform", "telegram", "--config", str(path)]) == 0
+            approved = capsys.readouterr().out
+            await tg.push_update(message=message(private_chat(555), "now?", sender=user(555, "Eve", "eve")))
+            answer = await tg.wait_for_text(555, "Welcome aboard.")
+    assert f"{code.group(1)}  telegram  555 (Eve)" in listed
+    assert approved == "approved 555 (Eve) on telegram\n"
+    assert answer == "Welcome aboard."
+    assert len(fake.requests) == 1
+    assert fake.requests[0]["messages"][-1]["content"] == "now?"
+
+
+def test_codes_expire_repeat_and_are_bounded(tmp_path: Path) -> None:
+    """One live code per sender, gone after its TTL; at most MAX_PENDING per platform; revoke undoes approve."""
+    now = [1000.0]
+    store = PairingStore(tmp_path / "p.db", clock=lambda: now[0])
+    store.open()
+    first = store.code_for("telegram", "1", "a")
+    assert first is not None
+    assert store.code_for("telegram", "1", "a") == first
+    now[0] += CODE_TTL_SECONDS + 1
+    assert store.approve("telegram", first.code) is None
+    for user_id in range(MAX_PENDING):
+        assert store.code_for("telegram", str(user_id), "x") is not None
+    assert store.code_for("telegram", "overflow", "x") is None
+    live = store.code_for("telegram", "7", "x")
+    assert live is not None and store.approve("slack", live.code) is None
+    assert store.approve("telegram", live.code.lower()) is not None
+    assert store.is_approved("telegram", "7")
+    assert store.revoke("telegram", "7") and not store.is_approved("telegram", "7")
+    store.close()
+
+
+def test_approving_an_unknown_code_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A mistyped code: exit 1 and a line saying how to list the pending ones."""
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump({"home": str(tmp_path / "home")}), encoding="utf-8")
+    assert main(["pairing", "approve", "NOPE1234", "--platform", "telegram", "--config", str(path)]) == 1
+    assert "chorus pairing list" in capsys.readouterr().out
