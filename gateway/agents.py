@@ -23,7 +23,7 @@ from agent.messages import Message
 from agent.model_client import ModelClient
 from agent.session import AgentState, SessionAgent
 from agent.store import SessionStore, StoredSession
-from agent.tools.base import Tool
+from agent.tools.base import Tool, ToolSource
 from gateway.appends import GroupCommit
 from gateway.coord.base import AgentCache, agent_cache_key
 from gateway.routing import Route
@@ -42,6 +42,7 @@ class AgentFactory:
     snapshot: Callable[[str], str]  # the notes' frozen snapshot, by chat id
     loop_settings: LoopSettings
     base_prompt: str
+    tool_source: Callable[[Route], ToolSource | None] | None = None  # the chat's MCP tools, if any
 
 
 @dataclass(slots=True)
@@ -111,7 +112,7 @@ class AgentPool:
             self._drop(route.key)  # stale: another process ran, reset or rotated the session since
         stored, history = await self._loads.submit(route)
         key = self.cache_key(stored.id)
-        live = _Live(await self._build(stored.id, route.chat_scope, key, history), key)
+        live = _Live(await self._build(stored.id, route, key, history), key)
         self._live[route.key] = live
         self._by_cache_key[key] = route.key
         await self._touch(key)
@@ -144,7 +145,8 @@ class AgentPool:
                 snapshots.append(exc)
         return snapshots
 
-    async def _build(self, session_id: str, chat_id: str, key: str, history: list[Message]) -> SessionAgent:
+    async def _build(self, session_id: str, route: Route, key: str, history: list[Message]) -> SessionAgent:
+        chat_id = route.chat_scope
         raw = await self._cache.load_state(key)
         if raw is not None:
             state = AgentState.from_json(raw)
@@ -162,6 +164,7 @@ class AgentPool:
             loop_settings=self._factory.loop_settings,
             base_prompt=self._factory.base_prompt,
             state=state,
+            tool_source=self._factory.tool_source(route) if self._factory.tool_source is not None else None,
         )
 
     async def _touch(self, key: str) -> None:

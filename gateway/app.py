@@ -15,11 +15,13 @@ import contextlib
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
 import structlog
 
 from adapters.base import InboundMessage, PlatformAdapter
 from agent.store import SessionStore
+from agent.tools.mcp import McpHub
 from gateway.agents import AgentPool
 from gateway.allowlist import REFUSAL_TEXT
 from gateway.commands import HELP_TEXT, Command, StatusInfo, render_status
@@ -47,6 +49,14 @@ CONSUME_BATCH = 256
 NEW_TEXT = "Started a new conversation. My notes about this chat are kept; /memory shows them."
 
 
+class Resource(Protocol):
+    """A long-lived collaborator with a symmetric lifecycle."""
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+
 @dataclass(frozen=True, slots=True)
 class GatewayParts:
     """Everything the gateway is made of (built elsewhere, without I/O)."""
@@ -65,6 +75,8 @@ class GatewayParts:
     notes_text: Callable[[str], str] | None = None
     on_shutdown: Callable[[], Awaitable[None]] | None = None
     closers: tuple[Callable[[], Awaitable[None]], ...] = ()
+    resources: tuple[Resource, ...] = ()  # started before the adapters, stopped after the turns (MCP servers)
+    mcp: McpHub | None = None
 
 
 def _journaled(decision: IntakeDecision) -> bool:
@@ -87,6 +99,7 @@ class Gateway:
         self._in_hand: list[InboundMessage] = []  # taken from the queue, not yet decided
         self._journal_writing: asyncio.Future[list[str | Exception]] | None = None
         self._started_adapters: list[PlatformAdapter] = []
+        self._started_resources: list[Resource] = []
         self._store_open = False
         self._running = False
         self.decisions: dict[str, int] = {}
@@ -106,6 +119,9 @@ class Gateway:
             if restored:
                 log.info("outbox.restored", pending=restored)
         self.lanes = SessionLanes(parts.runner.run, mode=parts.busy_mode)
+        for resource in parts.resources:
+            await resource.start()
+            self._started_resources.append(resource)
         for name, adapter in parts.adapters.items():
             await adapter.start(self.queue)
             self._started_adapters.append(adapter)
@@ -145,6 +161,10 @@ class Gateway:
         self._started_adapters = []
         # Messages that arrived during the grace period are kept for the next start.
         await self._journal_queued()
+        for resource in reversed(self._started_resources):
+            with contextlib.suppress(Exception):
+                await resource.stop()
+        self._started_resources = []
         for close in self.parts.closers:
             with contextlib.suppress(Exception):
                 await close()
@@ -339,4 +359,4 @@ class Gateway:
                 log.warning("store.index_compact_failed", error=type(exc).__name__)
 
 
-__all__ = ["Gateway", "GatewayParts"]
+__all__ = ["Gateway", "GatewayParts", "Resource"]

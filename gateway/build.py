@@ -34,7 +34,8 @@ from agent.review import BackgroundReviewer
 from agent.skills.library import SkillLibrary
 from agent.store import STATE_DB_NAME, SessionStore
 from agent.tokens import default_counter
-from agent.tools.base import Tool
+from agent.tools.base import Tool, ToolSource
+from agent.tools.mcp import McpHub
 from agent.tools.memory_tool import MemoryTool
 from agent.tools.session_search import SessionSearchTool
 from agent.tools.skills import SkillManageTool, SkillViewTool
@@ -50,6 +51,8 @@ from gateway.journal import InboundJournal
 from gateway.outbox_file import JournaledOutbox
 from gateway.poller import LeasedAdapter
 from gateway.review import ReviewHooks
+from gateway.routing import Route
+from gateway.tool_access import tool_access
 from gateway.turns import PostTurnHook, TurnRunner, TurnSettings
 
 log = structlog.get_logger(__name__)
@@ -140,6 +143,7 @@ def build_gateway(
     node: str | None = None,
     post_turn: PostTurnHook | None = None,
     providers: ProviderRegistry | None = None,
+    mcp: McpHub | None = None,
 ) -> Gateway:
     """A `Gateway` for `config`; keyword arguments replace parts (tests, benchmarks)."""
     home = config.home_dir
@@ -172,6 +176,11 @@ def build_gateway(
 
         tools = default_tools
     memory = MemoryManager.from_config(config.memory.provider, providers or ProviderRegistry())
+    hub = mcp if mcp is not None else McpHub(config.mcp)
+
+    def chat_tools(route: Route) -> ToolSource | None:
+        # Only the tools the chat admits are ever offered: the source filters before every request.
+        return hub.for_chat(tool_access(config, route).allowlist) if len(hub) else None
 
     def snapshot(chat: str) -> str:
         return notes.chat(chat).snapshot().text
@@ -186,6 +195,7 @@ def build_gateway(
             max_tokens=config.model.max_tokens,
         ),
         base_prompt=DEFAULT_BASE_PROMPT,
+        tool_source=chat_tools,
     )
     agents = AgentPool(
         store=store, cache=coord.agent_cache, model=client, factory=factory, owner=node,
@@ -212,6 +222,8 @@ def build_gateway(
             hard_message_limit=config.compression.hygiene_hard_message_limit,
             max_message_chars=config.gateway.max_message_chars,
             model_missing_text=missing,
+            tool_progress_dms=config.tool_progress.dms,
+            tool_progress_groups=config.tool_progress.groups,
         ),
         post_turn=post_turn,
         memory=memory if config.memory.provider else None,
@@ -245,7 +257,7 @@ def build_gateway(
             coordinator=coord, store=store, adapters=adapters, agents=agents, runner=runner, delivery=delivery,
             intake=intake, journal=journal, outbox=outbox, busy_mode=gw.busy_input_mode,
             shutdown_grace=gw.shutdown_grace_seconds, notes_text=notes_text, on_shutdown=on_shutdown,
-            closers=closers,
+            closers=closers, resources=(hub,) if len(hub) else (), mcp=hub,
         )
     )
 

@@ -37,6 +37,7 @@ from gateway.journal import InboundJournal
 from gateway.logs import bind_message_context
 from gateway.notices import NoticeBoard
 from gateway.queueing import Job
+from gateway.tool_progress import ProgressMode, ToolProgress
 
 log = structlog.get_logger(__name__)
 
@@ -59,6 +60,8 @@ class TurnSettings:
     hard_message_limit: int
     max_message_chars: int
     model_missing_text: str | None  # set when no model is configured
+    tool_progress_dms: ProgressMode = "off"
+    tool_progress_groups: ProgressMode = "off"
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +92,14 @@ class _Notices:
             await self._delivery.edit_text(handle, text)
         else:
             await self._delivery.send_text(self._target, text)
+
+    async def send_progress(self, text: str) -> object:
+        return await self._delivery.send_text(self._target, text)
+
+    async def edit_progress(self, handle: object, text: str) -> None:
+        # Throttled like a streaming draft: an edit due too soon is skipped, never waited for.
+        if isinstance(handle, SentMessage):
+            await self._delivery.edit_text(handle, text, final=False)
 
 
 def user_line(job: Job) -> Message:
@@ -264,12 +275,14 @@ class TurnRunner:
         streams = adapter is not None and adapter.limits.supports_edit
         preview = StreamPreview(self._delivery, job.route.target) if streams else None
         context = ToolContext(chat_id=job.route.chat_scope, session_id=agent.session_id, user_id=job.message.user_id)
+        mode = self.settings.tool_progress_dms if job.route.kind == "dm" else self.settings.tool_progress_groups
+        progress = ToolProgress(_Notices(self._delivery, job), mode=mode) if mode != "off" else None
         async with typing_while(adapter, job.route.target):
             recall = None
             if self._memory is not None:
                 recall = await self._memory.prefetch(job.route.chat_scope, job.message.user_id, job.message.text)
             result = await agent.run_turn(
-                user_line(job), context=context, on_text=preview, on_event=board, recall=recall
+                user_line(job), context=context, on_text=preview, on_event=board, recall=recall, on_tool=progress
             )
         if result.compressed:
             agent.state.extra.pop(STALLED_KEY, None)
