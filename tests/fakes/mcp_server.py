@@ -3,7 +3,7 @@
 Run as a stdio server: `python tests/fakes/mcp_server.py` (what `mcp.servers.NAME.command` starts), or
 serve it over streamable HTTP on 127.0.0.1 in-process with `serve_http()`.
 
-Tools: `echo(text)`, `add(a, b)`, `search(query, limit)`, `big(chars)` (a result of `chars` characters
+Tools: `meet(group, count)` (answers "met" only when `count` calls are in flight at once), `echo(text)`, `add(a, b)`, `search(query, limit)`, `big(chars)` (a result of `chars` characters
 that starts with HEAD and ends with TAIL), `hang(seconds)`, `crash()` (the process exits mid-call),
 `fail(message)` (an error result).
 """
@@ -21,8 +21,26 @@ from mcp.server.mcpserver import MCPServer
 SERVER_NAME = "chorus-test"
 
 
+MEET_TIMEOUT = 5.0
+
+
 def build_server() -> MCPServer:
     server = MCPServer(SERVER_NAME)
+    arrived: dict[str, int] = {}
+    everyone: dict[str, asyncio.Event] = {}
+
+    @server.tool()
+    async def meet(group: str, count: int) -> str:
+        """Wait until `count` calls of `group` are in flight at once: "met" proves they ran concurrently."""
+        arrived[group] = arrived.get(group, 0) + 1
+        event = everyone.setdefault(group, asyncio.Event())
+        if arrived[group] >= count:
+            event.set()
+        try:
+            await asyncio.wait_for(event.wait(), MEET_TIMEOUT)
+        except TimeoutError:
+            return "alone"
+        return "met"
 
     @server.tool()
     def echo(text: str) -> str:

@@ -41,6 +41,8 @@ INITIAL_BACKOFF = 1.0
 MAX_BACKOFF = 60.0
 STABLE_AFTER = 30.0
 ERROR_CHARS = 300
+# The SDK's default (1 MiB) fails a 1 MB result outright; results are cut to `mcp.max_result_chars` after arrival.
+MAX_SSE_EVENT_BYTES = 32 * 1024 * 1024
 
 State = Literal["starting", "up", "down", "stopped"]
 Transport = Literal["stdio", "http"]
@@ -319,7 +321,7 @@ class McpConnection:
 @asynccontextmanager
 async def _http(url: str, headers: Mapping[str, str]) -> AsyncIterator[Streams]:
     async with create_mcp_http_client(headers=dict(headers)) as client, streamable_http_client(
-        url, http_client=client
+        url, http_client=client, max_sse_event_size=MAX_SSE_EVENT_BYTES
     ) as (read, write):
         yield read, write
 
