@@ -200,6 +200,9 @@ class GatewayBackend:
         keys = [key for key, _ in self._gateway.parts.agents.live_agents()]
         metrics.queue_depth.set(sum(self._gateway.lanes.queued(key) for key in keys))
         metrics.live_agents.set(len(keys))
+        hub = self._gateway.parts.mcp
+        for status in hub.statuses() if hub is not None else ():
+            metrics.mcp_server_up.labels(server=status.name).set(1 if status.state == "up" else 0)
         errors = self._gateway.parts.coordinator.errors
         if errors > self._redis_errors_seen:
             metrics.redis_errors.inc(errors - self._redis_errors_seen)

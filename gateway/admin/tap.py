@@ -28,6 +28,7 @@ NOTICE_EVENTS = {
     "config.restart_required": "config file changed keys that need a restart",
     "agent.evicted": "agent evicted from the shared cache",
     "delivery.pending": "reply recorded but not sent yet; will be retried",
+    "mcp.server_down": "MCP server down; restarting with backoff",
 }
 ERROR_EVENTS = {
     "turn.failed": "turn failed",
@@ -41,6 +42,7 @@ ERROR_EVENTS = {
     "config.reload_rejected": "config reload rejected; running config kept",
     "coord.lock_lost": "session lock lost mid-turn; another worker may take over",
     "coord.lock_release_failed": "session lock could not be released (it expires by its TTL)",
+    "mcp.tool_failed": "tool call failed",
 }
 
 
@@ -57,7 +59,8 @@ class Recorder:
 
 
 def _detail(event: Mapping[str, Any]) -> str:
-    parts = [f"{name}={event[name]}" for name in ("error", "kind", "reason", "setting", "outcome") if event.get(name)]
+    names = ("tool", "server", "error", "kind", "reason", "setting", "outcome")
+    parts = [f"{name}={event[name]}" for name in names if event.get(name)]
     return "; ".join(parts)
 
 
@@ -97,6 +100,8 @@ class LogTap:
             m.hygiene_runs.labels(result=str(event.get("outcome", "unknown"))).inc()
             self.events.notice(session, f"hygiene: {event.get('reason', '')} → {event.get('outcome', '')}, "
                                         f"{event.get('messages_before')} → {event.get('messages_after')} messages")
+        elif name in ("mcp.tool_called", "mcp.tool_failed", "mcp.tool_cancelled"):
+            self._tool(event)
         elif name == "agent.built":
             m.agent_cache.labels(event="restored" if event.get("restored") else "built").inc()
         elif name in ("turn.failed", "turn.lock_busy"):
@@ -112,6 +117,15 @@ class LogTap:
             self.events.error(session, ERROR_EVENTS[name] + (f" ({detail})" if detail else ""))
         elif name in NOTICE_EVENTS:
             self.events.notice(session, NOTICE_EVENTS[name])
+
+
+    def _tool(self, event: Mapping[str, Any]) -> None:
+        tool, outcome = str(event.get("tool") or "unknown"), str(event.get("outcome") or "unknown")
+        self.metrics.tool_calls.labels(tool=tool, outcome=outcome).inc()
+        if outcome not in ("ok", "cancelled"):
+            self.metrics.tool_errors.labels(tool=tool, outcome=outcome).inc()
+        if event.get("latency_ms") and outcome != "invalid_arguments":
+            self.metrics.tool_seconds.labels(tool=tool).observe(float(event["latency_ms"]) / 1000)
 
 
 def install_log_tap(tap: LogTap) -> Callable[[], None]:

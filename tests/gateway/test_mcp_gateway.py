@@ -1,7 +1,6 @@
 """MCP tools through the whole gateway: a real SDK server (stdio or streamable HTTP), the real openai client, the fake model."""
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from collections.abc import AsyncIterator
