@@ -20,7 +20,7 @@ ProgressMode = Literal["off", "new", "all"]
 SUMMARY_CHARS = 120
 VALUE_CHARS = 40
 MASK = "***"
-_SECRET_NAME = re.compile(r"key|token|secret|passw|pwd|auth(?!or)|credential|cookie|bearer", re.I)
+_SECRET_NAME = re.compile(r"key|token|secret|passw|pwd|auth(?!or\b)|credential|cookie|bearer", re.I)
 
 
 class ProgressChannel(Protocol):
