@@ -82,7 +82,9 @@ async def live_session(calls: int, chars: int, window: int) -> dict[str, Any]:
                 "home": home,
                 "model": {"name": "fake-model", "base_url": fake.base_url, "api_key": "sk-bench", "context_length": window},
                 "platforms": {"web": {"enabled": False}, "telegram": {"allow_all_users": True}},
+                # Background reviews would add their own model requests: off, so every request is the session's.
                 "memory": {"nudge_interval": 0, "flush_min_turns": 0},
+                "skills": {"creation_nudge_interval": 0},
                 "mcp": {"servers": {"docs": {"command": SERVER}}},
                 "tool_progress": {"dms": "off"},
             }, env={})
@@ -99,7 +101,7 @@ async def live_session(calls: int, chars: int, window: int) -> dict[str, Any]:
             finally:
                 await gateway.stop()
         sent = [_tokens(r) for r in fake.requests if "tools" in r]
-        tool_calls = sum(1 for r in fake.requests if "tools" in r and r["messages"][-1]["role"] == "user")
+        tool_calls = sum(1 for r in fake.requests if "tools" in r and r["messages"][-1]["role"] == "tool")
     return {
         "tool_calls": tool_calls, "requests": len(sent), "threshold": threshold, "max_request_tokens": max(sent),
         "over_threshold": sum(1 for t in sent if t > threshold), "compressions": compressions,

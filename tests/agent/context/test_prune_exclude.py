@@ -6,7 +6,7 @@ from agent.context._prune import proactive_candidates, prune_old, relieve_tail_p
 from agent.context._toolsummary import summarize_tool_result
 from agent.messages import Message, ToolCall, assistant, tool_result, user
 from agent.tokens import estimate_counter
-from tests.agent.context.compressor_helpers import call
+from tests.agent.context.compressor_helpers import call, make
 
 
 def test_mcp_tool_summaries_name_the_tool_and_its_arguments() -> None:
@@ -51,3 +51,30 @@ def test_excluded_tools_survive_tail_pressure() -> None:
     )
     assert touched == {4: "pressure"}
     assert out[2] == tail[2]
+
+
+def _mcp_session(results: int) -> list[Message]:
+    """A chat whose agent called two MCP tools in turn, each result ~6,000 chars."""
+    out: list[Message] = [Message(role="system", content="SYS")]
+    for n in range(results):
+        name = "notes__recall" if n % 2 else "web__search"
+        out.append(user(f"question {n}"))
+        out.append(assistant(None, tool_calls=[call(f"c{n}", name, f'{{"query": "topic {n}"}}')]))
+        out.append(tool_result(f"c{n}", f"result {n}: " + "finding " * 750, name=name))
+        out.append(assistant(f"answer {n}"))
+    return out
+
+
+def test_the_compressor_passes_prune_exclude_tools_to_the_proactive_prune() -> None:
+    """Through the engine: `compression.prune_exclude_tools` results stay verbatim, the others become named one-liners."""
+    original = _mcp_session(10)
+    engine = make(proactive_prune_tokens=1000, proactive_prune_min_result_chars=3000,
+                  proactive_prune_min_reclaim_tokens=100, prune_exclude_tools=["notes__recall"], protect_last_n=4)
+    result = engine.proactive_prune(original, prompt_tokens=50_000)
+    assert result.outcome == "compressed"
+    changed = [(a, b) for a, b in zip(original, result.messages) if a != b]
+    assert changed and all(a.name == "web__search" for a, _ in changed)
+    assert all(b.text.startswith("[web__search] search for 'topic ") for _, b in changed)
+    assert [m.text for m in result.messages if m.name == "notes__recall"] == [
+        m.text for m in original if m.name == "notes__recall"
+    ]
