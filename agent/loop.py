@@ -14,7 +14,8 @@ result says (`new_messages`, or the whole `history` after a compression).
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -23,7 +24,7 @@ import structlog
 from agent.context.engine import CompressionResult, ContextEngine, EventSink, Trigger
 from agent.messages import Message, ToolCall, ToolSchema, system, tool_result
 from agent.model_client import Completion, ModelClient, TextSink, parse_arguments
-from agent.tools.base import Tool, ToolContext, refused
+from agent.tools.base import Tool, ToolContext, ToolSource, refused
 from chorus_errors import ContextOverflow, RateLimited
 
 log = structlog.get_logger(__name__)
@@ -89,6 +90,7 @@ class _TurnState:
 
 
 SystemPrompt = Callable[[], str]
+ToolSink = Callable[[ToolCall], Awaitable[None]]  # told when a tool call starts (progress notices)
 
 
 def strip_system(messages: Sequence[Message]) -> list[Message]:
@@ -109,6 +111,8 @@ class ConversationLoop:
         settings: per-turn limits.
         system_prompt: returns the system prompt text; called per request so a
             compaction note appears right after a compression.
+        source: tools whose set changes while the agent lives (MCP), asked before
+            every request and offered after `tools`.
     """
 
     def __init__(
@@ -119,11 +123,15 @@ class ConversationLoop:
         tools: Sequence[Tool],
         settings: LoopSettings,
         system_prompt: SystemPrompt,
+        source: ToolSource | None = None,
     ) -> None:
         self.model = model
         self.engine = engine
+        self._static = tuple(tools)
+        self._source = source
         self._tools = {tool.schema.name: tool for tool in tools}
         self._schemas: tuple[ToolSchema, ...] = tuple(tool.schema for tool in tools)
+        self._dynamic: tuple[Tool, ...] = ()
         self.settings = settings
         self._system_prompt = system_prompt
         self._recall: str | None = None
@@ -131,6 +139,19 @@ class ConversationLoop:
     @property
     def schemas(self) -> tuple[ToolSchema, ...]:
         return self._schemas
+
+    def _refresh_tools(self) -> None:
+        """Offer what the source has now: a server that went down takes its tools out of the next request."""
+        if self._source is None:
+            return
+        dynamic = tuple(self._source.current())
+        if dynamic == self._dynamic:
+            return
+        self._dynamic = dynamic
+        fixed = {tool.schema.name for tool in self._static}  # a built-in tool keeps its name
+        offered = [*self._static, *(tool for tool in dynamic if tool.schema.name not in fixed)]
+        self._tools = {tool.schema.name: tool for tool in offered}
+        self._schemas = tuple(tool.schema for tool in offered)
 
     def request(self, history: Sequence[Message]) -> list[Message]:
         """The message list sent to the model: system prompt first (plus this turn's recalled context)."""
@@ -184,15 +205,19 @@ class ConversationLoop:
         on_text: TextSink | None = None,
         on_event: EventSink | None = None,
         recall: str | None = None,
+        on_tool: ToolSink | None = None,
     ) -> TurnResult:
         """Answer `user_message` given `history`; tool calls run until a text answer or the cap.
 
         `recall` (an external memory provider's context for this turn) is shown
-        to the model for this turn only and never stored.
+        to the model for this turn only and never stored. `on_tool` hears of
+        each tool call as it starts.
         """
         self._recall = recall
         try:
-            return await self._run(history, user_message, context=context, on_text=on_text, on_event=on_event)
+            return await self._run(
+                history, user_message, context=context, on_text=on_text, on_event=on_event, on_tool=on_tool
+            )
         finally:
             self._recall = None
 
@@ -204,17 +229,19 @@ class ConversationLoop:
         context: ToolContext,
         on_text: TextSink | None,
         on_event: EventSink | None,
+        on_tool: ToolSink | None = None,
     ) -> TurnResult:
         turn = _TurnState(history=[*history, user_message], new=[user_message])
         for _ in range(self.settings.max_iterations):
+            self._refresh_tools()
             if self.engine.should_compress_preflight(self.request(turn.history), self._schemas):
                 await self._apply(turn, "preflight", on_event=on_event)
             completion = await self._complete(turn, on_text=on_text, on_event=on_event)
             message = completion.message
             self._append(turn, message)
             if message.tool_calls:
-                for call in message.tool_calls:
-                    self._append(turn, await self._run_tool(call, context))
+                for result in await self._run_tools(message.tool_calls, context, on_tool):
+                    self._append(turn, result)
             if self.engine.should_compress(completion.prompt_tokens):
                 await self._apply(turn, "post_response", on_event=on_event)
             elif message.tool_calls:
@@ -280,6 +307,20 @@ class ConversationLoop:
                 self.engine.record_usage(completion.prompt_tokens)
             return completion
 
+    async def _run_tools(
+        self, calls: Sequence[ToolCall], context: ToolContext, on_tool: ToolSink | None
+    ) -> list[Message]:
+        """Run one response's tool calls concurrently; results keep the calls' order."""
+        if on_tool is not None:
+            for call in calls:
+                try:
+                    await on_tool(call)
+                except Exception as exc:  # noqa: BLE001 - a progress notice never stops a tool
+                    log.warning("tool.progress_failed", tool=call.name, error=type(exc).__name__)
+        if len(calls) == 1:
+            return [await self._run_tool(calls[0], context)]
+        return list(await asyncio.gather(*(self._run_tool(call, context) for call in calls)))
+
     async def _run_tool(self, call: ToolCall, context: ToolContext) -> Message:
         tool = self._tools.get(call.name)
         if tool is None:
@@ -313,6 +354,7 @@ __all__ = [
     "ConversationLoop",
     "LoopSettings",
     "SystemPrompt",
+    "ToolSink",
     "TurnResult",
     "TurnUsage",
     "strip_system",

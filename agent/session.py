@@ -14,11 +14,11 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from agent.context.engine import CompressionResult, ContextEngine, EngineState, EventSink, Trigger
-from agent.loop import ConversationLoop, LoopSettings, TurnResult
+from agent.loop import ConversationLoop, LoopSettings, ToolSink, TurnResult
 from agent.messages import Message
 from agent.model_client import ModelClient, TextSink
 from agent.prompt import build_system_prompt
-from agent.tools.base import Tool, ToolContext
+from agent.tools.base import Tool, ToolContext, ToolSource
 
 STATE_VERSION = 1
 _ENGINE_FIELDS = tuple(f.name for f in fields(EngineState))
@@ -119,6 +119,7 @@ class SessionAgent:
         loop_settings: per-turn limits.
         base_prompt: the operator's base system prompt.
         state: carried state (snapshot, engine counters); new sessions pass a fresh one.
+        tool_source: tools that come and go (MCP), asked before every request.
     """
 
     def __init__(
@@ -132,6 +133,7 @@ class SessionAgent:
         loop_settings: LoopSettings,
         base_prompt: str,
         state: AgentState,
+        tool_source: ToolSource | None = None,
     ) -> None:
         self.session_id = session_id
         self.history: list[Message] = list(history)
@@ -142,7 +144,8 @@ class SessionAgent:
         # Scanned once: a resumed history may start with a summary (in-process flag, not stored).
         self._had_summary = any(m.compressed_summary for m in self.history)
         self.loop = ConversationLoop(
-            model=model, engine=engine, tools=tools, settings=loop_settings, system_prompt=self.system_prompt
+            model=model, engine=engine, tools=tools, settings=loop_settings, system_prompt=self.system_prompt,
+            source=tool_source,
         )
 
     def system_prompt(self) -> str:
@@ -163,10 +166,12 @@ class SessionAgent:
         on_text: TextSink | None = None,
         on_event: EventSink | None = None,
         recall: str | None = None,
+        on_tool: ToolSink | None = None,
     ) -> TurnResult:
         """Run one turn; the agent's history becomes the result's history."""
         result = await self.loop.run(
-            self.history, user_message, context=context, on_text=on_text, on_event=on_event, recall=recall
+            self.history, user_message, context=context, on_text=on_text, on_event=on_event, recall=recall,
+            on_tool=on_tool,
         )
         self.history = list(result.history)
         return result

@@ -78,6 +78,17 @@ class McpSettings(Section):
     servers: dict[str, McpServerSettings] = Field(default_factory=dict)
     tool_timeout_seconds: float = Field(default=60.0, gt=0)
     max_result_chars: int = Field(default=100_000, ge=100)
+    group_tools: list[str] | None = None  # servers/tools offered in groups without a `chats.*.tools`; None -> all
+
+    @field_validator("servers")
+    @classmethod
+    def _one_transport(cls, value: dict[str, McpServerSettings]) -> dict[str, McpServerSettings]:
+        for name, server in value.items():
+            if not name or not all(ch.isalnum() or ch in "_-" for ch in name):
+                raise ValueError(f"server name {name!r} may use only letters, digits, '_' and '-'")
+            if bool(server.command) == bool(server.url):
+                raise ValueError(f"server {name!r} needs exactly one of command (stdio) or url (streamable HTTP)")
+        return value
 
 
 class AuxiliaryModelSettings(Section):
@@ -116,6 +127,7 @@ class CompressionSettings(Section):
     fact_ledger: bool = True
     fact_ledger_max_tokens: int = Field(default=1500, ge=0)
     user_words_max_tokens: int = Field(default=1500, ge=0)
+    prune_exclude_tools: list[str] = Field(default_factory=list)  # tool names whose results are never pruned
 
     @field_validator("model_thresholds")
     @classmethod

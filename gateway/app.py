@@ -15,11 +15,13 @@ import contextlib
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
 import structlog
 
 from adapters.base import InboundMessage, PlatformAdapter
 from agent.store import SessionStore
+from agent.tools.mcp import McpHub
 from gateway.chats.commands import ChatCommands, CommandContext, admin_refusal
 from gateway.chats.pairing import PairingStore
 from gateway.chats.policy import ChatPolicy
@@ -68,6 +70,12 @@ class ShutdownErrors:
     def log(self) -> None:
         for what, exc in self.failures:
             log.error("gateway.stop_failed", part=what, error=type(exc).__name__, detail=str(exc)[:200])
+class Resource(Protocol):
+    """A long-lived collaborator with a symmetric lifecycle."""
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +102,8 @@ class GatewayParts:
     chats: ChatStore | None = None
     chat_commands: ChatCommands | None = None
     pairing: PairingStore | None = None
+    resources: tuple[Resource, ...] = ()  # started before the adapters, stopped after the turns (MCP servers)
+    mcp: McpHub | None = None
 
 
 def _journaled(decision: IntakeDecision) -> bool:
@@ -116,6 +126,7 @@ class Gateway:
         self._in_hand: list[InboundMessage] = []  # taken from the queue, not yet decided
         self._journal_writing: asyncio.Future[list[str | Exception]] | None = None
         self._started_adapters: list[PlatformAdapter] = []
+        self._started_resources: list[Resource] = []
         self._store_open = False
         self._running = False
         self.decisions: dict[str, int] = {}
@@ -139,6 +150,9 @@ class Gateway:
             if restored:
                 log.info("outbox.restored", pending=restored)
         self.lanes = SessionLanes(parts.runner.run, mode=parts.busy_mode)
+        for resource in parts.resources:
+            await resource.start()
+            self._started_resources.append(resource)
         for name, adapter in parts.adapters.items():
             await adapter.start(self.queue)
             self._started_adapters.append(adapter)
@@ -177,6 +191,9 @@ class Gateway:
         self._started_adapters = []
         # Messages that arrived during the grace period are kept for the next start.
         await self._journal_queued()
+        for resource in reversed(self._started_resources):
+            await problems.run(f"resource {type(resource).__name__}", resource.stop)
+        self._started_resources = []
         for index, close in enumerate(self.parts.closers):
             await problems.run(f"closer {index}", close)
         problems.log()
@@ -389,4 +406,4 @@ class Gateway:
                 log.warning("store.index_compact_failed", error=type(exc).__name__)
 
 
-__all__ = ["Gateway", "GatewayParts"]
+__all__ = ["Gateway", "GatewayParts", "Resource"]

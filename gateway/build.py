@@ -34,7 +34,8 @@ from agent.review import BackgroundReviewer
 from agent.skills.library import SkillLibrary
 from agent.store import STATE_DB_NAME, SessionStore
 from agent.tokens import default_counter
-from agent.tools.base import Tool
+from agent.tools.base import Tool, ToolSource
+from agent.tools.mcp import McpHub
 from agent.tools.memory_tool import MemoryTool
 from agent.tools.session_search import SessionSearchTool
 from agent.tools.skills import SkillManageTool, SkillViewTool
@@ -44,6 +45,7 @@ from gateway.chats.commands import ChatCommands
 from gateway.chats.pairing import PAIRING_DB_NAME, PairingStore
 from gateway.chats.policy import ChatPolicy, ModelChoice
 from gateway.chats.store import CHATS_DB_NAME, SqliteChatStore
+from gateway.chats.tool_access import tool_access
 from gateway.config import ChorusConfig
 from gateway.coord import Coordinator, memory_coordinator, poller_lease_name, redis_coordinator
 from gateway.coord.base import Outbox
@@ -54,6 +56,7 @@ from gateway.intake.commands import DESCRIPTIONS
 from gateway.intake.decide import Intake, IntakeSettings
 from gateway.intake.journal import InboundJournal
 from gateway.intake.poller import LeasedAdapter
+from gateway.intake.routing import Route
 from gateway.ops.events import EventBus
 from gateway.sessions.agents import AgentFactory, AgentPool, ChatModel
 from gateway.sessions.media import MediaReader, MediaSettings
@@ -220,6 +223,7 @@ def build_gateway(
     providers: ProviderRegistry | None = None,
     bus: EventBus | None = None,
     model_engine: Callable[[ModelChoice], ContextEngine] | None = None,
+    mcp: McpHub | None = None,
 ) -> Gateway:
     """A `Gateway` for `config`; keyword arguments replace parts (tests, benchmarks).
 
@@ -257,6 +261,11 @@ def build_gateway(
 
         tools = default_tools
     memory = MemoryManager.from_config(config.memory.provider, providers or ProviderRegistry())
+    hub = mcp if mcp is not None else McpHub(config.mcp, observe=bus.publish)
+
+    def chat_tools(route: Route) -> ToolSource | None:
+        # Only the tools the chat admits are ever offered: the source filters before every request.
+        return hub.for_chat(tool_access(config, route).allowlist) if len(hub) else None
 
     def snapshot(chat: str) -> str:
         return notes.chat(chat).snapshot().text
@@ -306,6 +315,7 @@ def build_gateway(
         base_prompt=DEFAULT_BASE_PROMPT,
         persona=persona,
         chat_model=chat_model,
+        tool_source=chat_tools,
     )
     agents = AgentPool(
         store=store, cache=coord.agent_cache, model=client, factory=factory, owner=node,
@@ -335,6 +345,8 @@ def build_gateway(
             hard_message_limit=config.compression.hygiene_hard_message_limit,
             max_message_chars=config.gateway.max_message_chars,
             model_missing_text=missing,
+            tool_progress_dms=config.tool_progress.dms,
+            tool_progress_groups=config.tool_progress.groups,
         ),
         post_turn=post_turn,
         memory=memory if config.memory.provider else None,
@@ -384,6 +396,7 @@ def build_gateway(
             intake=intake, journal=journal, outbox=outbox, busy_mode=gw.busy_input_mode,
             shutdown_grace=gw.shutdown_grace_seconds, notes_text=notes_text, on_shutdown=on_shutdown,
             closers=closers, policy=policy, chats=chats, chat_commands=commands, pairing=pairing,
+            resources=(hub,) if len(hub) else (), mcp=hub,
         )
     )
 

@@ -29,6 +29,14 @@ PRESSURE_KEEP_RECENT = 3
 OVERSIZE_MARKER = "\n[… {elided:,} chars of this tool output elided by context compression …]\n"
 
 
+def _kept(message: Message, links: Mapping[int, ToolLink], index: int, keep: frozenset[str]) -> bool:
+    """`compression.prune_exclude_tools`: results of these tools are never pruned (e.g. a memory-like tool)."""
+    if not keep:
+        return False
+    link = links.get(index)
+    return (link.call.name if link is not None else message.name) in keep
+
+
 def _one_line(message: Message, links: Mapping[int, ToolLink], index: int) -> Message:
     link = links.get(index)
     return message.with_content(summarize_tool_result(link.call if link else None, message.text))
@@ -40,6 +48,7 @@ def prune_old(
     *,
     end: int,
     min_prune_chars: int,
+    keep: frozenset[str] = frozenset(),
 ) -> tuple[list[Message], dict[int, PruneKind]]:
     """Prune tool traffic before index `end` (the protected tail starts there).
 
@@ -53,7 +62,7 @@ def prune_old(
     seen: set[str] = set()
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]
-        if message.role != "tool" or not isinstance(message.content, str):
+        if message.role != "tool" or not isinstance(message.content, str) or _kept(message, links, index, keep):
             continue
         text = message.content
         if len(text) >= DUPLICATE_MIN_CHARS:
@@ -90,6 +99,7 @@ def relieve_tail_pressure(
     budget: int,
     min_prune_chars: int,
     counter: TokenCounter,
+    keep: frozenset[str] = frozenset(),
 ) -> tuple[list[Message], list[int], dict[int, PruneKind]]:
     """Downgrade bulky tool outputs inside the tail while it exceeds 1.5 x its budget.
 
@@ -109,6 +119,7 @@ def relieve_tail_pressure(
             position
             for position in range(max(0, len(out) - PRESSURE_KEEP_RECENT))
             if out[position].role == "tool" and len(out[position].text) > min_prune_chars
+            and not _kept(out[position], links, offset + position, keep)
         ),
         key=lambda position: counts[position],
         reverse=True,
@@ -170,6 +181,7 @@ def proactive_candidates(
     *,
     end: int,
     min_result_chars: int,
+    keep: frozenset[str] = frozenset(),
 ) -> tuple[list[Message], dict[int, PruneKind], int]:
     """One-line every tool result over `min_result_chars` before `end`; also return the estimated reclaim."""
     out = list(messages)
@@ -178,6 +190,8 @@ def proactive_candidates(
     for index in range(min(end, len(messages))):
         message = messages[index]
         if message.role != "tool" or not isinstance(message.content, str) or len(message.content) <= min_result_chars:
+            continue
+        if _kept(message, links, index, keep):
             continue
         replacement = _one_line(message, links, index)
         reclaimed += estimate_tokens(message.content) - estimate_tokens(replacement.text)

@@ -70,7 +70,7 @@ def summarize_tool_result(call: ToolCall | None, content: str) -> str:
     args = _arguments(call)
     lines = content.count("\n") + 1
     chars = len(content)
-    lowered = name.lower()
+    lowered = name.rsplit("__", 1)[-1].lower()  # an MCP tool `server__tool` is classified by its own name
     if lowered in _SHELL_TOOLS or _first(args, "command", "cmd") is not None and lowered not in _READ_TOOLS:
         command = _first(args, "command", "cmd", "script")
         code = _exit_code(content)

@@ -347,10 +347,13 @@ class ContextCompressor(ContextEngine):
             thrash.record_no_gain(self.state, self._now())
             return self._skipped(original, trigger, started, "nothing to compress: every message is protected")
         links = link_tool_results(original)
-        pruned, touched = prune_old(original, links, end=split.tail_start, min_prune_chars=self._settings.min_prune_chars)
+        keep = frozenset(self._settings.prune_exclude_tools)
+        pruned, touched = prune_old(
+            original, links, end=split.tail_start, min_prune_chars=self._settings.min_prune_chars, keep=keep
+        )
         tail, counts, pressure = relieve_tail_pressure(
             original[split.tail_start:], split.tail_tokens, links, offset=split.tail_start,
-            budget=self.tail_budget, min_prune_chars=self._settings.min_prune_chars, counter=self._counter,
+            budget=self.tail_budget, min_prune_chars=self._settings.min_prune_chars, counter=self._counter, keep=keep,
         )
         tail, counts, oversize = cap_oversized(
             tail, counts, offset=split.tail_start, budget=self.tail_budget, counter=self._counter
@@ -539,7 +542,8 @@ class ContextCompressor(ContextEngine):
         )
         links = link_tool_results(original)
         pruned, touched, reclaimed = proactive_candidates(
-            original, links, end=split.tail_start, min_result_chars=settings.proactive_prune_min_result_chars
+            original, links, end=split.tail_start, min_result_chars=settings.proactive_prune_min_result_chars,
+            keep=frozenset(settings.prune_exclude_tools),
         )
         if not touched or reclaimed < settings.proactive_prune_min_reclaim_tokens:
             return self._skipped(original, "post_response", started, "pruning would reclaim too little", prompt_tokens)

@@ -1,4 +1,4 @@
 """Agent tools: the `Tool` contract; memory, session_search and skill tools live beside it."""
-from agent.tools.base import Tool, ToolContext, ok, refused
+from agent.tools.base import Tool, ToolContext, ToolSource, ok, refused
 
-__all__ = ["Tool", "ToolContext", "ok", "refused"]
+__all__ = ["Tool", "ToolContext", "ToolSource", "ok", "refused"]

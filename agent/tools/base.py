@@ -6,7 +6,7 @@ Tools never raise for a refused or failed action: they return a JSON text with
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -26,6 +26,12 @@ class Tool(Protocol):
     schema: ToolSchema
 
     async def __call__(self, arguments: Mapping[str, Any], context: ToolContext) -> str: ...
+
+
+class ToolSource(Protocol):
+    """Tools whose set changes while an agent lives (MCP servers come and go); asked before every request."""
+
+    def current(self) -> Sequence[Tool]: ...
 
 
 def ok(**fields: Any) -> str:

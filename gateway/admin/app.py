@@ -21,6 +21,7 @@ from typing import Any
 import structlog
 from aiohttp import web
 
+from agent.tools.mcp import ServerStatus, public_name
 from chorus_errors import ConfigError
 from gateway.admin.backend import AdminBackend, SessionBusy, SessionNotFound
 from gateway.admin.config_file import save_changes
@@ -214,6 +215,7 @@ def build_admin_app(
     events: EventLog | None = None,
     before_scrape: Sequence[Callable[[], None]] = (),
     extra_routes: Sequence[web.RouteDef] = (),
+    tools: Callable[[], Sequence[ServerStatus]] | None = None,
 ) -> web.Application:
     """The admin `web.Application` (serve it on `admin.host:admin.port`).
 
@@ -225,6 +227,7 @@ def build_admin_app(
         events: the recent-events ring buffer (a fresh empty one when None).
         before_scrape: callables that refresh gauges right before `/metrics` renders.
         extra_routes: routes served beside these (platform webhooks); outside `/api/`, so no token.
+        tools: the MCP servers' statuses for `/api/tools` (None: no servers configured).
     """
     api = _Api(backend, live, events if events is not None else EventLog())
     app = web.Application(middlewares=[_auth_middleware(token)])
@@ -236,6 +239,14 @@ def build_admin_app(
 
     async def dashboard(_request: web.Request) -> web.Response:
         return web.Response(body=_static("dashboard.html"), content_type="text/html", charset="utf-8")
+
+    async def tool_list(_request: web.Request) -> web.Response:
+        servers = [
+            {"name": s.name, "transport": s.transport, "state": s.state, "error": s.error, "restarts": s.restarts,
+             "tools": [public_name(s.name, tool) for tool in s.tools]}
+            for s in (tools() if tools is not None else ())
+        ]
+        return web.json_response({"servers": servers})
 
     async def asset(request: web.Request) -> web.Response:
         name = request.match_info["name"]
@@ -253,6 +264,7 @@ def build_admin_app(
             web.post("/api/sessions/{key:.+}/compress", api.compress),
             web.get("/api/sessions/{key:.+}", api.session),
             web.get("/api/events", api.events_list),
+            web.get("/api/tools", tool_list),
             web.get("/api/config", api.config),
             web.patch("/api/config", api.patch_config),
             web.post("/api/config/reload", api.reload),

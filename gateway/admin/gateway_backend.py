@@ -209,6 +209,9 @@ class GatewayBackend:
             for platform, usage in chats.usage_by_platform().items():
                 metrics.chat_tokens.labels(platform=platform, direction="prompt").set(usage.prompt_tokens)
                 metrics.chat_tokens.labels(platform=platform, direction="completion").set(usage.completion_tokens)
+        hub = self._gateway.parts.mcp
+        for status in hub.statuses() if hub is not None else ():
+            metrics.mcp_server_up.labels(server=status.name).set(1 if status.state == "up" else 0)
         errors = self._gateway.parts.coordinator.errors
         if errors > self._redis_errors_seen:
             metrics.redis_errors.inc(errors - self._redis_errors_seen)

@@ -24,6 +24,7 @@ from gateway.ops.events import (
     GatewayEvent,
     HygieneRan,
     MessageAccepted,
+    ToolCallOutcome,
     TurnFailed,
     TurnFinished,
 )
@@ -37,6 +38,7 @@ NOTICE_EVENTS = {
     "config.restart_required": "config file changed keys that need a restart",
     "agent.evicted": "agent evicted from the shared cache",
     "delivery.pending": "reply recorded but not sent yet; will be retried",
+    "mcp.server_down": "MCP server down; restarting with backoff",
 }
 ERROR_EVENTS = {
     "turn.failed": "turn failed",
@@ -50,6 +52,7 @@ ERROR_EVENTS = {
     "config.reload_rejected": "config reload rejected; running config kept",
     "coord.lock_lost": "session lock lost mid-turn; another worker may take over",
     "coord.lock_release_failed": "session lock could not be released (it expires by its TTL)",
+    "mcp.tool_failed": "tool call failed",
 }
 
 
@@ -66,7 +69,8 @@ class Recorder:
 
 
 def _detail(event: Mapping[str, Any]) -> str:
-    parts = [f"{name}={event[name]}" for name in ("error", "kind", "reason", "setting", "outcome") if event.get(name)]
+    names = ("tool", "server", "error", "kind", "reason", "setting", "outcome")
+    parts = [f"{name}={event[name]}" for name in names if event.get(name)]
     return "; ".join(parts)
 
 
@@ -101,6 +105,12 @@ class EventObserver:
                 m.agent_cache.labels(event="restored" if restored else "built").inc()
             case AgentEvicted():
                 m.agent_cache.labels(event="evicted").inc()
+            case ToolCallOutcome():
+                m.tool_calls.labels(tool=event.tool, outcome=event.outcome).inc()
+                if event.outcome not in ("ok", "cancelled"):
+                    m.tool_errors.labels(tool=event.tool, outcome=event.outcome).inc()
+                if event.latency_seconds and event.outcome != "invalid_arguments":
+                    m.tool_seconds.labels(tool=event.tool).observe(event.latency_seconds)
             case ConfigChanged(who=who):
                 m.config_changes.labels(source="api" if who.startswith("token:") else who or "unknown").inc()
                 self.events.notice(None, f"config {event.setting}: {event.old!r} → {event.new!r} ({who})")

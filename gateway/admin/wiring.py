@@ -108,9 +108,11 @@ class Operations:
         if tap_logs:
             self._undo.append(install_log_tap(LogTap(self.events)))
         backend = GatewayBackend(gateway, events=self.events, live=self.live)
+        hub = gateway.parts.mcp
         return build_admin_app(
             backend, metrics=self.metrics, token=token, live=self.live, events=self.events,
             before_scrape=[lambda: backend.refresh_metrics(self.metrics)], extra_routes=extra_routes,
+            tools=hub.statuses if hub is not None and len(hub) else None,
         )
 
     def install_sighup(self, loop: asyncio.AbstractEventLoop) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 
 from gateway.config import load_config
 from gateway.doctor import run_checks
+from gateway.ops.logs import configure_logging
 
 
 def register(subparsers: Any) -> None:
@@ -22,6 +23,8 @@ def register(subparsers: Any) -> None:
 
 async def handle(args: argparse.Namespace) -> int:
     config = load_config(args.config)  # a ConfigError exits 2 with the key and the fix
+    # The checks report every failure themselves; log lines (MCP servers starting) stay off stdout.
+    configure_logging(level="error", fmt=config.logging.format)
     checks = await run_checks(config)
     for check in checks:
         if args.json:

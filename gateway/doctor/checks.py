@@ -117,8 +117,11 @@ async def check_platform(config: ChorusConfig, platform: str) -> Check:
 async def run_checks(config: ChorusConfig) -> list[Check]:
     """Every check, in a stable order; independent checks run concurrently."""
     platforms = [p for p in PLATFORM_NAMES if getattr(config.platforms, p).enabled]
+    from gateway.doctor.mcp import check_mcp  # imports this module's Check
+
     results = await asyncio.gather(
         check_redis(config), check_model(config), check_auxiliary(config),
         *(check_platform(config, p) for p in platforms),
     )
-    return [Check("config", True, "valid"), check_home(config), *results]
+    servers = await check_mcp(config.mcp.servers)
+    return [Check("config", True, "valid"), check_home(config), *results, *servers]

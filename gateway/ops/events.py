@@ -13,6 +13,8 @@ from typing import TypeAlias
 
 import structlog
 
+from agent.tools.mcp import ToolCallOutcome  # an MCP tool call's end, published as it is
+
 log = structlog.get_logger(__name__)
 
 
@@ -68,7 +70,9 @@ class ConfigChanged:
     who: str  # "token:…" for the API, "reload", "sighup", …
 
 
-GatewayEvent: TypeAlias = MessageAccepted | TurnFinished | TurnFailed | HygieneRan | AgentBuilt | AgentEvicted | ConfigChanged
+GatewayEvent: TypeAlias = (
+    MessageAccepted | TurnFinished | TurnFailed | HygieneRan | AgentBuilt | AgentEvicted | ConfigChanged | ToolCallOutcome
+)
 Subscriber: TypeAlias = Callable[[GatewayEvent], None]
 
 
@@ -98,5 +102,5 @@ class EventBus:
 
 __all__ = [
     "AgentBuilt", "AgentEvicted", "ConfigChanged", "EventBus", "GatewayEvent", "HygieneRan", "MessageAccepted",
-    "Subscriber", "TurnFailed", "TurnFinished",
+    "Subscriber", "ToolCallOutcome", "TurnFailed", "TurnFinished",
 ]

@@ -41,6 +41,13 @@ class Metrics:
             "chorus_chat_tokens", "All-time LLM tokens of every chat, by platform", ["platform", "direction"], registry=r
         )
         self.live_agents = Gauge("chorus_live_agents", "Session agents live in this process", registry=r)
+        # Tool names are bounded: the tools the configured MCP servers list.
+        self.tool_calls = Counter("chorus_tool_calls", "MCP tool calls by outcome", ["tool", "outcome"], registry=r)
+        self.tool_errors = Counter("chorus_tool_errors", "MCP tool calls that failed", ["tool", "outcome"], registry=r)
+        self.tool_seconds = Histogram(
+            "chorus_tool_seconds", "MCP tool call latency", ["tool"], buckets=LATENCY_BUCKETS, registry=r
+        )
+        self.mcp_server_up = Gauge("chorus_mcp_server_up", "MCP server connected (1) or not (0)", ["server"], registry=r)
         self.config_changes = Counter(
             "chorus_config_changes", "Runtime config keys changed (API, reload, SIGHUP)", ["source"], registry=r
         )

@@ -23,7 +23,7 @@ from agent.messages import Message
 from agent.model_client import ModelClient
 from agent.session import AgentState, SessionAgent
 from agent.store import SessionStore, StoredSession
-from agent.tools.base import Tool
+from agent.tools.base import Tool, ToolSource
 from gateway.coord.base import AgentCache, agent_cache_key
 from gateway.intake.routing import Route
 from gateway.ops.events import AgentBuilt, AgentEvicted, EventBus
@@ -58,6 +58,7 @@ class AgentFactory:
     base_prompt: str
     persona: Callable[[str], tuple[str, str]] | None = None
     chat_model: Callable[[str], ChatModel | None] | None = None
+    tool_source: Callable[[Route], ToolSource | None] | None = None  # the chat's MCP tools, if any
 
 
 @dataclass(slots=True)
@@ -140,7 +141,7 @@ class AgentPool:
             chosen = await asyncio.to_thread(self._factory.chat_model, route.chat_scope)
         client = chosen.client if chosen is not None else self._model
         key = self.cache_key(stored.id, model=client.model)
-        agent = await self._build(stored.id, route.chat_scope, key, history, chosen)
+        agent = await self._build(stored.id, route, key, history, chosen)
         live = _Live(agent, key, client.model)
         self._live[route.key] = live
         self._by_cache_key[key] = route.key
@@ -175,8 +176,9 @@ class AgentPool:
         return snapshots
 
     async def _build(
-        self, session_id: str, chat_id: str, key: str, history: list[Message], chosen: ChatModel | None
+        self, session_id: str, route: Route, key: str, history: list[Message], chosen: ChatModel | None
     ) -> SessionAgent:
+        chat_id = route.chat_scope
         raw = await self._cache.load_state(key)
         if raw is not None:
             state = AgentState.from_json(raw)
@@ -201,6 +203,7 @@ class AgentPool:
             loop_settings=self._factory.loop_settings,
             base_prompt=prompt,
             state=state,
+            tool_source=self._factory.tool_source(route) if self._factory.tool_source is not None else None,
         )
 
     async def _touch(self, key: str) -> None:

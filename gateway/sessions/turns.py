@@ -32,6 +32,7 @@ from gateway.coord.base import OutboundItem
 from gateway.coord.hold import LockBusy
 from gateway.delivery.notices import NoticeBoard
 from gateway.delivery.outbound import Delivery, StreamPreview, typing_while
+from gateway.delivery.tool_progress import ProgressMode, ToolProgress
 from gateway.intake.journal import InboundJournal
 from gateway.intake.queueing import Job
 from gateway.ops.events import EventBus, HygieneRan, TurnFailed, TurnFinished
@@ -57,6 +58,8 @@ class TurnSettings:
     hard_message_limit: int
     max_message_chars: int
     model_missing_text: str | None  # set when no model is configured
+    tool_progress_dms: ProgressMode = "off"
+    tool_progress_groups: ProgressMode = "off"
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +95,14 @@ class _Notices:
             await self._delivery.edit_text(handle, text)
         else:
             await self._delivery.send_text(self._target, text)
+
+    async def send_progress(self, text: str) -> object:
+        return await self._delivery.send_text(self._target, text)
+
+    async def edit_progress(self, handle: object, text: str) -> None:
+        # Throttled like a streaming draft: an edit due too soon is skipped, never waited for.
+        if isinstance(handle, SentMessage):
+            await self._delivery.edit_text(handle, text, final=False)
 
 
 def user_line(job: Job) -> Message:
@@ -270,12 +281,14 @@ class TurnRunner:
         streams = adapter is not None and adapter.limits.supports_edit
         preview = StreamPreview(self._delivery, job.route.target) if streams else None
         context = ToolContext(chat_id=job.route.chat_scope, session_id=agent.session_id, user_id=job.message.user_id)
+        mode = self.settings.tool_progress_dms if job.route.kind == "dm" else self.settings.tool_progress_groups
+        progress = ToolProgress(_Notices(self._delivery, job), mode=mode) if mode != "off" else None
         async with typing_while(adapter, job.route.target):
             recall = None
             if self._memory is not None:
                 recall = await self._memory.prefetch(job.route.chat_scope, job.message.user_id, job.message.text)
             result = await agent.run_turn(
-                turn_message, context=context, on_text=preview, on_event=board, recall=recall
+                turn_message, context=context, on_text=preview, on_event=board, recall=recall, on_tool=progress
             )
         if result.compressed:
             agent.state.marks.stalled_at = None

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from aiohttp import web
 
 from adapters.base import ChatTarget, InboundMessage, PlatformLimits, ProbeResult, SentMessage
+from gateway.delivery.outbound import STREAM_CURSOR
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +81,17 @@ class FakePlatform:
                 self._changed.wait_for(lambda: any(predicate in o.text for o in self.outgoing)), timeout
             )
             return next(o for o in self.outgoing if predicate in o.text)
+
+    async def wait_final(self, prefix: str, *, timeout: float = 10.0) -> str:
+        """Wait for a message whose final text (a streamed draft's last edit) starts with `prefix`."""
+        def found() -> str | None:
+            return next((t for t in self.texts() if t.startswith(prefix) and not t.endswith(STREAM_CURSOR)), None)
+
+        async with self._changed:
+            await asyncio.wait_for(self._changed.wait_for(lambda: found() is not None), timeout)
+            text = found()
+            assert text is not None
+            return text
 
     def texts(self) -> list[str]:
         """The final text of every sent message (edits applied), in send order."""

@@ -204,6 +204,26 @@ function drawEvents(events) {
   }
 }
 
+function drawTools(servers) {
+  const list = document.getElementById("tools");
+  list.replaceChildren();
+  show("tools-section", servers.length > 0);
+  for (const s of servers) {
+    const li = document.createElement("li");
+    li.className = s.state === "up" ? "notice" : "error";
+    li.dataset.server = s.name;
+    const health = s.state + (s.restarts ? `, ${s.restarts} restart(s)` : "") + (s.error ? ` — ${s.error}` : "");
+    const tools = s.tools.length ? s.tools.join(", ") : "no tools offered";
+    for (const [cls, text] of [["kind", s.name], ["session", s.transport], ["text", `${health}; ${tools}`]]) {
+      const span = document.createElement("span");
+      span.className = cls;
+      span.textContent = text;
+      li.append(span);
+    }
+    list.append(li);
+  }
+}
+
 function drawSummary(sessions, config) {
   const values = config.values;
   const hot = sessions.filter((s) => fillClass(s) !== "ok").length;
@@ -271,8 +291,8 @@ let timer = null;
 
 async function refresh(schedule = true) {
   try {
-    const [sessions, events, config] = await Promise.all([
-      api("/api/sessions"), api("/api/events?limit=500"), api("/api/config"),
+    const [sessions, events, config, tools] = await Promise.all([
+      api("/api/sessions"), api("/api/events?limit=500"), api("/api/config"), api("/api/tools"),
     ]);
     problem("");
     show("login", false);
@@ -281,6 +301,7 @@ async function refresh(schedule = true) {
     drawFill(sessions.sessions);
     drawTimeline(sessions.sessions, compressions, sessions.generated_at);
     drawEvents(events.events);
+    drawTools(tools.servers);
     drawSummary(sessions.sessions, config);
     let detail = null;
     if (selected) {
