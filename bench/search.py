@@ -34,7 +34,7 @@ import structlog  # noqa: E402
 
 from agent.messages import Message  # noqa: E402
 from agent.session_files import read_sessions  # noqa: E402
-from agent.store import ImportedSession, SessionStore  # noqa: E402
+from agent.store import ImportedSession, SessionStore, SqliteSessionStore  # noqa: E402
 from agent.tools.base import ToolContext  # noqa: E402
 from agent.tools.session_search import SessionSearchTool  # noqa: E402
 
@@ -159,7 +159,7 @@ def main() -> int:
         if path.exists():
             print(f"bench/search.py: --db {path} exists; give a new file", file=sys.stderr)
             return 2
-        with SessionStore(path) as store:
+        with SqliteSessionStore(path) as store:
             print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
             cpu_started = time.process_time()
             pool, real_chats, real_count, real_seconds = import_real(store, args.data)

@@ -32,7 +32,7 @@ from agent.model_client import ModelClient, OpenAIModelClient
 from agent.prompt import DEFAULT_BASE_PROMPT
 from agent.review import BackgroundReviewer
 from agent.skills.library import SkillLibrary
-from agent.store import STATE_DB_NAME, SessionStore
+from agent.store import store_for
 from agent.tokens import default_counter
 from agent.tools.base import Tool
 from agent.tools.memory_tool import MemoryTool
@@ -145,7 +145,7 @@ def build_gateway(
     home = config.home_dir
     node = node or f"{os.uname().nodename}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
     coord, outbox = coordinator or build_coordinator(config, node=node)
-    store = SessionStore(home / STATE_DB_NAME)
+    store = store_for(config.store.url, home)
     client = model or build_model(config)
     notes = NotesStore(home, config.memory)
     missing = model_missing_text(config) if model is None else None

@@ -1,0 +1,124 @@
+"""Full-text search over one chat in PostgreSQL: the same ranking, snippets and context as the SQLite store.
+
+Scope is enforced twice, as in `agent.store._search`: every `tsquery` ANDs
+the chat tag, and every row read must carry the asking chat's `chat_id`.
+Query text becomes words through `query_terms` (so operators, quotes and SQL
+are plain words at most) and reaches PostgreSQL only as a bound parameter of
+`plainto_tsquery`, which reads no query syntax at all. Ranking is the
+chat-local BM25 over presence of the SQLite store: per word the chat's newest
+matches (one GIN lookup each, all words in one round trip), weights from the
+chat's own totals.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import psycopg
+
+from agent.store._query import chat_tag, query_terms
+from agent.store._search import (
+    BM25_B,
+    BM25_K1,
+    CANDIDATES_PER_TERM,
+    CONTEXT_CHARS,
+    MAX_CONTEXT,
+    MAX_SEARCH_LIMIT,
+)
+from agent.store.postgres._text import folded_terms, snippet
+from agent.store.records import ContextLine, SearchHit
+
+# Per word: the chat's newest messages holding it, with their length (one statement for all words).
+_CANDIDATES_SQL = """
+SELECT t.i AS term, m.id, m.text_chars
+FROM unnest(%(terms)s::text[]) WITH ORDINALITY AS t(word, i)
+CROSS JOIN LATERAL (
+    SELECT id, text_chars FROM messages
+    WHERE tsv @@ plainto_tsquery('simple', t.word || ' ' || %(tag)s) AND chat_id = %(chat)s
+      AND numnode(plainto_tsquery('simple', t.word)) > 0  -- a word the parser drops must not match the whole chat
+    ORDER BY id DESC LIMIT %(cap)s
+) AS m
+"""
+_ALL_WORDS_SQL = """
+SELECT id, text_chars FROM messages
+WHERE tsv @@ plainto_tsquery('simple', %(words)s) AND chat_id = %(chat)s ORDER BY id DESC LIMIT %(cap)s
+"""
+_ROWS_SQL = """
+SELECT id, session_id, seq, role, created_at, archived, text FROM messages WHERE id = ANY(%s) AND chat_id = %s
+"""
+_CONTEXT_SQL = f"""
+SELECT seq, role, substr(text, 1, {CONTEXT_CHARS * 4}) AS text FROM messages
+WHERE session_id = %s AND archived = %s AND seq BETWEEN %s AND %s AND seq != %s ORDER BY seq
+"""
+
+Conn = psycopg.Connection[dict[str, Any]]
+
+
+def _shorten(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= CONTEXT_CHARS else flat[: CONTEXT_CHARS - 1] + "…"
+
+
+def _rank(conn: Conn, chat_id: str, terms: list[str]) -> list[tuple[int, int, float]]:
+    """(message id, words matched, score) of the chat's candidates, best first."""
+    tag = chat_tag(chat_id)
+    matched: dict[int, list[int]] = {}
+    lengths: dict[int, int] = {}
+    frequencies = [0] * len(terms)
+    rows = conn.execute(_CANDIDATES_SQL, {"terms": terms, "tag": tag, "chat": chat_id, "cap": CANDIDATES_PER_TERM})
+    for row in rows:
+        index = int(row["term"]) - 1
+        frequencies[index] += 1
+        matched.setdefault(row["id"], []).append(index)
+        lengths[row["id"]] = row["text_chars"]
+    if len(terms) > 1 and max(frequencies) >= CANDIDATES_PER_TERM:
+        # A common word hides older messages past its cap; messages with every word still count.
+        words = " ".join([*terms, tag])
+        for row in conn.execute(_ALL_WORDS_SQL, {"words": words, "chat": chat_id, "cap": CANDIDATES_PER_TERM}):
+            matched[row["id"]] = list(range(len(terms)))
+            lengths[row["id"]] = row["text_chars"]
+    if not matched:
+        return []
+    stats = conn.execute("SELECT messages, chars FROM chat_stats WHERE chat_id = %s", (chat_id,)).fetchone()
+    total_messages, total_chars = (stats["messages"], stats["chars"]) if stats else (len(matched), 1)
+    average = max(1.0, total_chars / max(1, total_messages))
+    weights = [math.log((total_messages - freq + 0.5) / (freq + 0.5) + 1.0) for freq in frequencies]
+    ranked = []
+    for row_id, indexes in matched.items():
+        norm = BM25_K1 * (1 - BM25_B + BM25_B * lengths[row_id] / average)
+        ranked.append((row_id, len(indexes), sum(weights[i] * (BM25_K1 + 1) / (1 + norm) for i in indexes)))
+    # Messages with more of the words first, then BM25, then the newer message.
+    ranked.sort(key=lambda c: (c[1], c[2], c[0]), reverse=True)
+    return ranked
+
+
+def _context(conn: Conn, row: dict[str, Any], count: int) -> tuple[tuple[ContextLine, ...], tuple[ContextLine, ...]]:
+    if count == 0:
+        return (), ()
+    seq = row["seq"]
+    rows = conn.execute(_CONTEXT_SQL, (row["session_id"], row["archived"], seq - count, seq + count, seq)).fetchall()
+    lines = [ContextLine(seq=r["seq"], role=r["role"], text=_shorten(r["text"])) for r in rows]
+    return tuple(line for line in lines if line.seq < seq), tuple(line for line in lines if line.seq > seq)
+
+
+def search_chat(conn: Conn, chat_id: str, query: str, *, limit: int, context: int) -> list[SearchHit]:
+    """Messages of `chat_id` matching any word of `query`, best first (see the module docstring)."""
+    terms = folded_terms(query_terms(query))
+    if not terms:
+        return []
+    limit = max(1, min(limit, MAX_SEARCH_LIMIT))
+    context = max(0, min(context, MAX_CONTEXT))
+    best = _rank(conn, chat_id, terms)[:limit]
+    if not best:
+        return []
+    rows = {row["id"]: row for row in conn.execute(_ROWS_SQL, ([c[0] for c in best], chat_id))}
+    hits = []
+    for row_id, _matched, score in best:
+        row = rows[row_id]
+        before, after = _context(conn, row, context)
+        hits.append(SearchHit(
+            session_id=row["session_id"], seq=row["seq"], role=row["role"],
+            snippet=" ".join(snippet(row["text"], terms).split()), created_at=row["created_at"],
+            archived=bool(row["archived"]), score=score, before=before, after=after,
+        ))
+    return hits

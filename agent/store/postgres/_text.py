@@ -1,0 +1,86 @@
+"""Text folding for PostgreSQL full-text search, and hit snippets like the SQLite store's.
+
+The `simple` configuration lowercases but keeps diacritics, and its parser
+reads URLs, paths and e-mail addresses as single tokens, while the SQLite
+store's tokenizer splits on every non-word character and folds "Café" to
+"cafe". So both sides of a match are folded here, the same way: words are
+the `\\w+` runs that `agent.store._query.query_terms` uses for the query,
+NFKD-decomposed with combining marks dropped, then handed to `to_tsvector`
+and `plainto_tsquery` with `simple`. The chat tag is one more word of every
+vector, so a search is pinned to its chat inside the index.
+"""
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from agent.store._query import chat_tag
+from agent.store._search import ELLIPSIS, HIT_CLOSE, HIT_OPEN, SNIPPET_TOKENS
+
+# PostgreSQL refuses lexemes over 2 KB; a longer "word" (a hash, base64) is cut, never matched whole anyway.
+MAX_INDEXED_WORD_CHARS = 200
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def fold(word: str) -> str:
+    """`word` lowercased, compatibility-normalised, without diacritics ("ＣＡＦÉ" -> "cafe")."""
+    decomposed = unicodedata.normalize("NFKD", word.casefold())
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+def _words(text: str) -> list[str]:
+    out = []
+    for match in _WORD.finditer(text):
+        # "_" is a word character for the regex but a separator for search (as in `query_terms`).
+        out.extend(piece for piece in match.group(0).split("_") if piece)
+    return out
+
+
+def index_text(text: str, chat_id: str) -> str:
+    """The folded, de-duplicated words of `text` plus the chat tag, for `to_tsvector('simple', …)`.
+
+    Presence is all the ranking uses, so each word appears once (a huge tool
+    output stays far below PostgreSQL's 1 MB vector limit).
+    """
+    seen: dict[str, None] = {}
+    for word in _words(text):
+        seen.setdefault(fold(word)[:MAX_INDEXED_WORD_CHARS], None)
+    seen.pop("", None)
+    return " ".join([*seen, chat_tag(chat_id)])
+
+
+def folded_terms(terms: list[str]) -> list[str]:
+    """Query terms folded like indexed words, de-duplicated, order kept."""
+    seen: dict[str, None] = {}
+    for term in terms:
+        folded = fold(term)
+        if folded:
+            seen.setdefault(folded, None)
+    return list(seen)
+
+
+def snippet(text: str, terms: list[str]) -> str:
+    """Up to `SNIPPET_TOKENS` words of `text` around the first hit, each hit wrapped in `**`."""
+    wanted = set(terms)
+    spans = [m.span() for m in _WORD.finditer(text)]
+    if not spans:
+        return ""
+    hits = {i for i, (start, end) in enumerate(spans) if _matches(text[start:end], wanted)}
+    first = min(hits) if hits else 0
+    begin = max(0, min(first - SNIPPET_TOKENS // 4, len(spans) - SNIPPET_TOKENS))
+    finish = min(len(spans), begin + SNIPPET_TOKENS)
+    pieces = []
+    cursor = spans[begin][0] if begin else 0
+    for index in range(begin, finish):
+        start, end = spans[index]
+        pieces.append(text[cursor:start])
+        word = text[start:end]
+        pieces.append(f"{HIT_OPEN}{word}{HIT_CLOSE}" if index in hits else word)
+        cursor = end
+    tail = text[cursor:] if finish == len(spans) else ""
+    out = "".join(pieces) + tail
+    return (ELLIPSIS if begin else "") + out + ("" if finish == len(spans) else ELLIPSIS)
+
+
+def _matches(word: str, wanted: set[str]) -> bool:
+    return any(fold(piece) in wanted for piece in word.split("_") if piece)
