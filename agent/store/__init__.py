@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from agent.store._schema import MIGRATIONS, SCHEMA_VERSION, StoreError
 from agent.store._search import MAX_SEARCH_LIMIT
+from agent.store.protocol import SessionStore
 from agent.store.records import (
     ContextLine,
     ImportedSession,
@@ -17,7 +18,6 @@ from agent.store.records import (
     StoredSession,
     StoreStats,
 )
-from agent.store.protocol import SessionStore
 from agent.store.select import STATE_DB_NAME, is_postgres_url, store_for
 from agent.store.store import SqliteSessionStore
 

@@ -9,7 +9,7 @@ import pytest
 import structlog
 
 from agent.messages import user
-from agent.store import SessionStore, SqliteSessionStore
+from agent.store import SqliteSessionStore
 from gateway.cli import main
 
 DATA = Path(__file__).resolve().parents[1] / "data"

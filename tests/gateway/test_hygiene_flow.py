@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent.messages import Message, assistant, user
-from agent.store import STATE_DB_NAME, SessionStore, SqliteSessionStore
+from agent.store import STATE_DB_NAME, SqliteSessionStore
 from gateway.routing import chat_scope, session_key
 from tests.fakes.openai_server import FakeOpenAI
 from tests.gateway.harness import chat, make_config, started, web_port

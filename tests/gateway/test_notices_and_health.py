@@ -8,7 +8,7 @@ import aiohttp
 from aiohttp import web
 
 from agent.messages import Message, assistant, user
-from agent.store import STATE_DB_NAME, SessionStore, SqliteSessionStore
+from agent.store import STATE_DB_NAME, SqliteSessionStore
 from gateway.build import MODEL_MISSING_TEXT, build_gateway
 from gateway.health import health_routes
 from gateway.notices import STARTED_TEXT

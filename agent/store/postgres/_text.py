@@ -29,7 +29,7 @@ def fold(word: str) -> str:
 
 
 def _words(text: str) -> list[str]:
-    out = []
+    out: list[str] = []
     for match in _WORD.finditer(text):
         # "_" is a word character for the regex but a separator for search (as in `query_terms`).
         out.extend(piece for piece in match.group(0).split("_") if piece)

@@ -103,6 +103,7 @@ class PostgresSessionStore:
         clock: seconds since the epoch, injected for tests.
         new_id: session id factory, injected for tests.
         pool_max: the most connections this process holds.
+        connect_timeout: seconds `open()` waits for a first connection.
     """
 
     def __init__(
@@ -112,11 +113,13 @@ class PostgresSessionStore:
         clock: Callable[[], float] = time.time,
         new_id: Callable[[], str] = _new_id,
         pool_max: int = POOL_MAX,
+        connect_timeout: float = CONNECT_TIMEOUT_SECONDS,
     ) -> None:
         self.url = url
         self._clock = clock
         self._new_id = new_id
         self._pool_max = pool_max
+        self._connect_timeout = connect_timeout
         self._pool: psycopg_pool.ConnectionPool[Conn] | None = None
 
     @property
@@ -132,16 +135,16 @@ class PostgresSessionStore:
         pool: psycopg_pool.ConnectionPool[Conn] = psycopg_pool.ConnectionPool(
             self.url, min_size=POOL_MIN, max_size=self._pool_max, open=False, name="chorus-store",
             connection_class=psycopg.Connection[dict[str, Any]],
-            kwargs={"autocommit": True, "row_factory": dict_row}, timeout=CONNECT_TIMEOUT_SECONDS,
+            kwargs={"autocommit": True, "row_factory": dict_row}, timeout=self._connect_timeout,
         )
         try:
-            pool.open(wait=True, timeout=CONNECT_TIMEOUT_SECONDS)
+            pool.open(wait=True, timeout=self._connect_timeout)
             with pool.connection() as conn:
                 applied = apply_migrations(conn)
         except psycopg_pool.PoolTimeout as exc:
             pool.close()
             raise StoreError(
-                f"cannot reach the PostgreSQL store {self.location} within {CONNECT_TIMEOUT_SECONDS:g}s; "
+                f"cannot reach the PostgreSQL store {self.location} within {self._connect_timeout:g}s; "
                 "check store.url and that the server is running"
             ) from exc
         except BaseException:

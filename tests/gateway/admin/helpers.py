@@ -11,7 +11,7 @@ import aiohttp
 from aiohttp import web
 
 from agent.messages import Message, assistant, user
-from agent.store import STATE_DB_NAME, SessionStore, SqliteSessionStore
+from agent.store import STATE_DB_NAME, SqliteSessionStore
 from gateway.admin import Operations, serve_admin
 from gateway.app import Gateway
 from gateway.config import ChorusConfig
