@@ -25,14 +25,12 @@ from agent.context.engine import ContextEngine
 from agent.context.factory import build_compressor, build_engine, build_summarizer
 from agent.context.user_words import handoff_sections
 from agent.loop import LoopSettings
-from agent.memory.notes import NotesStore
 from agent.memory.providers import MemoryManager, ProviderRegistry
 from agent.memory.scanner import scan
 from agent.model_client import ModelClient, OpenAIModelClient
 from agent.prompt import DEFAULT_BASE_PROMPT
 from agent.review import BackgroundReviewer
 from agent.skills.library import SkillLibrary
-from agent.store import store_for
 from agent.tokens import default_counter
 from agent.tools.base import Tool
 from agent.tools.memory_tool import MemoryTool
@@ -50,6 +48,7 @@ from gateway.journal import InboundJournal
 from gateway.outbox_file import JournaledOutbox
 from gateway.poller import LeasedAdapter
 from gateway.review import ReviewHooks
+from gateway.stores import build_stores
 from gateway.turns import PostTurnHook, TurnRunner, TurnSettings
 
 log = structlog.get_logger(__name__)
@@ -145,9 +144,9 @@ def build_gateway(
     home = config.home_dir
     node = node or f"{os.uname().nodename}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
     coord, outbox = coordinator or build_coordinator(config, node=node)
-    store = store_for(config.store.url, home)
+    stores = build_stores(config)
+    store, notes = stores.sessions, stores.notes
     client = model or build_model(config)
-    notes = NotesStore(home, config.memory)
     missing = model_missing_text(config) if model is None else None
     if adapters is None:
         adapters = build_adapters(config, banner=missing or "")

@@ -12,9 +12,10 @@ from contextlib import contextmanager
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
+import pytest
 
 ADMIN_URL = os.environ.get("CHORUS_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
-TABLES = ("messages", "chat_stats", "sessions")
+TABLES = ("messages", "chat_stats", "sessions", "notes_files")
 
 
 def _with_database(url: str, name: str) -> str:
@@ -37,6 +38,13 @@ def fresh_database(prefix: str = "chorus_test") -> Iterator[str]:
 def empty_store_tables(url: str) -> None:
     """Remove every row the session store holds (the schema stays), so each test starts empty."""
     with psycopg.connect(url, autocommit=True) as conn:
-        present = conn.execute("SELECT to_regclass('sessions') IS NOT NULL").fetchone()
-        if present and present[0]:
-            conn.execute(f"TRUNCATE {', '.join(TABLES)} RESTART IDENTITY CASCADE")
+        present = [t for t in TABLES if (row := conn.execute("SELECT to_regclass(%s) IS NOT NULL", (t,)).fetchone()) and row[0]]
+        if present:
+            conn.execute(f"TRUNCATE {', '.join(present)} RESTART IDENTITY CASCADE")
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> Iterator[str]:
+    """One fresh database for the test session (import this fixture into a conftest), dropped after it."""
+    with fresh_database() as url:
+        yield url

@@ -77,7 +77,36 @@ _V1 = Migration(
     ),
 )
 
-MIGRATIONS: tuple[Migration, ...] = (_V1,)
+_V2 = Migration(
+    version=2,
+    description="per-chat note texts (MEMORY.md, USER.md, drift state, backups, staged writes)",
+    statements=(
+        """
+        CREATE TABLE notes_files (
+            chat_id    TEXT NOT NULL,
+            name       TEXT NOT NULL,
+            text       TEXT NOT NULL,
+            version    BIGINT NOT NULL DEFAULT 1,
+            updated_at DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (chat_id, name)
+        )
+        """,
+        # Every change bumps the version, a hand-made UPDATE as well as the tool's own write.
+        """
+        CREATE FUNCTION notes_files_bump() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            NEW.version := OLD.version + 1;
+            RETURN NEW;
+        END $$
+        """,
+        """
+        CREATE TRIGGER notes_files_version BEFORE UPDATE ON notes_files
+        FOR EACH ROW WHEN (OLD.text IS DISTINCT FROM NEW.text) EXECUTE FUNCTION notes_files_bump()
+        """,
+    ),
+)
+
+MIGRATIONS: tuple[Migration, ...] = (_V1, _V2)
 SCHEMA_VERSION = MIGRATIONS[-1].version
 
 

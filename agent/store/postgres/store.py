@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -165,6 +165,10 @@ class PostgresSessionStore:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def connection(self) -> AbstractContextManager[Conn]:
+        """A pooled connection (autocommit, dict rows) for stores sharing this database, such as notes."""
+        return self._conn()
 
     @contextmanager
     def _conn(self) -> Iterator[Conn]:

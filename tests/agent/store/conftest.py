@@ -9,7 +9,7 @@ import pytest
 
 from agent.store import SessionStore, SqliteSessionStore
 from agent.store.postgres import PostgresSessionStore
-from tests.postgres import empty_store_tables, fresh_database
+from tests.postgres import empty_store_tables, pg_url  # noqa: F401 - the fixture
 
 
 class StepClock:
@@ -20,13 +20,6 @@ class StepClock:
 
     def __call__(self) -> float:
         return float(next(self._ticks))
-
-
-@pytest.fixture(scope="session")
-def pg_url() -> Iterator[str]:
-    """One fresh database for this test run, dropped after it."""
-    with fresh_database() as url:
-        yield url
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -1,0 +1,50 @@
+"""The durable stores a gateway (or a CLI command) uses, chosen by `store.url`.
+
+Owns `Stores` and `build_stores`: with `store.url` unset, sessions live in
+`<home>/state.db` and notes under `<home>/memories/`; with a postgresql://
+URL both live in that database, so replicas with separate homes on separate
+machines share every chat's history and notes. Building does no I/O; the
+session store's `open()` (at gateway start) connects the pool the notes use
+as well.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Literal
+
+from agent.memory.notes import NotesStore
+from agent.memory.postgres import postgres_notes
+from agent.store import SessionStore, is_postgres_url, store_for
+from agent.store.postgres import PostgresSessionStore
+from gateway.config import ChorusConfig
+
+StoreMode = Literal["sqlite", "postgresql"]
+
+
+@dataclass(frozen=True, slots=True)
+class Stores:
+    sessions: SessionStore
+    notes: NotesStore
+    mode: StoreMode
+
+
+def build_stores(config: ChorusConfig) -> Stores:
+    """The session and notes stores `config` selects (unopened)."""
+    home, url = config.home_dir, config.store.url
+    if url is not None and is_postgres_url(url):
+        shared = PostgresSessionStore(url)
+        return Stores(shared, NotesStore(home, config.memory, files=postgres_notes(shared)), "postgresql")
+    return Stores(store_for(url, home), NotesStore(home, config.memory), "sqlite")
+
+
+@contextmanager
+def opened_notes(config: ChorusConfig) -> Iterator[NotesStore]:
+    """The notes store for a CLI command, its database connected for the duration when shared."""
+    stores = build_stores(config)
+    if stores.mode == "sqlite":
+        yield stores.notes
+        return
+    with stores.sessions:
+        yield stores.notes
