@@ -188,7 +188,7 @@ def build_gateway(
     )
     agents = AgentPool(
         store=store, cache=coord.agent_cache, model=client, factory=factory, owner=node,
-        home=str(home), capacity=config.gateway.agent_cache_size,
+        home=stores.identity, capacity=config.gateway.agent_cache_size,
     )
     delivery = Delivery(adapters=adapters, outbox=outbox, owner=node)
     journal = InboundJournal(home / "inflight", node=node)

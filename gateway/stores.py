@@ -25,9 +25,16 @@ StoreMode = Literal["sqlite", "postgresql"]
 
 @dataclass(frozen=True, slots=True)
 class Stores:
+    """The stores of one gateway; `identity` names where sessions live, the same on every replica sharing them.
+
+    The agent cache key includes `identity`: replicas with separate homes on one
+    PostgreSQL store must see each other's turns as the same session's.
+    """
+
     sessions: SessionStore
     notes: NotesStore
     mode: StoreMode
+    identity: str
 
 
 def build_stores(config: ChorusConfig) -> Stores:
@@ -35,8 +42,9 @@ def build_stores(config: ChorusConfig) -> Stores:
     home, url = config.home_dir, config.store.url
     if url is not None and is_postgres_url(url):
         shared = PostgresSessionStore(url)
-        return Stores(shared, NotesStore(home, config.memory, files=postgres_notes(shared)), "postgresql")
-    return Stores(store_for(url, home), NotesStore(home, config.memory), "sqlite")
+        notes = NotesStore(home, config.memory, files=postgres_notes(shared))
+        return Stores(shared, notes, "postgresql", shared.location)
+    return Stores(store_for(url, home), NotesStore(home, config.memory), "sqlite", str(home))
 
 
 @contextmanager
