@@ -26,7 +26,7 @@ from gateway.commands import HELP_TEXT, Command, StatusInfo, render_status
 from gateway.coord import Coordinator, hold
 from gateway.coord.base import Outbox
 from gateway.delivery import Delivery
-from gateway.health import Readiness
+from gateway.health import Readiness, StoreHealth
 from gateway.hygiene import estimate_history_tokens
 from gateway.intake import Intake, IntakeDecision
 from gateway.journal import InboundJournal
@@ -41,6 +41,9 @@ RESEND_INTERVAL = 1.0
 # Each store write adds a small full-text index segment; searches slow down ~3x until they are
 # merged (bench/search.py), so the index is compacted in the background at this interval.
 INDEX_COMPACT_INTERVAL = 300.0
+# The store is pinged this often; /readyz fails once a ping does (a shared PostgreSQL may go away).
+STORE_PING_INTERVAL = 5.0
+STORE_PING_TIMEOUT = 3.0
 QUEUED_TEXT = "queued: I'll answer this after the current reply ({n} ahead)"
 INTERRUPTED_TEXT = "stopping the previous reply to answer this one"
 CONSUME_BATCH = 256
@@ -90,6 +93,7 @@ class Gateway:
         self._store_open = False
         self._running = False
         self.decisions: dict[str, int] = {}
+        self.store_health = StoreHealth()
 
     # lifecycle ----------------------------------------------------------------
 
@@ -118,6 +122,7 @@ class Gateway:
             asyncio.create_task(self._consume(), name="gateway-intake"),
             asyncio.create_task(self._resend_loop(), name="gateway-resend"),
             asyncio.create_task(self._index_loop(), name="gateway-index"),
+            asyncio.create_task(self._store_watch(), name="gateway-store-watch"),
         ]
 
     async def stop(self) -> None:
@@ -161,7 +166,30 @@ class Gateway:
         adapters_ok = bool(self._started_adapters) and len(self._started_adapters) == len(self.parts.adapters)
         health = self.parts.coordinator.health
         coord_ok = health is None or getattr(health, "healthy", True)
-        return Readiness(store_open=self._store_open, coordinator=bool(coord_ok), adapters_started=adapters_ok)
+        store_ok = self._store_open and self.store_health.ok
+        detail = "" if store_ok or not self._store_open else "the session store did not answer its last ping"
+        return Readiness(store_open=store_ok, coordinator=bool(coord_ok), adapters_started=adapters_ok, detail=detail)
+
+    async def ping_store(self) -> StoreHealth:
+        """Ping the session store once and record the outcome in `store_health`."""
+        started = time.monotonic()
+        previous = self.store_health
+        try:
+            await asyncio.wait_for(asyncio.to_thread(self.parts.store.ping), STORE_PING_TIMEOUT)
+        except Exception as exc:  # noqa: BLE001 - any failure makes the gateway not ready, never crashes it
+            if previous.ok:
+                log.warning("store.unreachable", store=self.parts.store.location, error=type(exc).__name__)
+            self.store_health = StoreHealth(False, time.monotonic() - started, previous.errors + 1)
+        else:
+            if not previous.ok:
+                log.info("store.reachable", store=self.parts.store.location)
+            self.store_health = StoreHealth(True, time.monotonic() - started, previous.errors)
+        return self.store_health
+
+    async def _store_watch(self) -> None:
+        while True:
+            await asyncio.sleep(STORE_PING_INTERVAL)
+            await self.ping_store()
 
     # intake -------------------------------------------------------------------
 

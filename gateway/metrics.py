@@ -38,6 +38,10 @@ class Metrics:
         self.redis_errors = Counter("chorus_redis_errors", "Redis operations that failed (fail-open)", registry=r)
         self.turn_errors = Counter("chorus_turn_errors", "Turns that failed", ["kind"], registry=r)
         self.live_agents = Gauge("chorus_live_agents", "Session agents live in this process", registry=r)
+        self.store_ping_seconds = Gauge("chorus_store_ping_seconds", "Round trip of the last session store ping",
+                                        registry=r)
+        self.store_errors = Counter("chorus_store_errors", "Session store pings that failed", registry=r)
+        self.store_up = Gauge("chorus_store_up", "1 when the session store answered its last ping", registry=r)
         self.config_changes = Counter(
             "chorus_config_changes", "Runtime config keys changed (API, reload, SIGHUP)", ["source"], registry=r
         )

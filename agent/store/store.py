@@ -146,6 +146,9 @@ class SqliteSessionStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def ping(self) -> None:
+        self._read("SELECT 1")
+
     def _require(self) -> sqlite3.Connection:
         if self._conn is None:
             raise StoreError(f"session store {self.path} is not open; call open() first")

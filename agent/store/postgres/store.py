@@ -47,6 +47,7 @@ log = structlog.get_logger(__name__)
 
 POOL_MIN, POOL_MAX = 1, 8
 CONNECT_TIMEOUT_SECONDS = 10.0
+PING_TIMEOUT_SECONDS = 2.0
 
 _INSERT_MESSAGES = """
 INSERT INTO messages (session_id, chat_id, seq, role, content_kind, text, text_chars, parts, tool_calls,
@@ -135,7 +136,9 @@ class PostgresSessionStore:
         pool: psycopg_pool.ConnectionPool[Conn] = psycopg_pool.ConnectionPool(
             self.url, min_size=POOL_MIN, max_size=self._pool_max, open=False, name="chorus-store",
             connection_class=psycopg.Connection[dict[str, Any]],
-            kwargs={"autocommit": True, "row_factory": dict_row}, timeout=self._connect_timeout,
+            kwargs={"autocommit": True, "row_factory": dict_row, "connect_timeout": int(PING_TIMEOUT_SECONDS) + 1}, timeout=self._connect_timeout,
+            # A connection broken by a server restart is replaced when borrowed, not handed to a caller.
+            check=psycopg_pool.ConnectionPool.check_connection,
         )
         try:
             pool.open(wait=True, timeout=self._connect_timeout)
@@ -166,16 +169,20 @@ class PostgresSessionStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def ping(self) -> None:
+        with self._conn(timeout=PING_TIMEOUT_SECONDS) as conn:
+            conn.execute("SELECT 1")
+
     def connection(self) -> AbstractContextManager[Conn]:
         """A pooled connection (autocommit, dict rows) for stores sharing this database, such as notes."""
         return self._conn()
 
     @contextmanager
-    def _conn(self) -> Iterator[Conn]:
+    def _conn(self, timeout: float | None = None) -> Iterator[Conn]:
         if self._pool is None:
             raise StoreError(f"session store {self.location} is not open; call open() first")
         try:
-            with self._pool.connection() as conn:
+            with self._pool.connection(timeout=timeout) as conn:
                 yield conn
         except psycopg_pool.PoolTimeout as exc:
             raise StoreError(f"the PostgreSQL store {self.location} is unreachable or saturated") from exc
