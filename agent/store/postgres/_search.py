@@ -28,6 +28,9 @@ from agent.store._search import (
 from agent.store.postgres._text import folded_terms, snippet
 from agent.store.records import ContextLine, SearchHit
 
+EXCERPT_CHARS = 4_000
+EXCERPT_LEAD_CHARS = 400
+
 # Per word: the chat's newest messages holding it, with their length (one statement for all words).
 _CANDIDATES_SQL = """
 SELECT t.i AS term, m.id, m.text_chars
@@ -43,8 +46,17 @@ _ALL_WORDS_SQL = """
 SELECT id, text_chars FROM messages
 WHERE tsv @@ plainto_tsquery('simple', %(words)s) AND chat_id = %(chat)s ORDER BY id DESC LIMIT %(cap)s
 """
-_ROWS_SQL = """
-SELECT id, session_id, seq, role, created_at, archived, text FROM messages WHERE id = ANY(%s) AND chat_id = %s
+# A hit's excerpt: EXCERPT_CHARS around the first place one of the words occurs (case-insensitive;
+# a diacritic-folded hit that strpos cannot see falls back to the start), never the whole of a huge message.
+_ROWS_SQL = f"""
+SELECT id, session_id, seq, role, created_at, archived, text_chars, start,
+       substr(text, start, {EXCERPT_CHARS}) AS excerpt
+FROM (
+    SELECT m.*, greatest(1, coalesce(
+        (SELECT min(nullif(strpos(lower(m.text), w), 0)) FROM unnest(%(words)s::text[]) AS w), 1
+    ) - {EXCERPT_LEAD_CHARS}) AS start
+    FROM messages m WHERE id = ANY(%(ids)s) AND chat_id = %(chat)s
+) AS hit
 """
 _CONTEXT_SQL = f"""
 SELECT seq, role, substr(text, 1, {CONTEXT_CHARS * 4}) AS text FROM messages
@@ -101,6 +113,12 @@ def _context(conn: Conn, row: dict[str, Any], count: int) -> tuple[tuple[Context
     return tuple(line for line in lines if line.seq < seq), tuple(line for line in lines if line.seq > seq)
 
 
+def _snippet_of(row: dict[str, Any], terms: list[str]) -> str:
+    start, excerpt = int(row["start"]), str(row["excerpt"])
+    cut_after = start - 1 + len(excerpt) < int(row["text_chars"])
+    return " ".join(snippet(excerpt, terms, cut_before=start > 1, cut_after=cut_after).split())
+
+
 def search_chat(conn: Conn, chat_id: str, query: str, *, limit: int, context: int) -> list[SearchHit]:
     """Messages of `chat_id` matching any word of `query`, best first (see the module docstring)."""
     terms = folded_terms(query_terms(query))
@@ -111,14 +129,15 @@ def search_chat(conn: Conn, chat_id: str, query: str, *, limit: int, context: in
     best = _rank(conn, chat_id, terms)[:limit]
     if not best:
         return []
-    rows = {row["id"]: row for row in conn.execute(_ROWS_SQL, ([c[0] for c in best], chat_id))}
+    params = {"words": terms, "ids": [c[0] for c in best], "chat": chat_id}
+    rows = {row["id"]: row for row in conn.execute(_ROWS_SQL, params)}
     hits = []
     for row_id, _matched, score in best:
         row = rows[row_id]
         before, after = _context(conn, row, context)
         hits.append(SearchHit(
             session_id=row["session_id"], seq=row["seq"], role=row["role"],
-            snippet=" ".join(snippet(row["text"], terms).split()), created_at=row["created_at"],
+            snippet=_snippet_of(row, terms), created_at=row["created_at"],
             archived=bool(row["archived"]), score=score, before=before, after=after,
         ))
     return hits

@@ -44,7 +44,7 @@ def index_text(text: str, chat_id: str) -> str:
     """
     seen: dict[str, None] = {}
     for word in _words(text):
-        seen.setdefault(fold(word)[:MAX_INDEXED_WORD_CHARS], None)
+        seen.setdefault(_fold_fast(word)[:MAX_INDEXED_WORD_CHARS], None)
     seen.pop("", None)
     return " ".join([*seen, chat_tag(chat_id)])
 
@@ -59,28 +59,41 @@ def folded_terms(terms: list[str]) -> list[str]:
     return list(seen)
 
 
-def snippet(text: str, terms: list[str]) -> str:
-    """Up to `SNIPPET_TOKENS` words of `text` around the first hit, each hit wrapped in `**`."""
+def snippet(text: str, terms: list[str], *, cut_before: bool = False, cut_after: bool = False) -> str:
+    """Up to `SNIPPET_TOKENS` words of `text` around the first hit, each hit wrapped in `**`.
+
+    `text` may be an excerpt of a longer message (`cut_before`/`cut_after`):
+    the words at a cut may be partial, so they are left out and an ellipsis
+    marks the cut. Words are folded only up to the window, so a long message
+    costs little when the hit is early (the excerpt is chosen around it).
+    """
     wanted = set(terms)
     spans = [m.span() for m in _WORD.finditer(text)]
+    if cut_before and spans:
+        spans = spans[1:]
+    if cut_after and spans:
+        spans = spans[:-1]
     if not spans:
         return ""
-    hits = {i for i, (start, end) in enumerate(spans) if _matches(text[start:end], wanted)}
-    first = min(hits) if hits else 0
+    first = next((i for i, (a, b) in enumerate(spans) if _matches(text[a:b], wanted)), 0)
     begin = max(0, min(first - SNIPPET_TOKENS // 4, len(spans) - SNIPPET_TOKENS))
     finish = min(len(spans), begin + SNIPPET_TOKENS)
     pieces = []
-    cursor = spans[begin][0] if begin else 0
-    for index in range(begin, finish):
-        start, end = spans[index]
+    cursor = spans[begin][0] if begin or cut_before else 0
+    for start, end in spans[begin:finish]:
         pieces.append(text[cursor:start])
         word = text[start:end]
-        pieces.append(f"{HIT_OPEN}{word}{HIT_CLOSE}" if index in hits else word)
+        pieces.append(f"{HIT_OPEN}{word}{HIT_CLOSE}" if _matches(word, wanted) else word)
         cursor = end
-    tail = text[cursor:] if finish == len(spans) else ""
-    out = "".join(pieces) + tail
-    return (ELLIPSIS if begin else "") + out + ("" if finish == len(spans) else ELLIPSIS)
+    whole_end = finish == len(spans) and not cut_after
+    out = "".join(pieces) + (text[cursor:] if whole_end else "")
+    return (ELLIPSIS if begin or cut_before else "") + out + ("" if whole_end else ELLIPSIS)
+
+
+def _fold_fast(word: str) -> str:
+    """`fold(word)`; ASCII words (most of them) need only lowercasing."""
+    return word.lower() if word.isascii() else fold(word)
 
 
 def _matches(word: str, wanted: set[str]) -> bool:
-    return any(fold(piece) in wanted for piece in word.split("_") if piece)
+    return any(_fold_fast(piece) in wanted for piece in word.split("_") if piece)
