@@ -1,6 +1,7 @@
-"""`chorus sessions migrate --to URL`: copy the SQLite store under home into a PostgreSQL store.
+"""`chorus sessions migrate --to URL`: copy the SQLite store and the notes under home into PostgreSQL.
 
-Every session keeps its id, key, parent, open/closed state and every message
+Notes (MEMORY.md, USER.md with their drift state, backups and staged
+writes) are copied per chat as well. Every session keeps its id, key, parent, open/closed state and every message
 (archived generations, sequence numbers, token counts, times), so a gateway
 pointed at the new store carries on each chat where it was. Sessions already
 in the target are skipped, so a re-run after an interruption copies the rest;
@@ -16,6 +17,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent.memory._files import LOCK_FILENAME
+from agent.memory._paths import CHAT_ID_FILENAME, MEMORIES_DIRNAME, owner_of
+from agent.memory.postgres import PostgresChatFiles
 from agent.store import STATE_DB_NAME, SqliteSessionStore, StoredSession, StoreError, is_postgres_url
 from agent.store.postgres import PostgresSessionStore, redact_url
 from gateway.config import load_config
@@ -93,6 +97,38 @@ def migrate(source: SqliteSessionStore, target: PostgresSessionStore) -> Migrati
     return MigrationReport(copied, skipped, messages, _verify_search(source, target, sessions))
 
 
+def migrate_notes(home: Path, target: PostgresSessionStore) -> tuple[int, int]:
+    """Copy every chat's notes texts (MEMORY.md, USER.md, drift state, backups, staged writes) not yet in `target`.
+
+    Returns:
+        (chats seen, texts copied). A text already in the target is kept as it is (a re-run copies nothing).
+
+    Raises:
+        StoreError: a notes directory records no chat id, or a copied text differs from its file.
+    """
+    root = home / MEMORIES_DIRNAME
+    chats = copied = 0
+    for directory in sorted(root.iterdir()) if root.is_dir() else []:
+        if not directory.is_dir():
+            continue
+        chat_id = owner_of(directory)
+        if chat_id is None:
+            raise StoreError(f"notes directory {directory} records no chat id ({CHAT_ID_FILENAME}); move it away first")
+        files = PostgresChatFiles(target, chat_id)
+        local = {p.name: p.read_bytes().decode("utf-8", "replace") for p in sorted(directory.iterdir())
+                 if p.is_file() and p.name not in (LOCK_FILENAME, CHAT_ID_FILENAME) and not p.name.endswith(".tmp")}
+        with files.locked():
+            for name, text in local.items():
+                if files.read(name) is None:
+                    files.write(name, text)
+                    copied += 1
+            wrong = [name for name, text in local.items() if files.read(name) != text.replace("\x00", "\ufffd")]
+        if wrong:
+            raise StoreError(f"notes of {directory.name} differ in PostgreSQL ({', '.join(wrong)}); was a gateway writing?")
+        chats += 1
+    return chats, copied
+
+
 def _verify_counts(source: SqliteSessionStore, target: PostgresSessionStore) -> None:
     before, after = source.stats(), target.stats()
     pairs = {
@@ -137,10 +173,12 @@ def handle_migrate(args: argparse.Namespace) -> int:
     try:
         with SqliteSessionStore(path) as source, PostgresSessionStore(args.to) as target:
             report = migrate(source, target)
+            note_chats, note_texts = migrate_notes(config.home_dir, target)
     except StoreError as exc:
         print(f"chorus sessions migrate: {exc}", file=sys.stderr)
         return EXIT_RUNTIME
     print(f"copied {report.copied} sessions ({report.messages:,} messages) from {path} to {redact_url(args.to)}"
           + (f"; {report.skipped} were already there" if report.skipped else "")
-          + f"; counts match; {report.searched} sampled searches found their message")
+          + f"; counts match; {report.searched} sampled searches found their message"
+          + f"; notes of {note_chats} chats ({note_texts} texts copied)")
     return EXIT_OK

@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 import structlog
 
+from agent.memory.notes import NotesStore
 from agent.messages import assistant, user
+from agent.settings import MemorySettings
 from agent.store import SqliteSessionStore, StoredMessage
 from agent.store.postgres import PostgresSessionStore
 from gateway.cli import main
@@ -55,6 +57,11 @@ def test_migrate_copies_everything_and_a_rerun_copies_nothing(home: Path, config
                                                              capsys: pytest.CaptureFixture[str]) -> None:
     """Every session keeps id, parent, state and messages; search works; a second run skips them all."""
     open_id, parent_id = _fill(home, config)
+    local_notes = NotesStore(home, MemorySettings(write_approval="stage"))
+    local_notes.chat("telegram:42").add("user", "Works night shifts.")
+    (home / "memories").mkdir(exist_ok=True)
+    files_notes = NotesStore(home, MemorySettings())
+    files_notes.chat("telegram:42").add("memory", "Backups run at 02:00.")
     assert main(["sessions", "migrate", "--to", target, "--config", config]) == 0
     first_out = capsys.readouterr().out
     assert main(["sessions", "migrate", "--to", target, "--config", config]) == 0

@@ -8,11 +8,13 @@ from pathlib import Path
 
 import psycopg
 import pytest
+import structlog
 import yaml
 
 from agent.store.postgres import SCHEMA_VERSION, PostgresSessionStore
 from gateway.admin.events import EventLog
 from gateway.admin.gateway_backend import GatewayBackend
+from gateway.cli import main
 from gateway.cli.doctor import handle
 from gateway.metrics import Metrics
 from tests.fakes.openai_server import FakeOpenAI
@@ -87,3 +89,23 @@ async def test_readyz_fails_while_the_store_is_unreachable(fake_openai: FakeOpen
         assert (await gateway.ping_store()).ok and (await gateway.readiness()).ready
         backend.refresh_metrics(metrics)
         assert "chorus_store_up 1.0" in metrics.render().decode()
+
+
+def test_chorus_run_with_an_unreachable_store_exits_with_one_line(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """No server at store.url: `chorus run` exits 1 naming the store and the fix, password hidden, no traceback."""
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump({
+        "home": str(tmp_path / "home"),
+        "model": {"name": "m", "base_url": "http://127.0.0.1:9/v1", "api_key": "sk-test"},
+        "platforms": {"web": {"enabled": True, "host": "127.0.0.1", "port": 0}},
+        "admin": {"host": "127.0.0.1", "port": 0},
+        "store": {"url": "postgresql://chorus:pw-secret@127.0.0.1:1/chorus"},
+    }))
+    try:
+        assert main(["run", "--config", str(path)]) == 1
+    finally:
+        structlog.reset_defaults()  # the CLI pointed logging at the captured stderr
+    err = capsys.readouterr().err
+    assert "chorus run: cannot reach the PostgreSQL store postgresql://chorus:***@127.0.0.1:1/chorus" in err
+    assert "pw-secret" not in err and "Traceback" not in err

@@ -33,7 +33,9 @@ EXCERPT_LEAD_CHARS = 400
 
 # Per word: the chat's newest messages holding it, with their length (one statement for all words).
 _CANDIDATES_SQL = """
-SELECT t.i AS term, m.id, m.text_chars
+SELECT t.i AS term, m.id, m.text_chars,
+       (SELECT messages FROM chat_stats WHERE chat_id = %(chat)s) AS chat_messages,
+       (SELECT chars FROM chat_stats WHERE chat_id = %(chat)s) AS chat_chars
 FROM unnest(%(terms)s::text[]) WITH ORDINALITY AS t(word, i)
 CROSS JOIN LATERAL (
     SELECT id, text_chars FROM messages
@@ -58,9 +60,13 @@ FROM (
     FROM messages m WHERE id = ANY(%(ids)s) AND chat_id = %(chat)s
 ) AS hit
 """
+# The neighbours of every hit in one statement (a generation's messages have consecutive seqs).
 _CONTEXT_SQL = f"""
-SELECT seq, role, substr(text, 1, {CONTEXT_CHARS * 4}) AS text FROM messages
-WHERE session_id = %s AND archived = %s AND seq BETWEEN %s AND %s AND seq != %s ORDER BY seq
+SELECT h.hit, m.seq, m.role, substr(m.text, 1, {CONTEXT_CHARS * 4}) AS text
+FROM unnest(%s::bigint[], %s::text[], %s::int[], %s::int[]) AS h(hit, session_id, archived, seq)
+JOIN messages m ON m.session_id = h.session_id AND m.archived = h.archived
+               AND m.seq BETWEEN h.seq - %s AND h.seq + %s AND m.seq != h.seq
+ORDER BY h.hit, m.seq
 """
 
 Conn = psycopg.Connection[dict[str, Any]]
@@ -77,7 +83,9 @@ def _rank(conn: Conn, chat_id: str, terms: list[str]) -> list[tuple[int, int, fl
     matched: dict[int, list[int]] = {}
     lengths: dict[int, int] = {}
     frequencies = [0] * len(terms)
-    rows = conn.execute(_CANDIDATES_SQL, {"terms": terms, "tag": tag, "chat": chat_id, "cap": CANDIDATES_PER_TERM})
+    rows = conn.execute(
+        _CANDIDATES_SQL, {"terms": terms, "tag": tag, "chat": chat_id, "cap": CANDIDATES_PER_TERM}
+    ).fetchall()
     for row in rows:
         index = int(row["term"]) - 1
         frequencies[index] += 1
@@ -91,8 +99,8 @@ def _rank(conn: Conn, chat_id: str, terms: list[str]) -> list[tuple[int, int, fl
             lengths[row["id"]] = row["text_chars"]
     if not matched:
         return []
-    stats = conn.execute("SELECT messages, chars FROM chat_stats WHERE chat_id = %s", (chat_id,)).fetchone()
-    total_messages, total_chars = (stats["messages"], stats["chars"]) if stats else (len(matched), 1)
+    stats = rows[0] if rows and rows[0]["chat_messages"] is not None else None
+    total_messages, total_chars = (stats["chat_messages"], stats["chat_chars"]) if stats else (len(matched), 1)
     average = max(1.0, total_chars / max(1, total_messages))
     weights = [math.log((total_messages - freq + 0.5) / (freq + 0.5) + 1.0) for freq in frequencies]
     ranked = []
@@ -104,13 +112,23 @@ def _rank(conn: Conn, chat_id: str, terms: list[str]) -> list[tuple[int, int, fl
     return ranked
 
 
-def _context(conn: Conn, row: dict[str, Any], count: int) -> tuple[tuple[ContextLine, ...], tuple[ContextLine, ...]]:
-    if count == 0:
-        return (), ()
-    seq = row["seq"]
-    rows = conn.execute(_CONTEXT_SQL, (row["session_id"], row["archived"], seq - count, seq + count, seq)).fetchall()
-    lines = [ContextLine(seq=r["seq"], role=r["role"], text=_shorten(r["text"])) for r in rows]
-    return tuple(line for line in lines if line.seq < seq), tuple(line for line in lines if line.seq > seq)
+Lines = tuple[tuple[ContextLine, ...], tuple[ContextLine, ...]]
+
+
+def _contexts(conn: Conn, hits: list[dict[str, Any]], count: int) -> dict[int, Lines]:
+    """Per hit id: the `count` messages before and after it in its session and generation."""
+    if count == 0 or not hits:
+        return {}
+    columns = ([h["id"] for h in hits], [h["session_id"] for h in hits], [h["archived"] for h in hits],
+               [h["seq"] for h in hits])
+    around: dict[int, list[dict[str, Any]]] = {}
+    for row in conn.execute(_CONTEXT_SQL, (*columns, count, count)):
+        around.setdefault(row["hit"], []).append(row)
+    out: dict[int, Lines] = {}
+    for hit in hits:
+        lines = [ContextLine(seq=r["seq"], role=r["role"], text=_shorten(r["text"])) for r in around.get(hit["id"], [])]
+        out[hit["id"]] = (tuple(x for x in lines if x.seq < hit["seq"]), tuple(x for x in lines if x.seq > hit["seq"]))
+    return out
 
 
 def _snippet_of(row: dict[str, Any], terms: list[str]) -> str:
@@ -131,10 +149,11 @@ def search_chat(conn: Conn, chat_id: str, query: str, *, limit: int, context: in
         return []
     params = {"words": terms, "ids": [c[0] for c in best], "chat": chat_id}
     rows = {row["id"]: row for row in conn.execute(_ROWS_SQL, params)}
+    contexts = _contexts(conn, list(rows.values()), context)
     hits = []
     for row_id, _matched, score in best:
         row = rows[row_id]
-        before, after = _context(conn, row, context)
+        before, after = contexts.get(row_id, ((), ()))
         hits.append(SearchHit(
             session_id=row["session_id"], seq=row["seq"], role=row["role"],
             snippet=_snippet_of(row, terms), created_at=row["created_at"],

@@ -136,7 +136,8 @@ class PostgresSessionStore:
         pool: psycopg_pool.ConnectionPool[Conn] = psycopg_pool.ConnectionPool(
             self.url, min_size=POOL_MIN, max_size=self._pool_max, open=False, name="chorus-store",
             connection_class=psycopg.Connection[dict[str, Any]],
-            kwargs={"autocommit": True, "row_factory": dict_row, "connect_timeout": int(PING_TIMEOUT_SECONDS) + 1}, timeout=self._connect_timeout,
+            kwargs={"autocommit": True, "row_factory": dict_row, "connect_timeout": int(PING_TIMEOUT_SECONDS) + 1},
+            timeout=self._connect_timeout,
             # A connection broken by a server restart is replaced when borrowed, not handed to a caller.
             check=psycopg_pool.ConnectionPool.check_connection,
         )
