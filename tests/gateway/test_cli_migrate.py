@@ -8,6 +8,7 @@ import pytest
 import structlog
 
 from agent.memory.notes import NotesStore
+from agent.memory.postgres import postgres_notes
 from agent.messages import assistant, user
 from agent.settings import MemorySettings
 from agent.store import SqliteSessionStore, StoredMessage
@@ -77,8 +78,18 @@ def test_migrate_copies_everything_and_a_rerun_copies_nothing(home: Path, config
         assert [(h.session_id, h.archived) for h in copy.search("telegram:42", "vpn gateway")][0] == (parent_id, True)
         some = source.list_sessions(limit=3)[-1].session.id
         assert copy.session_meta(some) == source.session_meta(some)
+        # Notes and the approval queue came along: the shared store shows what the files showed.
+        shared = NotesStore(home, MemorySettings(), files=postgres_notes(copy)).chat("telegram:42")
+        before = files_notes.chat("telegram:42")
+        assert [e.text for e in shared.snapshot().memory] == [e.text for e in before.snapshot().memory] == [
+            "Backups run at 02:00."
+        ]
+        assert [p.content for p in shared.pending()] == ["Works night shifts."]
+        assert shared.snapshot().drift == ()  # the drift state came along with the text it vouches for
     assert f"copied {expected.sessions} sessions" in first_out and "counts match" in first_out
+    assert "notes of 1 chats (3 texts copied)" in first_out
     assert "copied 0 sessions (0 messages)" in second_out and f"{expected.sessions} were already there" in second_out
+    assert "notes of 1 chats (0 texts copied)" in second_out
 
 
 def test_migrate_refuses_a_database_holding_other_sessions(home: Path, config: str, target: str,
