@@ -26,11 +26,9 @@ from agent.context.factory import build_compressor, build_engine, build_summariz
 from agent.context.user_words import handoff_sections
 from agent.loop import LoopSettings
 from agent.memory.providers import MemoryManager, ProviderRegistry
-from agent.memory.scanner import scan
 from agent.model_client import ModelClient, OpenAIModelClient
 from agent.prompt import DEFAULT_BASE_PROMPT
 from agent.review import BackgroundReviewer
-from agent.skills.library import SkillLibrary
 from agent.tokens import default_counter
 from agent.tools.base import Tool
 from agent.tools.memory_tool import MemoryTool
@@ -158,7 +156,7 @@ def build_gateway(
                 name=poller_lease_name("telegram", telegram.token.get_secret_value()),
             )
     memory_tool = MemoryTool(notes)
-    skills = SkillLibrary(home / "skills", scanner=scan)
+    skills = stores.skills
     skill_manage = SkillManageTool(skills)
     notes_on = config.memory.memory_enabled or config.memory.user_profile_enabled
     if tools is None:

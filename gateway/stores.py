@@ -1,8 +1,8 @@
 """The durable stores a gateway (or a CLI command) uses, chosen by `store.url`.
 
 Owns `Stores` and `build_stores`: with `store.url` unset, sessions live in
-`<home>/state.db` and notes under `<home>/memories/`; with a postgresql://
-URL both live in that database, so replicas with separate homes on separate
+`<home>/state.db`, notes under `<home>/memories/` and skills under
+`<home>/skills/`; with a postgresql:// URL all three live in that database, so replicas with separate homes on separate
 machines share every chat's history and notes. Building does no I/O; the
 session store's `open()` (at gateway start) connects the pool the notes use
 as well.
@@ -16,11 +16,15 @@ from typing import Literal
 
 from agent.memory.notes import NotesStore
 from agent.memory.postgres import postgres_notes
+from agent.memory.scanner import scan
+from agent.skills.library import SkillLibrary
+from agent.skills.postgres import PostgresSkills
 from agent.store import SessionStore, is_postgres_url, store_for
 from agent.store.postgres import PostgresSessionStore
 from gateway.config import ChorusConfig
 
 StoreMode = Literal["sqlite", "postgresql"]
+SKILLS_DIRNAME = "skills"
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +37,7 @@ class Stores:
 
     sessions: SessionStore
     notes: NotesStore
+    skills: SkillLibrary
     mode: StoreMode
     identity: str
 
@@ -43,8 +48,10 @@ def build_stores(config: ChorusConfig) -> Stores:
     if url is not None and is_postgres_url(url):
         shared = PostgresSessionStore(url)
         notes = NotesStore(home, config.memory, files=postgres_notes(shared))
-        return Stores(shared, notes, "postgresql", shared.location)
-    return Stores(store_for(url, home), NotesStore(home, config.memory), "sqlite", str(home))
+        skills = SkillLibrary(home / SKILLS_DIRNAME, scanner=scan, storage=PostgresSkills(shared))
+        return Stores(shared, notes, skills, "postgresql", shared.location)
+    skills = SkillLibrary(home / SKILLS_DIRNAME, scanner=scan)
+    return Stores(store_for(url, home), NotesStore(home, config.memory), skills, "sqlite", str(home))
 
 
 @contextmanager

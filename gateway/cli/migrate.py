@@ -1,7 +1,7 @@
-"""`chorus sessions migrate --to URL`: copy the SQLite store and the notes under home into PostgreSQL.
+"""`chorus sessions migrate --to URL`: copy the SQLite store, notes and skills under home into PostgreSQL.
 
 Notes (MEMORY.md, USER.md with their drift state, backups and staged
-writes) are copied per chat as well. Every session keeps its id, key, parent, open/closed state and every message
+writes) are copied per chat, and skills with their supporting files. Every session keeps its id, key, parent, open/closed state and every message
 (archived generations, sequence numbers, token counts, times), so a gateway
 pointed at the new store carries on each chat where it was. Sessions already
 in the target are skipped, so a re-run after an interruption copies the rest;
@@ -20,6 +20,8 @@ from pathlib import Path
 from agent.memory._files import LOCK_FILENAME
 from agent.memory._paths import CHAT_ID_FILENAME, MEMORIES_DIRNAME, owner_of
 from agent.memory.postgres import PostgresChatFiles
+from agent.skills._storage import SKILL_FILE, DirectorySkills
+from agent.skills.postgres import PostgresSkills
 from agent.store import STATE_DB_NAME, SqliteSessionStore, StoredSession, StoreError, is_postgres_url
 from agent.store.postgres import PostgresSessionStore, redact_url
 from gateway.config import load_config
@@ -129,6 +131,23 @@ def migrate_notes(home: Path, target: PostgresSessionStore) -> tuple[int, int]:
     return chats, copied
 
 
+def migrate_skills(home: Path, target: PostgresSessionStore) -> tuple[int, int]:
+    """Copy every skill's files (the trash stays behind) not yet in `target`; (skills seen, files copied)."""
+    source, shared = DirectorySkills(home / "skills"), PostgresSkills(target)
+    names = source.skill_names()
+    copied = 0
+    with shared.locked():
+        for name in names:
+            for relative in (SKILL_FILE, *source.files(name)):
+                text = source.read(name, relative)
+                if text is not None and shared.read(name, relative) is None:
+                    shared.write(name, relative, text)
+                    copied += 1
+                if text is not None and shared.read(name, relative) != text.replace("\x00", "\ufffd"):
+                    raise StoreError(f"skill {name!r} file {relative} differs in PostgreSQL; was a gateway writing?")
+    return len(names), copied
+
+
 def _verify_counts(source: SqliteSessionStore, target: PostgresSessionStore) -> None:
     before, after = source.stats(), target.stats()
     pairs = {
@@ -174,11 +193,12 @@ def handle_migrate(args: argparse.Namespace) -> int:
         with SqliteSessionStore(path) as source, PostgresSessionStore(args.to) as target:
             report = migrate(source, target)
             note_chats, note_texts = migrate_notes(config.home_dir, target)
+            skill_count, skill_files = migrate_skills(config.home_dir, target)
     except StoreError as exc:
         print(f"chorus sessions migrate: {exc}", file=sys.stderr)
         return EXIT_RUNTIME
     print(f"copied {report.copied} sessions ({report.messages:,} messages) from {path} to {redact_url(args.to)}"
           + (f"; {report.skipped} were already there" if report.skipped else "")
           + f"; counts match; {report.searched} sampled searches found their message"
-          + f"; notes of {note_chats} chats ({note_texts} texts copied)")
+          + f"; notes of {note_chats} chats ({note_texts} texts copied); {skill_count} skills ({skill_files} files copied)")
     return EXIT_OK

@@ -9,8 +9,11 @@ import structlog
 
 from agent.memory.notes import NotesStore
 from agent.memory.postgres import postgres_notes
+from agent.memory.scanner import scan
 from agent.messages import assistant, user
 from agent.settings import MemorySettings
+from agent.skills import SkillLibrary
+from agent.skills.postgres import PostgresSkills
 from agent.store import SqliteSessionStore, StoredMessage
 from agent.store.postgres import PostgresSessionStore
 from gateway.cli import main
@@ -63,6 +66,9 @@ def test_migrate_copies_everything_and_a_rerun_copies_nothing(home: Path, config
     (home / "memories").mkdir(exist_ok=True)
     files_notes = NotesStore(home, MemorySettings())
     files_notes.chat("telegram:42").add("memory", "Backups run at 02:00.")
+    local_skills = SkillLibrary(home / "skills", scanner=scan)
+    local_skills.create("deploy", "---\ndescription: how we deploy\n---\n1. Tag.\n")
+    local_skills.create("deploy", "Check the dashboards.", file="references/after.md")
     assert main(["sessions", "migrate", "--to", target, "--config", config]) == 0
     first_out = capsys.readouterr().out
     assert main(["sessions", "migrate", "--to", target, "--config", config]) == 0
@@ -86,10 +92,14 @@ def test_migrate_copies_everything_and_a_rerun_copies_nothing(home: Path, config
         ]
         assert [p.content for p in shared.pending()] == ["Works night shifts."]
         assert shared.snapshot().drift == ()  # the drift state came along with the text it vouches for
+        skills = SkillLibrary(home / "unused", scanner=scan, storage=PostgresSkills(copy))
+        assert [(s.name, s.description, s.files) for s in skills.list_skills()] == [
+            ("deploy", "how we deploy", ("references/after.md",))
+        ]
     assert f"copied {expected.sessions} sessions" in first_out and "counts match" in first_out
-    assert "notes of 1 chats (3 texts copied)" in first_out
+    assert "notes of 1 chats (3 texts copied); 1 skills (2 files copied)" in first_out
     assert "copied 0 sessions (0 messages)" in second_out and f"{expected.sessions} were already there" in second_out
-    assert "notes of 1 chats (0 texts copied)" in second_out
+    assert "notes of 1 chats (0 texts copied); 1 skills (0 files copied)" in second_out
 
 
 def test_migrate_refuses_a_database_holding_other_sessions(home: Path, config: str, target: str,

@@ -106,7 +106,32 @@ _V2 = Migration(
     ),
 )
 
-MIGRATIONS: tuple[Migration, ...] = (_V1, _V2)
+_V3 = Migration(
+    version=3,
+    description="skills (SKILL.md and supporting files) and their trash",
+    statements=(
+        """
+        CREATE TABLE skills_files (
+            name       TEXT NOT NULL,
+            relative   TEXT NOT NULL,
+            content    TEXT NOT NULL,
+            updated_at DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (name, relative)
+        )
+        """,
+        """
+        CREATE TABLE skills_trash (
+            trashed_as TEXT NOT NULL,
+            name       TEXT NOT NULL,
+            relative   TEXT NOT NULL,
+            content    TEXT NOT NULL,
+            PRIMARY KEY (trashed_as, relative)
+        )
+        """,
+    ),
+)
+
+MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3)
 SCHEMA_VERSION = MIGRATIONS[-1].version
 
 
