@@ -48,25 +48,25 @@ _ALL_WORDS_SQL = """
 SELECT id, text_chars FROM messages
 WHERE tsv @@ plainto_tsquery('simple', %(words)s) AND chat_id = %(chat)s ORDER BY id DESC LIMIT %(cap)s
 """
-# A hit's excerpt: EXCERPT_CHARS around the first place one of the words occurs (case-insensitive;
-# a diacritic-folded hit that strpos cannot see falls back to the start), never the whole of a huge message.
-_ROWS_SQL = f"""
-SELECT id, session_id, seq, role, created_at, archived, text_chars, start,
-       substr(text, start, {EXCERPT_CHARS}) AS excerpt
+# Each hit with its excerpt and its neighbours, in one statement. The excerpt is EXCERPT_CHARS around
+# the first place one of the words occurs (case-insensitive; a diacritic-folded hit that strpos
+# cannot see falls back to the start), never the whole of a huge message. A generation's messages
+# hold consecutive seqs (each in-place replacement archives the whole active range), so the
+# neighbours are a seq range within the hit's session and generation.
+_HITS_SQL = f"""
+SELECT hit.id, hit.session_id, hit.seq, hit.role, hit.created_at, hit.archived, hit.text_chars, hit.start,
+       substr(hit.text, hit.start, {EXCERPT_CHARS}) AS excerpt,
+       (SELECT coalesce(json_agg(json_build_array(n.seq, n.role, substr(n.text, 1, {CONTEXT_CHARS * 4}))
+                                 ORDER BY n.seq), '[]')
+        FROM messages n
+        WHERE n.session_id = hit.session_id AND n.archived = hit.archived
+          AND n.seq BETWEEN hit.seq - %(context)s AND hit.seq + %(context)s AND n.seq != hit.seq) AS around
 FROM (
     SELECT m.*, greatest(1, coalesce(
         (SELECT min(nullif(strpos(lower(m.text), w), 0)) FROM unnest(%(words)s::text[]) AS w), 1
     ) - {EXCERPT_LEAD_CHARS}) AS start
     FROM messages m WHERE id = ANY(%(ids)s) AND chat_id = %(chat)s
 ) AS hit
-"""
-# The neighbours of every hit in one statement (a generation's messages have consecutive seqs).
-_CONTEXT_SQL = f"""
-SELECT h.hit, m.seq, m.role, substr(m.text, 1, {CONTEXT_CHARS * 4}) AS text
-FROM unnest(%s::bigint[], %s::text[], %s::int[], %s::int[]) AS h(hit, session_id, archived, seq)
-JOIN messages m ON m.session_id = h.session_id AND m.archived = h.archived
-               AND m.seq BETWEEN h.seq - %s AND h.seq + %s AND m.seq != h.seq
-ORDER BY h.hit, m.seq
 """
 
 Conn = psycopg.Connection[dict[str, Any]]
@@ -112,23 +112,9 @@ def _rank(conn: Conn, chat_id: str, terms: list[str]) -> list[tuple[int, int, fl
     return ranked
 
 
-Lines = tuple[tuple[ContextLine, ...], tuple[ContextLine, ...]]
-
-
-def _contexts(conn: Conn, hits: list[dict[str, Any]], count: int) -> dict[int, Lines]:
-    """Per hit id: the `count` messages before and after it in its session and generation."""
-    if count == 0 or not hits:
-        return {}
-    columns = ([h["id"] for h in hits], [h["session_id"] for h in hits], [h["archived"] for h in hits],
-               [h["seq"] for h in hits])
-    around: dict[int, list[dict[str, Any]]] = {}
-    for row in conn.execute(_CONTEXT_SQL, (*columns, count, count)):
-        around.setdefault(row["hit"], []).append(row)
-    out: dict[int, Lines] = {}
-    for hit in hits:
-        lines = [ContextLine(seq=r["seq"], role=r["role"], text=_shorten(r["text"])) for r in around.get(hit["id"], [])]
-        out[hit["id"]] = (tuple(x for x in lines if x.seq < hit["seq"]), tuple(x for x in lines if x.seq > hit["seq"]))
-    return out
+def _around(row: dict[str, Any]) -> tuple[tuple[ContextLine, ...], tuple[ContextLine, ...]]:
+    lines = [ContextLine(seq=seq, role=role, text=_shorten(text)) for seq, role, text in row["around"]]
+    return tuple(x for x in lines if x.seq < row["seq"]), tuple(x for x in lines if x.seq > row["seq"])
 
 
 def _snippet_of(row: dict[str, Any], terms: list[str]) -> str:
@@ -147,13 +133,12 @@ def search_chat(conn: Conn, chat_id: str, query: str, *, limit: int, context: in
     best = _rank(conn, chat_id, terms)[:limit]
     if not best:
         return []
-    params = {"words": terms, "ids": [c[0] for c in best], "chat": chat_id}
-    rows = {row["id"]: row for row in conn.execute(_ROWS_SQL, params)}
-    contexts = _contexts(conn, list(rows.values()), context)
+    params = {"words": terms, "ids": [c[0] for c in best], "chat": chat_id, "context": context}
+    rows = {row["id"]: row for row in conn.execute(_HITS_SQL, params)}
     hits = []
     for row_id, _matched, score in best:
         row = rows[row_id]
-        before, after = contexts.get(row_id, ((), ()))
+        before, after = _around(row)
         hits.append(SearchHit(
             session_id=row["session_id"], seq=row["seq"], role=row["role"],
             snippet=_snippet_of(row, terms), created_at=row["created_at"],
