@@ -8,8 +8,10 @@
 3. Runs `--queries` searches (default 300) of one to three words drawn from the
    real messages, each scoped to a single chat, through the `session_search`
    tool, and prints p50/p95/p99 and the database size.
+4. With `--store postgresql://…` (an empty database), does all of it again on the
+   PostgreSQL store in the same run, with the same chats and queries.
 
-Run: `.venv/bin/python bench/search.py [--data DIR] [--messages N] [--queries N] [--db FILE]`
+Run: `.venv/bin/python bench/search.py [--data DIR] [--messages N] [--queries N] [--db FILE] [--store URL]`
 """
 from __future__ import annotations
 
@@ -34,7 +36,8 @@ import structlog  # noqa: E402
 
 from agent.messages import Message  # noqa: E402
 from agent.session_files import read_sessions  # noqa: E402
-from agent.store import ImportedSession, SessionStore  # noqa: E402
+from agent.store import ImportedSession, SessionStore, SqliteSessionStore, is_postgres_url  # noqa: E402
+from agent.store.postgres import PostgresSessionStore  # noqa: E402
 from agent.tools.base import ToolContext  # noqa: E402
 from agent.tools.session_search import SessionSearchTool  # noqa: E402
 
@@ -141,50 +144,65 @@ def report_latency(
                   f"p99 {_percentile(values, 0.99):.2f} ms, max {max(values):.2f} ms")
 
 
+def bench_store(store: SessionStore, label: str, data: Path, messages: int, query_count: int, seed: int) -> None:
+    """Import, grow, search, compact and search again on one open, empty store; print each figure."""
+    rng = random.Random(seed)  # the same chats and queries for every store of the run
+    print(f"== {label}: {store.location}")
+    cpu_started = time.process_time()
+    pool, real_chats, real_count, real_seconds = import_real(store, data)
+    cpu_used = time.process_time() - cpu_started
+    print(f"real import: {len(real_chats)} sessions, {real_count:,} messages in {real_seconds:.2f} s "
+          f"= {real_count / real_seconds:,.0f} messages/s (CPU of this process {cpu_used:.2f} s)")
+    cpu_started = time.process_time()
+    grown_chats, grown, grow_seconds = grow(store, pool, messages, real_count)
+    cpu_used = time.process_time() - cpu_started
+    if grown:
+        print(f"bulk growth: {grown:,} messages in {len(grown_chats):,} chats in {grow_seconds:.1f} s "
+              f"= {grown / grow_seconds:,.0f} messages/s (CPU of this process {cpu_used:.1f} s)")
+    queries = make_queries(pool, query_count, rng)
+    report_latency(store, real_chats, grown_chats, queries, rng, f"{label}, as written")
+    started = time.perf_counter()
+    steps = store.compact_index()
+    print(f"compact_index: {steps} steps in {time.perf_counter() - started:.1f} s")
+    report_latency(store, real_chats, grown_chats, queries, rng, f"{label}, after compact_index")
+    stats = store.stats()
+    print(f"store: {stats.messages:,} messages, {stats.sessions:,} sessions, {stats.chats:,} chats, "
+          f"db size {stats.db_bytes / 1e6:,.1f} MB")
+    print("sample queries: " + "; ".join(repr(q) for q in queries[:5]))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
     parser.add_argument("--messages", type=int, default=1_000_000)
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--db", type=Path, default=None, help="database file (default: a temporary one)")
+    parser.add_argument("--store", default=None, metavar="URL",
+                        help="also run on this empty PostgreSQL database (postgresql://…), after SQLite")
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
     if not args.data.is_dir():
         print(f"bench/search.py: --data {args.data} is not a directory", file=sys.stderr)
         return 2
-    rng = random.Random(args.seed)
+    if args.store is not None and not is_postgres_url(args.store):
+        print("bench/search.py: --store must be a postgresql://user@host:port/db URL", file=sys.stderr)
+        return 2
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
     with tempfile.TemporaryDirectory() as tmp:
         path = args.db or Path(tmp) / "state.db"
         if path.exists():
             print(f"bench/search.py: --db {path} exists; give a new file", file=sys.stderr)
             return 2
-        with SessionStore(path) as store:
-            print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
-            cpu_started = time.process_time()
-            pool, real_chats, real_count, real_seconds = import_real(store, args.data)
-            cpu_used = time.process_time() - cpu_started
-            print(f"real import: {len(real_chats)} sessions, {real_count:,} messages in {real_seconds:.2f} s "
-                  f"= {real_count / real_seconds:,.0f} messages/s (CPU {cpu_used:.2f} s "
-                  f"= {real_count / cpu_used:,.0f} messages/CPU-s)")
-            cpu_started = time.process_time()
-            grown_chats, grown, grow_seconds = grow(store, pool, args.messages, real_count)
-            cpu_used = time.process_time() - cpu_started
-            if grown:
-                print(f"bulk growth: {grown:,} messages in {len(grown_chats):,} chats in {grow_seconds:.1f} s "
-                      f"= {grown / grow_seconds:,.0f} messages/s (CPU {cpu_used:.1f} s "
-                      f"= {grown / cpu_used:,.0f} messages/CPU-s)")
-            queries = make_queries(pool, args.queries, rng)
-            report_latency(store, real_chats, grown_chats, queries, rng, "as written")
-            started = time.perf_counter()
-            steps = store.compact_index()
-            print(f"compact_index: {steps} steps in {time.perf_counter() - started:.1f} s")
-            report_latency(store, real_chats, grown_chats, queries, rng, "after compact_index")
-            stats = store.stats()
-            print(f"store: {stats.messages:,} messages, {stats.sessions:,} sessions, {stats.chats:,} chats, "
-                  f"db size {stats.db_bytes / 1e6:,.1f} MB")
-            print("sample queries: " + "; ".join(repr(q) for q in queries[:5]))
-            print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        with SqliteSessionStore(path) as store:
+            bench_store(store, "SQLite", args.data, args.messages, args.queries, args.seed)
+    if args.store is not None:
+        with PostgresSessionStore(args.store) as pg:
+            if pg.stats().sessions:
+                print(f"bench/search.py: --store {pg.location} is not empty; give an empty database", file=sys.stderr)
+                return 2
+            bench_store(pg, "PostgreSQL", args.data, args.messages, args.queries, args.seed)
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 
 

@@ -37,7 +37,7 @@ from gateway.intake.journal import InboundJournal
 from gateway.intake.queueing import BusyMode, Job, JobKind, SessionLanes
 from gateway.intake.routing import Route
 from gateway.ops.events import EventBus, MessageAccepted
-from gateway.ops.health import Readiness
+from gateway.ops.health import Readiness, StoreHealth
 from gateway.sessions.agents import AgentPool
 from gateway.sessions.hygiene import estimate_history_tokens
 from gateway.sessions.service import SessionService
@@ -49,6 +49,9 @@ RESEND_INTERVAL = 1.0
 # Each store write adds a small full-text index segment; searches slow down ~3x until they are
 # merged (bench/search.py), so the index is compacted in the background at this interval.
 INDEX_COMPACT_INTERVAL = 300.0
+# The store is pinged this often; /readyz fails once a ping does (a shared PostgreSQL may go away).
+STORE_PING_INTERVAL = 5.0
+STORE_PING_TIMEOUT = 3.0
 QUEUED_TEXT = "queued: I'll answer this after the current reply ({n} ahead)"
 INTERRUPTED_TEXT = "stopping the previous reply to answer this one"
 CONSUME_BATCH = 256
@@ -130,6 +133,7 @@ class Gateway:
         self._store_open = False
         self._running = False
         self.decisions: dict[str, int] = {}
+        self.store_health = StoreHealth()
 
     # lifecycle ----------------------------------------------------------------
 
@@ -165,6 +169,7 @@ class Gateway:
             asyncio.create_task(self._consume(), name="gateway-intake"),
             asyncio.create_task(self._resend_loop(), name="gateway-resend"),
             asyncio.create_task(self._index_loop(), name="gateway-index"),
+            asyncio.create_task(self._store_watch(), name="gateway-store-watch"),
         ]
 
     async def stop(self) -> None:
@@ -212,9 +217,32 @@ class Gateway:
 
     async def readiness(self) -> Readiness:
         adapters_ok = bool(self._started_adapters) and len(self._started_adapters) == len(self.parts.adapters)
-        # A shared backend is fail-open (`gateway/coord/failopen.py`): while Redis is down this process answers
-        # from its own memory, so it stays ready; the outage shows in `chorus_redis_errors_total`.
-        return Readiness(store_open=self._store_open, coordinator=True, adapters_started=adapters_ok)
+        store_ok = self._store_open and self.store_health.ok
+        detail = "" if store_ok or not self._store_open else "the session store did not answer its last ping"
+        # A shared coordination backend is fail-open (`gateway/coord/failopen.py`): while Redis is down this process
+        # answers from its own memory, so it stays ready; the outage shows in `chorus_redis_errors_total`.
+        return Readiness(store_open=store_ok, coordinator=True, adapters_started=adapters_ok, detail=detail)
+
+    async def ping_store(self) -> StoreHealth:
+        """Ping the session store once and record the outcome in `store_health`."""
+        started = time.monotonic()
+        previous = self.store_health
+        try:
+            await asyncio.wait_for(asyncio.to_thread(self.parts.store.ping), STORE_PING_TIMEOUT)
+        except Exception as exc:  # noqa: BLE001 - any failure makes the gateway not ready, never crashes it
+            if previous.ok:
+                log.warning("store.unreachable", store=self.parts.store.location, error=type(exc).__name__)
+            self.store_health = StoreHealth(False, time.monotonic() - started, previous.errors + 1)
+        else:
+            if not previous.ok:
+                log.info("store.reachable", store=self.parts.store.location)
+            self.store_health = StoreHealth(True, time.monotonic() - started, previous.errors)
+        return self.store_health
+
+    async def _store_watch(self) -> None:
+        while True:
+            await asyncio.sleep(STORE_PING_INTERVAL)
+            await self.ping_store()
 
     # intake -------------------------------------------------------------------
 

@@ -25,14 +25,10 @@ from agent.context.engine import ContextEngine
 from agent.context.factory import build_compressor, build_engine, build_summarizer
 from agent.context.user_words import handoff_sections
 from agent.loop import LoopSettings
-from agent.memory.notes import NotesStore
 from agent.memory.providers import MemoryManager, ProviderRegistry
-from agent.memory.scanner import scan
 from agent.model_client import ModelClient, OpenAIModelClient
 from agent.prompt import DEFAULT_BASE_PROMPT
 from agent.review import BackgroundReviewer
-from agent.skills.library import SkillLibrary
-from agent.store import STATE_DB_NAME, SessionStore
 from agent.tokens import default_counter
 from agent.tools.base import Tool, ToolSource
 from agent.tools.mcp import McpHub
@@ -63,6 +59,7 @@ from gateway.sessions.media import MediaReader, MediaSettings
 from gateway.sessions.review import ReviewHooks
 from gateway.sessions.service import SessionService
 from gateway.sessions.turns import PostTurnHook, TurnRunner, TurnSettings
+from gateway.stores import build_stores
 
 log = structlog.get_logger(__name__)
 
@@ -234,9 +231,9 @@ def build_gateway(
     bus = bus or EventBus()
     node = node or f"{os.uname().nodename}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
     coord, outbox = coordinator or build_coordinator(config, node=node)
-    store = SessionStore(home / STATE_DB_NAME)
+    stores = build_stores(config)
+    store, notes = stores.sessions, stores.notes
     client = model or build_model(config)
-    notes = NotesStore(home, config.memory)
     missing = model_missing_text(config) if model is None else None
     if adapters is None:
         adapters = build_adapters(config, banner=missing or "")
@@ -248,7 +245,7 @@ def build_gateway(
                 name=poller_lease_name("telegram", telegram.token.get_secret_value()),
             )
     memory_tool = MemoryTool(notes)
-    skills = SkillLibrary(home / "skills", scanner=scan)
+    skills = stores.skills
     skill_manage = SkillManageTool(skills)
     notes_on = config.memory.memory_enabled or config.memory.user_profile_enabled
     if tools is None:
@@ -319,7 +316,7 @@ def build_gateway(
     )
     agents = AgentPool(
         store=store, cache=coord.agent_cache, model=client, factory=factory, owner=node,
-        home=str(home), capacity=config.gateway.agent_cache_size, bus=bus,
+        home=stores.identity, capacity=config.gateway.agent_cache_size, bus=bus,
     )
     delivery = Delivery(adapters=adapters, outbox=outbox, owner=node)
     journal = InboundJournal(home / "inflight", node=node)

@@ -143,6 +143,12 @@ class ChatSettings(Section):
 class StoreSettings(Section):
     url: str | None = None  # None -> SQLite under home; postgresql://user@host:port/db -> PostgreSQL
 
+    @field_validator("url", mode="before")
+    @classmethod
+    def _blank_is_sqlite(cls, value: object) -> object:
+        """`${CHORUS_STORE_URL:-}` with the variable unset reads as "": the SQLite default."""
+        return None if isinstance(value, str) and not value.strip() else value
+
 
 class LoggingSettings(Section):
     level: Literal["debug", "info", "warning", "error"] = "info"

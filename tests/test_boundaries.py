@@ -51,6 +51,11 @@ def test_no_module_reads_shared_data() -> None:
     assert offenders == []
 
 
+def _inside(here: str, package: str) -> bool:
+    """Whether a module in package `here` belongs to `package` (itself or a sub-package of it)."""
+    return here == package or here.startswith(package + ".")
+
+
 def _private_imports(path: Path) -> list[str]:
     """`from pkg.sub._private import x` where `pkg.sub` is another package than the importer's."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -60,10 +65,10 @@ def _private_imports(path: Path) -> list[str]:
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 and node.module.startswith(OURS):
             parts = node.module.split(".")
             for i, part in enumerate(parts):
-                if part.startswith("_") and not part.startswith("__") and ".".join(parts[:i]) != here:
+                if part.startswith("_") and not part.startswith("__") and not _inside(here, ".".join(parts[:i])):
                     found.append(node.module)
             found.extend(f"{node.module}.{alias.name}" for alias in node.names
-                         if alias.name.startswith("_") and not alias.name.startswith("__") and node.module != here)
+                         if alias.name.startswith("_") and not alias.name.startswith("__") and not _inside(here, node.module))
     return found
 
 

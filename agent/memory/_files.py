@@ -8,18 +8,20 @@ its back. Knows nothing of scanning, limits or tools.
 """
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import filelock
 import structlog
 
-from agent.atomic_files import atomic_write
+if TYPE_CHECKING:
+    from agent.memory._storage import ChatFiles
 
 SEPARATOR: Final = "\n§\n"
 LOCK_FILENAME: Final = ".lock"
@@ -88,21 +90,21 @@ class DriftReport:
 
 
 class DriftGuard:
-    """Remembers the hash of each notes file as the tool last wrote it, in `<dir>/.state.json`.
+    """Remembers the hash of each notes file as the tool last wrote it, in `.state.json` beside them.
 
     Call `check` under the chat lock before using a file; call `record` after writing it.
     A changed file is copied to `<name>.<UTC timestamp>.bak` and then adopted as
     the new baseline, so each change is reported once.
     """
 
-    def __init__(self, directory: Path, *, clock: Clock = time.time) -> None:
-        self._directory = directory
+    def __init__(self, files: ChatFiles, *, clock: Clock = time.time) -> None:
+        self._files = files
         self._clock = clock
 
     def _load(self) -> dict[str, str | None]:
         try:
-            raw = json.loads((self._directory / STATE_FILENAME).read_text(encoding="utf-8"))
-        except (FileNotFoundError, ValueError):
+            raw = json.loads(self._files.read(STATE_FILENAME) or "{}")
+        except ValueError:
             return {}
         hashes = raw.get("hashes") if isinstance(raw, dict) else None
         if not isinstance(hashes, dict):
@@ -110,7 +112,7 @@ class DriftGuard:
         return {str(key): value if isinstance(value, str) else None for key, value in hashes.items()}
 
     def _save(self, hashes: dict[str, str | None]) -> None:
-        atomic_write(self._directory / STATE_FILENAME, json.dumps({"hashes": hashes}, sort_keys=True))
+        self._files.write(STATE_FILENAME, json.dumps({"hashes": hashes}, sort_keys=True))
 
     def check(self, filename: str, text: str | None) -> DriftReport | None:
         """Compare the file's current `text` with the recorded hash; back up and report a difference."""
@@ -123,7 +125,7 @@ class DriftGuard:
         hashes[filename] = current
         self._save(hashes)
         report = DriftReport(filename=filename, backup=backup, detected_at=now)
-        log.warning("memory.drift_detected", filename=filename, backup=backup, directory=self._directory.name)
+        log.warning("memory.drift_detected", filename=filename, backup=backup, directory=self._files.label)
         return report
 
     def record(self, filename: str, text: str | None) -> None:
@@ -133,20 +135,21 @@ class DriftGuard:
         self._save(hashes)
 
     def forget(self) -> None:
-        (self._directory / STATE_FILENAME).unlink(missing_ok=True)
+        self._files.delete(STATE_FILENAME)
 
     def _backup(self, filename: str, text: str) -> str:
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(self._clock()))
         name = f"{filename}.{stamp}.bak"
         counter = 1
-        while (self._directory / name).exists():
+        taken = set(self._files.names())
+        while name in taken:
             counter += 1
             name = f"{filename}.{stamp}-{counter}.bak"
-        atomic_write(self._directory / name, text)
+        self._files.write(name, text)
         return name
 
 
-def backups(directory: Path, filename: str | None = None) -> list[Path]:
-    """Drift backups in `directory` (of one file, or all), oldest name first."""
+def backups(files: ChatFiles, filename: str | None = None) -> list[str]:
+    """Names of the drift backups of a chat (of one file, or all), oldest first."""
     pattern = f"{filename}.*.bak" if filename else "*.bak"
-    return sorted(directory.glob(pattern))
+    return sorted(name for name in files.names() if fnmatch.fnmatchcase(name, pattern))

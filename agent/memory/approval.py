@@ -13,10 +13,10 @@ from __future__ import annotations
 import json
 import secrets
 from dataclasses import asdict, dataclass
-from pathlib import Path
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
-from agent.atomic_files import atomic_write
+if TYPE_CHECKING:
+    from agent.memory._storage import ChatFiles
 
 ApprovalMode = Literal["allow", "stage", "block"]
 Action = Literal["add", "replace", "remove"]
@@ -64,13 +64,13 @@ class PendingWrite:
 class PendingQueue:
     """The staged writes of one chat. Call every method under the chat's lock."""
 
-    def __init__(self, directory: Path) -> None:
-        self._path = directory / PENDING_FILENAME
+    def __init__(self, files: ChatFiles) -> None:
+        self._files = files
 
     def items(self) -> list[PendingWrite]:
         try:
-            raw = json.loads(self._path.read_text(encoding="utf-8"))
-        except (FileNotFoundError, ValueError):
+            raw = json.loads(self._files.read(PENDING_FILENAME) or "{}")
+        except ValueError:
             return []
         items = raw.get("pending") if isinstance(raw, dict) else None
         if not isinstance(items, list):
@@ -104,9 +104,9 @@ class PendingQueue:
 
     def _save(self, items: list[PendingWrite]) -> None:
         if not items:
-            self._path.unlink(missing_ok=True)
+            self._files.delete(PENDING_FILENAME)
             return
-        atomic_write(self._path, json.dumps({"pending": [asdict(item) for item in items]}, ensure_ascii=False, indent=1))
+        self._files.write(PENDING_FILENAME, json.dumps({"pending": [asdict(item) for item in items]}, ensure_ascii=False, indent=1))
 
     @staticmethod
     def _parse(raw: object) -> PendingWrite | None:

@@ -13,28 +13,26 @@ in a thread (`asyncio.to_thread`). Knows nothing of tools, the CLI or models.
 """
 from __future__ import annotations
 
-import shutil
 import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final, Literal
 
-import filelock
 import structlog
 
-from agent.atomic_files import atomic_write
 from agent.memory._files import (
     SEPARATOR,
     Clock,
     DriftGuard,
     DriftReport,
     backups,
-    chat_lock,
     parse_entries,
-    read_text,
     render_entries,
 )
-from agent.memory._paths import ChatIdError, chat_directory, claim_directory
+from agent.memory._paths import ChatIdError, chat_directory, chat_dirname
+from agent.memory._storage import ChatFiles, DirectoryFiles
 from agent.memory.approval import Action, PendingQueue, PendingWrite, Target, gate
 from agent.memory.scanner import ScanVerdict, scan
 from agent.settings import MemorySettings
@@ -163,40 +161,53 @@ def _listing(entries: list[str]) -> str:
 
 
 class NotesStore:
-    """The notes of every chat under one home: `<home>/memories/<chat dir>/`.
+    """The notes of every chat: `<home>/memories/<chat dir>/` by default, or wherever `files` keeps them.
 
     Args:
         home: the data directory (`ChorusConfig.home_dir`).
         settings: `memory.*` (limits, switches, write approval).
         clock: seconds since the epoch (drift backups and staged writes are stamped with it).
+        files: one chat's storage by chat id (`agent.memory.postgres` when replicas share notes).
     """
 
-    def __init__(self, home: Path, settings: MemorySettings, *, clock: Clock = time.time) -> None:
+    def __init__(self, home: Path, settings: MemorySettings, *, clock: Clock = time.time,
+                 files: Callable[[str], ChatFiles] | None = None) -> None:
         self.home = home
         self.settings = settings
         self._clock = clock
+        self._files = files
 
     def chat(self, chat_id: str) -> ChatNotes:
         """The notes of one chat. Raises `ChatIdError` for an empty id."""
-        return ChatNotes(chat_directory(self.home, chat_id), chat_id, self.settings, clock=self._clock)
+        if self._files is not None:
+            chat_dirname(chat_id)  # the same refusal of an empty id as the directory layout
+            return ChatNotes(self._files(chat_id), chat_id, self.settings, clock=self._clock)
+        files = DirectoryFiles(chat_directory(self.home, chat_id), chat_id)
+        return ChatNotes(files, chat_id, self.settings, clock=self._clock)
 
 
 class ChatNotes:
     """One chat's MEMORY.md and USER.md. Construct through `NotesStore.chat`."""
 
-    def __init__(self, directory: Path, chat_id: str, settings: MemorySettings, *, clock: Clock = time.time) -> None:
-        self.directory = directory
+    def __init__(self, files: ChatFiles, chat_id: str, settings: MemorySettings, *, clock: Clock = time.time) -> None:
+        self.files = files
         self.chat_id = chat_id
         self.settings = settings
         self._clock = clock
-        self._guard = DriftGuard(directory, clock=clock)
-        self._queue = PendingQueue(directory)
-        self._lock: filelock.BaseFileLock | None = None
+        self._guard = DriftGuard(files, clock=clock)
+        self._queue = PendingQueue(files)
+
+    @property
+    def directory(self) -> Path:
+        """The chat's notes directory, for the file layout (operators and tests edit files there)."""
+        if not isinstance(self.files, DirectoryFiles):
+            raise TypeError(f"the notes of this chat are not files; they live in {self.files.location}")
+        return self.files.directory
 
     # -- reading ---------------------------------------------------------------------------------
     def snapshot(self) -> NotesSnapshot:
         """Load both files (re-scanning every entry and checking drift), e.g. at session start."""
-        if not self.directory.exists():  # nothing saved yet: do not create a directory just to look
+        if not self.files.exists():  # nothing saved yet: do not create a directory just to look
             return NotesSnapshot((), (), self._usage("memory", []), self._usage("user", []),
                                  memory_enabled=self.settings.memory_enabled,
                                  user_enabled=self.settings.user_profile_enabled)
@@ -206,7 +217,7 @@ class ChatNotes:
         entries = {target: tuple(Entry(text, scan(text)) for text in texts) for target, texts in loaded.items()}
         for entry in (*entries["memory"], *entries["user"]):
             if entry.flagged:
-                log.warning("memory.entry_flagged", chat_dir=self.directory.name, verdict=entry.verdict.describe())
+                log.warning("memory.entry_flagged", chat_dir=self.files.label, verdict=entry.verdict.describe())
         return NotesSnapshot(
             memory=entries["memory"], user=entries["user"],
             memory_usage=self._usage("memory", loaded["memory"]), user_usage=self._usage("user", loaded["user"]),
@@ -216,7 +227,7 @@ class ChatNotes:
 
     def pending(self) -> list[PendingWrite]:
         """Writes staged for approval (`memory.write_approval: stage`)."""
-        if not self.directory.exists():
+        if not self.files.exists():
             return []
         with self._locked():
             return self._queue.items()
@@ -251,7 +262,7 @@ class ChatNotes:
             item = self._queue.pop(pending_id)
             if item is None:
                 return self._refuse("memory", "not_found", f"No staged write with id {pending_id!r}.")
-            usage = self._usage(item.target, parse_entries(read_text(self._path(item.target)) or ""))
+            usage = self._usage(item.target, parse_entries(self.files.read(FILENAMES[item.target]) or ""))
             return WriteResult("unchanged", item.target, f"Rejected staged write {item.id}.", usage, pending=item)
 
     def reset(self, target: Target | None = None) -> int:
@@ -260,36 +271,26 @@ class ChatNotes:
         Returns:
             how many files were deleted.
         """
-        if not self.directory.exists():
+        if not self.files.exists():
             return 0
         if target is None:
-            with self._locked():
-                count = sum(1 for path in self.directory.iterdir() if path.is_file() and path.name != ".lock")
-            shutil.rmtree(self.directory, ignore_errors=True)
-            log.info("memory.reset", chat_dir=self.directory.name, target="all", files=count)
+            count = self.files.clear()
+            log.info("memory.reset", chat_dir=self.files.label, target="all", files=count)
             return count
         with self._locked():
-            doomed = [self._path(target), *backups(self.directory, FILENAMES[target])]
-            count = sum(1 for path in doomed if path.exists())
-            for path in doomed:
-                path.unlink(missing_ok=True)
+            present = set(self.files.names())
+            doomed = [FILENAMES[target], *backups(self.files, FILENAMES[target])]
+            count = sum(1 for name in doomed if name in present)
+            for name in doomed:
+                self.files.delete(name)
             self._queue.drop_target(target)
             self._guard.record(FILENAMES[target], None)
-        log.info("memory.reset", chat_dir=self.directory.name, target=target, files=count)
+        log.info("memory.reset", chat_dir=self.files.label, target=target, files=count)
         return count
 
     # -- internals -------------------------------------------------------------------------------
-    def _locked(self) -> filelock.BaseFileLock:
-        if self._lock is None:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            self._lock = chat_lock(self.directory)
-        elif not self.directory.exists():  # reset removed it
-            self.directory.mkdir(parents=True, exist_ok=True)
-        claim_directory(self.directory, self.chat_id)
-        return self._lock
-
-    def _path(self, target: Target) -> Path:
-        return self.directory / FILENAMES[target]
+    def _locked(self) -> AbstractContextManager[None]:
+        return self.files.locked()
 
     def _limit(self, target: Target) -> int:
         return self.settings.memory_char_limit if target == "memory" else self.settings.user_char_limit
@@ -301,7 +302,7 @@ class ChatNotes:
         return Usage(len(render_entries(entries)), self._limit(target), len(entries))
 
     def _load(self, target: Target, drift: list[DriftReport]) -> list[str]:
-        text = read_text(self._path(target))
+        text = self.files.read(FILENAMES[target])
         report = self._guard.check(FILENAMES[target], text)
         if report is not None:
             drift.append(report)
@@ -333,7 +334,7 @@ class ChatNotes:
                 return self._refuse(target, "invalid", "content must be one entry: a line holding only '§' separates entries.")
             verdict = scan(content or "")
             if not verdict.ok:
-                log.warning("memory.write_blocked", chat_dir=self.directory.name, verdict=verdict.describe())
+                log.warning("memory.write_blocked", chat_dir=self.files.label, verdict=verdict.describe())
                 return self._refuse(target, "scan", f"Refused by the memory scanner: {verdict.describe()}. "
                                     "Notes must not hold instructions, secrets or hidden characters.", verdict=verdict)
         return None
@@ -357,7 +358,7 @@ class ChatNotes:
             if decision == "stage":
                 return self._stage(action, target, new_text, old_text, entries, drift)
             text = render_entries(planned)
-            atomic_write(self._path(target), text + "\n" if text else "")
+            self.files.write(FILENAMES[target], text + "\n" if text else "")
             self._guard.record(FILENAMES[target], text + "\n" if text else "")
         return self._written(action, target, planned, drift)
 
@@ -367,7 +368,7 @@ class ChatNotes:
         if item is None:
             return self._refuse(target, "queue_full", "Too many writes are waiting for approval; nothing was staged.",
                                 entries=entries, drift=tuple(drift))
-        log.info("memory.write_staged", chat_dir=self.directory.name, pending_id=item.id, action=action, target=target)
+        log.info("memory.write_staged", chat_dir=self.files.label, pending_id=item.id, action=action, target=target)
         usage = self._usage(target, entries)
         message = f"Held for operator approval as {item.id} (memory.write_approval: stage); not saved yet."
         return WriteResult("staged", target, message, usage, pending=item, drift=tuple(drift))
@@ -379,7 +380,7 @@ class ChatNotes:
         if usage.chars > usage.limit * NUDGE_RATIO:
             nudge = (f"{LABELS[target]} is {usage.percent}% full: consolidate soon — merge related entries with "
                      "'replace' and 'remove' stale ones.")
-        log.info("memory.written", chat_dir=self.directory.name, action=action, target=target, chars=usage.chars)
+        log.info("memory.written", chat_dir=self.files.label, action=action, target=target, chars=usage.chars)
         message = f"{verb}. {LABELS[target]} now at {usage.describe()}."
         return WriteResult("written", target, message, usage, nudge=nudge, drift=tuple(drift), entries=tuple(entries))
 

@@ -4,6 +4,7 @@ Public API: `SkillLibrary` and its values and errors (see `agent.skills.library`
 """
 from __future__ import annotations
 
+from agent.skills._storage import DirectorySkills
 from agent.skills.library import (
     MAX_NAME_CHARS,
     MAX_SKILL_CHARS,
@@ -22,6 +23,7 @@ from agent.skills.library import (
 SKILLS_DIRNAME = "skills"
 
 __all__ = [
+    "DirectorySkills",
     "MAX_NAME_CHARS",
     "MAX_SKILL_CHARS",
     "MAX_SUPPORT_FILE_CHARS",

@@ -7,7 +7,6 @@ Knows nothing of tools, chats or prompts; the scanner is injected.
 """
 from __future__ import annotations
 
-import os
 import re
 import time
 from collections.abc import Callable
@@ -15,22 +14,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Protocol
 
-import filelock
 import structlog
 
-from agent.atomic_files import atomic_write
+from agent.skills._storage import SKILL_FILE as SKILL_FILE
+from agent.skills._storage import SUPPORT_DIRS as SUPPORT_DIRS
+from agent.skills._storage import DirectorySkills, SkillStorage
 from chorus_errors import ChorusError
 
 log = structlog.get_logger(__name__)
 
-SKILL_FILE: Final = "SKILL.md"
-SUPPORT_DIRS: Final = ("references", "templates", "scripts")
 MAX_NAME_CHARS: Final = 64
 MAX_SKILL_CHARS: Final = 20_000
 MAX_SUPPORT_FILE_CHARS: Final = 50_000
 MAX_DESCRIPTION_CHARS: Final = 200
-LOCK_TIMEOUT_SECONDS: Final = 30.0
-TRASH_DIR: Final = ".trash"
 _NAME = re.compile(r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?")
 _FILE_PART = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
@@ -118,62 +114,45 @@ def describe(content: str) -> str:
 
 
 class SkillLibrary:
-    """The skills of one home directory.
+    """The skills of one home directory (or of a shared `storage`).
 
     Args:
         root: `<home>/skills`.
         scanner: the security scan run on every text before it is written.
         clock: seconds since the epoch, for trash names.
+        storage: where the texts live (default: directories under `root`).
     """
 
-    def __init__(self, root: Path, *, scanner: Scanner, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, root: Path, *, scanner: Scanner, clock: Callable[[], float] = time.time,
+                 storage: SkillStorage | None = None) -> None:
         self.root = root
         self._scanner = scanner
         self._clock = clock
-
-    def _dir(self, name: str) -> Path:
-        return self.root / validate_name(name)
-
-    def _lock(self) -> filelock.BaseFileLock:
-        self.root.mkdir(parents=True, exist_ok=True)
-        return filelock.FileLock(str(self.root / ".lock"), timeout=LOCK_TIMEOUT_SECONDS)
-
-    def _files(self, directory: Path) -> tuple[str, ...]:
-        found = [
-            f"{sub}/{path.name}"
-            for sub in SUPPORT_DIRS
-            if (directory / sub).is_dir()
-            for path in sorted((directory / sub).iterdir())
-            if path.is_file() and not path.name.startswith(".")
-        ]
-        return tuple(found)
+        self._storage = storage or DirectorySkills(root)
 
     def exists(self, name: str) -> bool:
-        return (self._dir(name) / SKILL_FILE).is_file()
+        return self._storage.read(validate_name(name), SKILL_FILE) is not None
 
     def list_skills(self) -> list[SkillInfo]:
         """Every valid skill, by name."""
-        if not self.root.is_dir():
-            return []
         skills = []
-        for directory in sorted(self.root.iterdir()):
-            skill_file = directory / SKILL_FILE
-            if not _NAME.fullmatch(directory.name) or not skill_file.is_file():
-                continue
-            content = skill_file.read_text(encoding="utf-8", errors="replace")
-            skills.append(SkillInfo(directory.name, describe(content), len(content), self._files(directory)))
+        for name in self._storage.skill_names():
+            content = self._storage.read(name, SKILL_FILE)
+            if content is not None:
+                skills.append(SkillInfo(name, describe(content), len(content), self._storage.files(name)))
         return skills
 
     def view(self, name: str, file: str | None = None) -> SkillDocument:
         """Read SKILL.md (or one supporting file) of a skill."""
-        directory = self._dir(name)
+        name = validate_name(name)
         relative = SKILL_FILE if file in (None, "", SKILL_FILE) else validate_file(str(file))
-        path = directory / relative
-        if not (directory / SKILL_FILE).is_file():
+        if self._storage.read(name, SKILL_FILE) is None:
             raise SkillError(f"no skill named {name!r}; known skills: {', '.join(s.name for s in self.list_skills()) or 'none'}")
-        if not path.is_file():
-            raise SkillError(f"skill {name!r} has no file {relative!r}; its files: {', '.join(self._files(directory)) or 'none'}")
-        return SkillDocument(name, relative, path.read_text(encoding="utf-8", errors="replace"), self._files(directory))
+        content = self._storage.read(name, relative)
+        files = self._storage.files(name)
+        if content is None:
+            raise SkillError(f"skill {name!r} has no file {relative!r}; its files: {', '.join(files) or 'none'}")
+        return SkillDocument(name, relative, content, files)
 
     def _check(self, name: str, relative: str, content: str) -> None:
         limit = MAX_SKILL_CHARS if relative == SKILL_FILE else MAX_SUPPORT_FILE_CHARS
@@ -195,54 +174,50 @@ class SkillLibrary:
 
     def create(self, name: str, content: str, *, file: str | None = None) -> SkillDocument:
         """Create a new skill's SKILL.md, or add a supporting file to an existing skill."""
-        directory = self._dir(name)
+        name = validate_name(name)
         if file not in (None, "", SKILL_FILE):
             return self._write_support(name, validate_file(str(file)), content, must_exist=False)
         self._check(name, SKILL_FILE, content)
-        with self._lock():
-            if (directory / SKILL_FILE).exists():
+        with self._storage.locked():
+            if self._storage.read(name, SKILL_FILE) is not None:
                 raise SkillError(f"skill {name!r} already exists; use action 'update' to change it")
-            atomic_write(directory / SKILL_FILE, content)
+            self._storage.write(name, SKILL_FILE, content)
         log.info("skills.created", skill=name, chars=len(content))
         return self.view(name)
 
     def update(self, name: str, content: str, *, file: str | None = None) -> SkillDocument:
         """Replace the SKILL.md (or a supporting file) of an existing skill."""
-        directory = self._dir(name)
+        name = validate_name(name)
         if file not in (None, "", SKILL_FILE):
             return self._write_support(name, validate_file(str(file)), content, must_exist=True)
         self._check(name, SKILL_FILE, content)
-        with self._lock():
-            if not (directory / SKILL_FILE).is_file():
+        with self._storage.locked():
+            if self._storage.read(name, SKILL_FILE) is None:
                 raise SkillError(f"no skill named {name!r}; use action 'create' to make it")
-            atomic_write(directory / SKILL_FILE, content)
+            self._storage.write(name, SKILL_FILE, content)
         log.info("skills.updated", skill=name, chars=len(content))
         return self.view(name)
 
     def _write_support(self, name: str, relative: str, content: str, *, must_exist: bool) -> SkillDocument:
-        directory = self._dir(name)
         self._check(name, relative, content)
-        with self._lock():
-            if not (directory / SKILL_FILE).is_file():
+        with self._storage.locked():
+            if self._storage.read(name, SKILL_FILE) is None:
                 raise SkillError(f"no skill named {name!r}; create its {SKILL_FILE} first")
-            present = (directory / relative).is_file()
+            present = self._storage.read(name, relative) is not None
             if must_exist and not present:
                 raise SkillError(f"skill {name!r} has no file {relative!r}; use action 'create' to add it")
             if not must_exist and present:
                 raise SkillError(f"skill {name!r} already has {relative!r}; use action 'update' to change it")
-            atomic_write(directory / relative, content)
+            self._storage.write(name, relative, content)
         log.info("skills.file_written", skill=name, file=relative, chars=len(content))
         return self.view(name, relative)
 
-    def delete(self, name: str) -> Path:
-        """Move the skill to `.trash/` (recoverable by an operator); return where it went."""
-        directory = self._dir(name)
-        with self._lock():
-            if not (directory / SKILL_FILE).is_file():
+    def delete(self, name: str) -> str:
+        """Move the skill to the trash (recoverable by an operator); return where it went."""
+        name = validate_name(name)
+        with self._storage.locked():
+            if self._storage.read(name, SKILL_FILE) is None:
                 raise SkillError(f"no skill named {name!r}; nothing to delete")
-            trash = self.root / TRASH_DIR
-            trash.mkdir(exist_ok=True)
-            target = trash / f"{name}-{int(self._clock() * 1000)}"
-            os.replace(directory, target)
-        log.info("skills.deleted", skill=name, moved_to=str(target))
+            target = self._storage.trash(name, int(self._clock() * 1000))
+        log.info("skills.deleted", skill=name, moved_to=target)
         return target

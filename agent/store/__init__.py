@@ -1,6 +1,6 @@
-"""The session store: SQLite `state.db` (WAL, FTS5) holding every chat's sessions and messages.
+"""The session store: every chat's sessions and messages, in SQLite `state.db` (WAL, FTS5) or PostgreSQL.
 
-Public API: `SessionStore` and the values it returns. Search is always scoped
+Public API: the `SessionStore` Protocol, `SqliteSessionStore`, `store_for` (which picks one) and the values they return. Search is always scoped
 to one chat. See `agent.store.store` for the write paths and
 `agent.store._schema` for the versioned schema.
 """
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from agent.store._schema import MIGRATIONS, SCHEMA_VERSION, StoreError
 from agent.store._search import MAX_SEARCH_LIMIT
+from agent.store.protocol import SessionStore
 from agent.store.records import (
     ContextLine,
     ImportedSession,
@@ -17,9 +18,8 @@ from agent.store.records import (
     StoredSession,
     StoreStats,
 )
-from agent.store.store import SessionStore
-
-STATE_DB_NAME = "state.db"
+from agent.store.select import STATE_DB_NAME, is_postgres_url, store_for
+from agent.store.store import SqliteSessionStore
 
 __all__ = [
     "MAX_SEARCH_LIMIT",
@@ -31,8 +31,11 @@ __all__ = [
     "SearchHit",
     "SessionStore",
     "SessionSummary",
+    "SqliteSessionStore",
     "StoreError",
     "StoreStats",
     "StoredMessage",
     "StoredSession",
+    "is_postgres_url",
+    "store_for",
 ]

@@ -7,10 +7,9 @@ its parts as JSON so a message reads back equal to what was written.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from agent.messages import Content, ContentPart, ImagePart, Message, Role, TextPart, ToolCall
 
@@ -18,6 +17,12 @@ from agent.messages import Content, ContentPart, ImagePart, Message, Role, TextP
 KIND_NONE = 0
 KIND_TEXT = 1
 KIND_PARTS = 2
+
+
+class Row(Protocol):
+    """A result row read by column name (`sqlite3.Row`, a psycopg dict row)."""
+
+    def __getitem__(self, key: str, /) -> Any: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +81,7 @@ class StoreStats:
     db_bytes: int
 
 
-def session_from_row(row: sqlite3.Row) -> StoredSession:
+def session_from_row(row: Row) -> StoredSession:
     return StoredSession(
         id=row["id"],
         key=row["key"],
@@ -126,7 +131,7 @@ def encode_tool_calls(calls: tuple[ToolCall, ...]) -> str | None:
     return json.dumps([[c.id, c.name, c.arguments] for c in calls], ensure_ascii=False)
 
 
-def message_from_row(row: sqlite3.Row) -> Message:
+def message_from_row(row: Row) -> Message:
     kind = row["content_kind"]
     content: Content
     if kind == KIND_NONE:

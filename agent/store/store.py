@@ -1,4 +1,4 @@
-"""`SessionStore`: the SQLite `state.db` holding every session and message, with full-text search.
+"""`SqliteSessionStore`: the SQLite `state.db` holding every session and message, with full-text search.
 
 Owns connections, transactions and the write paths (append, in-place replace
 with soft-archive, rotation to a child session, import). WAL mode lets readers
@@ -79,8 +79,8 @@ def _new_id() -> str:
     return uuid.uuid4().hex
 
 
-class SessionStore:
-    """Sessions and messages in one SQLite file.
+class SqliteSessionStore:
+    """Sessions and messages in one SQLite file (the default `SessionStore`).
 
     Args:
         path: the database file, normally `<home>/state.db`.
@@ -96,6 +96,10 @@ class SessionStore:
         self._new_id = new_id
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
+
+    @property
+    def location(self) -> str:
+        return str(self.path)
 
     # lifecycle -------------------------------------------------------------
 
@@ -135,12 +139,15 @@ class SessionStore:
                 self._conn.close()
                 self._conn = None
 
-    def __enter__(self) -> SessionStore:
+    def __enter__(self) -> SqliteSessionStore:
         self.open()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def ping(self) -> None:
+        self._read("SELECT 1")
 
     def _require(self) -> sqlite3.Connection:
         if self._conn is None:

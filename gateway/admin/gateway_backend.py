@@ -67,6 +67,7 @@ class GatewayBackend:
         self._live = live
         self._config = config
         self._redis_errors_seen = 0
+        self._store_errors_seen = 0
 
     def _current(self) -> ChorusConfig:
         if self._live is not None:
@@ -216,6 +217,12 @@ class GatewayBackend:
         if errors > self._redis_errors_seen:
             metrics.redis_errors.inc(errors - self._redis_errors_seen)
             self._redis_errors_seen = errors
+        store = self._gateway.store_health
+        metrics.store_ping_seconds.set(store.seconds)
+        metrics.store_up.set(1 if store.ok else 0)
+        if store.errors > self._store_errors_seen:
+            metrics.store_errors.inc(store.errors - self._store_errors_seen)
+            self._store_errors_seen = store.errors
 
 
 __all__ = ["ADMIN_LOCK_WAIT", "GatewayBackend"]

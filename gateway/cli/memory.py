@@ -23,12 +23,15 @@ from typing import Any, Final
 
 from agent.memory import ChatIdError, ChatNotes, NotesSnapshot, NotesStore, Target, WriteResult
 from agent.memory.notes import FILENAMES, TARGETS
+from agent.store import StoreError
 from gateway.config import load_config
 from gateway.ops.logs import configure_logging
+from gateway.stores import opened_notes
 
 EXIT_OK: Final = 0
 EXIT_REFUSED: Final = 1
 EXIT_BAD_INPUT: Final = 2
+EXIT_RUNTIME: Final = 1  # the shared store could not be reached
 _BAD_INPUT_REFUSALS: Final = frozenset({"invalid", "not_found"})
 _WRITE_ACTIONS: Final = ("add", "replace", "remove")
 
@@ -74,11 +77,11 @@ def _show(notes: ChatNotes, snapshot: NotesSnapshot, targets: tuple[Target, ...]
                                       "verdict": None if entry.verdict.ok else entry.verdict.describe()}
                                      for entry in snapshot.entries(target)]}
                 for target in targets}
-        print(json.dumps({"chat": notes.chat_id, "directory": notes.directory.name, **body,
+        print(json.dumps({"chat": notes.chat_id, "directory": notes.files.label, **body,
                           "drift": [report.describe() for report in snapshot.drift],
                           "pending": len(notes.pending())}, ensure_ascii=False))
         return
-    print(f"chat {_printable(notes.chat_id)!s} — {notes.directory}")
+    print(f"chat {_printable(notes.chat_id)!s} — {notes.files.location}")
     for report in snapshot.drift:
         print(f"note: {report.describe()}")
     for target in targets:
@@ -118,7 +121,15 @@ def handle(args: argparse.Namespace) -> int:
     # stdout carries the answer; log lines go to stderr, and only errors unless debugging (the
     # refusal itself is printed as the command's message).
     configure_logging(level="debug" if config.logging.level == "debug" else "error", fmt=config.logging.format)
-    store = NotesStore(config.home_dir, config.memory)
+    try:
+        with opened_notes(config) as store:
+            return _run(store, args)
+    except StoreError as exc:
+        print(f"chorus memory: {exc}", file=sys.stderr)
+        return EXIT_RUNTIME
+
+
+def _run(store: NotesStore, args: argparse.Namespace) -> int:
     try:
         notes = store.chat(args.chat)
     except ChatIdError as exc:

@@ -1,4 +1,4 @@
-"""`chorus sessions list|show|search|import|export|compact`: inspect, search and move the session store.
+"""`chorus sessions list|show|search|import|export|compact|migrate`: inspect, search and move the session store.
 
 Owns the operator's view of `state.db`: a session table, one session's
 transcript (archived messages marked), chat-scoped search, and JSON Lines
@@ -17,7 +17,8 @@ from typing import Any, TextIO
 
 from agent.messages import Message, messages_from_wire, messages_to_wire, tool_schema_from_wire
 from agent.session_files import SessionRecord, read_sessions, write_sessions
-from agent.store import STATE_DB_NAME, ImportedSession, SessionStore, StoredMessage, StoredSession
+from agent.store import STATE_DB_NAME, ImportedSession, SessionStore, StoredMessage, StoredSession, StoreError, store_for
+from gateway.cli import migrate
 from gateway.config import load_config
 from gateway.ops.logs import configure_logging
 
@@ -70,16 +71,22 @@ def register(subparsers: Any) -> None:
     compact = action("compact", "merge the search index into one segment (faster searches after many writes)")
     compact.set_defaults(handler=handle_compact)
 
+    migrate.register(actions)
+
 
 def _open_store(args: argparse.Namespace, *, create: bool = False) -> SessionStore | None:
     config = load_config(args.config)
     configure_logging(level=config.logging.level, fmt=config.logging.format)  # stderr: stdout is the output
     path = config.home_dir / STATE_DB_NAME
-    if not create and not path.exists():
+    if config.store.url is None and not create and not path.exists():
         print(f"chorus sessions: no session store at {path}; run the gateway or `chorus sessions import FILE` first",
               file=sys.stderr)
         return None
-    return SessionStore(path)  # callers open it with `with`
+    try:
+        return store_for(config.store.url, config.home_dir)  # callers open it with `with`
+    except StoreError as exc:
+        print(f"chorus sessions: {exc}", file=sys.stderr)
+        return None
 
 
 def _when(seconds: float | None) -> str:
@@ -219,7 +226,8 @@ def handle_import(args: argparse.Namespace) -> int:
         seen.add(record.id)
         items.append(_to_import(record, args.chat))
     store = _open_store(args, create=True)
-    assert store is not None
+    if store is None:
+        return EXIT_BAD_INPUT
     imported = skipped = messages = 0
     progress = _Progress(len(items), sum(len(item.messages) for item in items))
     with store:

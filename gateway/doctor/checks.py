@@ -13,6 +13,7 @@ from adapters.base import PlatformAdapter
 from agent.context.factory import auxiliary_endpoint
 from agent.messages import user
 from agent.model_client import OpenAIModelClient
+from agent.store.probe import probe_store
 from chorus_errors import ConfigError, ModelError
 from gateway.config import ChorusConfig
 
@@ -42,6 +43,16 @@ def check_home(config: ChorusConfig) -> Check:
     except OSError as exc:
         return Check("home", False, f"{home} is not writable ({exc.strerror})", "set `home:` to a writable directory")
     return Check("home", True, f"{home} is writable")
+
+
+async def check_store(config: ChorusConfig) -> Check:
+    """The session store: reachable, migrated, writable, and which mode the gateway runs in."""
+    probe = await asyncio.to_thread(probe_store, config.store.url, config.home_dir)
+    if not probe.ok:
+        return Check("store", False, f"{probe.mode}: {probe.detail}", probe.fix)
+    alone = probe.mode.startswith("postgresql") and not config.redis.url
+    note = "; redis.url is unset, so run one replica only (replicas coordinate turns through Redis)" if alone else ""
+    return Check("store", True, f"{probe.mode}: {probe.detail}{note}")
 
 
 async def check_redis(config: ChorusConfig) -> Check:
@@ -120,7 +131,7 @@ async def run_checks(config: ChorusConfig) -> list[Check]:
     from gateway.doctor.mcp import check_mcp  # imports this module's Check
 
     results = await asyncio.gather(
-        check_redis(config), check_model(config), check_auxiliary(config),
+        check_store(config), check_redis(config), check_model(config), check_auxiliary(config),
         *(check_platform(config, p) for p in platforms),
     )
     servers = await check_mcp(config.mcp.servers)

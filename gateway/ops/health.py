@@ -2,7 +2,7 @@
 
 Owns `Readiness`, `health_routes(...)` (mountable into the ops engineer's
 admin server) and `health_app(...)`. `/readyz` is 200 only when the session
-store is open, the coordinator is reachable (or embedded) and the adapters
+store is open and answered its last ping, the coordinator is reachable (or embedded) and the adapters
 have started. Knows nothing of agents or platforms beyond those flags.
 """
 from __future__ import annotations
@@ -11,6 +11,15 @@ from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 
 from aiohttp import web
+
+
+@dataclass(frozen=True, slots=True)
+class StoreHealth:
+    """The last ping of the session store: whether it answered, how fast, and failures so far."""
+
+    ok: bool = True
+    seconds: float = 0.0
+    errors: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,4 +57,4 @@ def health_app(readiness: ReadinessProbe) -> web.Application:
     return app
 
 
-__all__ = ["Readiness", "ReadinessProbe", "health_app", "health_routes"]
+__all__ = ["Readiness", "ReadinessProbe", "StoreHealth", "health_app", "health_routes"]

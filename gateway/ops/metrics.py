@@ -48,6 +48,10 @@ class Metrics:
             "chorus_tool_seconds", "MCP tool call latency", ["tool"], buckets=LATENCY_BUCKETS, registry=r
         )
         self.mcp_server_up = Gauge("chorus_mcp_server_up", "MCP server connected (1) or not (0)", ["server"], registry=r)
+        self.store_ping_seconds = Gauge("chorus_store_ping_seconds", "Round trip of the last session store ping",
+                                        registry=r)
+        self.store_errors = Counter("chorus_store_errors", "Session store pings that failed", registry=r)
+        self.store_up = Gauge("chorus_store_up", "1 when the session store answered its last ping", registry=r)
         self.config_changes = Counter(
             "chorus_config_changes", "Runtime config keys changed (API, reload, SIGHUP)", ["source"], registry=r
         )

@@ -6,11 +6,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agent.messages import Message, assistant, user
-from agent.store import SessionStore, StoreError
+from agent.store import SqliteSessionStore, StoreError
 from gateway.sessions.appends import AppendBatcher
 
 
-class CountingStore(SessionStore):
+class CountingStore(SqliteSessionStore):
     """A real store that remembers the size of every `append_many` batch."""
 
     def __init__(self, path: Path) -> None:
@@ -42,7 +42,7 @@ async def test_appends_queued_together_share_one_transaction(tmp_path: Path) -> 
 
 async def test_a_failing_append_fails_alone(tmp_path: Path) -> None:
     """An append to an unknown session raises for its caller; the others in its batch are stored."""
-    with SessionStore(tmp_path / "state.db") as store:
+    with SqliteSessionStore(tmp_path / "state.db") as store:
         good = store.ensure_session("k", platform="web", chat_id="c").id
         batcher = AppendBatcher(store)
         results = await asyncio.gather(
@@ -58,7 +58,7 @@ async def test_a_failing_append_fails_alone(tmp_path: Path) -> None:
 
 def test_append_many_rolls_back_only_the_failing_entry(tmp_path: Path) -> None:
     """`append_many` reports per entry and keeps every entry that succeeded."""
-    with SessionStore(tmp_path / "state.db") as store:
+    with SqliteSessionStore(tmp_path / "state.db") as store:
         sid = store.ensure_session("k", platform="web", chat_id="c").id
         outcomes = store.append_many([(sid, [user("a")]), ("missing", [user("b")]), (sid, []), (sid, [user("c")])])
         assert [type(o).__name__ if o else None for o in outcomes] == [None, "StoreError", None, None]

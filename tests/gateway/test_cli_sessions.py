@@ -9,7 +9,7 @@ import pytest
 import structlog
 
 from agent.messages import user
-from agent.store import SessionStore
+from agent.store import SqliteSessionStore
 from gateway.cli import main
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -66,7 +66,7 @@ def test_export_of_an_import_imports_to_an_identical_store(config: str, tmp_path
 
 def test_archived_messages_survive_export_and_import(config: str, home: Path, tmp_path: Path) -> None:
     """A compressed session exports its archived messages and imports them back as archived."""
-    with SessionStore(home / "state.db") as store:
+    with SqliteSessionStore(home / "state.db") as store:
         session = store.ensure_session("web:c", platform="web", chat_id="c")
         store.append(session.id, [user("the original transcript")])
         store.replace_active(session.id, [user("[summary]")])
@@ -96,7 +96,7 @@ def test_import_under_a_given_chat_then_search_and_list(
 
 def test_show_marks_archived_messages(config: str, home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """show prints every message in order; replaced ones carry an [archived gN] mark."""
-    with SessionStore(home / "state.db") as store:
+    with SqliteSessionStore(home / "state.db") as store:
         session = store.ensure_session("web:c", platform="web", chat_id="c")
         store.append(session.id, [user("old words")])
         store.replace_active(session.id, [user("[summary]")])

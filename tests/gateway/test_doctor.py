@@ -47,7 +47,7 @@ async def test_all_checks_pass(tmp_path: Path, fake_openai: FakeOpenAI, redis_ur
     rows = _rows(capsys)
     assert code == 0
     assert {name: row["ok"] for name, row in rows.items()} == {
-        "config": True, "home": True, "redis": True, "model": True, "auxiliary.compression": True,
+        "config": True, "home": True, "store": True, "redis": True, "model": True, "auxiliary.compression": True,
         "platforms.slack": True}
 
 

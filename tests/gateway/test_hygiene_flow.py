@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agent.messages import Message, assistant, user
-from agent.store import STATE_DB_NAME, SessionStore
+from agent.store import STATE_DB_NAME, SqliteSessionStore
 from gateway.intake.routing import chat_scope, session_key
 from tests.fakes.openai_server import FakeOpenAI
 from tests.gateway.harness import chat, make_config, started, web_port
@@ -14,7 +14,7 @@ CHAT = "hygienechat"
 
 def _seed(home: Path, count: int) -> None:
     key = session_key(profile="default", platform="web", kind="dm", chat_id=CHAT, thread_id=None, user_id=None)
-    store = SessionStore(home / STATE_DB_NAME)
+    store = SqliteSessionStore(home / STATE_DB_NAME)
     store.open()
     try:
         session = store.ensure_session(key, platform="web", chat_id=chat_scope("web", CHAT))

@@ -8,7 +8,7 @@ import aiohttp
 from aiohttp import web
 
 from agent.messages import Message, assistant, user
-from agent.store import STATE_DB_NAME, SessionStore
+from agent.store import STATE_DB_NAME, SqliteSessionStore
 from gateway.build import MODEL_MISSING_TEXT, build_gateway
 from gateway.delivery.notices import STARTED_TEXT
 from gateway.intake.routing import chat_scope, session_key
@@ -20,7 +20,7 @@ from tests.gateway.harness import chat, make_config, running, started, web_port
 
 def _seed(home: Path, platform: str, chat_id: str, pairs: int) -> None:
     key = session_key(profile="default", platform=platform, kind="dm", chat_id=chat_id, thread_id=None, user_id=None)
-    store = SessionStore(home / STATE_DB_NAME)
+    store = SqliteSessionStore(home / STATE_DB_NAME)
     store.open()
     try:
         session = store.ensure_session(key, platform=platform, chat_id=chat_scope(platform, chat_id))

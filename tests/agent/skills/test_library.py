@@ -113,7 +113,7 @@ def test_supporting_files_live_in_the_three_folders(library: SkillLibrary) -> No
 def test_delete_moves_the_skill_to_trash(library: SkillLibrary) -> None:
     """Delete removes the skill from the library but keeps its files under .trash/."""
     library.create("deploy", DEPLOY)
-    moved = library.delete("deploy")
+    moved = Path(library.delete("deploy"))
     assert (library.list_skills(), moved.parent.name, (moved / "SKILL.md").read_text(encoding="utf-8")) == (
         [], ".trash", DEPLOY
     )

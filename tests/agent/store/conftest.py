@@ -1,4 +1,4 @@
-"""Fixtures for the session store tests: an open store in a temporary home, with a fixed clock."""
+"""Fixtures for the session store tests: each contract test runs on SQLite and on PostgreSQL, with a fixed clock."""
 from __future__ import annotations
 
 import itertools
@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from agent.store import SessionStore
+from agent.store import SessionStore, SqliteSessionStore
+from agent.store.postgres import PostgresSessionStore
+from tests.postgres import empty_store_tables, pg_url  # noqa: F401 - the fixture
 
 
 class StepClock:
@@ -20,7 +22,24 @@ class StepClock:
         return float(next(self._ticks))
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def store(request: pytest.FixtureRequest, home: Path) -> Iterator[SessionStore]:
+    """An open, empty store of each backend."""
+    opened: SessionStore
+    if request.param == "sqlite":
+        opened = SqliteSessionStore(home / "state.db", clock=StepClock())
+    else:
+        url: str = request.getfixturevalue("pg_url")
+        empty_store_tables(url)
+        opened = PostgresSessionStore(url, clock=StepClock())
+    opened.open()
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
 @pytest.fixture
-def store(home: Path) -> Iterator[SessionStore]:
-    with SessionStore(home / "state.db", clock=StepClock()) as opened:
+def sqlite_store(home: Path) -> Iterator[SqliteSessionStore]:
+    with SqliteSessionStore(home / "state.db", clock=StepClock()) as opened:
         yield opened

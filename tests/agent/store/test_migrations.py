@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from agent.messages import user
-from agent.store import MIGRATIONS, SCHEMA_VERSION, SessionStore, StoreError
+from agent.store import MIGRATIONS, SCHEMA_VERSION, SessionStore, SqliteSessionStore, StoreError
 from agent.store._schema import apply_migrations, schema_version
 
 
@@ -34,7 +34,7 @@ def test_v1_database_is_upgraded_and_its_messages_become_searchable(home: Path) 
     """Opening a v1 file runs the later steps: old rows are indexed and appends continue the sequence."""
     path = home / "state.db"
     _make_v1_database(path)
-    with SessionStore(path) as store:
+    with SqliteSessionStore(path) as store:
         hits = store.search("c", "router password")
         store.append("s1", [user("third")])
         texts = [(s.seq, s.message.text) for s in store.session_messages("s1")]
@@ -54,7 +54,7 @@ def test_a_database_from_a_newer_chorus_is_refused(home: Path) -> None:
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     conn.close()
-    store = SessionStore(path)
+    store = SqliteSessionStore(path)
     with pytest.raises(StoreError, match=rf"schema version {SCHEMA_VERSION + 1}, newer than .*upgrade Chorus"):
         store.open()
     conn = sqlite3.connect(path)
@@ -67,7 +67,7 @@ def test_a_database_from_a_newer_chorus_is_refused(home: Path) -> None:
 def test_reopening_a_current_database_applies_nothing(home: Path) -> None:
     """Migration is a no-op on an up-to-date file."""
     path = home / "state.db"
-    with SessionStore(path):
+    with SqliteSessionStore(path):
         pass
     conn = sqlite3.connect(path, isolation_level=None)
     try:
@@ -81,7 +81,7 @@ def test_concurrent_first_opens_migrate_exactly_once(home: Path) -> None:
     path = home / "state.db"
     barrier = threading.Barrier(4)
     errors: list[BaseException] = []
-    stores = [SessionStore(path) for _ in range(4)]
+    stores = [SqliteSessionStore(path) for _ in range(4)]
 
     def opener(store: SessionStore) -> None:
         barrier.wait(timeout=10)

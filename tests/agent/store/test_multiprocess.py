@@ -5,7 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from agent.store import SessionStore
+from agent.store import SqliteSessionStore
 
 ROOT = Path(__file__).resolve().parents[3]
 BATCHES = 150
@@ -18,10 +18,10 @@ import structlog
 structlog.configure(logger_factory=structlog.PrintLoggerFactory(sys.stderr))  # keep stdout for the protocol
 from pathlib import Path
 from agent.messages import user
-from agent.store import SessionStore
+from agent.store import SqliteSessionStore
 
 name, path, batches = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
-with SessionStore(path) as store:
+with SqliteSessionStore(path) as store:
     shared = store.ensure_session("shared", platform="web", chat_id="shared-chat")
     own = store.ensure_session("own:" + name, platform="web", chat_id="own-" + name)
     print("ready", flush=True)
@@ -60,7 +60,7 @@ def test_two_processes_append_concurrently_without_loss(home: Path) -> None:
         assert proc.returncode == 0
         counts[name] = int(out.strip())
 
-    with SessionStore(path) as store:
+    with SqliteSessionStore(path) as store:
         shared = store.active_session("shared")
         assert shared is not None
         stored = store.session_messages(shared.id)

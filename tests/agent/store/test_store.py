@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from agent.messages import ImagePart, Message, TextPart, ToolCall, assistant, tool_result, user
-from agent.store import SessionStore, StoreError
+from agent.store import SessionStore, SqliteSessionStore, StoreError
 
 
 def test_ensure_session_returns_the_open_session_of_a_key(store: SessionStore) -> None:
@@ -141,7 +141,7 @@ def test_unknown_session_and_bad_token_counts_are_refused(store: SessionStore) -
 
 def test_store_lifecycle_misuse_names_the_fix(home: Path) -> None:
     """Using a store before open() or opening it twice fails with the fix in the message."""
-    store = SessionStore(home / "state.db")
+    store = SqliteSessionStore(home / "state.db")
     with pytest.raises(StoreError, match=r"call open\(\) first"):
         store.active_session("k")
     store.open()
@@ -155,13 +155,13 @@ def test_store_lifecycle_misuse_names_the_fix(home: Path) -> None:
 
 def test_constructor_does_no_io(home: Path) -> None:
     """Building a store touches no file."""
-    SessionStore(home / "sub" / "state.db")
+    SqliteSessionStore(home / "sub" / "state.db")
     assert list(home.iterdir()) == []
 
 
-def test_database_is_in_wal_mode(store: SessionStore) -> None:
+def test_database_is_in_wal_mode(sqlite_store: SqliteSessionStore) -> None:
     """state.db is switched to WAL so readers do not block the writer."""
-    conn = sqlite3.connect(store.path)
+    conn = sqlite3.connect(sqlite_store.path)
     try:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     finally:
@@ -173,4 +173,4 @@ def test_a_file_that_is_not_a_database_is_a_store_error(home: Path) -> None:
     path = home / "state.db"
     path.write_bytes(b"this is not sqlite" * 100)
     with pytest.raises(StoreError, match=f"{path} is not a usable session store"):
-        SessionStore(path).open()
+        SqliteSessionStore(path).open()

@@ -11,7 +11,7 @@ import aiohttp
 from aiohttp import web
 
 from agent.messages import Message, assistant, user
-from agent.store import STATE_DB_NAME, SessionStore
+from agent.store import STATE_DB_NAME, SqliteSessionStore
 from gateway.admin import Operations, serve_admin
 from gateway.app import Gateway
 from gateway.config import ChorusConfig
@@ -29,7 +29,7 @@ def web_key(chat: str) -> str:
 def seed(home: Path, chat: str, count: int, *, words: int = 6) -> str:
     """Write a web chat's session with `count` alternating messages into the store; returns its key."""
     key = web_key(chat)
-    store = SessionStore(home / STATE_DB_NAME)
+    store = SqliteSessionStore(home / STATE_DB_NAME)
     store.open()
     try:
         session = store.ensure_session(key, platform="web", chat_id=chat_scope("web", chat))

@@ -1,0 +1,169 @@
+"""Must-show: two `chorus run` replicas with separate homes on the real PostgreSQL and Redis serve one chat.
+
+A DM whose messages reach the replicas alternately keeps one history; a note
+saved through one replica is in the next session's system prompt on the
+other; search from either replica's configuration finds the same messages.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import structlog
+import yaml
+
+from agent.store.postgres import PostgresSessionStore
+from gateway.cli import main
+from tests.fakes.openai_server import FakeOpenAI, Reply
+from tests.gateway.harness import chat
+from tests.postgres import fresh_database
+
+ROOT = Path(__file__).resolve().parents[2]
+START_TIMEOUT = 90.0
+REPLY_TIMEOUT = 30.0
+NOTE = "Prefers metric units."
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def database() -> Iterator[str]:
+    with fresh_database("chorus_replicas") as url:
+        yield url
+
+
+@pytest.fixture(autouse=True)
+def _reset_logging() -> Iterator[None]:
+    yield
+    structlog.reset_defaults()
+
+
+def _config(tmp_path: Path, name: str, *, model_url: str, store_url: str, redis: dict[str, str]) -> tuple[Path, int]:
+    home, port = tmp_path / name / "home", _free_port()
+    config = {
+        "home": str(home),
+        "model": {"name": "fake-model", "base_url": model_url, "api_key": "sk-test-not-real"},
+        "platforms": {"web": {"enabled": True, "host": "127.0.0.1", "port": port}},
+        "admin": {"host": "127.0.0.1", "port": 0},
+        "gateway": {"shutdown_grace_seconds": 1},
+        "memory": {"nudge_interval": 0, "flush_min_turns": 0},
+        "store": {"url": store_url},
+        "redis": redis,
+        "logging": {"format": "json", "level": "info"},
+    }
+    path = tmp_path / name / "config.yaml"
+    path.parent.mkdir(parents=True)
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    return path, port
+
+
+@asynccontextmanager
+async def _replica(config: Path) -> AsyncIterator[asyncio.subprocess.Process]:
+    """`chorus run` until it logged `gateway.ready`; SIGTERM (and a clean exit) at the end."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "gateway.cli", "run", "--config", str(config),
+        cwd=ROOT, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    ready = asyncio.Event()
+    errors: list[str] = []
+
+    async def read() -> None:
+        assert process.stderr is not None
+        async for raw in process.stderr:
+            try:
+                line = json.loads(raw)
+            except ValueError:
+                errors.append(raw.decode(errors="replace"))
+                continue
+            if line.get("event") == "gateway.ready":
+                ready.set()
+
+    reader = asyncio.get_running_loop().create_task(read())
+    try:
+        waiter = asyncio.create_task(ready.wait())
+        await asyncio.wait({waiter, asyncio.create_task(process.wait())}, timeout=START_TIMEOUT,
+                           return_when=asyncio.FIRST_COMPLETED)
+        assert ready.is_set(), f"replica {config} did not start: {''.join(errors)[-2000:]}"
+        yield process
+        process.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(process.wait(), 30) == 0
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+        reader.cancel()
+
+
+def _user_texts(request: dict[str, Any]) -> list[str]:
+    return [m["content"] for m in request["messages"] if m.get("role") == "user" and isinstance(m.get("content"), str)]
+
+
+def _memory_call(content: str) -> dict[str, Any]:
+    arguments = json.dumps({"action": "add", "target": "user", "content": content})
+    return {"id": "call_note", "type": "function", "function": {"name": "memory", "arguments": arguments}}
+
+
+async def test_two_replicas_share_history_notes_and_search(
+    fake_openai: FakeOpenAI, tmp_path: Path, database: str, redis_url: str, redis_prefix: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Alternating replicas: one transcript, a note crosses replicas, and search agrees from both homes."""
+
+    def count_history(request: dict[str, Any]) -> Reply:
+        texts = _user_texts(request)
+        return Reply(content=f"#{len(texts)} {texts[-1]}")
+
+    fake_openai.responder = count_history
+    redis = {"url": redis_url, "key_prefix": redis_prefix}
+    (config_a, port_a), (config_b, port_b) = (
+        _config(tmp_path, name, model_url=fake_openai.base_url, store_url=database, redis=redis) for name in "ab"
+    )
+    async with _replica(config_a), _replica(config_b):
+        async with chat(port_a, "dm-1") as tab_a, chat(port_b, "dm-1") as tab_b:
+            tabs = (tab_a, tab_b)
+            replies = []
+            for i in range(6):
+                await tabs[i % 2].say(f"kiwi{i} question")
+                replies.append(await tabs[i % 2].reply(timeout=REPLY_TIMEOUT))
+            # Each replica saw every earlier message, whichever replica received it.
+            assert replies == [f"#{i + 1} kiwi{i} question" for i in range(6)]
+
+            fake_openai.push(Reply(content=None, tool_calls=[_memory_call(NOTE)]), Reply(content="saved"))
+            await tab_a.say("remember that I like metric units")
+            # tool_progress.dms defaults to "new": a "🔧 memory(…)" notice comes before the reply.
+            assert await tab_a.replies(1, skip_prefix="🔧", timeout=REPLY_TIMEOUT) == ["saved"]
+            await tab_b.say("/new")
+            assert (await tab_b.reply(timeout=REPLY_TIMEOUT)).startswith("Started a new conversation")
+            await tab_b.say("which units do I like?")
+            assert await tab_b.reply(timeout=REPLY_TIMEOUT) == "#1 which units do I like?"
+    system = fake_openai.requests[-1]["messages"][0]
+    assert system["role"] == "system" and NOTE in system["content"]
+    # No notes and no session database under either home: everything is in PostgreSQL.
+    for name in "ab":
+        home = tmp_path / name / "home"
+        assert not (home / "state.db").exists() and not (home / "memories").exists()
+
+    with PostgresSessionStore(database) as store:
+        sessions = store.list_sessions()
+        closed = next(s for s in sessions if not s.session.active)
+        texts = [m.text for m in store.active_messages(closed.session.id) if m.role == "user"]
+    assert texts[:6] == [f"kiwi{i} question" for i in range(6)]
+    found = []
+    for config in (config_a, config_b):
+        assert main(["sessions", "search", "kiwi3", "--chat", closed.session.chat_id, "--config", str(config)]) == 0
+        found.append(capsys.readouterr().out)
+    assert "**kiwi3** question" in found[0] and found[0] == found[1]
