@@ -214,7 +214,7 @@ class TurnRunner:
         decision = check_hygiene(
             agent.history,
             last_prompt_tokens=agent.engine.state.last_prompt_tokens,
-            context_length=self.settings.context_length,
+            context_length=agent.engine.context_length,  # the active model's window, learned ones included
             hard_message_limit=self.settings.hard_message_limit,
             stalled_at=stalled if isinstance(stalled, int) else None,
         )
