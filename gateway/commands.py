@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-COMMANDS = ("new", "reset", "compress", "status", "memory", "stop", "help")
+COMMANDS = ("new", "reset", "compress", "status", "memory", "stop", "help", "retry")
 # Handled at once, even while the session is busy.
 IMMEDIATE = frozenset({"status", "memory", "stop", "help", "new", "reset"})
 HELP_TEXT = "\n".join(
@@ -19,6 +19,7 @@ HELP_TEXT = "\n".join(
         "/status — tokens used, compression threshold, compressions so far",
         "/memory — show what I keep in my notes for this chat",
         "/stop — stop the reply in progress",
+        "/retry — run your last message again (after a failed answer)",
         "/help — this list",
     ]
 )

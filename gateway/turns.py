@@ -21,9 +21,11 @@ from structlog.contextvars import bind_contextvars
 
 from adapters.base import SentMessage
 from agent.context.engine import CompressionResult
-from agent.errors import ModelAuthError, ModelNotConfigured, RateLimited
+from agent.errors import ModelAuthError, ModelError, ModelNotConfigured, ModelUnavailable, RateLimited
+from agent.loop import TurnResult
 from agent.memory.providers import MemoryManager
 from agent.messages import Message, user
+from agent.model_retry import retry_notice
 from agent.session import SessionAgent
 from agent.store import SessionStore
 from agent.tools.base import ToolContext
@@ -45,7 +47,10 @@ LOCK_WAIT = 600.0
 FAILED_TEXT = "Sorry, something went wrong while answering. Please try again in a moment."
 BUSY_TEXT = "This conversation is busy in another worker; please send your message again shortly."
 AUTH_TEXT = "I can't reach my model right now (the operator needs to check its credentials)."
-RATE_TEXT = "The model is rate-limiting me right now; please try again in a minute."
+RATE_TEXT = "The model is rate-limiting me right now; your message is kept, send /retry in a minute."
+UNAVAILABLE_TEXT = "I can't reach my model right now; your message is kept, send /retry to try again."
+REFUSED_TEXT = "The model refused this request; the operator may need to check the model settings."
+NOTHING_TO_RETRY = "There is no message of yours to retry in this conversation."
 TOO_LONG_TEXT = "That message is too long for me ({n:,} characters; the limit is {limit:,}). Please shorten it."
 WARNED_KEY = "warned"
 LAST_TURN_KEY = "last_turn_at"
@@ -149,6 +154,8 @@ class TurnRunner:
                 agent = await self._agents.get(job.route)
                 if job.kind == "record":
                     await self._record(job, agent)
+                elif job.kind == "compress" and job.command is not None and job.command.name == "retry":
+                    await self._turn(job, agent, retry=True)
                 elif job.kind == "compress":
                     await self._compress(job, agent)
                 else:
@@ -165,6 +172,9 @@ class TurnRunner:
             await self._tell(job, BUSY_TEXT)
         except Exception as exc:  # noqa: BLE001 - the task boundary: log, tell the chat briefly
             log.exception("turn.failed", kind=job.kind, error=type(exc).__name__)
+            if isinstance(exc, ModelAuthError):
+                log.error("model.auth_failed", model=exc.model, status=exc.status,
+                          fix="check model.api_key (or that fallback's api_key) and the model's access")
             await self._tell(job, self._failure_text(exc))
         if job.journal_entry is not None and job.journal_entry in self._journal_done:
             self._journal_done.discard(job.journal_entry)
@@ -182,6 +192,10 @@ class TurnRunner:
             return AUTH_TEXT
         if isinstance(exc, RateLimited):
             return RATE_TEXT
+        if isinstance(exc, ModelUnavailable):
+            return UNAVAILABLE_TEXT
+        if isinstance(exc, ModelError) and exc.status is not None and 400 <= exc.status < 500:
+            return REFUSED_TEXT
         return FAILED_TEXT
 
     async def _tell(self, job: Job, text: str) -> None:
@@ -246,8 +260,35 @@ class TurnRunner:
         if result.changed:
             await self._persist(agent, compressed=True, new=(), job=job)
 
-    async def _turn(self, job: Job, agent: SessionAgent) -> None:
+    async def _run_agent(
+        self, job: Job, agent: SessionAgent, message: Message, *, retry: bool, context: ToolContext,
+        on_text: StreamPreview | None, on_event: NoticeBoard, recall: str | None,
+    ) -> TurnResult:
+        """The loop, with "busy, retrying" notices to this chat; a failure keeps the user's message for /retry."""
+        async def notice(text: str) -> None:
+            await self._delivery.send_text(job.route.target, text)
+
+        token = retry_notice.set(notice)
+        try:
+            return await agent.run_turn(message, context=context, on_text=on_text, on_event=on_event, recall=recall)
+        except ModelError:
+            agent.history.append(message)
+            if not retry:  # a /retry's message is stored already
+                await self._appends.append(agent.session_id, [message])
+                await self._agents.save(job.route, agent)
+            raise
+        finally:
+            retry_notice.reset(token)
+
+    async def _turn(self, job: Job, agent: SessionAgent, *, retry: bool = False) -> None:
         started = time.monotonic()
+        if retry:
+            if not agent.history or agent.history[-1].role != "user":
+                await self._deliver(job, NOTHING_TO_RETRY)
+                return
+            message = agent.history.pop()  # the unanswered message of a failed turn
+        else:
+            message = user_line(job)
         limit = self.settings.max_message_chars
         if len(job.message.text) > limit:
             await self._deliver(job, TOO_LONG_TEXT.format(n=len(job.message.text), limit=limit))
@@ -267,13 +308,16 @@ class TurnRunner:
         async with typing_while(adapter, job.route.target):
             recall = None
             if self._memory is not None:
-                recall = await self._memory.prefetch(job.route.chat_scope, job.message.user_id, job.message.text)
-            result = await agent.run_turn(
-                user_line(job), context=context, on_text=preview, on_event=board, recall=recall
+                recall = await self._memory.prefetch(job.route.chat_scope, job.message.user_id, message.text)
+            result = await self._run_agent(
+                job, agent, message, retry=retry, context=context, on_text=preview, on_event=board, recall=recall
             )
         if result.compressed:
             agent.state.extra.pop(STALLED_KEY, None)
-        await asyncio.shield(self._persist(agent, compressed=result.compressed, new=result.new_messages, job=job))
+        new = result.new_messages[1:] if retry and not result.compressed else result.new_messages
+        await asyncio.shield(self._persist(agent, compressed=result.compressed, new=new, job=job))
+        if result.notice:
+            await self._delivery.send_text(job.route.target, result.notice)
         delivered = await self._deliver(job, result.reply, draft=preview.draft if preview else None)
         self.turns_run += 1
         log.info(

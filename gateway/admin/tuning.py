@@ -21,6 +21,7 @@ from agent.context._summarizer import Summarizer
 from agent.context.engine import CompressionResult, ContextEngine, EngineState, EventSink, Trigger
 from agent.context.factory import build_summarizer
 from agent.messages import Message, ToolSchema
+from agent.model_windows import ModelWindows
 from gateway.build import engine_factory
 from gateway.config import ChorusConfig
 from gateway.live_config import LiveConfig
@@ -115,6 +116,7 @@ def live_engine_factory(
     *,
     summarizer: Summarizer | None = None,
     on_compression: CompressionSink | None = None,
+    windows: ModelWindows | None = None,
 ) -> Callable[[], ContextEngine]:
     """The per-agent engine factory for `build_gateway(engine=...)`, following `live`.
 
@@ -125,7 +127,7 @@ def live_engine_factory(
     shared = summarizer if summarizer is not None else build_summarizer(start.model, start.auxiliary)
 
     def build(config: ChorusConfig) -> ContextEngine:
-        return engine_factory(config, summarizer=shared)()
+        return engine_factory(config, summarizer=shared, windows=windows)()
 
     return lambda: LiveEngine(live, build, on_compression=on_compression)
 

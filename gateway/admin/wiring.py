@@ -7,7 +7,7 @@ feeds metrics and events, and the admin `web.Application` is returned);
 and `install_sighup`. `chorus run` uses it as:
 
     ops = Operations.create(config, path=config_path)
-    gateway = build_gateway(config, engine=ops.engine())
+    gateway = build_gateway(config, engine=ops.engine(), windows=ops.windows)
     await gateway.start()
     app = ops.attach(gateway, token=config.admin.token, extra_routes=webhook_routes)
     runner, port = await serve_admin(app, config.admin.host, config.admin.port)
@@ -28,12 +28,14 @@ from aiohttp import web
 from pydantic import SecretStr
 
 from agent.context.engine import ContextEngine
+from agent.model_windows import ModelWindows
 from gateway.admin.app import build_admin_app
 from gateway.admin.events import EventLog
 from gateway.admin.gateway_backend import GatewayBackend
 from gateway.admin.tap import LogTap, Recorder, install_log_tap
 from gateway.admin.tuning import follow_turn_limits, live_engine_factory
 from gateway.app import Gateway
+from gateway.build import model_windows
 from gateway.config import ChorusConfig
 from gateway.live_config import LiveConfig, install_sighup
 from gateway.metrics import Metrics
@@ -46,11 +48,12 @@ class Operations:
     live: LiveConfig
     events: EventLog
     metrics: Metrics
+    windows: ModelWindows  # learned model windows, shared by the engines and the model chain
     _undo: list[Callable[[], None]] = field(default_factory=list)
 
     @classmethod
     def create(cls, config: ChorusConfig, *, path: Path | None = None, metrics: Metrics | None = None) -> Operations:
-        return cls(LiveConfig(config, path=path), EventLog(), metrics or Metrics())
+        return cls(LiveConfig(config, path=path), EventLog(), metrics or Metrics(), model_windows(config))
 
     @property
     def recorder(self) -> Recorder:
@@ -58,7 +61,7 @@ class Operations:
 
     def engine(self) -> Callable[[], ContextEngine]:
         """The per-agent engine factory that follows the live config and records compressions."""
-        return live_engine_factory(self.live, on_compression=self.recorder)
+        return live_engine_factory(self.live, on_compression=self.recorder, windows=self.windows)
 
     def attach(
         self,

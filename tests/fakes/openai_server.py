@@ -1,7 +1,10 @@
 """A scripted OpenAI-compatible server on loopback, for the real `openai` client.
 
 Each request pops the next scripted `Reply` (or calls the default responder).
-Streaming requests get server-sent events with a final usage chunk.
+Streaming requests get server-sent events with a final usage chunk. With
+`window` set, a request whose estimated prompt is larger is refused with 400
+and `overflow_message` (a provider's real wording; `{window}` and `{tokens}`
+are filled in), like a local server started with a smaller context.
 """
 from __future__ import annotations
 
@@ -60,6 +63,13 @@ class FakeOpenAI:
         self.request_headers: list[dict[str, str]] = []
         self._runner: web.AppRunner | None = None
         self.port = 0
+        self.window: int | None = None
+        self.overflow_message = (
+            "This model's maximum context length is {window} tokens. However, your messages resulted in {tokens} "
+            "tokens. Please reduce the length of the messages."
+        )
+        self.overflow_body: dict[str, Any] = {}  # extra error fields (llama.cpp's n_ctx)
+        self.overflows = 0
 
     @property
     def base_url(self) -> str:
@@ -88,6 +98,12 @@ class FakeOpenAI:
         request = await http_request.json()
         self.requests.append(request)
         self.request_headers.append(dict(http_request.headers))
+        tokens = _estimate_prompt_tokens(request)
+        if self.window is not None and tokens > self.window:
+            self.overflows += 1
+            text = self.overflow_message.format(window=self.window, tokens=tokens)
+            error = {"message": text, "type": "invalid_request_error", "code": None, **self.overflow_body}
+            return web.json_response({"error": error}, status=400)
         reply = self._next_reply(request)
         if reply.gate is not None:
             await reply.gate.wait()

@@ -18,7 +18,7 @@ async def run_like_chorus(
 ) -> AsyncIterator[tuple[Gateway, Operations]]:
     """`gateway/cli/run.py:serve` without signals and the admin socket: the same construction."""
     ops = Operations.create(config)
-    gateway = build_gateway(config, engine=ops.engine(), adapters=adapters, **parts)
+    gateway = build_gateway(config, engine=ops.engine(), windows=ops.windows, adapters=adapters, **parts)
     await gateway.start()
     ops.attach(gateway, token=None, tap_logs=False)
     try:
