@@ -251,9 +251,8 @@ class TurnRunner:
 
     async def _idle_compact(self, job: Job, agent: SessionAgent, board: NoticeBoard) -> None:
         """`compression.idle_compact_after_seconds`: after a long silence, compact before replying."""
-        due = getattr(agent.engine, "idle_compact_due", None)  # optional engine capability
         last = agent.state.extra.get(LAST_TURN_KEY)
-        if not callable(due) or not isinstance(last, (int, float)) or not due(time.time() - last):
+        if not isinstance(last, (int, float)) or not agent.engine.idle_compact_due(time.time() - last):
             return
         result = await agent.compress(trigger="idle", on_event=board)
         log.info("compression.idle", outcome=result.outcome, idle_seconds=round(time.time() - last))

@@ -137,6 +137,10 @@ class ContextEngine(ABC):
     ) -> CompressionResult:
         """Compress `messages` (a deep copy is worked on; any exception rolls back)."""
 
+    def idle_compact_due(self, idle_seconds: float) -> bool:
+        """Should a session silent for `idle_seconds` be compacted before its next reply? (default: never)."""
+        return False
+
     def on_model_switch(self, model: str) -> None:
         """Counters reset when the model changes."""
         if model != self.state.model:

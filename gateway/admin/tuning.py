@@ -107,6 +107,9 @@ class LiveEngine(ContextEngine):
             self._on_compression(current_session_key(), len(messages), result)
         return result
 
+    def idle_compact_due(self, idle_seconds: float) -> bool:
+        return self.inner.idle_compact_due(idle_seconds)
+
     def on_model_switch(self, model: str) -> None:
         self.inner.on_model_switch(model)
 
