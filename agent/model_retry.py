@@ -16,7 +16,7 @@ import asyncio
 import random
 from collections.abc import Awaitable, Callable, Sequence
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import structlog
 
@@ -24,6 +24,7 @@ from agent.errors import ContextOverflow, ModelError, ModelUnavailable, RateLimi
 from agent.messages import Message, ToolSchema
 from agent.model_client import Completion, ModelClient, OpenAIModelClient, TextSink
 from agent.model_windows import ModelEndpoint, ModelWindows
+from agent.reasoning import filtered, strip_reasoning
 from agent.settings import RetrySettings
 from agent.tokens import estimate_tokens
 
@@ -87,6 +88,7 @@ class ResilientModelClient:
         sleep: the wait (injected in tests).
         jitter: a source of [0, 1) numbers.
         notice_after: cumulative wait after which the chat is told once.
+        strip_reasoning: `<think>` blocks never reach `on_text` or the returned message.
     """
 
     def __init__(
@@ -98,6 +100,7 @@ class ResilientModelClient:
         sleep: Sleep = asyncio.sleep,
         jitter: Callable[[], float] = random.random,
         notice_after: float = NOTICE_AFTER_SECONDS,
+        strip_reasoning: bool = True,
     ) -> None:
         if not chain:
             raise ValueError("ResilientModelClient needs at least the main model")
@@ -108,6 +111,7 @@ class ResilientModelClient:
         self._sleep = sleep
         self._jitter = jitter
         self._notice_after = notice_after
+        self._strip = strip_reasoning
 
     @property
     def chain(self) -> tuple[ChainEntry, ...]:
@@ -156,7 +160,7 @@ class ResilientModelClient:
         policy = self._policy
         for attempt in range(1, policy.max_attempts + 1):
             try:
-                return await entry.client.complete(messages, tools=tools, max_tokens=max_tokens, on_text=on_text)
+                return await self._one(entry, messages, tools, max_tokens, on_text)
             except ModelError as exc:
                 if not retryable(exc) or attempt == policy.max_attempts:
                     raise
@@ -172,6 +176,29 @@ class ResilientModelClient:
                 await self._sleep(delay)
                 waited[0] += delay
         raise AssertionError("unreachable: the last attempt raises")
+
+    async def _one(
+        self,
+        entry: ChainEntry,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSchema],
+        max_tokens: int | None,
+        on_text: TextSink | None,
+    ) -> Completion:
+        """One request; with `strip_reasoning`, reasoning is filtered out of the stream and the message."""
+        if not self._strip:
+            return await entry.client.complete(messages, tools=tools, max_tokens=max_tokens, on_text=on_text)
+        sink, state = filtered(on_text) if on_text is not None else (None, None)
+        completion = await entry.client.complete(messages, tools=tools, max_tokens=max_tokens, on_text=sink)
+        rest = state.flush() if state is not None else ""
+        if rest and on_text is not None:
+            await on_text(rest)
+        content = completion.message.content
+        if isinstance(content, str):
+            stripped = strip_reasoning(content)
+            if stripped != content:
+                completion = replace(completion, message=completion.message.with_content(stripped or None))
+        return completion
 
     async def _maybe_notice(self, waited: list[float], delay: float) -> None:
         if waited[1] or waited[0] + delay < self._notice_after:

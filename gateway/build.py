@@ -105,7 +105,9 @@ def build_model(config: ChorusConfig, windows: ModelWindows | None = None) -> Re
             ),
             ModelEndpoint(name=fallback.name, base_url=base_url, context_length=fallback.context_length),
         ))
-    return ResilientModelClient(chain, windows=windows, policy=RetryPolicy.from_settings(model.retry))
+    return ResilientModelClient(
+        chain, windows=windows, policy=RetryPolicy.from_settings(model.retry), strip_reasoning=config.agent.strip_reasoning
+    )
 
 
 def engine_factory(

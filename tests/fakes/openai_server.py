@@ -34,6 +34,7 @@ class Reply:
     delay_seconds: float = 0.0  # to provoke client timeouts
     gate: asyncio.Event | None = None  # reply only once set: lets a test hold a turn open
     empty_choices: bool = False
+    reasoning: str | None = None  # sent as `reasoning_content` (deltas when streaming), like vLLM and DeepSeek
 
 
 Responder = Callable[[dict[str, Any]], Reply]
@@ -122,6 +123,8 @@ class FakeOpenAI:
         if request.get("stream"):
             return await self._stream(http_request, request, reply, usage)
         message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+        if reply.reasoning is not None:
+            message["reasoning_content"] = reply.reasoning
         if reply.tool_calls:
             message["tool_calls"] = reply.tool_calls
         choices = [] if reply.empty_choices else [
@@ -143,6 +146,9 @@ class FakeOpenAI:
                      "choices": choices, **(extra or {})}
             await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
 
+        thought = reply.reasoning or ""
+        for start in range(0, len(thought), 8):
+            await send([{"index": 0, "delta": {"reasoning_content": thought[start:start + 8]}, "finish_reason": None}])
         text = reply.content or ""
         for start in range(0, len(text), 8):
             await send([{"index": 0, "delta": {"content": text[start:start + 8]}, "finish_reason": None}])
