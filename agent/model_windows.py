@@ -27,6 +27,8 @@ WINDOWS_FILE = "model_windows.json"
 MIN_WINDOW = 1024
 # With no stated limit, the next guess is this share of what just overflowed.
 ASSUMED_SHRINK = 0.75
+# Overflowing at a window already learned: lower it by this factor.
+TOKENIZER_MARGIN = 0.9
 
 
 def window_key(model: str, base_url: str | None) -> str:
@@ -159,15 +161,16 @@ class ModelWindows:
         share of the request that overflowed (or of the current window).
         """
         current = self.window(endpoint)
-        if stated is not None:
+        if stated is not None and (stated < current or endpoint.key not in self._known()):
             tokens = stated
+        elif stated is not None:
+            # Overflowing again at the stated window: the provider's tokenizer counts more than ours.
+            tokens = int(current * TOKENIZER_MARGIN) if stated == current else current
         else:
             basis = min(current, request_tokens) if request_tokens else current
             tokens = int(basis * ASSUMED_SHRINK)
-        tokens = max(MIN_WINDOW, min(tokens, current if stated is None else endpoint.context_length))
-        if stated is None and tokens >= current:
-            return current
-        if tokens == current and endpoint.key in self._known():
+        tokens = max(MIN_WINDOW, tokens)
+        if tokens >= current:
             return current
         window = LearnedWindow(tokens=tokens, stated=stated is not None, learned_at=self._now())
         self._known()[endpoint.key] = window
