@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import structlog
 
 from adapters.base import InboundMessage, PlatformAdapter
+from agent.model_windows import ModelWindows
 from agent.store import SessionStore
 from gateway.agents import AgentPool
 from gateway.allowlist import REFUSAL_TEXT
@@ -65,6 +66,7 @@ class GatewayParts:
     notes_text: Callable[[str], str] | None = None
     on_shutdown: Callable[[], Awaitable[None]] | None = None
     closers: tuple[Callable[[], Awaitable[None]], ...] = ()
+    windows: ModelWindows | None = None  # learned model windows and the model answering now
 
 
 def _journaled(decision: IntakeDecision) -> bool:
@@ -315,7 +317,18 @@ class Gateway:
             busy=self.lanes.busy(where.key),
             queued=self.lanes.queued(where.key),
             blocked=engine.state.blocked_until > time.time(),
+            window_note=self._window_note(),
         )
+
+    def _window_note(self) -> str:
+        windows = self.parts.windows
+        if windows is None:
+            return ""
+        active, window = windows.active, windows.active_window()
+        fallback = "" if active == windows.main else f"answering with fallback {active.name}; "
+        if window >= active.context_length:
+            return fallback.removesuffix("; ")
+        return f"{fallback}model window {window:,} (learned from its errors; configured {active.context_length:,})"
 
     # replies left pending -----------------------------------------------------------
 

@@ -279,7 +279,7 @@ def build_gateway(
             coordinator=coord, store=store, adapters=adapters, agents=agents, runner=runner, delivery=delivery,
             intake=intake, journal=journal, outbox=outbox, busy_mode=gw.busy_input_mode,
             shutdown_grace=gw.shutdown_grace_seconds, notes_text=notes_text, on_shutdown=on_shutdown,
-            closers=closers,
+            closers=closers, windows=windows,
         )
     )
 

@@ -59,6 +59,7 @@ class StatusInfo:
     busy: bool
     queued: int
     blocked: bool = False
+    window_note: str = ""  # set when the active model's window is not the configured one
 
 
 def render_status(info: StatusInfo) -> str:
@@ -68,6 +69,8 @@ def render_status(info: StatusInfo) -> str:
         f"compressions so far: {info.compressions}",
         f"messages in context: {info.messages}",
     ]
+    if info.window_note:
+        lines.append(info.window_note)
     if info.blocked:
         lines.append("automatic compression is paused (anti-thrash); /compress forces one")
     if info.busy:

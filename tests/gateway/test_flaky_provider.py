@@ -60,6 +60,7 @@ async def test_main_model_down_the_fallback_answers_with_its_own_window(fake_ope
         assert ops.windows.active.name == "backup-model"
     assert [r["model"] for r in fake_openai.requests] == ["backup-model"]
     assert "of 16,000" in status.text
+    assert "answering with fallback backup-model" in status.text
 
 
 async def test_rejected_key_is_not_retried_and_names_the_key(fake_openai: FakeOpenAI, home: Path) -> None:

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from agent.model_windows import WINDOWS_FILE
+from gateway.admin.gateway_backend import GatewayBackend
 from tests.fakes.openai_server import FakeOpenAI, Reply, echo_responder
 from tests.gateway.fake_platform import FakePlatform
 from tests.gateway.harness import make_config
@@ -48,8 +49,11 @@ async def test_stated_window_is_learned_compressed_to_and_remembered(fake_openai
         await chat.wait_text("echo: what happens after the migrations?")
         await chat.inject("/status")
         status = await chat.wait_text("tokens used")
+        views = await GatewayBackend(gateway, events=ops.events, live=ops.live).sessions()  # the dashboard's data
+    assert [view.context_length for view in views] == [WINDOW]
     assert fake_openai.overflows == 1
     assert "of 3,000" in status.text
+    assert "model window 3,000 (learned from its errors; configured 128,000)" in status.text
     assert not any("Sorry" in o.text for o in chat.outgoing)
     saved = json.loads((home / WINDOWS_FILE).read_text())
     assert [entry["tokens"] for entry in saved.values()] == [WINDOW]
