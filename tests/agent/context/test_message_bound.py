@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from agent.context._boundaries import find_split
 from agent.messages import Message, assistant, system, tool_result, user
-from agent.tokens import estimate_counter
-from tests.agent.context.compressor_helpers import ScriptedSummarizer, call, irc, make
+from agent.tokens import default_counter, estimate_counter
+from tests.agent.context.compressor_helpers import ScriptedSummarizer, call, irc, make, minisweagent, taubench
 
 COUNTER = estimate_counter()
 
@@ -49,3 +49,14 @@ async def test_compression_past_the_limit_ends_below_it_for_every_trigger() -> N
         assert result.outcome == "compressed", result.reason
         assert len(result.messages) < limit
         assert result.messages[-1] == messages[-1]  # the latest line verbatim
+
+
+async def test_hygiene_at_85_percent_ends_under_the_threshold_on_real_sessions() -> None:
+    """A real session at ~88% of its window is compressed under the threshold (and so under 85%)."""
+    counter = default_counter()
+    for messages in (minisweagent(), taubench(), (system("s"), *irc())):
+        window = int(counter.count_messages(messages) / 0.88)
+        engine = make(summarizer=ScriptedSummarizer(), context_length=window, counter=counter)
+        result = await engine.compress(messages, trigger="hygiene")
+        assert result.outcome == "compressed"
+        assert result.tokens_after < engine.threshold_tokens <= int(window * 0.85)
