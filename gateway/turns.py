@@ -53,6 +53,7 @@ REFUSED_TEXT = "The model refused this request; the operator may need to check t
 NOTHING_TO_RETRY = "There is no message of yours to retry in this conversation."
 TOO_LONG_TEXT = "That message is too long for me ({n:,} characters; the limit is {limit:,}). Please shorten it."
 WARNED_KEY = "warned"
+FAILED_KEY = "failed_message"  # the text of the user's message whose turn failed (for /retry)
 LAST_TURN_KEY = "last_turn_at"
 
 
@@ -269,23 +270,30 @@ class TurnRunner:
 
         token = retry_notice.set(notice)
         try:
-            return await agent.run_turn(message, context=context, on_text=on_text, on_event=on_event, recall=recall)
+            result = await agent.run_turn(message, context=context, on_text=on_text, on_event=on_event, recall=recall)
         except ModelError:
             agent.history.append(message)
+            agent.state.extra[FAILED_KEY] = message.text
             if not retry:  # a /retry's message is stored already
                 await self._appends.append(agent.session_id, [message])
-                await self._agents.save(job.route, agent)
+            await self._agents.save(job.route, agent)
             raise
         finally:
             retry_notice.reset(token)
+        agent.state.extra.pop(FAILED_KEY, None)
+        return result
 
     async def _turn(self, job: Job, agent: SessionAgent, *, retry: bool = False) -> None:
         started = time.monotonic()
         if retry:
-            if not agent.history or agent.history[-1].role != "user":
+            failed = agent.state.extra.get(FAILED_KEY)
+            if not isinstance(failed, str):
                 await self._deliver(job, NOTHING_TO_RETRY)
                 return
-            message = agent.history.pop()  # the unanswered message of a failed turn
+            last = agent.history[-1] if agent.history else None
+            retry = last is not None and last.role == "user" and last.text == failed
+            # The failed message is still the last one: run it again in place; else (group lines came after) ask again.
+            message = agent.history.pop() if retry else user(failed)
         else:
             message = user_line(job)
         limit = self.settings.max_message_chars

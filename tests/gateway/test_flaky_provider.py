@@ -7,7 +7,7 @@ from typing import Any
 
 from structlog.testing import capture_logs
 
-from gateway.turns import AUTH_TEXT, REFUSED_TEXT, UNAVAILABLE_TEXT
+from gateway.turns import AUTH_TEXT, NOTHING_TO_RETRY, REFUSED_TEXT, UNAVAILABLE_TEXT
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.gateway.fake_platform import FakePlatform
 from tests.gateway.harness import make_config
@@ -101,3 +101,21 @@ async def test_failed_turn_keeps_the_message_and_retry_reruns_it(fake_openai: Fa
         stored = [m.text for m in store.active_messages(session.id)]
     assert stored == ["what is the deploy time?", "echo: what is the deploy time?"]
     assert len(fake_openai.requests) == 5
+
+
+async def test_retry_after_group_lines_asks_the_failed_question_again(fake_openai: FakeOpenAI, home: Path) -> None:
+    """Lines recorded after the failure stay; /retry answers the failed question, never someone's later line."""
+    fake_openai.push(*[Reply(status=503, error_type="server_error") for _ in range(4)])
+    chat = FakePlatform("telegram")
+    config = make_config(home, fake_openai.base_url, model={"retry": FAST_RETRY},
+                         platforms={"web": {"enabled": False}, "telegram": {"allow_all_users": True}})
+    async with run_like_chorus(config, adapters={"telegram": chat}):
+        group = {"chat_id": "-100g", "chat_type": "group"}
+        await chat.inject("/retry", **group)
+        await chat.wait_text(NOTHING_TO_RETRY)
+        await chat.inject("when is the deploy?", mentions_bot=True, **group)
+        await chat.wait_text(UNAVAILABLE_TEXT)
+        await chat.inject("lunch anyone?", user_id="b", user_name="bob", **group)
+        await chat.inject("/retry", **group)
+        await chat.wait_text("echo: alice: when is the deploy?")
+    assert fake_openai.requests[-1]["messages"][-2]["content"] == "bob: lunch anyone?"
