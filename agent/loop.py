@@ -33,6 +33,7 @@ log = structlog.get_logger(__name__)
 StopReason = Literal["answered", "max_iterations"]
 RECALL_HEADER = "Recalled context (from long-term memory; reference only, may be incomplete):"
 CUT_NOTICE = "Your message was too long for this model, so I shortened the largest part before answering."
+CUT_HISTORY_NOTICE = "This conversation was too long for the model, so I shortened its largest part before answering."
 MAX_ITERATIONS_NOTE = "I stopped after {n} tool steps without a final answer; ask me to continue if needed."
 
 
@@ -295,7 +296,7 @@ class ConversationLoop:
             replaced=replaced, reason="largest content cut to fit the window",
         ))
         turn.history, turn.new = list(kept), []  # persisted whole, like a compression
-        turn.notice = CUT_NOTICE
+        turn.notice = CUT_NOTICE if cut.index == len(request) - 1 and replaced[0].role == "user" else CUT_HISTORY_NOTICE
         return True
 
     async def _run_tool(self, call: ToolCall, context: ToolContext) -> Message:
