@@ -21,9 +21,11 @@ from typing import Literal
 
 import structlog
 
+from agent.context._cut import cut_largest
 from agent.context.engine import CompressionResult, ContextEngine, EventSink, Trigger
 from agent.messages import Message, ToolCall, ToolSchema, system, tool_result
 from agent.model_client import Completion, ModelClient, TextSink, parse_arguments
+from agent.tokens import estimate_tokens
 from agent.tools.base import Tool, ToolContext, ToolSource, refused
 from chorus_errors import ContextOverflow, RateLimited
 
@@ -31,6 +33,8 @@ log = structlog.get_logger(__name__)
 
 StopReason = Literal["answered", "max_iterations"]
 RECALL_HEADER = "Recalled context (from long-term memory; reference only, may be incomplete):"
+CUT_NOTICE = "Your message was too long for this model, so I shortened the largest part before answering."
+CUT_HISTORY_NOTICE = "This conversation was too long for the model, so I shortened its largest part before answering."
 MAX_ITERATIONS_NOTE = "I stopped after {n} tool steps without a final answer; ask me to continue if needed."
 
 
@@ -72,6 +76,7 @@ class TurnResult:
     compressions: tuple[CompressionResult, ...]
     usage: TurnUsage
     stop_reason: StopReason = "answered"
+    notice: str | None = None  # one short line for the user (e.g. their message was cut to fit)
 
     @property
     def compressed(self) -> bool:
@@ -87,6 +92,7 @@ class _TurnState:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     last_prompt_tokens: int | None = None
+    notice: str | None = None
 
 
 SystemPrompt = Callable[[], str]
@@ -294,9 +300,13 @@ class ConversationLoop:
                 attempts += 1
                 if attempts > self.settings.max_attempts:
                     raise
-                log.warning("turn.context_overflow", attempt=attempts, status=exc.status)
+                log.warning("turn.context_overflow", attempt=attempts, status=exc.status,
+                            window=self.engine.context_length)
                 result = await self._apply(turn, "error_recovery", force=True, on_event=on_event)
-                if not result.changed:
+                changed = result.changed
+                if not changed or self._estimate(turn) > self.engine.threshold_tokens:
+                    changed = self._cut(turn) or changed
+                if not changed:
                     raise
                 continue
             turn.requests += 1
@@ -320,6 +330,25 @@ class ConversationLoop:
         if len(calls) == 1:
             return [await self._run_tool(calls[0], context)]
         return list(await asyncio.gather(*(self._run_tool(call, context) for call in calls)))
+    def _estimate(self, turn: _TurnState) -> int:
+        return sum(estimate_tokens(m.text) + 4 for m in self.request(turn.history))
+
+    def _cut(self, turn: _TurnState) -> bool:
+        """Nothing left to compress: cut the largest text to fit the window (the user is told once)."""
+        request = self.request(turn.history)
+        cut = cut_largest(request, budget_tokens=self.engine.threshold_tokens)
+        if cut is None:
+            return False
+        kept = tuple(strip_system(cut.messages))
+        log.warning("turn.content_cut", removed_chars=cut.removed_chars, role=cut.messages[cut.index].role)
+        replaced = (request[cut.index],)
+        turn.compressions.append(CompressionResult(
+            outcome="compressed", trigger="error_recovery", messages=kept, tokens_before=0, tokens_after=0,
+            replaced=replaced, reason="largest content cut to fit the window",
+        ))
+        turn.history, turn.new = list(kept), []  # persisted whole, like a compression
+        turn.notice = CUT_NOTICE if cut.index == len(request) - 1 and replaced[0].role == "user" else CUT_HISTORY_NOTICE
+        return True
 
     async def _run_tool(self, call: ToolCall, context: ToolContext) -> Message:
         tool = self._tools.get(call.name)
@@ -347,6 +376,7 @@ class ConversationLoop:
             compressions=tuple(turn.compressions),
             usage=usage,
             stop_reason=stop,
+            notice=turn.notice,
         )
 
 

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 import openai
 
 from agent.messages import Message, ToolCall, ToolSchema, messages_to_wire
+from agent.provider_limits import is_overflow_text, stated_limit
 from chorus_errors import (
     ContextOverflow,
     ModelAuthError,
@@ -76,6 +77,12 @@ def _retry_after(exc: openai.APIStatusError) -> float | None:
     return None
 
 
+def _error_text(exc: openai.APIStatusError) -> str:
+    """The message and the body's fields (llama.cpp states `n_ctx` there), for the overflow reader."""
+    body = exc.body
+    return f"{exc.message} {json.dumps(body, default=str)}" if isinstance(body, dict) else str(exc.message)
+
+
 def translate_error(exc: Exception, model: str) -> ModelError:
     """Map an SDK exception to our hierarchy by type, status and error code."""
     if isinstance(exc, openai.APITimeoutError):
@@ -84,8 +91,11 @@ def translate_error(exc: Exception, model: str) -> ModelError:
         return ModelUnavailable(f"model {model} could not be reached", model=model, connection=True)
     if isinstance(exc, openai.APIStatusError):
         status, code = exc.status_code, _error_code(exc)
-        if status == 413 or code in _OVERFLOW_CODES:
-            return ContextOverflow(f"request too large for model {model}", status=status, model=model)
+        text = _error_text(exc)
+        if status == 413 or code in _OVERFLOW_CODES or (status not in (401, 403, 429) and is_overflow_text(text)):
+            return ContextOverflow(
+                f"request too large for model {model}", status=status, model=model, stated_limit=stated_limit(text)
+            )
         if status == 429:
             return RateLimited(
                 f"model {model} rate limited the request",

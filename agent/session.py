@@ -47,6 +47,7 @@ class SessionMarks:
     base_prompt: str | None = None  # the persona frozen for this session, like the notes snapshot
     prompt_source: str | None = None  # where it came from: default | config | file | chat
     usage: dict[str, int] = field(default_factory=dict)  # this session's token totals (prompt, completion, requests)
+    failed_message: str | None = None  # the text of the user's message whose turn failed, for /retry
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"warned": list(self.warned)}
@@ -54,6 +55,8 @@ class SessionMarks:
             out["base_prompt"], out["prompt_source"] = self.base_prompt, self.prompt_source or "default"
         if self.usage:
             out["usage"] = dict(self.usage)
+        if self.failed_message is not None:
+            out["failed_message"] = self.failed_message
         if self.last_turn_at is not None:
             out["last_turn_at"] = self.last_turn_at
         if self.stalled_at is not None:
@@ -68,6 +71,7 @@ class SessionMarks:
         last = raw.get("last_turn_at")
         stalled = raw.get("hygiene_stalled_at")
         prompt, source, usage = raw.get("base_prompt"), raw.get("prompt_source"), raw.get("usage")
+        failed = raw.get("failed_message")
         return cls(
             warned=[str(w) for w in warned] if isinstance(warned, list) else [],
             last_turn_at=float(last) if isinstance(last, int | float) and not isinstance(last, bool) else None,
@@ -75,6 +79,7 @@ class SessionMarks:
             base_prompt=prompt if isinstance(prompt, str) and prompt else None,
             prompt_source=source if isinstance(source, str) else None,
             usage={k: v for k, v in usage.items() if isinstance(v, int)} if isinstance(usage, Mapping) else {},
+            failed_message=failed if isinstance(failed, str) else None,
         )
 
 

@@ -38,7 +38,16 @@ class ModelError(ChorusError):
 
 
 class ContextOverflow(ModelError):
-    """The request was larger than the model accepts (413, context_length_exceeded)."""
+    """The request was larger than the model accepts (413, context_length_exceeded).
+
+    `stated_limit` is the window the provider named in its error, when it named one.
+    """
+
+    def __init__(
+        self, message: str, *, status: int | None = None, model: str = "", stated_limit: int | None = None
+    ) -> None:
+        super().__init__(message, status=status, model=model)
+        self.stated_limit = stated_limit
 
 
 class RateLimited(ModelError):

@@ -20,6 +20,7 @@ from typing import Protocol
 import structlog
 
 from adapters.base import InboundMessage, PlatformAdapter
+from agent.model_windows import ModelWindows
 from agent.store import SessionStore
 from agent.tools.mcp import McpHub
 from gateway.chats.commands import ChatCommands, CommandContext, admin_refusal
@@ -107,6 +108,7 @@ class GatewayParts:
     pairing: PairingStore | None = None
     resources: tuple[Resource, ...] = ()  # started before the adapters, stopped after the turns (MCP servers)
     mcp: McpHub | None = None
+    windows: ModelWindows | None = None  # learned model windows and the model answering now
 
 
 def _journaled(decision: IntakeDecision) -> bool:
@@ -410,7 +412,18 @@ class Gateway:
             blocked=engine.state.blocked_until > time.time(),
             prompt_source=agent.state.marks.prompt_source or "default",
             model=self.parts.agents.model_of(where.key),
+            window_note=self._window_note(),
         )
+
+    def _window_note(self) -> str:
+        windows = self.parts.windows
+        if windows is None:
+            return ""
+        active, window = windows.active, windows.active_window()
+        fallback = "" if active == windows.main else f"answering with fallback {active.name}; "
+        if window >= active.context_length:
+            return fallback.removesuffix("; ")
+        return f"{fallback}model window {window:,} (learned from its errors; configured {active.context_length:,})"
 
     # replies left pending -----------------------------------------------------------
 

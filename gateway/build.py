@@ -27,6 +27,8 @@ from agent.context.user_words import handoff_sections
 from agent.loop import LoopSettings
 from agent.memory.providers import MemoryManager, ProviderRegistry
 from agent.model_client import ModelClient, OpenAIModelClient
+from agent.model_retry import ChainEntry, ResilientModelClient, RetryPolicy
+from agent.model_windows import WINDOWS_FILE, FileWindowStore, ModelEndpoint, ModelWindows
 from agent.prompt import DEFAULT_BASE_PROMPT
 from agent.review import BackgroundReviewer
 from agent.tokens import default_counter
@@ -84,18 +86,43 @@ def build_coordinator(config: ChorusConfig, *, node: str) -> tuple[Coordinator, 
     return coord, JournaledOutbox(coord.outbox, config.home_dir / "outbox.jsonl")
 
 
-def build_model(config: ChorusConfig) -> OpenAIModelClient:
+def model_windows(config: ChorusConfig) -> ModelWindows:
+    """The learned windows under home (`model_windows.json`), the main model active."""
     model = config.model
-    return OpenAIModelClient(
-        model=model.name,
-        base_url=model.base_url,
-        api_key=model.api_key.get_secret_value() if model.api_key else None,
-        timeout_seconds=model.timeout_seconds,
+    main = ModelEndpoint(name=model.name or "", base_url=model.base_url, context_length=model.context_length)
+    return ModelWindows(main, FileWindowStore(config.home_dir / WINDOWS_FILE))
+
+
+def build_model(config: ChorusConfig, windows: ModelWindows | None = None) -> ResilientModelClient:
+    """The main model with `model.retry`, then `model.fallbacks` in order, each with its own window."""
+    model = config.model
+    windows = windows or model_windows(config)
+    chain = [ChainEntry(
+        OpenAIModelClient(
+            model=model.name, base_url=model.base_url,
+            api_key=model.api_key.get_secret_value() if model.api_key else None, timeout_seconds=model.timeout_seconds,
+        ),
+        windows.main,
+    )]
+    for fallback in model.fallbacks:
+        key = fallback.api_key or model.api_key  # a fallback on the same provider shares the key
+        base_url = fallback.base_url or model.base_url
+        chain.append(ChainEntry(
+            OpenAIModelClient(
+                model=fallback.name, base_url=base_url, api_key=key.get_secret_value() if key else None,
+                timeout_seconds=model.timeout_seconds,
+            ),
+            ModelEndpoint(name=fallback.name, base_url=base_url, context_length=fallback.context_length),
+        ))
+    return ResilientModelClient(
+        chain, windows=windows, policy=RetryPolicy.from_settings(model.retry), strip_reasoning=config.agent.strip_reasoning
     )
 
 
-def engine_factory(config: ChorusConfig, *, summarizer: Summarizer | None = None) -> Callable[[], ContextEngine]:
-    """A new context engine per agent; the built-in one shares one summariser."""
+def engine_factory(
+    config: ChorusConfig, *, summarizer: Summarizer | None = None, windows: ModelWindows | None = None
+) -> Callable[[], ContextEngine]:
+    """A new context engine per agent; the built-in one shares one summariser (and the model windows)."""
     counter = default_counter()
     sections = handoff_sections(config.compression)
     if config.context.engine != "compressor":
@@ -104,7 +131,8 @@ def engine_factory(config: ChorusConfig, *, summarizer: Summarizer | None = None
         )
     shared = summarizer if summarizer is not None else build_summarizer(config.model, config.auxiliary)
     return lambda: build_compressor(
-        config.compression, config.model, config.auxiliary, counter=counter, sections=sections, summarizer=shared
+        config.compression, config.model, config.auxiliary, counter=counter, sections=sections, summarizer=shared,
+        window=windows,
     )
 
 
@@ -221,11 +249,13 @@ def build_gateway(
     bus: EventBus | None = None,
     model_engine: Callable[[ModelChoice], ContextEngine] | None = None,
     mcp: McpHub | None = None,
+    windows: ModelWindows | None = None,
 ) -> Gateway:
     """A `Gateway` for `config`; keyword arguments replace parts (tests, benchmarks).
 
     `model_engine` builds the engine of a chat that switched to another model (default: the
-    built-in engine sized for that model's window).
+    built-in engine sized for that model's window). `windows` is shared by the model chain and the
+    engines (pass the one the `engine` factory reads; `Operations.windows` under `chorus run`).
     """
     home = config.home_dir
     bus = bus or EventBus()
@@ -233,7 +263,8 @@ def build_gateway(
     coord, outbox = coordinator or build_coordinator(config, node=node)
     stores = build_stores(config)
     store, notes = stores.sessions, stores.notes
-    client = model or build_model(config)
+    windows = windows or model_windows(config)
+    client = model or build_model(config, windows)
     missing = model_missing_text(config) if model is None else None
     if adapters is None:
         adapters = build_adapters(config, banner=missing or "")
@@ -301,7 +332,7 @@ def build_gateway(
         return choice.text, choice.source
 
     factory = AgentFactory(
-        engine=engine or engine_factory(config),
+        engine=engine or engine_factory(config, windows=windows),
         tools=tools,
         snapshot=snapshot,
         loop_settings=LoopSettings(
@@ -393,10 +424,13 @@ def build_gateway(
             intake=intake, journal=journal, outbox=outbox, busy_mode=gw.busy_input_mode,
             shutdown_grace=gw.shutdown_grace_seconds, notes_text=notes_text, on_shutdown=on_shutdown,
             closers=closers, policy=policy, chats=chats, chat_commands=commands, pairing=pairing,
-            resources=(hub,) if len(hub) else (), mcp=hub,
+            resources=(hub,) if len(hub) else (), mcp=hub, windows=windows,
         )
     )
 
 
-__all__ = ["MODEL_MISSING_TEXT", "build_adapters", "build_coordinator", "build_gateway", "engine_factory"]
+__all__ = [
+    "MODEL_MISSING_TEXT", "build_adapters", "build_coordinator", "build_gateway", "build_model", "engine_factory",
+    "model_windows",
+]
 

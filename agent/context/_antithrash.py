@@ -42,9 +42,10 @@ def is_effective(tokens_before: int, tokens_after: int) -> bool:
 
 
 def record_compression(
-    state: EngineState, now: float, *, tokens_before: int, tokens_after: int, kind: SummaryKind
+    state: EngineState, now: float, *, tokens_before: int, tokens_after: int, kind: SummaryKind,
+    shrank_count: bool = False,
 ) -> None:
-    """Count one finished compression and judge it by its savings."""
+    """Count one finished compression and judge it by its savings (or, past the hard limit, by the message count)."""
     state.compression_count += 1
     state.last_compressed_at = now
     state.last_prompt_tokens = -1
@@ -52,7 +53,7 @@ def record_compression(
     state.usage_fits = False
     # Only a real reading below the threshold resets the streak (record_usage):
     # a big saving that still leaves the prompt over the threshold is thrash too.
-    ineffective = not is_effective(tokens_before, tokens_after)
+    ineffective = not (shrank_count or is_effective(tokens_before, tokens_after))
     if ineffective:
         state.ineffective_streak += 1
     if kind == "fallback":

@@ -74,15 +74,15 @@ def _tail_tokens(message: Message, budget: int, counter: TokenCounter) -> int:
 
 
 def _walk_back(
-    messages: Sequence[Message], head_end: int, budget: int, floor: int, counter: TokenCounter
+    messages: Sequence[Message], head_end: int, budget: int, floor: int, counter: TokenCounter, cap: int
 ) -> tuple[int, list[int]]:
-    """Walk back from the end until the budget is used, keeping at least `floor` messages."""
+    """Walk back from the end until the budget (or the `cap` on messages) is used, keeping at least `floor`."""
     counts: list[int] = []
     used = 0
     start = len(messages)
     for index in range(len(messages) - 1, head_end - 1, -1):
         kept = len(messages) - start
-        if kept >= floor and used >= budget:
+        if kept >= floor and (used >= budget or kept >= cap):
             break
         tokens = _tail_tokens(messages[index], budget, counter)
         if kept >= floor and used + tokens > budget:
@@ -111,18 +111,25 @@ def find_split(
     protect_last_n: int,
     min_tail_user_messages: int,
     counter: TokenCounter,
+    max_tail_messages: int | None = None,
 ) -> Split:
-    """Compute head, tail and pinned messages for one compression."""
+    """Compute head, tail and pinned messages for one compression.
+
+    `max_tail_messages` bounds the tail by count as well as by tokens (the hard
+    message limit: many short lines fit any token budget); the bound yields
+    only to whole tool groups, and the latest user message is pinned instead.
+    """
     head_end = head_size(messages, protect_first_n)
-    floor = min(protect_last_n, TAIL_FLOOR_CAP)
-    start, counts = _walk_back(messages, head_end, budget, floor, counter)
+    cap = max(1, max_tail_messages) if max_tail_messages is not None else len(messages)
+    floor = min(protect_last_n, TAIL_FLOOR_CAP, cap)
+    start, counts = _walk_back(messages, head_end, budget, floor, counter, cap)
     start, counts = _extend(messages, start, max(head_end, group_start(messages, start)), counts, counter)
-    # The latest assistant message with text is always in the tail.
+    # The latest assistant message with text is always in the tail (unless that breaks the count bound).
     for index in range(len(messages) - 1, head_end - 1, -1):
         message = messages[index]
         if message.role == "assistant" and message.text.strip():
-            if index < start:
-                start, counts = _extend(messages, start, index, counts, counter)
+            if index < start and len(messages) - group_start(messages, index) <= cap:
+                start, counts = _extend(messages, start, group_start(messages, index), counts, counter)
             break
     # The latest real user messages: in the tail when that costs at most one more
     # tail budget; otherwise the latest one is pinned, the older ones dropped.
@@ -132,7 +139,7 @@ def find_split(
     for rank, index in enumerate(wanted):
         if index >= start or index < head_end:
             continue
-        if _estimate(messages, index, start) <= budget:
+        if _estimate(messages, index, start) <= budget and len(messages) - index <= cap:
             start, counts = _extend(messages, start, index, counts, counter)
         elif rank == 0:
             pinned = (index,)

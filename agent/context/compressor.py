@@ -49,6 +49,7 @@ from agent.context.explain import CompressionExplain
 from agent.context.sections import HandoffSection, build_sections, join_sections
 from agent.context.thresholds import compute_threshold, summary_budget, tail_budget, threshold_ratio
 from agent.messages import Message, ToolSchema
+from agent.model_windows import WindowSource
 from agent.settings import CompressionSettings
 from agent.tokens import TokenCounter, estimate_tokens
 from chorus_errors import ModelAuthError, ModelError, ModelNotConfigured, ModelUnavailable
@@ -133,6 +134,8 @@ class ContextCompressor(ContextEngine):
         now: the clock, in epoch seconds.
         sections: deterministic handoff sections appended to every summary.
         state: persisted state to resume from (a fresh one when None).
+        window: the active model's effective window, read at each use (a
+            fallback or a learned smaller window changes it); None: `context_length`.
     """
 
     def __init__(
@@ -147,8 +150,10 @@ class ContextCompressor(ContextEngine):
         now: Callable[[], float] = time.time,
         sections: Sequence[HandoffSection] = (),
         state: EngineState | None = None,
+        window: WindowSource | None = None,
     ) -> None:
         self._settings = settings
+        self._window = window
         self._context_length = context_length
         self._max_tokens = max_tokens
         self._model = model
@@ -165,12 +170,12 @@ class ContextCompressor(ContextEngine):
     def threshold_tokens(self) -> int:
         ratio = threshold_ratio(self._model, self._settings.threshold, self._settings.model_thresholds)
         return compute_threshold(
-            self._context_length, ratio, max_tokens=self._max_tokens, threshold_tokens=self._settings.threshold_tokens
+            self.context_length, ratio, max_tokens=self._max_tokens, threshold_tokens=self._settings.threshold_tokens
         )
 
     @property
     def context_length(self) -> int:
-        return self._context_length
+        return self._window.active_window() if self._window is not None else self._context_length
 
     @property
     def tail_budget(self) -> int:
@@ -198,6 +203,8 @@ class ContextCompressor(ContextEngine):
             return False
         threshold = self.threshold_tokens
         protected = self._settings.protect_first_n + min(self._settings.protect_last_n, 8) + 1
+        if len(messages) >= self._settings.hygiene_hard_message_limit:
+            return thrash.block_reason(self.state, self._now()) is None  # the hard limit holds for every request
         chars, message_estimate = self._preflight_costs.totals(messages)
         if len(messages) <= protected and chars < threshold * PREFLIGHT_CHARS_PER_TOKEN // 2:
             return False
@@ -322,6 +329,7 @@ class ContextCompressor(ContextEngine):
             protect_last_n=settings.protect_last_n,
             min_tail_user_messages=settings.min_tail_user_messages,
             counter=self._counter,
+            max_tail_messages=settings.hygiene_hard_message_limit // 2,
         )
         # A summary that would have to merge into a person's message moves the
         # boundary back instead: user words stay verbatim.
@@ -370,11 +378,14 @@ class ContextCompressor(ContextEngine):
         sanitized, report = sanitize_tool_pairs(assembly.messages)
         final, images = strip_old_images(sanitized)
         tokens_before, tokens_after = self._measure(original, split, dropped, final)
-        if tokens_after >= tokens_before:
+        # Past the hard message limit, fewer messages is the goal even when the tokens barely move.
+        shrank_count = len(original) >= self._settings.hygiene_hard_message_limit and len(final) < len(original)
+        if tokens_after >= tokens_before and not (shrank_count and tokens_after < self.threshold_tokens):
             thrash.record_no_gain(self.state, self._now())
             return self._skipped(original, trigger, started, "compression would not shrink the prompt", tokens_before)
         thrash.record_compression(
-            self.state, self._now(), tokens_before=tokens_before, tokens_after=tokens_after, kind=summary.kind
+            self.state, self._now(), tokens_before=tokens_before, tokens_after=tokens_after, kind=summary.kind,
+            shrank_count=shrank_count,
         )
         summary_message = next((m for m in final if m.compressed_summary), None)  # sanitising may shift indices
         self.state.previous_summary = handoff_text(summary_message) if summary_message is not None else None
@@ -479,7 +490,7 @@ class ContextCompressor(ContextEngine):
             request = SummaryRequest(
                 turns=turns,
                 previous_summary=previous_body,
-                budget_tokens=summary_budget(_estimate_messages(dropped), self._context_length),
+                budget_tokens=summary_budget(_estimate_messages(dropped), self.context_length),
             )
             try:
                 text = await self._summarizer.summarize(request)

@@ -143,6 +143,9 @@ class ContextEngine(ABC):
         `messages` includes the system prompt, as for `compress`.
         """
         return None
+    def idle_compact_due(self, idle_seconds: float) -> bool:
+        """Should a session silent for `idle_seconds` be compacted before its next reply? (default: never)."""
+        return False
 
     def on_model_switch(self, model: str) -> None:
         """Counters reset when the model changes."""

@@ -21,6 +21,7 @@ from agent.context.compressor import ContextCompressor
 from agent.context.engine import ContextEngine, EngineState
 from agent.context.sections import HandoffSection
 from agent.model_client import ModelClient, OpenAIModelClient
+from agent.model_windows import WindowSource
 from agent.settings import AuxiliarySettings, CompressionSettings, ContextSettings, ModelSettings
 from agent.tokens import TokenCounter
 
@@ -131,6 +132,7 @@ def build_compressor(
     state: EngineState | None = None,
     now: Callable[[], float] = time.time,
     context: ContextSettings | None = None,
+    window: WindowSource | None = None,
 ) -> ContextCompressor:
     """The built-in `ContextCompressor` for this configuration.
 
@@ -140,6 +142,7 @@ def build_compressor(
         context: the `context` section; a `context.engine` other than the
             built-in one is warned about here (use `build_engine` to get a
             registered plugin engine).
+        window: the active model's effective window (learned limits, fallbacks); None: `context_length`.
     """
     if context is not None and context.engine != BUILTIN_ENGINE:
         known = context.engine in _ENGINES
@@ -159,6 +162,7 @@ def build_compressor(
         now=now,
         sections=sections,
         state=state,
+        window=window,
     )
 
 

@@ -75,11 +75,16 @@ class GatewayBackend:
         assert self._config is not None
         return self._config
 
+    def _window(self) -> int:
+        """The active model's window: a learned smaller one, or a fallback's, wins over the configured one."""
+        windows = self._gateway.parts.windows
+        return windows.active_window() if windows is not None else self._current().model.context_length
+
     def _threshold(self) -> int:
         config = self._current()
         ratio = threshold_ratio(config.model.name or "", config.compression.threshold,
                                 config.compression.model_thresholds)
-        return compute_threshold(config.model.context_length, ratio, max_tokens=config.model.max_tokens,
+        return compute_threshold(self._window(), ratio, max_tokens=config.model.max_tokens,
                                  threshold_tokens=config.compression.threshold_tokens)
 
     def _live_agents(self) -> dict[str, SessionAgent]:
@@ -122,9 +127,8 @@ class GatewayBackend:
 
     async def _view_saved(self, summary: SessionSummary) -> tuple[SessionView, AgentState | None]:
         state = await self._saved_state(summary.session.id)
-        config = self._current()
         reported = state.engine.last_prompt_tokens if state is not None else 0
-        context_length = config.model.context_length
+        context_length = self._window()
         view = SessionView(
             key=summary.session.key, platform=summary.session.platform, chat=summary.session.chat_id,
             messages=summary.messages, tokens=reported if reported > 0 else None,

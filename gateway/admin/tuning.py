@@ -21,6 +21,7 @@ from agent.context import Summarizer
 from agent.context.engine import CompressionResult, ContextEngine, EngineState, EventSink, Trigger
 from agent.context.factory import build_summarizer
 from agent.messages import Message, ToolSchema
+from agent.model_windows import ModelWindows
 from gateway.build import engine_factory, with_model
 from gateway.chats.policy import ModelChoice
 from gateway.config import ChorusConfig
@@ -109,6 +110,8 @@ class LiveEngine(ContextEngine):
 
     def prune_tool_results(self, messages: Sequence[Message], prompt_tokens: int) -> CompressionResult | None:
         return self.inner.prune_tool_results(messages, prompt_tokens)
+    def idle_compact_due(self, idle_seconds: float) -> bool:
+        return self.inner.idle_compact_due(idle_seconds)
 
     def on_model_switch(self, model: str) -> None:
         self.inner.on_model_switch(model)
@@ -120,6 +123,7 @@ def live_engine_factory(
     summarizer: Summarizer | None = None,
     on_compression: CompressionSink | None = None,
     model: ModelChoice | None = None,
+    windows: ModelWindows | None = None,
 ) -> Callable[[], ContextEngine]:
     """The per-agent engine factory for `build_gateway(engine=...)`, following `live`.
 
@@ -131,7 +135,7 @@ def live_engine_factory(
     shared = summarizer if summarizer is not None else build_summarizer(start.model, start.auxiliary)
 
     def build(config: ChorusConfig) -> ContextEngine:
-        return engine_factory(with_model(config, model) if model else config, summarizer=shared)()
+        return engine_factory(with_model(config, model) if model else config, summarizer=shared, windows=windows)()
 
     return lambda: LiveEngine(live, build, on_compression=on_compression)
 

@@ -7,7 +7,7 @@ feeds metrics and events, and the admin `web.Application` is returned);
 and `install_sighup`. `chorus run` uses it as:
 
     ops = Operations.create(config, path=config_path)
-    gateway = build_gateway(config, engine=ops.engine(), bus=ops.bus)
+    gateway = build_gateway(config, engine=ops.engine(), bus=ops.bus, windows=ops.windows)
     await gateway.start()
     app = ops.attach(gateway, token=config.admin.token, extra_routes=webhook_routes)
     runner, port = await serve_admin(app, config.admin.host, config.admin.port)
@@ -29,12 +29,14 @@ from pydantic import SecretStr
 
 from agent.context.engine import ContextEngine
 from agent.context.factory import build_summarizer
+from agent.model_windows import ModelWindows
 from gateway.admin.app import build_admin_app
 from gateway.admin.events import EventLog
 from gateway.admin.gateway_backend import GatewayBackend
 from gateway.admin.tap import EventObserver, LogTap, Recorder, install_log_tap
 from gateway.admin.tuning import follow_turn_limits, live_engine_factory
 from gateway.app import Gateway
+from gateway.build import model_windows
 from gateway.chats.policy import ModelChoice
 from gateway.config import ChorusConfig
 from gateway.ops.events import EventBus
@@ -49,11 +51,12 @@ class Operations:
     live: LiveConfig
     events: EventLog
     metrics: Metrics
+    windows: ModelWindows  # learned model windows, shared by the engines and the model chain
     _undo: list[Callable[[], None]] = field(default_factory=list)
 
     @classmethod
     def create(cls, config: ChorusConfig, *, path: Path | None = None, metrics: Metrics | None = None) -> Operations:
-        return cls(LiveConfig(config, path=path, bus=EventBus()), EventLog(), metrics or Metrics())
+        return cls(LiveConfig(config, path=path, bus=EventBus()), EventLog(), metrics or Metrics(), model_windows(config))
 
     @property
     def bus(self) -> EventBus:
@@ -66,7 +69,7 @@ class Operations:
 
     def engine(self) -> Callable[[], ContextEngine]:
         """The per-agent engine factory that follows the live config and records compressions."""
-        return live_engine_factory(self.live, on_compression=self.recorder)
+        return live_engine_factory(self.live, on_compression=self.recorder, windows=self.windows)
 
     def model_engine(self) -> Callable[[ModelChoice], ContextEngine]:
         """The engine factory for a chat on another model (`build_gateway(model_engine=...)`)."""

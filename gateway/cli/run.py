@@ -39,7 +39,7 @@ async def serve(config: ChorusConfig, *, config_path: Path | None = None) -> int
     if not config.model.name:
         log.warning("model.not_configured", fix=MODEL_MISSING_TEXT)
     ops = Operations.create(config, path=config_path)
-    gateway = build_gateway(config, engine=ops.engine(), model_engine=ops.model_engine(), bus=ops.bus)
+    gateway = build_gateway(config, engine=ops.engine(), model_engine=ops.model_engine(), bus=ops.bus, windows=ops.windows)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

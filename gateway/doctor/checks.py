@@ -13,6 +13,7 @@ from adapters.base import PlatformAdapter
 from agent.context.factory import auxiliary_endpoint
 from agent.messages import user
 from agent.model_client import OpenAIModelClient
+from agent.model_windows import WINDOWS_FILE, FileWindowStore, window_key
 from agent.store.probe import probe_store
 from chorus_errors import ConfigError, ModelError
 from gateway.config import ChorusConfig
@@ -91,6 +92,38 @@ async def check_model(config: ChorusConfig) -> Check:
     return await _probe_model("model", model.name, model.base_url, _secret(model.api_key))
 
 
+async def check_fallbacks(config: ChorusConfig) -> list[Check]:
+    """Each of `model.fallbacks`, probed like the main model (a fallback that is down helps nobody)."""
+    checks = []
+    for index, fallback in enumerate(config.model.fallbacks):
+        key = _secret(fallback.api_key) or _secret(config.model.api_key)
+        checks.append(await _probe_model(
+            f"model.fallbacks[{index}]", fallback.name, fallback.base_url or config.model.base_url, key
+        ))
+    return checks
+
+
+def check_windows(config: ChorusConfig) -> list[Check]:
+    """Windows learned from providers' overflow errors that are smaller than the configured ones."""
+    learned = FileWindowStore(config.home_dir / WINDOWS_FILE).load()
+    model = config.model
+    configured = [("model", model.name or "", model.base_url, model.context_length)] + [
+        (f"model.fallbacks[{i}]", f.name, f.base_url or model.base_url, f.context_length)
+        for i, f in enumerate(model.fallbacks)
+    ]
+    checks = []
+    for name, model_name, base_url, context_length in configured:
+        window = learned.get(window_key(model_name, base_url))
+        if window is not None and window.tokens < context_length:
+            how = "stated by the provider" if window.stated else "assumed after an overflow without a figure"
+            checks.append(Check(
+                f"{name}.context_length", False,
+                f"{model_name} rejected requests above {window.tokens:,} tokens ({how}); configured {context_length:,}",
+                f"set {name}.context_length: {window.tokens} (or start the server with a larger context)",
+            ))
+    return checks
+
+
 async def check_auxiliary(config: ChorusConfig) -> Check:
     aux = config.auxiliary.compression
     main_window = config.model.context_length
@@ -135,4 +168,5 @@ async def run_checks(config: ChorusConfig) -> list[Check]:
         *(check_platform(config, p) for p in platforms),
     )
     servers = await check_mcp(config.mcp.servers)
-    return [Check("config", True, "valid"), check_home(config), *results, *servers]
+    fallbacks = await check_fallbacks(config)
+    return [Check("config", True, "valid"), check_home(config), *results, *fallbacks, *check_windows(config), *servers]

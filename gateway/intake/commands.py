@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-COMMANDS = ("new", "reset", "compress", "status", "memory", "stop", "help", "model", "usage", "undo")
+COMMANDS = ("new", "reset", "compress", "status", "memory", "stop", "help", "retry", "model", "usage", "undo")
 # Handled at once, even while the session is busy.
 IMMEDIATE = frozenset({"status", "memory", "stop", "help", "new", "reset", "model", "usage", "undo"})
 # In groups with `platforms.<p>.admins` set, only those users may run these.
@@ -25,6 +25,7 @@ HELP_TEXT = "\n".join(
         "/usage — tokens used by this conversation and by this chat in all",
         "/undo — remove the last exchange from this conversation",
         "/stop — stop the reply in progress",
+        "/retry — run your last message again (after a failed answer)",
         "/help — this list",
     ]
 )
@@ -38,6 +39,7 @@ DESCRIPTIONS: tuple[tuple[str, str], ...] = (
     ("usage", "Tokens used by this conversation and chat"),
     ("model", "Show or switch this chat's model"),
     ("undo", "Remove the last exchange"),
+    ("retry", "Run your last message again"),
     ("memory", "Show my notes for this chat"),
     ("stop", "Stop the reply in progress"),
     ("help", "List the commands"),
@@ -80,6 +82,7 @@ class StatusInfo:
     blocked: bool = False
     prompt_source: str = ""
     model: str = ""
+    window_note: str = ""  # set when the active model's window is not the configured one
 
 
 def render_status(info: StatusInfo) -> str:
@@ -93,6 +96,8 @@ def render_status(info: StatusInfo) -> str:
         lines.append(f"model: {info.model}")
     if info.prompt_source:
         lines.append(f"system prompt: {info.prompt_source}")
+    if info.window_note:
+        lines.append(info.window_note)
     if info.blocked:
         lines.append("automatic compression is paused (anti-thrash); /compress forces one")
     if info.busy:

@@ -21,12 +21,13 @@ from structlog.contextvars import bind_contextvars
 
 from adapters.base import SentMessage
 from agent.context.engine import CompressionResult
-from agent.loop import TurnUsage
+from agent.loop import TurnResult, TurnUsage
 from agent.memory.providers import MemoryManager
 from agent.messages import Message, user
+from agent.model_retry import retry_notice
 from agent.session import SessionAgent
 from agent.tools.base import ToolContext
-from chorus_errors import ModelAuthError, ModelNotConfigured, RateLimited
+from chorus_errors import ModelAuthError, ModelError, ModelNotConfigured, ModelUnavailable, RateLimited
 from gateway.chats.store import ChatStore, Usage
 from gateway.coord.base import OutboundItem
 from gateway.coord.hold import LockBusy
@@ -46,7 +47,10 @@ log = structlog.get_logger(__name__)
 FAILED_TEXT = "Sorry, something went wrong while answering. Please try again in a moment."
 BUSY_TEXT = "This conversation is busy in another worker; please send your message again shortly."
 AUTH_TEXT = "I can't reach my model right now (the operator needs to check its credentials)."
-RATE_TEXT = "The model is rate-limiting me right now; please try again in a minute."
+RATE_TEXT = "The model is rate-limiting me right now; your message is kept, send /retry in a minute."
+UNAVAILABLE_TEXT = "I can't reach my model right now; your message is kept, send /retry to try again."
+REFUSED_TEXT = "The model refused this request; the operator may need to check the model settings."
+NOTHING_TO_RETRY = "There is no message of yours to retry in this conversation."
 TOO_LONG_TEXT = "That message is too long for me ({n:,} characters; the limit is {limit:,}). Please shorten it."
 
 
@@ -169,6 +173,8 @@ class TurnRunner:
                 agent = held.agent
                 if job.kind == "record":
                     await self._record(job, agent)
+                elif job.kind == "compress" and job.command is not None and job.command.name == "retry":
+                    await self._turn(job, agent, retry=True, lock_wait=lock_wait)
                 elif job.kind == "compress":
                     await self._compress(job, agent)
                 else:
@@ -187,6 +193,9 @@ class TurnRunner:
         except Exception as exc:  # noqa: BLE001 - the task boundary: log, tell the chat briefly
             log.exception("turn.failed", kind=job.kind, error=type(exc).__name__)
             self._bus.publish(TurnFailed(job.message.platform, job.route.key, type(exc).__name__))
+            if isinstance(exc, ModelAuthError):
+                log.error("model.auth_failed", model=exc.model, status=exc.status,
+                          fix="check model.api_key (or that fallback's api_key) and the model's access")
             await self._tell(job, self._failure_text(exc))
         if job.journal_entry is not None and job.journal_entry in self._journal_done:
             self._journal_done.discard(job.journal_entry)
@@ -204,6 +213,10 @@ class TurnRunner:
             return AUTH_TEXT
         if isinstance(exc, RateLimited):
             return RATE_TEXT
+        if isinstance(exc, ModelUnavailable):
+            return UNAVAILABLE_TEXT
+        if isinstance(exc, ModelError) and exc.status is not None and 400 <= exc.status < 500:
+            return REFUSED_TEXT
         return FAILED_TEXT
 
     async def _tell(self, job: Job, text: str) -> None:
@@ -222,7 +235,7 @@ class TurnRunner:
         decision = check_hygiene(
             agent.history,
             last_prompt_tokens=agent.engine.state.last_prompt_tokens,
-            context_length=agent.engine.context_length,  # the chat's model's window (`/model`)
+            context_length=agent.engine.context_length,  # the active model's window: the chat's (/model), learned ones included
             hard_message_limit=self.settings.hard_message_limit,
             stalled_at=agent.state.marks.stalled_at,
         )
@@ -246,16 +259,40 @@ class TurnRunner:
 
     async def _idle_compact(self, job: Job, agent: SessionAgent, board: NoticeBoard) -> None:
         """`compression.idle_compact_after_seconds`: after a long silence, compact before replying."""
-        due = getattr(agent.engine, "idle_compact_due", None)  # optional engine capability
         last = agent.state.marks.last_turn_at
-        if not callable(due) or last is None or not due(time.time() - last):
+        if last is None or not agent.engine.idle_compact_due(time.time() - last):
             return
         result = await agent.compress(trigger="idle", on_event=board)
         log.info("compression.idle", outcome=result.outcome, idle_seconds=round(time.time() - last))
         if result.changed:
             await self._sessions.persist(job.route, agent, compressed=True)
 
-    async def _turn(self, job: Job, agent: SessionAgent, *, lock_wait: float | None = None) -> None:
+    async def _run_agent(
+        self, job: Job, agent: SessionAgent, message: Message, *, retry: bool, context: ToolContext,
+        on_text: StreamPreview | None, on_event: NoticeBoard, recall: str | None, on_tool: ToolProgress | None,
+    ) -> TurnResult:
+        """The loop, with "busy, retrying" notices to this chat; a failure keeps the user's message for /retry."""
+        async def notice(text: str) -> None:
+            await self._delivery.send_text(job.route.target, text)
+
+        token = retry_notice.set(notice)
+        try:
+            result = await agent.run_turn(
+                message, context=context, on_text=on_text, on_event=on_event, recall=recall, on_tool=on_tool
+            )
+        except ModelError:
+            agent.history.append(message)
+            agent.state.marks.failed_message = message.text
+            if not retry:  # a /retry's message is stored already
+                await self._sessions.append(agent, [message])
+            await self._sessions.agents.save(job.route, agent)
+            raise
+        finally:
+            retry_notice.reset(token)
+        agent.state.marks.failed_message = None
+        return result
+
+    async def _turn(self, job: Job, agent: SessionAgent, *, retry: bool = False, lock_wait: float | None = None) -> None:
         started = time.monotonic()
         limit = self.settings.max_message_chars
         if len(job.message.text) > limit:
@@ -264,8 +301,18 @@ class TurnRunner:
         if self.settings.model_missing_text is not None:
             await self._deliver(job, self.settings.model_missing_text)
             return
-        turn_message = user_line(job)
-        if self._media is not None and job.message.attachments:
+        if retry:
+            failed = agent.state.marks.failed_message
+            if failed is None:
+                await self._deliver(job, NOTHING_TO_RETRY)
+                return
+            last = agent.history[-1] if agent.history else None
+            retry = last is not None and last.role == "user" and last.text == failed
+            # The failed message is still the last one: run it again in place; else (group lines came after) ask again.
+            turn_message = agent.history.pop() if retry else user(failed)
+        else:
+            turn_message = user_line(job)
+        if not retry and self._media is not None and job.message.attachments:
             prefix = f"{job.message.user_name}: " if job.route.shared else ""
             read = await self._media.user_turn(job.message, prefix=prefix)
             if isinstance(read, TurnRefused):
@@ -286,16 +333,18 @@ class TurnRunner:
         async with typing_while(adapter, job.route.target):
             recall = None
             if self._memory is not None:
-                recall = await self._memory.prefetch(job.route.chat_scope, job.message.user_id, job.message.text)
-            result = await agent.run_turn(
-                turn_message, context=context, on_text=preview, on_event=board, recall=recall, on_tool=progress
+                recall = await self._memory.prefetch(job.route.chat_scope, job.message.user_id, turn_message.text)
+            result = await self._run_agent(
+                job, agent, turn_message, retry=retry, context=context, on_text=preview, on_event=board, recall=recall,
+                on_tool=progress,
             )
         if result.compressed:
             agent.state.marks.stalled_at = None
         await self._count_usage(job, agent, result.usage)
-        await asyncio.shield(
-            self._sessions.persist(job.route, agent, compressed=result.compressed, new=result.new_messages)
-        )
+        new = result.new_messages[1:] if retry and not result.compressed else result.new_messages
+        await asyncio.shield(self._sessions.persist(job.route, agent, compressed=result.compressed, new=new))
+        if result.notice:
+            await self._delivery.send_text(job.route.target, result.notice)
         if preview is not None:
             await preview.settle()
         delivered = await self._deliver(job, result.reply, draft=preview.draft if preview else None)

@@ -1,7 +1,10 @@
 """A scripted OpenAI-compatible server on loopback, for the real `openai` client.
 
 Each request pops the next scripted `Reply` (or calls the default responder).
-Streaming requests get server-sent events with a final usage chunk.
+Streaming requests get server-sent events with a final usage chunk. With
+`window` set, a request whose estimated prompt is larger is refused with 400
+and `overflow_message` (a provider's real wording; `{window}` and `{tokens}`
+are filled in), like a local server started with a smaller context.
 """
 from __future__ import annotations
 
@@ -31,6 +34,7 @@ class Reply:
     delay_seconds: float = 0.0  # to provoke client timeouts
     gate: asyncio.Event | None = None  # reply only once set: lets a test hold a turn open
     empty_choices: bool = False
+    reasoning: str | None = None  # sent as `reasoning_content` (deltas when streaming), like vLLM and DeepSeek
 
 
 Responder = Callable[[dict[str, Any]], Reply]
@@ -65,6 +69,13 @@ class FakeOpenAI:
         self.transcript = "hello from a voice note"
         self.transcription_status = 200
         self._arrived = asyncio.Condition()
+        self.window: int | None = None
+        self.overflow_message = (
+            "This model's maximum context length is {window} tokens. However, your messages resulted in {tokens} "
+            "tokens. Please reduce the length of the messages."
+        )
+        self.overflow_body: dict[str, Any] = {}  # extra error fields (llama.cpp's n_ctx)
+        self.overflows = 0
 
     @property
     def base_url(self) -> str:
@@ -114,6 +125,12 @@ class FakeOpenAI:
         self.request_headers.append(dict(http_request.headers))
         async with self._arrived:
             self._arrived.notify_all()
+        tokens = _estimate_prompt_tokens(request)
+        if self.window is not None and tokens > self.window:
+            self.overflows += 1
+            text = self.overflow_message.format(window=self.window, tokens=tokens)
+            error = {"message": text, "type": "invalid_request_error", "code": None, **self.overflow_body}
+            return web.json_response({"error": error}, status=400)
         reply = self._next_reply(request)
         if reply.gate is not None:
             await reply.gate.wait()
@@ -132,6 +149,8 @@ class FakeOpenAI:
         if request.get("stream"):
             return await self._stream(http_request, request, reply, usage)
         message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+        if reply.reasoning is not None:
+            message["reasoning_content"] = reply.reasoning
         if reply.tool_calls:
             message["tool_calls"] = reply.tool_calls
         choices = [] if reply.empty_choices else [
@@ -153,6 +172,9 @@ class FakeOpenAI:
                      "choices": choices, **(extra or {})}
             await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
 
+        thought = reply.reasoning or ""
+        for start in range(0, len(thought), 8):
+            await send([{"index": 0, "delta": {"reasoning_content": thought[start:start + 8]}, "finish_reason": None}])
         text = reply.content or ""
         for start in range(0, len(text), 8):
             await send([{"index": 0, "delta": {"content": text[start:start + 8]}, "finish_reason": None}])

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from agent.model_windows import FileWindowStore, LearnedWindow, window_key
 from gateway.cli import main
 from gateway.cli.doctor import handle
 from tests.fakes.discord_api import TOKEN as DISCORD_TOKEN
@@ -119,3 +120,24 @@ async def test_every_platform_is_probed(tmp_path: Path, fake_openai: FakeOpenAI,
     assert "platforms.telegram.token" in str(bad_rows["platforms.telegram"]["detail"])
     assert "platforms.discord.token" in str(bad_rows["platforms.discord"]["detail"])
     assert "wrong-token-value" not in output and "wrong-discord-token" not in output
+
+
+async def test_learned_window_and_fallbacks_are_reported(tmp_path: Path, fake_openai: FakeOpenAI,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """A window a provider proved smaller names model.context_length; each fallback is probed."""
+    home = tmp_path / "home"
+    FileWindowStore(home / "model_windows.json").save(
+        window_key("m", fake_openai.base_url), LearnedWindow(tokens=8192, stated=True, learned_at=0.0)
+    )
+    path = _write(tmp_path, {
+        "home": str(home),
+        "model": {"name": "m", "base_url": fake_openai.base_url, "api_key": "sk-secret-value",
+                  "fallbacks": [{"name": "backup", "base_url": fake_openai.base_url}]},
+    })
+    code = await _doctor(path)
+    rows = _rows(capsys)
+    assert code != 0
+    assert rows["model.fallbacks[0]"]["ok"] is True
+    window = rows["model.context_length"]
+    assert window["ok"] is False and "8,192" in str(window["detail"])
+    assert window["fix"] == "set model.context_length: 8192 (or start the server with a larger context)"

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from gateway.intake.allowlist import REFUSAL_TEXT
-from gateway.sessions.turns import FAILED_TEXT
+from gateway.sessions.turns import UNAVAILABLE_TEXT
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.gateway.fake_platform import FakePlatform
 from tests.gateway.harness import make_config, started
@@ -115,16 +115,18 @@ async def test_interrupt_mode_cancels_the_running_turn(fake_openai: FakeOpenAI, 
 
 
 async def test_failed_turn_tells_the_chat_without_internals(fake_openai: FakeOpenAI, home: Path) -> None:
-    """A model failure becomes a short apology: no status code, no stack trace, no key."""
+    """A model failure (retries used up) becomes one short line: no status code, no stack trace, no key."""
     fake_openai.push(Reply(status=500))
     chat = FakePlatform(PLATFORM)
-    async with started(_config(home, fake_openai), adapters={PLATFORM: chat}):
+    config = make_config(home, fake_openai.base_url, platforms={"web": {"enabled": False}, "telegram": {
+        "allowed_users": ["u1"]}}, model={"retry": {"max_attempts": 1}})
+    async with started(config, adapters={PLATFORM: chat}):
         await chat.inject("hello")
-        await chat.wait_text("Sorry")
+        await chat.wait_text("/retry")
         await chat.inject("again")
         await chat.wait_text("echo: again")
-    assert chat.texts() == [FAILED_TEXT, "echo: again"]
-    assert not any(word in FAILED_TEXT for word in ("500", "Traceback", "sk-"))
+    assert chat.texts() == [UNAVAILABLE_TEXT, "echo: again"]
+    assert not any(word in UNAVAILABLE_TEXT for word in ("500", "Traceback", "sk-"))
 
 
 async def test_new_starts_a_fresh_session(fake_openai: FakeOpenAI, home: Path) -> None:

@@ -16,6 +16,7 @@ from gateway.ops.health import health_routes
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.gateway.fake_platform import FakePlatform
 from tests.gateway.harness import chat, make_config, running, started, web_port
+from tests.gateway.run_harness import run_like_chorus
 
 
 def _seed(home: Path, platform: str, chat_id: str, pairs: int) -> None:
@@ -122,7 +123,7 @@ async def test_idle_session_is_compacted_before_the_next_reply(fake_openai: Fake
         platforms={"web": {"enabled": False}, "telegram": {"allowed_users": ["u1"]}},
         compression={"progress_notices": True, "idle_compact_after_seconds": 600},
     )
-    async with started(config, adapters={"telegram": platform}) as gateway:
+    async with run_like_chorus(config, adapters={"telegram": platform}) as (gateway, _ops):  # live-tuned engine
         await platform.inject("first")
         await platform.wait_text("echo: first")
         agent = next(a for _, a in gateway.parts.agents.live_agents())
