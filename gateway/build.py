@@ -44,6 +44,7 @@ from gateway.app import Gateway, GatewayParts
 from gateway.config import ChorusConfig
 from gateway.coord import Coordinator, memory_coordinator, poller_lease_name, redis_coordinator
 from gateway.coord.base import Outbox
+from gateway.deadletter import DeadLetterBox
 from gateway.delivery import Delivery
 from gateway.intake import Intake, IntakeSettings
 from gateway.journal import InboundJournal
@@ -245,7 +246,7 @@ def build_gateway(
             coordinator=coord, store=store, adapters=adapters, agents=agents, runner=runner, delivery=delivery,
             intake=intake, journal=journal, outbox=outbox, busy_mode=gw.busy_input_mode,
             shutdown_grace=gw.shutdown_grace_seconds, notes_text=notes_text, on_shutdown=on_shutdown,
-            closers=closers,
+            closers=closers, deadletters=DeadLetterBox(home / "deadletter"),
         )
     )
 

@@ -33,10 +33,23 @@ SUFFIX = ".json"
 _FIELDS = tuple(name for name in InboundMessage.__dataclass_fields__ if name not in ("attachments", "kind"))
 
 
-def _to_json(message: InboundMessage) -> str:
+def _to_json(message: InboundMessage, *, ensure_ascii: bool = False) -> str:
     fields = {name: getattr(message, name) for name in _FIELDS}
     fields["attachments"] = [asdict(item) for item in message.attachments]
-    return json.dumps(fields, ensure_ascii=False)
+    return json.dumps(fields, ensure_ascii=ensure_ascii)
+
+
+def _encode(message: InboundMessage) -> bytes:
+    """The entry's bytes, always valid UTF-8.
+
+    Adapters hand on valid text, but a lone surrogate that slips through must
+    not stop intake: escaped as `\\udXXX` by `ensure_ascii` it is plain ASCII
+    and loads back as the same string (a pair split in two code points, joined).
+    """
+    try:
+        return _to_json(message).encode("utf-8")
+    except UnicodeEncodeError:
+        return _to_json(message, ensure_ascii=True).encode("ascii")
 
 
 def _from_json(raw: str) -> InboundMessage:
@@ -98,7 +111,7 @@ class InboundJournal:
         such a file aside as `.bad`, which is all the temp file bought.
         """
         entry = f"{message.timestamp:020.6f}-{self._unique}{next(self._serial):08x}"
-        data = _to_json(message).encode("utf-8")
+        data = _encode(message)
         fd = os.open(os.path.join(self._own_dir, entry + SUFFIX), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
             view = memoryview(data)
@@ -114,7 +127,7 @@ class InboundJournal:
         for message in messages:
             try:
                 entries.append(self.record(message))
-            except OSError as exc:
+            except (OSError, ValueError, TypeError) as exc:  # one bad message never fails the burst
                 entries.append(exc)
         return entries
 
@@ -151,7 +164,7 @@ class InboundJournal:
         for path in sorted(self._own.glob(f"*{SUFFIX}")) if self._own.is_dir() else []:
             try:
                 found.append((path.name[: -len(SUFFIX)], _from_json(path.read_text(encoding="utf-8"))))
-            except (ValueError, TypeError, KeyError) as exc:
+            except (ValueError, TypeError, KeyError, RecursionError) as exc:
                 log.warning("journal.unreadable", entry=path.name, error=type(exc).__name__)
                 path.rename(path.with_name(path.name + ".bad"))
         return found

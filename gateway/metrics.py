@@ -38,6 +38,12 @@ class Metrics:
         self.redis_errors = Counter("chorus_redis_errors", "Redis operations that failed (fail-open)", registry=r)
         self.turn_errors = Counter("chorus_turn_errors", "Turns that failed", ["kind"], registry=r)
         self.live_agents = Gauge("chorus_live_agents", "Session agents live in this process", registry=r)
+        self.deadletters = Counter(
+            "chorus_deadletters", "Inbound messages quarantined as dead letters, by intake stage", ["stage"], registry=r
+        )
+        self.task_deaths = Counter(
+            "chorus_task_deaths", "Supervised background tasks that died (each is restarted)", ["task"], registry=r
+        )
         self.config_changes = Counter(
             "chorus_config_changes", "Runtime config keys changed (API, reload, SIGHUP)", ["source"], registry=r
         )

@@ -16,6 +16,7 @@ import time
 from typing import TextIO
 
 from adapters.base import ChatTarget, InboundMessage, PlatformLimits, ProbeResult, SentMessage
+from adapters.normalize import normalize_inbound
 
 PLATFORM = "console"
 CHAT_ID = "console"
@@ -74,7 +75,7 @@ class ConsoleAdapter:
                 continue
             number = next(self._lines)
             await inbound.put(
-                InboundMessage(
+                normalize_inbound(InboundMessage(
                     platform=PLATFORM,
                     chat_id=CHAT_ID,
                     chat_type="dm",
@@ -84,7 +85,7 @@ class ConsoleAdapter:
                     message_id=str(number),
                     timestamp=time.time(),
                     delivery_id=f"{PLATFORM}:{self._started_at:.6f}:{number}",
-                )
+                ))
             )
 
     async def stop(self) -> None:

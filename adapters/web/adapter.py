@@ -29,6 +29,7 @@ from adapters.base import (
     ProbeResult,
     SentMessage,
 )
+from adapters.normalize import normalize_inbound
 from adapters.text import split_text
 
 log = structlog.get_logger(__name__)
@@ -129,7 +130,7 @@ class WebAdapter:
     async def _on_frame(self, chat_id: str, data: str, ws: web.WebSocketResponse) -> None:
         try:
             frame: Any = json.loads(data)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):  # RecursionError: nested too deeply to parse
             await ws.send_json({"type": "error", "text": "frames must be JSON objects"})
             return
         if not isinstance(frame, dict) or frame.get("type") != "message" or not isinstance(frame.get("text"), str):
@@ -137,7 +138,7 @@ class WebAdapter:
             return
         text = frame["text"][:MAX_INBOUND_CHARS]
         client_id = str(frame.get("client_id") or uuid.uuid4().hex)[:MAX_CHAT_ID_CHARS]
-        message = InboundMessage(
+        message = normalize_inbound(InboundMessage(
             platform=PLATFORM,
             chat_id=chat_id,
             chat_type="dm",
@@ -147,7 +148,7 @@ class WebAdapter:
             message_id=client_id,
             timestamp=time.time(),
             delivery_id=f"{PLATFORM}:{chat_id}:{client_id}",
-        )
+        ))
         if self._queue is not None:
             await self._queue.put(message)
 

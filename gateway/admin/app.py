@@ -10,6 +10,7 @@ Knows the gateway only through `AdminBackend`, `LiveConfig` and `EventLog`.
 """
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import json
@@ -25,6 +26,7 @@ from agent.errors import ConfigError
 from gateway.admin.backend import AdminBackend, SessionBusy, SessionNotFound
 from gateway.admin.config_file import save_changes
 from gateway.admin.events import EventKind, EventLog
+from gateway.deadletter import DeadLetterBox
 from gateway.health import health_routes
 from gateway.hygiene import HYGIENE_RATIO
 from gateway.live_config import LIVE_KEYS, LiveConfig, flatten, live_values
@@ -81,10 +83,28 @@ def _static(name: str) -> bytes:
 class _Api:
     """The `/api/` handlers over one backend."""
 
-    def __init__(self, backend: AdminBackend, live: LiveConfig | None, events: EventLog) -> None:
+    def __init__(
+        self, backend: AdminBackend, live: LiveConfig | None, events: EventLog, deadletters: DeadLetterBox | None
+    ) -> None:
         self.backend = backend
         self.live = live
         self.events = events
+        self.deadletters = deadletters
+
+    async def deadletters_list(self, request: web.Request) -> web.Response:
+        try:
+            limit = min(int(request.query.get("limit", "100")), MAX_EVENTS)
+        except ValueError:
+            return _error(400, f"limit: got {request.query['limit']!r}; expected a whole number up to {MAX_EVENTS}")
+        box = self.deadletters
+        if box is None:
+            return web.json_response({"count": 0, "directory": None, "deadletters": []})
+        letters = await asyncio.to_thread(box.recent, limit=limit)
+        count = await asyncio.to_thread(box.count)
+        return web.json_response({
+            "count": count, "directory": str(box.directory) if box.directory else None,
+            "deadletters": [letter.to_json() for letter in letters],
+        })
 
     async def sessions(self, _request: web.Request) -> web.Response:
         views = await self.backend.sessions()
@@ -214,6 +234,7 @@ def build_admin_app(
     events: EventLog | None = None,
     before_scrape: Sequence[Callable[[], None]] = (),
     extra_routes: Sequence[web.RouteDef] = (),
+    deadletters: DeadLetterBox | None = None,
 ) -> web.Application:
     """The admin `web.Application` (serve it on `admin.host:admin.port`).
 
@@ -225,8 +246,9 @@ def build_admin_app(
         events: the recent-events ring buffer (a fresh empty one when None).
         before_scrape: callables that refresh gauges right before `/metrics` renders.
         extra_routes: routes served beside these (platform webhooks); outside `/api/`, so no token.
+        deadletters: the quarantined messages `GET /api/deadletters` lists (None: an empty list).
     """
-    api = _Api(backend, live, events if events is not None else EventLog())
+    api = _Api(backend, live, events if events is not None else EventLog(), deadletters)
     app = web.Application(middlewares=[_auth_middleware(token)])
 
     async def scrape(_request: web.Request) -> web.Response:
@@ -253,6 +275,7 @@ def build_admin_app(
             web.post("/api/sessions/{key:.+}/compress", api.compress),
             web.get("/api/sessions/{key:.+}", api.session),
             web.get("/api/events", api.events_list),
+            web.get("/api/deadletters", api.deadletters_list),
             web.get("/api/config", api.config),
             web.patch("/api/config", api.patch_config),
             web.post("/api/config/reload", api.reload),

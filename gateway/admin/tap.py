@@ -36,6 +36,8 @@ ERROR_EVENTS = {
     "compression.failed": "compression failed (rolled back)",
     "delivery.given_up": "reply could not be delivered",
     "intake.failed": "intake failed on a message",
+    "intake.dead_lettered": "message quarantined as a dead letter (GET /api/deadletters)",
+    "task.died": "background task died; restarting",
     "command.failed": "command failed",
     "lane.job_failed": "session job failed",
     "config.reload_rejected": "config reload rejected; running config kept",
@@ -57,7 +59,8 @@ class Recorder:
 
 
 def _detail(event: Mapping[str, Any]) -> str:
-    parts = [f"{name}={event[name]}" for name in ("error", "kind", "reason", "setting", "outcome") if event.get(name)]
+    fields = ("error", "kind", "reason", "setting", "outcome", "stage", "task")
+    parts = [f"{name}={event[name]}" for name in fields if event.get(name)]
     return "; ".join(parts)
 
 
@@ -99,6 +102,10 @@ class LogTap:
                                         f"{event.get('messages_before')} → {event.get('messages_after')} messages")
         elif name == "agent.built":
             m.agent_cache.labels(event="restored" if event.get("restored") else "built").inc()
+        elif name == "intake.dead_lettered":
+            m.deadletters.labels(stage=str(event.get("stage") or "unknown")).inc()
+        elif name == "task.died":
+            m.task_deaths.labels(task=str(event.get("task") or "unknown")).inc()
         elif name in ("turn.failed", "turn.lock_busy"):
             m.turn_errors.labels(kind=str(event.get("error") or name.split(".")[1])).inc()
         elif name == "admin.config_changed":

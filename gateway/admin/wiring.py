@@ -85,6 +85,7 @@ class Operations:
         return build_admin_app(
             backend, metrics=self.metrics, token=token, live=self.live, events=self.events,
             before_scrape=[lambda: backend.refresh_metrics(self.metrics)], extra_routes=extra_routes,
+            deadletters=gateway.parts.deadletters,
         )
 
     def install_sighup(self, loop: asyncio.AbstractEventLoop) -> None:

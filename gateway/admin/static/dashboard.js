@@ -203,6 +203,32 @@ function drawEvents(events) {
   }
 }
 
+function drawDeadLetters(box) {
+  // Messages intake could not handle: each kept whole under home/deadletter/, intake went on.
+  const list = document.getElementById("deadletters");
+  list.replaceChildren();
+  document.getElementById("deadletter-count").textContent =
+    box.count ? `${box.count} kept in ${box.directory || "memory"}` : "";
+  if (!box.deadletters.length) {
+    const li = document.createElement("li");
+    li.textContent = "none: every message was handled";
+    list.append(li);
+  }
+  for (const d of box.deadletters) {
+    const li = document.createElement("li");
+    li.className = "error deadletter";
+    li.dataset.deadletter = d.id;
+    for (const [cls, text] of [["time", clock(d.at)], ["kind", d.stage], ["session", d.platform + ":" + d.chat_id],
+      ["text", `${d.error}${d.stored ? "" : " (not stored: see the log)"} · ${d.text_preview}`]]) {
+      const span = document.createElement("span");
+      span.className = cls;
+      span.textContent = text;
+      li.append(span);
+    }
+    list.append(li);
+  }
+}
+
 function drawSummary(sessions, config) {
   const values = config.values;
   const hot = sessions.filter((s) => fillClass(s) !== "ok").length;
@@ -268,8 +294,8 @@ let timer = null;
 
 async function refresh(schedule = true) {
   try {
-    const [sessions, events, config] = await Promise.all([
-      api("/api/sessions"), api("/api/events?limit=500"), api("/api/config"),
+    const [sessions, events, config, deadletters] = await Promise.all([
+      api("/api/sessions"), api("/api/events?limit=500"), api("/api/config"), api("/api/deadletters?limit=50"),
     ]);
     problem("");
     show("login", false);
@@ -278,6 +304,7 @@ async function refresh(schedule = true) {
     drawFill(sessions.sessions);
     drawTimeline(sessions.sessions, compressions, sessions.generated_at);
     drawEvents(events.events);
+    drawDeadLetters(deadletters);
     drawSummary(sessions.sessions, config);
     let detail = null;
     if (selected) {

@@ -1,0 +1,37 @@
+"""Dead letters on the dashboard (headless Chromium) and in `GET /api/deadletters`."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from adapters.base import InboundMessage
+from gateway.admin import build_admin_app
+from gateway.config import ChorusConfig
+from gateway.deadletter import DeadLetterBox
+from gateway.live_config import LiveConfig
+from gateway.metrics import Metrics
+from tests.gateway.admin.dashboard_support import FixedBackend, chromium, parse_dom, view
+from tests.gateway.admin.helpers import TOKEN, serve_app
+
+
+def _message(text: str) -> InboundMessage:
+    return InboundMessage(platform="telegram", chat_id="-100777", chat_type="group", user_id="5", user_name="Ada",
+                          text=text, message_id="9", timestamp=1.0, delivery_id="telegram:9")
+
+
+async def test_dead_letters_are_listed_on_the_dashboard(tmp_path: Path) -> None:
+    """Each quarantined message shows its stage, chat, error type and a preview of its text."""
+    box = DeadLetterBox(tmp_path / "deadletter")
+    box.put(_message("first bad one"), stage="journal", error=OSError("disk"))
+    box.put(_message("x" * 500), stage="dispatch", error=KeyError("k"))
+    app = build_admin_app(FixedBackend([view("agent:default:web:dm:alice", 1000)]), metrics=Metrics(), token=TOKEN,
+                          live=LiveConfig(ChorusConfig()), deadletters=box)
+    async with serve_app(app) as url:
+        dom = parse_dom(await chromium(f"{url}/dashboard#token={TOKEN}", tmp_path / "profile", "--dump-dom"))
+    assert len(dom.with_class("deadletter")) == 2
+    spans = [(a.get("class"), t[0]) for _tag, a, t in dom.found if t and a.get("class") in ("kind", "session", "text")]
+    assert spans[-6:] == [  # the dead-letter list is the last section; newest first
+        ("kind", "dispatch"), ("session", "telegram:-100777"), ("text", "KeyError · " + "x" * 200 + "…"),
+        ("kind", "journal"), ("session", "telegram:-100777"), ("text", "OSError · first bad one"),
+    ]
+    count = next(t for _tag, a, t in dom.found if a.get("id") == "deadletter-count")
+    assert count == [f"2 kept in {tmp_path / 'deadletter'}"]
