@@ -22,6 +22,7 @@ from aiohttp import web
 from gateway.admin.wiring import Operations, serve_admin
 from gateway.build import MODEL_MISSING_TEXT, build_gateway
 from gateway.config import ChorusConfig, load_config, resolve_config_path
+from gateway.doctor import SUMMARY_WINDOW_FIX, summary_window_problem
 from gateway.logs import configure_logging
 
 log = structlog.get_logger(__name__)
@@ -33,10 +34,17 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=handle)
 
 
-async def serve(config: ChorusConfig, *, config_path: Path | None = None) -> int:
-    """Run until a stop signal; returns the exit code."""
+def warn_at_start(config: ChorusConfig) -> None:
+    """The config problems that do not stop a start, logged as doctor reports them."""
     if not config.model.name:
         log.warning("model.not_configured", fix=MODEL_MISSING_TEXT)
+    if (problem := summary_window_problem(config)) is not None:
+        log.warning("config.summary_window_too_small", problem=problem, fix=SUMMARY_WINDOW_FIX)
+
+
+async def serve(config: ChorusConfig, *, config_path: Path | None = None) -> int:
+    """Run until a stop signal; returns the exit code."""
+    warn_at_start(config)
     ops = Operations.create(config, path=config_path)
     gateway = build_gateway(config, engine=ops.engine())
     stop = asyncio.Event()
