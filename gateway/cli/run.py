@@ -19,6 +19,8 @@ from typing import Any
 import structlog
 from aiohttp import web
 
+from gateway.admin.app import token_fingerprint
+from gateway.admin.token import announcement, resolve_admin_token
 from gateway.admin.wiring import Operations, serve_admin
 from gateway.build import MODEL_MISSING_TEXT, build_gateway
 from gateway.config import ChorusConfig, load_config, resolve_config_path
@@ -59,9 +61,12 @@ async def serve(config: ChorusConfig, *, config_path: Path | None = None) -> int
     admin: web.AppRunner | None = None
     try:
         await gateway.start()
-        app = ops.attach(gateway, token=config.admin.token, extra_routes=extra)
+        token = resolve_admin_token(config)
+        app = ops.attach(gateway, token=token.value, extra_routes=extra)
         admin, admin_port = await serve_admin(app, config.admin.host, config.admin.port)
-        log.info("admin.started", url=f"http://{config.admin.host}:{admin_port}/healthz")
+        log.info("admin.started", url=f"http://{config.admin.host}:{admin_port}/healthz", auth=token.source,
+                 auth_id=token_fingerprint(token.value) if token.value else None)
+        print(announcement(token, f"http://{config.admin.host}:{admin_port}/dashboard"), file=sys.stderr, flush=True)
         ops.install_sighup(loop)
         web_adapter = gateway.parts.adapters.get("web")
         if web_adapter is not None:

@@ -340,7 +340,25 @@ function start() {
     sessionStorage.setItem(TOKEN_KEY, document.getElementById("token").value.trim());
     refresh();
   });
-  if (token()) refresh(); else show("login", true);
+  if (token()) refresh(); else explainOrAskToken();
+}
+
+async function explainOrAskToken() {
+  // With admin.token unset the API is disabled: say so at once instead of asking for a token that cannot work.
+  try {
+    const response = await fetch("/api/config", { cache: "no-store" });
+    if (response.status === 403) {
+      const body = await response.json();
+      document.getElementById("summary").textContent = "operator API disabled";
+      problem(body.error);
+      return;
+    }
+  } catch (error) {
+    problem("the admin server did not answer: " + error.message);
+    return;
+  }
+  document.getElementById("summary").textContent = "sign in";
+  show("login", true);
 }
 
 start();
