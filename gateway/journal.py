@@ -98,8 +98,15 @@ class InboundJournal:
     def close(self) -> None:
         lock, self._lock = self._lock, None
         if lock is not None:
-            with contextlib.suppress(OSError):
+            try:
                 self._own.rmdir()  # only when empty: unfinished entries stay for the next start
+            except OSError:
+                lock.release()
+                return
+            # Nothing left to take over: the lock file goes too (node names are per process, so
+            # one would otherwise be left behind by every start).
+            with contextlib.suppress(OSError):
+                os.unlink(lock.lock_file)
             lock.release()
 
     def record(self, message: InboundMessage) -> str:
@@ -150,8 +157,26 @@ class InboundJournal:
                     os.rename(path, self._own / path.name)
             with contextlib.suppress(OSError):
                 node_dir.rmdir()
+                os.unlink(lock.lock_file)  # held by us: no live process can be using it
         finally:
             lock.release()
+
+    def _sweep_locks(self) -> None:
+        """Delete the lock files of exited processes that left no entries (older versions kept them all)."""
+        for path in self.directory.glob("*.lock"):
+            node = path.name[: -len(".lock")]
+            if node == self.node or (self.directory / node).is_dir():
+                continue
+            lock = filelock.FileLock(str(path))
+            try:
+                lock.acquire(timeout=0)
+            except filelock.Timeout:
+                continue  # a live process (its directory is about to appear)
+            try:
+                with contextlib.suppress(OSError):
+                    path.unlink()
+            finally:
+                lock.release()
 
     def recover(self) -> list[tuple[str, InboundMessage]]:
         """Take over the entries of exited processes (and our own), oldest first."""
@@ -160,6 +185,7 @@ class InboundJournal:
         for node_dir in self.directory.iterdir():
             if node_dir.is_dir() and node_dir.name != self.node:
                 self._adopt(node_dir)
+        self._sweep_locks()
         found: list[tuple[str, InboundMessage]] = []
         for path in sorted(self._own.glob(f"*{SUFFIX}")) if self._own.is_dir() else []:
             try:

@@ -176,10 +176,15 @@ class _Api:
         live = self._require_live()
         try:
             body: Any = await request.json()
+            if isinstance(body, dict):
+                body = dotted(body)
         except json.JSONDecodeError as exc:
             return _error(400, f"the body is not JSON ({exc.msg}); send an object such as {{\"compression.threshold\": 0.6}}")
+        except RecursionError:
+            return _error(400, "the body is nested too deeply; send an object such as {\"compression.threshold\": 0.6}")
         if not isinstance(body, dict) or not body:
-            return _error(400, "send a non-empty JSON object of dotted keys, e.g. {\"compression.threshold\": 0.6}")
+            return _error(400, "send a non-empty JSON object of dotted keys or nested objects, "
+                               "e.g. {\"compression.threshold\": 0.6} or {\"compression\": {\"threshold\": 0.6}}")
         persist = request.query.get("persist", "false").lower() in ("1", "true", "yes")
         if persist and live.path is None:
             return _error(400, "persist=true needs a config file, but chorus started on built-in defaults; "
@@ -219,6 +224,22 @@ class _Api:
                 "values": live_values(change.config),
             }
         )
+
+
+def dotted(body: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """`{"compression": {"threshold": 0.6}}` as `{"compression.threshold": 0.6}`; dotted keys pass as they are.
+
+    A mapping is descended into unless its own key is a live setting (`compression.model_thresholds`
+    is one whole value).
+    """
+    flat: dict[str, Any] = {}
+    for name, value in body.items():
+        key = f"{prefix}{name}"
+        if isinstance(value, dict) and value and key not in LIVE_KEYS:
+            flat.update(dotted(value, f"{key}."))
+        else:
+            flat[key] = value
+    return flat
 
 
 def _log_rejection(exc: ConfigError, who: str) -> None:
