@@ -33,6 +33,7 @@ from gateway.hygiene import estimate_history_tokens
 from gateway.intake import Intake, IntakeDecision
 from gateway.journal import InboundJournal
 from gateway.outbox_file import JournaledOutbox
+from gateway.queued import QueuedNotices
 from gateway.queueing import BusyMode, Job, JobKind, SessionLanes
 from gateway.routing import Route
 from gateway.supervise import Supervisor
@@ -85,6 +86,7 @@ class Gateway:
     def __init__(self, parts: GatewayParts, *, supervisor: Supervisor | None = None) -> None:
         self.parts = parts
         self.supervisor = supervisor or Supervisor()
+        self.queued_notices = QueuedNotices(parts.delivery, text=lambda n: QUEUED_TEXT.format(n=n))
         self.queue: asyncio.Queue[InboundMessage] = asyncio.Queue()
         self.lanes = SessionLanes(parts.runner.run, mode=parts.busy_mode)
         self._side: set[asyncio.Task[None]] = set()
@@ -135,6 +137,7 @@ class Gateway:
         for task in list(self._side):
             task.cancel()
         await asyncio.gather(*self._side, return_exceptions=True)
+        await self.queued_notices.close()
         if self.parts.on_shutdown is not None:
             with contextlib.suppress(Exception):
                 await self.parts.on_shutdown()
@@ -290,7 +293,9 @@ class Gateway:
             self._forget(result.interrupted)
             await self.parts.delivery.send_text(where.target, INTERRUPTED_TEXT)
         elif kind != "record" and result.busy:
-            await self.parts.delivery.send_text(where.target, QUEUED_TEXT.format(n=result.position))
+            await self.queued_notices.busy(where.key, where.target, result.position)
+        elif kind != "record":
+            self.queued_notices.idle(where.key)
 
     def _forget(self, job: Job | None) -> None:
         """A job the user stopped is not re-run after a restart."""
