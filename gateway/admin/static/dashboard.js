@@ -41,6 +41,20 @@ function shortKey(key) {
   return parts.length > 4 ? parts.slice(2).join(":") : key;
 }
 
+// Labels sit left of the plots (LABEL_W px at ~7 px a character): longer ones are cut in the
+// middle, keeping the platform and the id's end, and the whole key is in the tooltip.
+const LABEL_CHARS = 36;
+function fitLabel(text) {
+  if (text.length <= LABEL_CHARS) return text;
+  const head = Math.ceil((LABEL_CHARS - 1) / 2), tail = LABEL_CHARS - 1 - head;
+  return text.slice(0, head) + "…" + text.slice(text.length - tail);
+}
+function keyLabel(x, y, key) {
+  const node = el("text", { x, y, class: "session-label" }, fitLabel(shortKey(key)));
+  node.append(el("title", {}, key));
+  return node;
+}
+
 function show(id, visible) { document.getElementById(id).hidden = !visible; }
 
 function problem(text) {
@@ -91,7 +105,7 @@ function drawFill(sessions) {
       history.replaceState(null, "", location.pathname + location.search + "#session=" + encodeURIComponent(selected));
       refresh(false);
     });
-    row.append(el("text", { x: 0, y: y + 12 }, shortKey(view.key)));
+    row.append(keyLabel(0, y + 12, view.key));
     row.append(el("text", { x: 0, y: y + 25, class: "dim" },
       `${fmt(view.messages)} msgs · ${view.compressions} compressions${view.live ? "" : " · not loaded"}`));
     row.append(el("rect", { x: PLOT_X0, y: y + 4, width: span, height: 20, rx: 3, class: "track" }));
@@ -141,7 +155,7 @@ function drawTimeline(sessions, compressions, now) {
   keys.forEach((key, i) => {
     const y = top + i * rowH;
     const base = y + rowH - 8;
-    svg.append(el("text", { x: 0, y: y + 26 }, shortKey(key)));
+    svg.append(keyLabel(0, y + 26, key));
     svg.append(el("line", { x1: PLOT_X0, x2: TIME_X1, y1: base, y2: base, class: "axis" }));
     const scale = windowOf[key] || Math.max(1, ...compressions.filter((c) => c.session === key).map((c) => c.tokens_before));
     const barH = (tokens) => Math.max(2, 40 * Math.min(tokens, scale) / scale);

@@ -35,3 +35,19 @@ async def test_dead_letters_are_listed_on_the_dashboard(tmp_path: Path) -> None:
     ]
     count = next(t for _tag, a, t in dom.found if a.get("id") == "deadletter-count")
     assert count == [f"2 kept in {tmp_path / 'deadletter'}"]
+
+
+async def test_long_chat_ids_are_cut_to_fit_left_of_the_bars(tmp_path: Path) -> None:
+    """A 120-character chat id is shown cut in the middle (at most 36 characters), the full key in its tooltip."""
+    long_key = "agent:default:slack:thread:C" + "9" * 120 + ":1717.5"
+    app = build_admin_app(FixedBackend([view(long_key, 64_000), view("agent:default:web:dm:alice", 1000)]),
+                          metrics=Metrics(), token=TOKEN, live=LiveConfig(ChorusConfig()))
+    async with serve_app(app) as url:
+        dom = parse_dom(await chromium(f"{url}/dashboard#token={TOKEN}", tmp_path / "profile", "--dump-dom"))
+    labels = [texts for _tag, attrs, texts in dom.found if "session-label" in attrs.get("class", "").split()]
+    shown = [texts[0] for texts in labels]
+    assert "web:dm:alice" in shown
+    [cut] = [text for text in shown if text.startswith("slack:")]
+    assert (len(cut) <= 36, "…" in cut, cut.endswith(":1717.5")) == (True, True, True)
+    titles = [texts for tag, _attrs, texts in dom.found if tag == "title"]
+    assert [long_key] in titles
