@@ -70,6 +70,9 @@ class WebAdapter:
         self._queue: asyncio.Queue[InboundMessage] | None = None
         self._sockets: defaultdict[str, set[web.WebSocketResponse]] = defaultdict(set)
         self._ids = itertools.count(1)
+        # Ids unique across restarts: a page kept open (or reloaded) never confuses this run's
+        # message 3 with the last run's.
+        self._run = uuid.uuid4().hex[:8]
 
     @property
     def started(self) -> bool:
@@ -170,7 +173,7 @@ class WebAdapter:
             raise AdapterError("no web client is connected to this chat", platform=PLATFORM)
         sent: list[SentMessage] = []
         for chunk in split_text(text, self.limits.max_message_chars) or [""]:
-            message_id = str(next(self._ids))
+            message_id = f"{self._run}-{next(self._ids)}"
             frame = {"type": "message", "id": message_id, "text": chunk, "reply_to": reply_to}
             if not await self._broadcast(target.chat_id, frame):
                 raise AdapterError("the web client went away before the message was sent", platform=PLATFORM)
