@@ -73,3 +73,21 @@ def test_help_texts_say_platform_chat() -> None:
     memory_add = choices["memory"]._subparsers._group_actions[0].choices["add"].format_help()
     sessions_list = choices["sessions"]._subparsers._group_actions[0].choices["list"].format_help()
     assert "--chat PLATFORM:CHAT" in memory_add and "--chat PLATFORM:CHAT" in sessions_list
+
+
+@pytest.mark.parametrize("command", ["compress", "import"])
+def test_deeply_nested_json_input_is_one_line_not_a_traceback(
+    command: str, config: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file nested past the JSON parser's limit exits 2 with one line naming the file."""
+    if command == "compress":
+        path = tmp_path / "deep.json"
+        path.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+        argv = ["compress", str(path), "--config", config]
+    else:
+        path = tmp_path / "deep.jsonl"
+        path.write_text('{"messages": ' * 5_000 + "1" + "}" * 5_000 + "\n", encoding="utf-8")
+        argv = ["sessions", "import", str(path), "--config", config]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "nested too deeply" in err and str(path) in err

@@ -1,11 +1,15 @@
 """Small operator fixes: nested PATCH bodies, the restart-required line names its keys, no stale lock files."""
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 from pathlib import Path
 
+import pytest
 import structlog
+
+from adapters.web import WebAdapter
 
 from gateway.config import ChorusConfig
 from gateway.journal import InboundJournal
@@ -67,3 +71,26 @@ def test_lock_files_of_exited_processes_are_cleaned(tmp_path: Path) -> None:
     assert sorted(p.name for p in inflight.iterdir()) == ["now", "now.lock"]
     current.close()
     assert list(inflight.iterdir()) == []
+
+
+async def test_an_over_long_request_url_is_one_warning_line_not_a_traceback(capsys: pytest.CaptureFixture[str]) -> None:
+    """A 20 KB request line gets its 400 and one `http.bad_request` line naming the error; no traceback anywhere."""
+    out = io.StringIO()
+    configure_logging(fmt="json", stream=out)
+    adapter = WebAdapter(host="127.0.0.1", port=0)
+    await adapter.start(asyncio.Queue())
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", adapter.port)
+        writer.write(b"GET /" + b"a" * 20_000 + b" HTTP/1.1\r\nHost: x\r\n\r\n")
+        await writer.drain()
+        status_line = await asyncio.wait_for(reader.readline(), 10)
+        writer.close()
+    finally:
+        await adapter.stop()
+        structlog.reset_defaults()
+    lines = [json.loads(raw) for raw in out.getvalue().splitlines()]
+    assert status_line.startswith(b"HTTP/1.0 400")
+    assert [(e["event"], e["error"], e["status"]) for e in lines if e["event"] == "http.bad_request"] == [
+        ("http.bad_request", "LineTooLong", 400)]
+    assert "Traceback" not in out.getvalue() + capsys.readouterr().err
+    assert "aaaaaaaaaa" not in out.getvalue()
