@@ -10,7 +10,6 @@ import pytest
 import structlog
 
 from adapters.web import WebAdapter
-
 from gateway.config import ChorusConfig
 from gateway.journal import InboundJournal
 from gateway.live_config import LiveConfig
