@@ -15,7 +15,9 @@ MAX_ATTEMPTS_CAP = 10
 
 def _http_url(value: str | None) -> str | None:
     """An endpoint URL must name its scheme: `localhost:8000/v1` would be read as a relative path."""
-    if value is not None and not value.lower().startswith(("http://", "https://")):
+    if not value:
+        return None  # `${BASE_URL:-}` unset: the client's default endpoint
+    if not value.lower().startswith(("http://", "https://")):
         raise ValueError(f"an endpoint needs its scheme, e.g. http://{value.split('://')[-1]} or https://…")
     return value
 

@@ -40,7 +40,9 @@ REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
 
 def _redis_url(value: str | None) -> str | None:
     """Checked here so `run` and `doctor` say which key is wrong instead of redis-py raising a traceback."""
-    if value is not None and not value.lower().startswith(REDIS_SCHEMES):
+    if not value:
+        return None  # `${REDIS_URL:-}` unset: the embedded backend
+    if not value.lower().startswith(REDIS_SCHEMES):
         scheme = value.split("://")[0] + "://" if "://" in value else "no scheme"
         raise ValueError(f"the scheme must be one of {', '.join(REDIS_SCHEMES)} (got {scheme}), "
                          "e.g. redis://127.0.0.1:6379/0; leave it unset for the embedded backend")
