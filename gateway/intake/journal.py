@@ -33,10 +33,23 @@ SUFFIX = ".json"
 _FIELDS = tuple(name for name in InboundMessage.__dataclass_fields__ if name not in ("attachments", "kind"))
 
 
-def _to_json(message: InboundMessage) -> str:
+def _to_json(message: InboundMessage, *, ensure_ascii: bool = False) -> str:
     fields = {name: getattr(message, name) for name in _FIELDS}
     fields["attachments"] = [asdict(item) for item in message.attachments]
-    return json.dumps(fields, ensure_ascii=False)
+    return json.dumps(fields, ensure_ascii=ensure_ascii)
+
+
+def _encode(message: InboundMessage) -> bytes:
+    """The entry's bytes, always valid UTF-8.
+
+    Adapters hand on valid text, but a lone surrogate that slips through must
+    not stop intake: escaped as `\\udXXX` by `ensure_ascii` it is plain ASCII
+    and loads back as the same string (a pair split in two code points, joined).
+    """
+    try:
+        return _to_json(message).encode("utf-8")
+    except UnicodeEncodeError:
+        return _to_json(message, ensure_ascii=True).encode("ascii")
 
 
 def _from_json(raw: str) -> InboundMessage:
@@ -85,8 +98,15 @@ class InboundJournal:
     def close(self) -> None:
         lock, self._lock = self._lock, None
         if lock is not None:
-            with contextlib.suppress(OSError):
+            try:
                 self._own.rmdir()  # only when empty: unfinished entries stay for the next start
+            except OSError:
+                lock.release()
+                return
+            # Nothing left to take over: the lock file goes too (node names are per process, so
+            # one would otherwise be left behind by every start).
+            with contextlib.suppress(OSError):
+                os.unlink(lock.lock_file)
             lock.release()
 
     def record(self, message: InboundMessage) -> str:
@@ -98,7 +118,7 @@ class InboundJournal:
         such a file aside as `.bad`, which is all the temp file bought.
         """
         entry = f"{message.timestamp:020.6f}-{self._unique}{next(self._serial):08x}"
-        data = _to_json(message).encode("utf-8")
+        data = _encode(message)
         fd = os.open(os.path.join(self._own_dir, entry + SUFFIX), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         try:
             view = memoryview(data)
@@ -114,7 +134,7 @@ class InboundJournal:
         for message in messages:
             try:
                 entries.append(self.record(message))
-            except OSError as exc:
+            except (OSError, ValueError, TypeError) as exc:  # one bad message never fails the burst
                 entries.append(exc)
         return entries
 
@@ -137,8 +157,26 @@ class InboundJournal:
                     os.rename(path, self._own / path.name)
             with contextlib.suppress(OSError):
                 node_dir.rmdir()
+                os.unlink(lock.lock_file)  # held by us: no live process can be using it
         finally:
             lock.release()
+
+    def _sweep_locks(self) -> None:
+        """Delete the lock files of exited processes that left no entries (older versions kept them all)."""
+        for path in self.directory.glob("*.lock"):
+            node = path.name[: -len(".lock")]
+            if node == self.node or (self.directory / node).is_dir():
+                continue
+            lock = filelock.FileLock(str(path))
+            try:
+                lock.acquire(timeout=0)
+            except filelock.Timeout:
+                continue  # a live process (its directory is about to appear)
+            try:
+                with contextlib.suppress(OSError):
+                    path.unlink()
+            finally:
+                lock.release()
 
     def recover(self) -> list[tuple[str, InboundMessage]]:
         """Take over the entries of exited processes (and our own), oldest first."""
@@ -147,11 +185,12 @@ class InboundJournal:
         for node_dir in self.directory.iterdir():
             if node_dir.is_dir() and node_dir.name != self.node:
                 self._adopt(node_dir)
+        self._sweep_locks()
         found: list[tuple[str, InboundMessage]] = []
         for path in sorted(self._own.glob(f"*{SUFFIX}")) if self._own.is_dir() else []:
             try:
                 found.append((path.name[: -len(SUFFIX)], _from_json(path.read_text(encoding="utf-8"))))
-            except (ValueError, TypeError, KeyError) as exc:
+            except (ValueError, TypeError, KeyError, RecursionError) as exc:
                 log.warning("journal.unreadable", entry=path.name, error=type(exc).__name__)
                 path.rename(path.with_name(path.name + ".bad"))
         return found
