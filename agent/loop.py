@@ -21,7 +21,7 @@ from typing import Literal
 
 import structlog
 
-from agent.context._cut import cut_largest
+from agent.context import cut_largest
 from agent.context.engine import CompressionResult, ContextEngine, EventSink, Trigger
 from agent.messages import Message, ToolCall, ToolSchema, system, tool_result
 from agent.model_client import Completion, ModelClient, TextSink, parse_arguments

@@ -1,4 +1,5 @@
 """Context management: the `ContextEngine` contract and the built-in `ContextCompressor`."""
+from agent.context._cut import cut_largest
 from agent.context._summarizer import FallbackOnly, ModelSummarizer, Summarizer, SummaryRequest
 from agent.context.compressor import ContextCompressor
 from agent.context.engine import (
@@ -17,6 +18,7 @@ from agent.context.sections import HandoffSection
 from agent.context.thresholds import compute_threshold
 
 __all__ = [
+    "cut_largest",
     "CompressionEvent",
     "CompressionExplain",
     "CompressionResult",

@@ -292,33 +292,39 @@ class TurnRunner:
         agent.state.marks.failed_message = None
         return result
 
-    async def _turn(self, job: Job, agent: SessionAgent, *, retry: bool = False, lock_wait: float | None = None) -> None:
-        started = time.monotonic()
+    async def _turn_message(self, job: Job, agent: SessionAgent, *, retry: bool) -> tuple[Message, bool] | None:
+        """The user message this turn answers, and whether it is a /retry of the stored one in place; None: replied."""
         limit = self.settings.max_message_chars
         if len(job.message.text) > limit:
             await self._deliver(job, TOO_LONG_TEXT.format(n=len(job.message.text), limit=limit))
-            return
+            return None
         if self.settings.model_missing_text is not None:
             await self._deliver(job, self.settings.model_missing_text)
-            return
+            return None
         if retry:
             failed = agent.state.marks.failed_message
             if failed is None:
                 await self._deliver(job, NOTHING_TO_RETRY)
-                return
+                return None
             last = agent.history[-1] if agent.history else None
-            retry = last is not None and last.role == "user" and last.text == failed
+            in_place = last is not None and last.role == "user" and last.text == failed
             # The failed message is still the last one: run it again in place; else (group lines came after) ask again.
-            turn_message = agent.history.pop() if retry else user(failed)
-        else:
-            turn_message = user_line(job)
-        if not retry and self._media is not None and job.message.attachments:
+            return (agent.history.pop() if in_place else user(failed)), in_place
+        if self._media is not None and job.message.attachments:
             prefix = f"{job.message.user_name}: " if job.route.shared else ""
             read = await self._media.user_turn(job.message, prefix=prefix)
             if isinstance(read, TurnRefused):
                 await self._deliver(job, read.reply)
-                return
-            turn_message = read
+                return None
+            return read, False
+        return user_line(job), False
+
+    async def _turn(self, job: Job, agent: SessionAgent, *, retry: bool = False, lock_wait: float | None = None) -> None:
+        started = time.monotonic()
+        prepared = await self._turn_message(job, agent, retry=retry)
+        if prepared is None:
+            return  # answered already (too long, no model, nothing to retry, an unreadable file)
+        turn_message, retry = prepared
         board = self._board(job, agent, progress=self.settings.progress_notices)
         hygiene = await self._hygiene(job, agent, board)
         if hygiene is None or not hygiene.changed:
