@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent.messages import ToolCall, assistant, tool_result, user
-from agent.store import SessionStore
+from agent.store import SessionStore, SqliteSessionStore
 from tests.adapters.strategies import hostile_text, utf8_valid
 
 
@@ -16,7 +16,7 @@ from tests.adapters.strategies import hostile_text, utf8_valid
 @given(texts=st.lists(hostile_text, min_size=1, max_size=4), name=hostile_text, arguments=hostile_text)
 def test_any_text_is_stored_and_reads_back_as_valid_utf8(texts: list[str], name: str, arguments: str) -> None:
     """User, assistant, tool-call and tool messages with hostile text are all written and read back valid."""
-    with tempfile.TemporaryDirectory() as folder, SessionStore(Path(folder) / "state.db") as store:
+    with tempfile.TemporaryDirectory() as folder, SqliteSessionStore(Path(folder) / "state.db") as store:
         session = store.ensure_session("agent:default:web:dm:\ud83d", platform="web", chat_id="\ud83d")
         calls = (ToolCall(id="c1", name="memory", arguments=arguments),)
         batch = [user(t, name=name or None) for t in texts] + [assistant(texts[0], tool_calls=calls),
