@@ -242,3 +242,16 @@ async def test_a_photo_replying_to_the_bot_in_a_group_is_a_turn(
     assert users[1][0] == {"type": "text", "text": "Cy: (sent an image)"}
     assert image_bytes(users[1][1]) == picture
     assert gateway.parts.runner.turns_run == 1
+
+
+async def test_a_chat_may_drop_the_mention_rule(tmp_path: Path, fake: FakeOpenAI, tg: FakeTelegram) -> None:
+    """`chats."telegram:<id>".require_mention: false` answers that group's plain messages; other groups still
+    need a mention."""
+    quiet, open_chat = group_chat(-100111), group_chat(-100222)
+    fake.push(Reply(content="Answered."))
+    chats = {"telegram:-100222": {"require_mention": False}}
+    async with telegram_gateway(tmp_path, fake, tg, chats=chats) as gateway:
+        await tg.push_update(message=message(quiet, "plain words"))
+        await tg.push_update(message=message(open_chat, "plain words"))
+        await tg.wait_for_text(-100222, "Answered.")
+    assert gateway.decisions == {"record": 1, "respond": 1}
