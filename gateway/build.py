@@ -39,10 +39,11 @@ from agent.tools.memory_tool import MemoryTool
 from agent.tools.session_search import SessionSearchTool
 from agent.tools.skills import SkillManageTool, SkillViewTool
 from agent.transcription import OpenAITranscriber
-from gateway.agents import AgentFactory, AgentPool, ChatModel
+from gateway.agents import AgentFactory, AgentPool
 from gateway.allowlist import AccessRules
 from gateway.app import Gateway, GatewayParts
 from gateway.chat_commands import ChatCommands
+from gateway.chat_models import ChatModels, ModelClients, with_model
 from gateway.chat_policy import ChatPolicy, ModelChoice
 from gateway.chatstore import CHATS_DB_NAME, SqliteChatStore
 from gateway.commands import DESCRIPTIONS
@@ -144,42 +145,6 @@ def attachment_sources(adapters: Mapping[str, PlatformAdapter]) -> dict[str, Att
     return sources
 
 
-def with_model(config: ChorusConfig, choice: ModelChoice) -> ChorusConfig:
-    """`config` as if `choice` were the main model (its name and window), for a chat's engine."""
-    model = config.model.model_copy(update={"name": choice.name, "context_length": choice.context_length})
-    return config.model_copy(update={"model": model})
-
-
-class ModelClients:
-    """One model client per model name a chat may use; endpoints of fallbacks are their own."""
-
-    def __init__(self, config: ChorusConfig, main: ModelClient) -> None:
-        self._config = config
-        self._clients: dict[str, ModelClient] = {main.model: main} if main.model else {}
-        self._made: list[OpenAIModelClient] = []
-
-    def get(self, name: str) -> ModelClient:
-        client = self._clients.get(name)
-        if client is None:
-            model = self._config.model
-            base_url, api_key = model.base_url, model.api_key
-            for fallback in model.fallbacks:
-                if fallback.name == name:
-                    base_url, api_key = fallback.base_url or base_url, fallback.api_key or api_key
-                    break
-            made = OpenAIModelClient(
-                model=name, base_url=base_url, api_key=api_key.get_secret_value() if api_key else None,
-                timeout_seconds=model.timeout_seconds,
-            )
-            self._made.append(made)
-            client = self._clients[name] = made
-        return client
-
-    async def close(self) -> None:
-        for client in self._made:
-            await client.close()
-
-
 def build_transcriber(config: ChorusConfig) -> OpenAITranscriber | None:
     """`transcription.*`, with base_url and api_key defaulting to the main model's."""
     settings = config.transcription
@@ -190,6 +155,17 @@ def build_transcriber(config: ChorusConfig) -> OpenAITranscriber | None:
         model=settings.model, base_url=settings.base_url or config.model.base_url,
         api_key=key.get_secret_value() if key else None, timeout_seconds=config.model.timeout_seconds,
     )
+
+
+def media_reader(
+    config: ChorusConfig, adapters: Mapping[str, PlatformAdapter], transcriber: OpenAITranscriber | None
+) -> MediaReader:
+    """Attachments into turns: the adapters that download, `model.vision` and the byte caps."""
+    settings = MediaSettings(
+        vision=config.model.vision, max_attachment_bytes=config.gateway.max_attachment_bytes,
+        max_text_file_bytes=config.gateway.max_text_file_bytes,
+    )
+    return MediaReader(attachment_sources(adapters), settings, transcriber=transcriber)
 
 
 def access_rules(config: ChorusConfig) -> dict[str, AccessRules]:
@@ -268,27 +244,7 @@ def build_gateway(
             return engine_factory(with_model(policy.config, choice), summarizer=shared_summarizer)()
 
         model_engine = default_model_engine
-
-    def chosen_model(chat: str) -> str:
-        """The chat's model: its `/model` choice, else `chats.<chat>.model`, else `model.name`."""
-        stored = chats.get(chat).model
-        names = {choice.name for choice in policy.models()}
-        for name in (stored, policy.configured_model(chat)):
-            if name and name in names:
-                return name
-        return client.model
-
-    def chat_model(chat: str) -> ChatModel | None:
-        name = chosen_model(chat)
-        if not name or name == client.model:
-            return None
-        choice = next(c for c in policy.models() if c.name == name)
-        engine_for = model_engine
-        return ChatModel(client=clients.get(name), engine=lambda: engine_for(choice))
-
-    def persona(chat: str) -> tuple[str, str]:
-        choice = policy.prompt_for(chat)
-        return choice.text, choice.source
+    chat_models = ChatModels(policy=policy, chats=chats, main=client, clients=clients, engine=model_engine)
 
     factory = AgentFactory(
         engine=engine or engine_factory(config),
@@ -300,8 +256,8 @@ def build_gateway(
             max_tokens=config.model.max_tokens,
         ),
         base_prompt=DEFAULT_BASE_PROMPT,
-        persona=persona,
-        chat_model=chat_model,
+        persona=chat_models.persona,
+        chat_model=chat_models.for_chat,
     )
     agents = AgentPool(
         store=store, cache=coord.agent_cache, model=client, factory=factory, owner=node,
@@ -319,7 +275,6 @@ def build_gateway(
         )
         post_turn = hooks.after_turn
 
-    gw_settings = config.gateway
     transcriber = build_transcriber(config)
     runner = TurnRunner(
         agents=agents, store=store, lock=coord.lock, delivery=delivery, journal=journal,
@@ -333,14 +288,7 @@ def build_gateway(
         ),
         post_turn=post_turn,
         memory=memory if config.memory.provider else None,
-        media=MediaReader(
-            attachment_sources(adapters),
-            MediaSettings(
-                vision=config.model.vision, max_attachment_bytes=gw_settings.max_attachment_bytes,
-                max_text_file_bytes=gw_settings.max_text_file_bytes,
-            ),
-            transcriber=transcriber,
-        ),
+        media=media_reader(config, adapters, transcriber),
         chats=chats,
     )
     gw = config.gateway
@@ -373,7 +321,7 @@ def build_gateway(
         *((transcriber.close,) if transcriber is not None else ()),
     )
     commands = ChatCommands(
-        agents=agents, store=store, chats=chats, lock=coord.lock, policy=policy, current_model=chosen_model,
+        agents=agents, store=store, chats=chats, lock=coord.lock, policy=policy, current_model=chat_models.current,
     )
     return Gateway(
         GatewayParts(

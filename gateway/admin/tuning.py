@@ -21,7 +21,8 @@ from agent.context._summarizer import Summarizer
 from agent.context.engine import CompressionResult, ContextEngine, EngineState, EventSink, Trigger
 from agent.context.factory import build_summarizer
 from agent.messages import Message, ToolSchema
-from gateway.build import engine_factory, with_model
+from gateway.build import engine_factory
+from gateway.chat_models import with_model
 from gateway.chat_policy import ModelChoice
 from gateway.config import ChorusConfig
 from gateway.live_config import LiveConfig
