@@ -7,11 +7,14 @@ import pytest
 
 from adapters.base import Attachment
 from agent.errors import ConfigError
+from agent.messages import ImagePart, Message, TextPart
 from agent.prompt import DEFAULT_BASE_PROMPT
+from agent.tokens import IMAGE_TOKENS
 from gateway.chat_policy import ChatPolicy
 from gateway.chatstore import SqliteChatStore, Usage
 from gateway.commands import COMMANDS, DESCRIPTIONS, parse_command
 from gateway.config import load_config
+from gateway.hygiene import estimate_history_tokens
 from gateway.media import describe, image_mime, is_text_file
 from tests.fakes.images import png
 from tests.gateway.harness import make_config
@@ -108,3 +111,12 @@ def test_unknown_commands_are_text_for_the_agent() -> None:
     """/weather is no command: it reaches the agent as text."""
     assert parse_command("/weather in Paris") is None
     assert parse_command("/model gpt-4o") is not None
+
+
+def test_hygiene_estimate_counts_images() -> None:
+    """An image adds the documented per-image estimate, whatever the size of its payload."""
+    small = Message(role="user", content=(TextPart("look"), ImagePart("data:image/png;base64,QUJD")))
+    large = Message(role="user", content=(TextPart("look"), ImagePart("data:image/png;base64," + "QUJD" * 10000)))
+    plain = Message(role="user", content="look")
+    assert estimate_history_tokens([small]) == estimate_history_tokens([large]) == (
+        estimate_history_tokens([plain]) + IMAGE_TOKENS)
