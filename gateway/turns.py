@@ -273,10 +273,12 @@ class TurnRunner:
         if self.settings.model_missing_text is not None:
             await self._deliver(job, self.settings.model_missing_text)
             return
+        adapter = self._delivery.adapter(job.message.platform)
         turn_message = user_line(job)
         if self._media is not None and job.message.attachments:
             prefix = f"{job.message.user_name}: " if job.route.shared else ""
-            read = await self._media.user_turn(job.message, prefix=prefix)
+            async with typing_while(adapter, job.route.target):  # downloads and transcription take a moment
+                read = await self._media.user_turn(job.message, prefix=prefix)
             if isinstance(read, TurnRefused):
                 await self._deliver(job, read.reply)
                 return
@@ -286,14 +288,13 @@ class TurnRunner:
         if hygiene is None or not hygiene.changed:
             await self._idle_compact(job, agent, board)
         agent.state.extra[LAST_TURN_KEY] = time.time()
-        adapter = self._delivery.adapter(job.message.platform)
         streams = adapter is not None and adapter.limits.supports_edit
         preview = StreamPreview(self._delivery, job.route.target) if streams else None
         context = ToolContext(chat_id=job.route.chat_scope, session_id=agent.session_id, user_id=job.message.user_id)
         async with typing_while(adapter, job.route.target):
             recall = None
             if self._memory is not None:
-                recall = await self._memory.prefetch(job.route.chat_scope, job.message.user_id, job.message.text)
+                recall = await self._memory.prefetch(job.route.chat_scope, job.message.user_id, turn_message.text)
             result = await agent.run_turn(
                 turn_message, context=context, on_text=preview, on_event=board, recall=recall
             )
