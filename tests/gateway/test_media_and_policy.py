@@ -120,3 +120,12 @@ def test_hygiene_estimate_counts_images() -> None:
     plain = Message(role="user", content="look")
     assert estimate_history_tokens([small]) == estimate_history_tokens([large]) == (
         estimate_history_tokens([plain]) + IMAGE_TOKENS)
+
+
+def test_a_chat_model_outside_the_choices_is_a_config_error(tmp_path: Path) -> None:
+    """`chats.X.model` must be model.name, in model.allowed or a fallback: the error names the chat and the fix."""
+    with pytest.raises(ConfigError) as caught:
+        make_config(tmp_path, "http://x/v1", chats={"telegram:1": {"model": "gpt-9"}})
+    assert 'chats."telegram:1".model' in str(caught.value)
+    assert "model.allowed" in str(caught.value)
+    assert "sk-test" not in str(caught.value)  # the tree (with its secrets) is never echoed
