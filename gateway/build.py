@@ -125,10 +125,8 @@ def build_adapters(config: ChorusConfig, *, banner: str = "") -> dict[str, Platf
             adapters[name] = module.build_telegram(
                 settings, max_attachment_bytes=config.gateway.max_attachment_bytes, commands=command_menu()
             )
-        elif name == "discord":
-            adapters[name] = module.build_discord(settings, commands=command_menu())
-        else:
-            adapters[name] = getattr(module, factory_name)(settings)
+        else:  # discord, slack: the slash-command menu
+            adapters[name] = getattr(module, factory_name)(settings, commands=command_menu())
     return adapters
 
 

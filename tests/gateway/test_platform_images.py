@@ -100,3 +100,22 @@ async def test_discord_slash_commands_are_registered_and_run(tmp_path: Path, fak
     assert [c["name"] for c in discord_fake.commands] == [name for name, _ in DESCRIPTIONS]
     assert discord_fake.interaction_replies[0]["data"]["flags"] == 64  # ephemeral acknowledgement
     assert posted[0] is not None and posted[0]["content"].startswith("this conversation: 0 tokens")
+
+
+async def test_slack_slash_commands_are_acknowledged_and_run(tmp_path: Path, fake: FakeOpenAI) -> None:
+    """A `/status` picked in Slack (a slash_commands envelope) is acked and answered in the channel."""
+    async with FakeSlack() as slack_fake:
+        adapter = SlackAdapter(
+            bot_token=slack_api.BOT_TOKEN, app_token=slack_api.APP_TOKEN, mode="socket",
+            api_base_url=slack_fake.api_base_url, commands=command_menu(),
+        )
+        async with started(config_for(tmp_path, fake, "slack"), adapters={"slack": adapter}):
+            envelope = await slack_fake.slash_command({
+                "command": "/status", "text": "", "user_id": "U2", "user_name": "bob", "channel_id": "D1",
+                "channel_name": "directmessage", "trigger_id": "trig-1", "team_id": slack_api.TEAM_ID,
+            })
+            await slack_fake.wait_until(lambda: bool(slack_fake.calls_to("chat.postMessage")))
+    assert envelope in slack_fake.acks
+    (posted,) = slack_fake.calls_to("chat.postMessage")
+    assert posted.params["channel"] == "D1"
+    assert "compression threshold" in str(posted.params["text"])
