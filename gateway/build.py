@@ -40,6 +40,7 @@ from agent.tools.skills import SkillManageTool, SkillViewTool
 from agent.transcription import OpenAITranscriber
 from gateway.app import Gateway, GatewayParts
 from gateway.chats.commands import ChatCommands
+from gateway.chats.models import ChatModels, ModelClients, with_model
 from gateway.chats.pairing import PAIRING_DB_NAME, PairingStore
 from gateway.chats.policy import ChatPolicy, ModelChoice
 from gateway.chats.store import CHATS_DB_NAME, SqliteChatStore
@@ -57,7 +58,7 @@ from gateway.intake.journal import InboundJournal
 from gateway.intake.poller import LeasedAdapter
 from gateway.intake.routing import Route
 from gateway.ops.events import EventBus
-from gateway.sessions.agents import AgentFactory, AgentPool, ChatModel
+from gateway.sessions.agents import AgentFactory, AgentPool
 from gateway.sessions.media import MediaReader, MediaSettings
 from gateway.sessions.review import ReviewHooks
 from gateway.sessions.service import SessionService
@@ -155,8 +156,8 @@ def build_adapters(config: ChorusConfig, *, banner: str = "") -> dict[str, Platf
             adapters[name] = module.build_telegram(
                 settings, max_attachment_bytes=config.gateway.max_attachment_bytes, commands=command_menu()
             )
-        else:
-            adapters[name] = getattr(module, factory_name)(settings)
+        else:  # discord, slack: the slash-command menu
+            adapters[name] = getattr(module, factory_name)(settings, commands=command_menu())
     return adapters
 
 
@@ -175,42 +176,6 @@ def attachment_sources(adapters: Mapping[str, PlatformAdapter]) -> dict[str, Att
     return sources
 
 
-def with_model(config: ChorusConfig, choice: ModelChoice) -> ChorusConfig:
-    """`config` as if `choice` were the main model (its name and window), for a chat's engine."""
-    model = config.model.model_copy(update={"name": choice.name, "context_length": choice.context_length})
-    return config.model_copy(update={"model": model})
-
-
-class ModelClients:
-    """One model client per model name a chat may use; endpoints of fallbacks are their own."""
-
-    def __init__(self, config: ChorusConfig, main: ModelClient) -> None:
-        self._config = config
-        self._clients: dict[str, ModelClient] = {main.model: main} if main.model else {}
-        self._made: list[OpenAIModelClient] = []
-
-    def get(self, name: str) -> ModelClient:
-        client = self._clients.get(name)
-        if client is None:
-            model = self._config.model
-            base_url, api_key = model.base_url, model.api_key
-            for fallback in model.fallbacks:
-                if fallback.name == name:
-                    base_url, api_key = fallback.base_url or base_url, fallback.api_key or api_key
-                    break
-            made = OpenAIModelClient(
-                model=name, base_url=base_url, api_key=api_key.get_secret_value() if api_key else None,
-                timeout_seconds=model.timeout_seconds,
-            )
-            self._made.append(made)
-            client = self._clients[name] = made
-        return client
-
-    async def close(self) -> None:
-        for client in self._made:
-            await client.close()
-
-
 def build_transcriber(config: ChorusConfig) -> OpenAITranscriber | None:
     """`transcription.*`, with base_url and api_key defaulting to the main model's."""
     settings = config.transcription
@@ -221,6 +186,17 @@ def build_transcriber(config: ChorusConfig) -> OpenAITranscriber | None:
         model=settings.model, base_url=settings.base_url or config.model.base_url,
         api_key=key.get_secret_value() if key else None, timeout_seconds=config.model.timeout_seconds,
     )
+
+
+def media_reader(
+    config: ChorusConfig, adapters: Mapping[str, PlatformAdapter], transcriber: OpenAITranscriber | None
+) -> MediaReader:
+    """Attachments into turns: the adapters that download, `model.vision` and the byte caps."""
+    settings = MediaSettings(
+        vision=config.model.vision, max_attachment_bytes=config.gateway.max_attachment_bytes,
+        max_text_file_bytes=config.gateway.max_text_file_bytes,
+    )
+    return MediaReader(attachment_sources(adapters), settings, transcriber=transcriber)
 
 
 def access_rules(config: ChorusConfig) -> dict[str, AccessRules]:
@@ -310,27 +286,7 @@ def build_gateway(
             return engine_factory(with_model(policy.config, choice), summarizer=shared_summarizer)()
 
         model_engine = default_model_engine
-
-    def chosen_model(chat: str) -> str:
-        """The chat's model: its `/model` choice, else `chats.<chat>.model`, else `model.name`."""
-        stored = chats.get(chat).model
-        names = {choice.name for choice in policy.models()}
-        for name in (stored, policy.configured_model(chat)):
-            if name and name in names:
-                return name
-        return client.model
-
-    def chat_model(chat: str) -> ChatModel | None:
-        name = chosen_model(chat)
-        if not name or name == client.model:
-            return None
-        choice = next(c for c in policy.models() if c.name == name)
-        engine_for = model_engine
-        return ChatModel(client=clients.get(name), engine=lambda: engine_for(choice))
-
-    def persona(chat: str) -> tuple[str, str]:
-        choice = policy.prompt_for(chat)
-        return choice.text, choice.source
+    chat_models = ChatModels(policy=policy, chats=chats, main=client, clients=clients, engine=model_engine)
 
     factory = AgentFactory(
         engine=engine or engine_factory(config, windows=windows),
@@ -342,8 +298,8 @@ def build_gateway(
             max_tokens=config.model.max_tokens,
         ),
         base_prompt=DEFAULT_BASE_PROMPT,
-        persona=persona,
-        chat_model=chat_model,
+        persona=chat_models.persona,
+        chat_model=chat_models.for_chat,
         tool_source=chat_tools,
     )
     agents = AgentPool(
@@ -363,7 +319,6 @@ def build_gateway(
         post_turn = hooks.after_turn
 
     sessions = SessionService(agents=agents, store=store, lock=coord.lock, in_place=config.compression.in_place)
-    gw_settings = config.gateway
     transcriber = build_transcriber(config)
     runner = TurnRunner(
         sessions=sessions, delivery=delivery, journal=journal,
@@ -380,14 +335,7 @@ def build_gateway(
         post_turn=post_turn,
         memory=memory if config.memory.provider else None,
         bus=bus,
-        media=MediaReader(
-            attachment_sources(adapters),
-            MediaSettings(
-                vision=config.model.vision, max_attachment_bytes=gw_settings.max_attachment_bytes,
-                max_text_file_bytes=gw_settings.max_text_file_bytes,
-            ),
-            transcriber=transcriber,
-        ),
+        media=media_reader(config, adapters, transcriber),
         chats=chats,
     )
     gw = config.gateway
@@ -418,7 +366,7 @@ def build_gateway(
     closers: tuple[Callable[[], Awaitable[None]], ...] = (
         client.close, clients.close, *((transcriber.close,) if transcriber is not None else ()),
     )
-    commands = ChatCommands(sessions=sessions, store=store, chats=chats, policy=policy, current_model=chosen_model)
+    commands = ChatCommands(sessions=sessions, store=store, chats=chats, policy=policy, current_model=chat_models.current)
     return Gateway(
         GatewayParts(
             coordinator=coord, store=store, adapters=adapters, agents=agents, sessions=sessions, bus=bus, runner=runner, delivery=delivery,

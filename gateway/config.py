@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import AfterValidator, Field, SecretStr, ValidationError, field_validator
+from pydantic import AfterValidator, Field, SecretStr, ValidationError, field_validator, model_validator
 
 from agent.settings import (
     AgentSettings,
@@ -193,6 +193,18 @@ class ChorusConfig(Section):
     def home_dir(self) -> Path:
         return self.home.expanduser()
 
+    @model_validator(mode="after")
+    def _chat_models_are_choices(self) -> ChorusConfig:
+        """A chat's `model` must be one `/model` could pick: model.name, model.allowed or a fallback's name."""
+        choices = {self.model.name, *self.model.allowed, *(f.name for f in self.model.fallbacks)} - {None}
+        for chat, settings in self.chats.items():
+            if settings.model and settings.model not in choices:
+                raise ValueError(
+                    f'chats."{chat}".model {settings.model!r} is not model.name, in model.allowed or a fallback; '
+                    "add it to model.allowed"
+                )
+        return self
+
 
 def interpolate_env(value: object, env: Mapping[str, str], *, path: str = "") -> object:
     """Replace `${NAME}` and `${NAME:-default}` in every string of a loaded YAML tree."""
@@ -226,6 +238,9 @@ def describe_validation_error(error: ValidationError, source: str) -> str:
     lines = []
     for problem in error.errors():
         key = ".".join(str(part) for part in problem["loc"])
+        if not key:  # a check across sections: its message names the keys; the input is the whole tree
+            lines.append(f"{source}: {str(problem['msg']).removeprefix('Value error, ')}")
+            continue
         if problem["type"] == "extra_forbidden":
             lines.append(f"{source}: {key}: unknown key; see config.yaml.example for the allowed keys")
             continue
@@ -249,7 +264,7 @@ def parse_config(raw: object, *, source: str = "config", env: Mapping[str, str] 
     except ValidationError as exc:
         first = exc.errors()[0]
         raise ConfigError(
-            describe_validation_error(exc, source), key=".".join(str(p) for p in first["loc"])
+            describe_validation_error(exc, source), key=".".join(str(p) for p in first["loc"]) or None
         ) from None
 
 

@@ -52,6 +52,7 @@ class ChorusClient(discord.Client):
         self,
         *,
         on_message_cb: Callable[[discord.Message], Awaitable[None]],
+        on_interaction_cb: Callable[[discord.Interaction], Awaitable[None]] | None = None,
         guild_ready_timeout: float,
         heartbeat_timeout: float,
         max_ratelimit_timeout: float,
@@ -66,6 +67,7 @@ class ChorusClient(discord.Client):
             allowed_mentions=discord.AllowedMentions(everyone=False, roles=False, users=True, replied_user=True),
         )
         self._on_message_cb = on_message_cb
+        self._on_interaction_cb = on_interaction_cb
         self._reidentify_delay = reidentify_delay
         # The parsers dict is shared by every websocket this client opens; wrapping its values once covers them all.
         parsers = self._connection.parsers
@@ -74,6 +76,10 @@ class ChorusClient(discord.Client):
 
     async def on_message(self, message: discord.Message) -> None:
         await self._on_message_cb(message)
+
+    async def on_interaction(self, interaction: discord.Interaction) -> None:
+        if self._on_interaction_cb is not None:
+            await self._on_interaction_cb(interaction)
 
     async def on_ready(self) -> None:
         log.info("discord.gateway.ready", user_id=str(self.user.id) if self.user else None, guilds=len(self.guilds))

@@ -40,6 +40,7 @@ from adapters.base import (
     AdapterError,
     Attachment,
     AttachmentTooLarge,
+    BotCommand,
     ChatTarget,
     InboundMessage,
     PlatformLimits,
@@ -50,6 +51,7 @@ from adapters.decisions import Accepted, RecentKeys
 from adapters.text import split_text
 
 from ._client import ChorusClient, run_gateway
+from ._commands import interaction_inbound, interaction_text, menu_payload
 from ._endpoints import PLATFORM, Endpoints, Lease, pointed_at
 from ._errors import translate
 from ._events import classify
@@ -102,6 +104,7 @@ class DiscordAdapter:
         reidentify_delay: float = 5.0,
         crash_backoff: float = 1.0,
         max_ratelimit_timeout: float = 30.0,
+        commands: tuple[BotCommand, ...] = (),
     ) -> None:
         """Only validates and assigns; no I/O.
 
@@ -115,6 +118,8 @@ class DiscordAdapter:
             reidentify_delay: Pause before a re-IDENTIFY (Discord's identify rate limit).
             crash_backoff: First pause before restarting the gateway after an unexpected error (doubles).
             max_ratelimit_timeout: Longest 429 wait inside one call (discord.py raises it to at least 30 s).
+            commands: The slash-command menu registered after READY (empty: none); picking one sends its
+                `/name args` text like a typed command.
 
         Raises:
             ValueError: no token, or a URL with the wrong scheme.
@@ -129,6 +134,7 @@ class DiscordAdapter:
         self._reidentify_delay = reidentify_delay
         self._crash_backoff = crash_backoff
         self._max_ratelimit_timeout = max_ratelimit_timeout
+        self._commands = commands
         self._sent = RecentKeys(SENT_MEMORY)
         self._parents: OrderedDict[int, str | None] = OrderedDict()
         self._running: _Running | None = None
@@ -155,6 +161,7 @@ class DiscordAdapter:
         try:
             client = ChorusClient(
                 on_message_cb=self._on_message,
+                on_interaction_cb=self._on_interaction,
                 guild_ready_timeout=self._guild_ready_timeout,
                 heartbeat_timeout=self._heartbeat_timeout,
                 max_ratelimit_timeout=self._max_ratelimit_timeout,
@@ -173,6 +180,7 @@ class DiscordAdapter:
             self._running = running
             running.task = asyncio.create_task(run_gateway(client, crash_backoff=self._crash_backoff), name="discord-gateway")
             await self._wait_ready(client, running.task)
+            await self._register_menu(client)
         except BaseException:
             self._running = None
             await self._shut(running)
@@ -217,7 +225,30 @@ class DiscordAdapter:
         finally:
             running.lease.release()
 
+    async def _register_menu(self, client: discord.Client) -> None:
+        """The slash-command menu (a bulk overwrite: Discord keeps it in step); a failure is logged, not fatal."""
+        if not self._commands or client.application_id is None:
+            return
+        try:
+            await client.http.bulk_upsert_global_commands(client.application_id, menu_payload(self._commands))
+        except discord.DiscordException as exc:
+            log.warning("discord.commands_not_set", error=str(translate(exc, action="PUT commands")))
+
     # -- inbound ---------------------------------------------------------------------
+
+    async def _on_interaction(self, interaction: discord.Interaction) -> None:
+        running = self._running
+        text = interaction_text(interaction)
+        if running is None or text is None:
+            return
+        parent_id = await self._parent_of(running.client, interaction.channel) if interaction.channel else None
+        try:
+            # Discord wants an answer within 3 s; the real reply follows in the channel.
+            await interaction.response.send_message(f"`{text}`", ephemeral=True)
+        except discord.DiscordException as exc:
+            log.warning("discord.interaction_not_acknowledged", error=type(exc).__name__)
+        async with running.order:
+            await running.queue.put(interaction_inbound(interaction, text, parent_id=parent_id))
 
     async def _on_message(self, message: discord.Message) -> None:
         running = self._running

@@ -28,7 +28,7 @@ import logging
 import re
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from typing import Any, Literal
@@ -43,6 +43,7 @@ from slack_sdk.signature import SignatureVerifier
 from adapters.base import (
     AdapterError,
     Attachment,
+    BotCommand,
     ChatTarget,
     InboundMessage,
     PlatformLimits,
@@ -53,6 +54,7 @@ from adapters.decisions import Accepted, RecentKeys
 from adapters.normalize import clean_line
 
 from ._api import build_client, translate
+from ._commands import command_inbound
 from ._events import PLATFORM, classify
 from ._files import download
 from ._http import handle_events
@@ -100,6 +102,7 @@ class SlackAdapter:
         min_edit_interval: float = 1.0,
         max_retry_after: float = 10.0,
         socket_ping_interval: float = 10.0,
+        commands: tuple[BotCommand, ...] = (),
         dedup_capacity: int = DEDUP_CAPACITY,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -116,6 +119,7 @@ class SlackAdapter:
             min_edit_interval: Seconds between two edits in one channel.
             max_retry_after: Longest 429 `Retry-After` waited out inside a call.
             socket_ping_interval: Socket Mode ping interval (staleness detection).
+            commands: slash commands to listen for (declared in the Slack app's configuration).
             dedup_capacity: How many event ids / posts are remembered for de-duplication.
             clock: Monotonic clock for edit throttling.
 
@@ -136,6 +140,7 @@ class SlackAdapter:
         self._thread_replies = thread_replies
         self._min_edit_interval = min_edit_interval
         self._socket_ping_interval = socket_ping_interval
+        self._commands = commands
         self._clock = clock
         self._client = build_client(bot_token, base_url=api_base_url, max_retry_after=max_retry_after)
         self._verifier = SignatureVerifier(self._signing_secret) if mode == "events" else None
@@ -188,6 +193,8 @@ class SlackAdapter:
         app.event("message")(self._on_event)
         # Anything else we are subscribed to is acked and dropped, not answered 404 (Slack would retry).
         app.event(re.compile(".*"))(_ignore_event)
+        for command in self._commands:  # only those declared in the Slack app's configuration arrive
+            app.command(f"/{command.name}")(self._on_command)
         # Set before connecting: Socket Mode may deliver (and ack) an envelope before connect returns.
         self._running = running
         if self.mode == "socket":
@@ -259,6 +266,15 @@ class SlackAdapter:
         name = await self._user_name(message.user_id)
         await running.queue.put(_with_name(message, name))
         log.info("slack.message.received", chat_id=message.chat_id, thread_id=message.thread_id, event_id=event_id)
+
+    async def _on_command(self, ack: Callable[[], Awaitable[None]], command: dict[str, Any]) -> None:
+        await ack()  # within Slack's 3 s; the answer follows in the channel
+        running = self._running
+        message = command_inbound(command, received_at=time.time())
+        if running is None or message is None:
+            return
+        await running.queue.put(message)
+        log.info("slack.command.received", chat_id=message.chat_id, command=message.text.split(" ", 1)[0])
 
     async def _user_name(self, user_id: str) -> str:
         """Display name from users.info, cached; the user id when Slack cannot tell."""

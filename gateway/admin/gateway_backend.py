@@ -120,13 +120,14 @@ class GatewayBackend:
     def _activity(self, summary: SessionSummary) -> float | None:
         return self._events.last_activity(summary.session.key) or summary.session.created_at
 
-    async def _saved_state(self, session_id: str) -> AgentState | None:
+    async def _saved_state(self, session_id: str, chat_id: str) -> AgentState | None:
         parts = self._gateway.parts
-        raw = await parts.coordinator.agent_cache.load_state(parts.agents.cache_key(session_id))
+        key = await asyncio.to_thread(parts.agents.chat_cache_key, session_id, chat_id)  # a chat on its own model
+        raw = await parts.coordinator.agent_cache.load_state(key)
         return AgentState.from_json(raw) if raw is not None else None
 
     async def _view_saved(self, summary: SessionSummary) -> tuple[SessionView, AgentState | None]:
-        state = await self._saved_state(summary.session.id)
+        state = await self._saved_state(summary.session.id, summary.session.chat_id)
         reported = state.engine.last_prompt_tokens if state is not None else 0
         context_length = self._window()
         view = SessionView(

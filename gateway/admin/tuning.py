@@ -22,7 +22,8 @@ from agent.context.engine import CompressionResult, ContextEngine, EngineState, 
 from agent.context.factory import build_summarizer
 from agent.messages import Message, ToolSchema
 from agent.model_windows import ModelWindows
-from gateway.build import engine_factory, with_model
+from gateway.build import engine_factory
+from gateway.chats.models import with_model
 from gateway.chats.policy import ModelChoice
 from gateway.config import ChorusConfig
 from gateway.ops.live_config import LiveConfig

@@ -43,7 +43,7 @@ def decide_trigger(
         return TriggerDecision(action="respond", reason="reply to the bot")
     if group_trigger == "mention" and message.mentions_bot:
         return TriggerDecision(action="respond", reason="bot mentioned")
-    if record_unmentioned and message.text.strip():
+    if record_unmentioned and (message.text.strip() or message.attachments):  # a photo is context too
         return TriggerDecision(action="record", reason=f"not addressed ({group_trigger} mode); kept as context")
     return TriggerDecision(action="ignore", reason=f"not addressed ({group_trigger} mode)")
 

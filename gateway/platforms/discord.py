@@ -8,6 +8,7 @@ or a bad URL into a `ConfigError` naming the key to set. Allowlists and
 """
 from __future__ import annotations
 
+from adapters.base import BotCommand
 from adapters.discord import DiscordAdapter
 from chorus_errors import ConfigError
 from gateway.config import DiscordSettings
@@ -15,7 +16,7 @@ from gateway.config import DiscordSettings
 TOKEN_KEY = "platforms.discord.token"
 
 
-def build_discord(settings: DiscordSettings) -> DiscordAdapter:
+def build_discord(settings: DiscordSettings, *, commands: tuple[BotCommand, ...] = ()) -> DiscordAdapter:
     """A `DiscordAdapter` for `platforms.discord` (no I/O; call `start()` to connect).
 
     `api_base_url` / `gateway_url` point discord.py at a proxy or a test
@@ -29,7 +30,9 @@ def build_discord(settings: DiscordSettings) -> DiscordAdapter:
         raise ConfigError(f"{TOKEN_KEY} is required to use Discord (the bot token from the developer portal)",
                           key=TOKEN_KEY)
     try:
-        return DiscordAdapter(token=token, api_base_url=settings.api_base_url, gateway_url=settings.gateway_url)
+        return DiscordAdapter(
+            token=token, api_base_url=settings.api_base_url, gateway_url=settings.gateway_url, commands=commands
+        )
     except ValueError as exc:
         key = "platforms.discord.gateway_url" if "gateway_url" in str(exc) else "platforms.discord.api_base_url"
         raise ConfigError(f"{key}: {exc}", key=key) from exc

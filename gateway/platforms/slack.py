@@ -7,6 +7,7 @@ protocol; the adapter knows nothing of the config tree.
 """
 from __future__ import annotations
 
+from adapters.base import BotCommand
 from adapters.slack import SlackAdapter
 from chorus_errors import ConfigError
 from gateway.config import SlackSettings
@@ -20,7 +21,7 @@ def _secret(settings: SlackSettings, key: str, why: str) -> str:
     return str(secret)
 
 
-def build_slack(settings: SlackSettings) -> SlackAdapter:
+def build_slack(settings: SlackSettings, *, commands: tuple[BotCommand, ...] = ()) -> SlackAdapter:
     """A `SlackAdapter` for `platforms.slack` (no I/O; call `start()` to connect).
 
     In `events` mode the gateway mounts `adapter.routes()` (at `settings.path`)
@@ -44,4 +45,5 @@ def build_slack(settings: SlackSettings) -> SlackAdapter:
         mode=settings.mode,
         api_base_url=settings.api_base_url,
         events_path=settings.path,
+        commands=commands,
     )

@@ -115,6 +115,11 @@ class AgentPool:
     def cache_key(self, session_id: str, *, model: str | None = None) -> str:
         return agent_cache_key(session_id, self._home, model or self._model.model or NO_MODEL)
 
+    def chat_cache_key(self, session_id: str, chat_id: str) -> str:
+        """The cache key a session's saved state is under, for the chat's current model (sync: a store read)."""
+        chosen = self._factory.chat_model(chat_id) if self._factory.chat_model is not None else None
+        return self.cache_key(session_id, model=chosen.client.model if chosen is not None else None)
+
     def model_of(self, key: str) -> str:
         """The model name the live agent of session `key` talks to ("" when none is live here)."""
         live = self._live.get(key)

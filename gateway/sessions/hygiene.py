@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from agent.messages import Message
-from agent.tokens import estimate_tokens
+from agent.tokens import IMAGE_TOKENS, estimate_tokens
 
 HYGIENE_RATIO = 0.85
 # Agent-state key remembering that the last hygiene run could not shrink the session.
@@ -30,8 +30,11 @@ class HygieneDecision:
 
 
 def estimate_history_tokens(messages: Sequence[Message]) -> int:
-    """A character estimate of the history (no tokenizer: hygiene must be cheap on huge sessions)."""
-    return sum(estimate_tokens(m.text) + 4 for m in messages)
+    """A character estimate of the history (no tokenizer: hygiene must be cheap on huge sessions).
+
+    Images count `IMAGE_TOKENS` each, as in the agent's own accounting (their base64 is never text).
+    """
+    return sum(estimate_tokens(m.text) + 4 + IMAGE_TOKENS * len(m.images) for m in messages)
 
 
 def check_hygiene(

@@ -312,7 +312,8 @@ class TurnRunner:
             return (agent.history.pop() if in_place else user(failed)), in_place
         if self._media is not None and job.message.attachments:
             prefix = f"{job.message.user_name}: " if job.route.shared else ""
-            read = await self._media.user_turn(job.message, prefix=prefix)
+            async with typing_while(self._delivery.adapter(job.message.platform), job.route.target):
+                read = await self._media.user_turn(job.message, prefix=prefix)  # downloads and transcription take a moment
             if isinstance(read, TurnRefused):
                 await self._deliver(job, read.reply)
                 return None

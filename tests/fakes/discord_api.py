@@ -157,6 +157,8 @@ class FakeDiscord:
         self.guild_threads = [THREAD_A_ID]
         self.reject_identify = False  # close 4004 on IDENTIFY even with the right token (a revoked token)
         self.port = 0
+        self.commands: list[Json] = []  # the slash-command menu last PUT by the bot
+        self.interaction_replies: list[Json] = []
         self.cdn: dict[str, bytes] = {}  # path under /attachments/ -> bytes, served like Discord's CDN
         self._heartbeat_ms = heartbeat_interval_ms
         self._sessions: dict[str, Session] = {}
@@ -172,6 +174,10 @@ class FakeDiscord:
             ("PATCH", "/channels/{channel_id}/messages/{message_id}", re.compile(r"/channels/(\d+)/messages/(\d+)"), self._edit),
             ("DELETE", "/channels/{channel_id}/messages/{message_id}", re.compile(r"/channels/(\d+)/messages/(\d+)"), self._delete),
             ("POST", "/channels/{channel_id}/typing", re.compile(r"/channels/(\d+)/typing"), self._typing),
+            ("PUT", "/applications/{application_id}/commands", re.compile(r"/applications/(\d+)/commands"),
+             self._put_commands),
+            ("POST", "/interactions/{interaction_id}/{token}/callback", re.compile(r"/interactions/(\d+)/([^/]+)/callback"),
+             self._interaction_callback),
         ]
 
     @property
@@ -303,6 +309,30 @@ class FakeDiscord:
                 "url": f"http://127.0.0.1:{self.port}/attachments/{path}",
                 "proxy_url": f"http://127.0.0.1:{self.port}/attachments/{path}"}
 
+    def slash_command(self, name: str, args: str = "", *, channel_id: str = GENERAL_ID, author: Json | None = None) -> Json:
+        """An INTERACTION_CREATE payload for the slash command `name` picked from the menu in a guild channel."""
+        member = {"user": author or USERS[ALICE_ID], "roles": [], "joined_at": iso_now(), "deaf": False, "mute": False,
+                  "flags": 0, "nick": None, "permissions": "0"}
+        options = [{"name": "args", "type": 3, "value": args}] if args else []
+        return {"id": self.new_id(), "application_id": BOT_ID, "type": 2, "token": f"itoken-{self.new_id()}",
+                "version": 1, "guild_id": GUILD_ID, "channel_id": channel_id, "member": member,
+                "channel": self.channels.get(channel_id, text_channel(channel_id, "general")),
+                "data": {"id": self.new_id(), "name": name, "type": 1, "options": options},
+                "locale": "en-US", "guild_locale": "en-US", "app_permissions": "0", "entitlements": [],
+                "authorizing_integration_owners": {}, "context": 0, "attachment_size_limit": 10485760}
+
+    async def _put_commands(self, body: Json | None, application_id: str) -> web.Response:
+        self.commands = list(body or [])
+        return _json([{**c, "id": self.new_id(), "application_id": application_id, "version": "1"}
+                      for c in self.commands])
+
+    async def _interaction_callback(self, body: Json | None, interaction_id: str, token: str) -> web.Response:
+        self.interaction_replies.append(body or {})
+        await self._record()
+        # `with_response=1`: Discord answers with the interaction callback object.
+        return _json({"interaction": {"id": interaction_id, "type": 2, "response_message_loading": False,
+                                      "response_message_ephemeral": True}})
+
     async def _cdn(self, request: web.Request) -> web.Response:
         data = self.cdn.get(request.match_info["path"])
         if data is None:
@@ -330,7 +360,8 @@ class FakeDiscord:
             if queued:
                 failure = queued.pop(0)
                 return _json(failure.body, failure.status, failure.headers)
-            if request.headers.get("Authorization") != f"Bot {TOKEN}":
+            # Interaction callbacks are authorised by the token in their path, not the bot token.
+            if not route.startswith("POST /interactions/") and request.headers.get("Authorization") != f"Bot {TOKEN}":
                 return _json({"message": "401: Unauthorized", "code": 0}, 401)
             return await handler(body, *match.groups())
         await self._record(RestCall(request.method, "unknown", path, body, request.headers.get("Authorization"), time.monotonic()))

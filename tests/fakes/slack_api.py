@@ -143,11 +143,17 @@ class FakeSlack:
         ws = next(ws for ws in reversed(self._sockets) if not ws.closed)
         return await self._send_envelope(ws, payload)
 
-    async def _send_envelope(self, ws: web.WebSocketResponse, payload: dict[str, Any]) -> str:
+    async def slash_command(self, payload: dict[str, Any]) -> str:
+        """Send a `slash_commands` envelope (a command picked in Slack) on the live socket; returns its envelope_id."""
+        await self.wait_until(lambda: any(not ws.closed for ws in self._sockets))
+        ws = next(ws for ws in reversed(self._sockets) if not ws.closed)
+        return await self._send_envelope(ws, payload, kind="slash_commands")
+
+    async def _send_envelope(self, ws: web.WebSocketResponse, payload: dict[str, Any], *, kind: str = "events_api") -> str:
         envelope_id = f"env-{next(self._envelopes)}"
         frame = {
             "envelope_id": envelope_id,
-            "type": "events_api",
+            "type": kind,
             "payload": payload,
             "accepts_response_payload": False,
             "retry_attempt": 0,

@@ -6,12 +6,15 @@ from pathlib import Path
 import pytest
 
 from adapters.base import Attachment
+from agent.messages import ImagePart, Message, TextPart
 from agent.prompt import DEFAULT_BASE_PROMPT
+from agent.tokens import IMAGE_TOKENS
 from chorus_errors import ConfigError
 from gateway.chats.policy import ChatPolicy
 from gateway.chats.store import SqliteChatStore, Usage
 from gateway.config import load_config
 from gateway.intake.commands import COMMANDS, DESCRIPTIONS, parse_command
+from gateway.sessions.hygiene import estimate_history_tokens
 from gateway.sessions.media import describe, image_mime, is_text_file
 from tests.fakes.images import png
 from tests.gateway.harness import make_config
@@ -108,3 +111,21 @@ def test_unknown_commands_are_text_for_the_agent() -> None:
     """/weather is no command: it reaches the agent as text."""
     assert parse_command("/weather in Paris") is None
     assert parse_command("/model gpt-4o") is not None
+
+
+def test_hygiene_estimate_counts_images() -> None:
+    """An image adds the documented per-image estimate, whatever the size of its payload."""
+    small = Message(role="user", content=(TextPart("look"), ImagePart("data:image/png;base64,QUJD")))
+    large = Message(role="user", content=(TextPart("look"), ImagePart("data:image/png;base64," + "QUJD" * 10000)))
+    plain = Message(role="user", content="look")
+    assert estimate_history_tokens([small]) == estimate_history_tokens([large]) == (
+        estimate_history_tokens([plain]) + IMAGE_TOKENS)
+
+
+def test_a_chat_model_outside_the_choices_is_a_config_error(tmp_path: Path) -> None:
+    """`chats.X.model` must be model.name, in model.allowed or a fallback: the error names the chat and the fix."""
+    with pytest.raises(ConfigError) as caught:
+        make_config(tmp_path, "http://x/v1", chats={"telegram:1": {"model": "gpt-9"}})
+    assert 'chats."telegram:1".model' in str(caught.value)
+    assert "model.allowed" in str(caught.value)
+    assert "sk-test" not in str(caught.value)  # the tree (with its secrets) is never echoed

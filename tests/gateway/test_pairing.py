@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from gateway.admin import Operations
 from gateway.chats.pairing import CODE_TTL_SECONDS, MAX_PENDING, PairingStore
 from gateway.cli import main
 from tests.fakes.openai_server import FakeOpenAI, Reply
-from tests.fakes.telegram_api import TOKEN, FakeTelegram, message, private_chat, user
+from tests.fakes.telegram_api import TOKEN, FakeTelegram, group_chat, message, private_chat, user
 from tests.gateway.harness import make_config, started
 
 
@@ -77,3 +78,26 @@ def test_approving_an_unknown_code_exits_1(tmp_path: Path, capsys: pytest.Captur
     path.write_text(yaml.safe_dump({"home": str(tmp_path / "home")}), encoding="utf-8")
     assert main(["pairing", "approve", "NOPE1234", "--platform", "telegram", "--config", str(path)]) == 1
     assert "chorus pairing list" in capsys.readouterr().out
+
+
+async def test_allowlist_and_admins_follow_a_live_change(tmp_path: Path, fake: FakeOpenAI) -> None:
+    """A sender refused by the allowlist is answered after `platforms.telegram.allowed_users` changes at runtime;
+    admins changed the same way apply to the next /new."""
+    async with FakeTelegram() as tg:
+        platforms = {"web": {"enabled": False}, "telegram": {
+            "enabled": True, "token": TOKEN, "base_url": f"http://127.0.0.1:{tg.port}", "admins": ["1"]}}
+        config = make_config(tmp_path, fake.base_url, platforms=platforms)
+        ops = Operations.create(config)
+        async with started(config, engine=ops.engine()) as gateway:
+            ops.attach(gateway, token=None, tap_logs=False)
+            await tg.push_update(message=message(private_chat(777), "hi"))
+            refused = await tg.wait_for_text(777, "not allowed")
+            ops.live.update({"platforms.telegram.allowed_users": [777], "platforms.telegram.admins": [777]})
+            await tg.push_update(message=message(private_chat(777), "hi again"))
+            await tg.wait_for_text(777, "echo: hi again")
+            chat = group_chat()
+            await tg.push_update(message=message(chat, "/new", sender=user(777)))
+            done = await tg.wait_for_text(chat["id"], "Started a new conversation")
+            ops.detach()
+    assert refused.startswith("Sorry, I'm not allowed")
+    assert done.startswith("Started a new conversation")

@@ -10,6 +10,8 @@ import pytest
 
 from adapters.discord import DiscordAdapter
 from adapters.slack import SlackAdapter
+from gateway.build import command_menu
+from gateway.intake.commands import DESCRIPTIONS
 from tests.fakes import discord_api, slack_api
 from tests.fakes.discord_api import FakeDiscord
 from tests.fakes.images import png
@@ -80,3 +82,40 @@ async def test_a_slack_file_is_fetched_with_the_bot_token(tmp_path: Path, fake: 
     content = user_content(request)
     assert len(content) == 1
     assert decoded(content[0]) == picture
+
+
+async def test_discord_slash_commands_are_registered_and_run(tmp_path: Path, fake: FakeOpenAI) -> None:
+    """After READY the command menu is PUT; picking /usage from it is acknowledged and answered in the channel."""
+    async with FakeDiscord() as discord_fake:
+        adapter = DiscordAdapter(
+            token=discord_api.TOKEN, api_base_url=discord_fake.api_base_url, gateway_url=discord_fake.gateway_url,
+            ready_timeout=5.0, guild_ready_timeout=0.05, commands=command_menu(),
+        )
+        async with started(config_for(tmp_path, fake, "discord"), adapters={"discord": adapter}):
+            await discord_fake.wait_until(lambda: bool(discord_fake.commands))
+            await discord_fake.dispatch("INTERACTION_CREATE", discord_fake.slash_command("usage"))
+            await discord_fake.wait_until(lambda: any(
+                c.route == "POST /channels/{channel_id}/messages" for c in discord_fake.calls))
+    posted = [c.body for c in discord_fake.calls if c.route == "POST /channels/{channel_id}/messages"]
+    assert [c["name"] for c in discord_fake.commands] == [name for name, _ in DESCRIPTIONS]
+    assert discord_fake.interaction_replies[0]["data"]["flags"] == 64  # ephemeral acknowledgement
+    assert posted[0] is not None and posted[0]["content"].startswith("this conversation: 0 tokens")
+
+
+async def test_slack_slash_commands_are_acknowledged_and_run(tmp_path: Path, fake: FakeOpenAI) -> None:
+    """A `/status` picked in Slack (a slash_commands envelope) is acked and answered in the channel."""
+    async with FakeSlack() as slack_fake:
+        adapter = SlackAdapter(
+            bot_token=slack_api.BOT_TOKEN, app_token=slack_api.APP_TOKEN, mode="socket",
+            api_base_url=slack_fake.api_base_url, commands=command_menu(),
+        )
+        async with started(config_for(tmp_path, fake, "slack"), adapters={"slack": adapter}):
+            envelope = await slack_fake.slash_command({
+                "command": "/status", "text": "", "user_id": "U2", "user_name": "bob", "channel_id": "D1",
+                "channel_name": "directmessage", "trigger_id": "trig-1", "team_id": slack_api.TEAM_ID,
+            })
+            await slack_fake.wait_until(lambda: bool(slack_fake.calls_to("chat.postMessage")))
+    assert envelope in slack_fake.acks
+    (posted,) = slack_fake.calls_to("chat.postMessage")
+    assert posted.params["channel"] == "D1"
+    assert "compression threshold" in str(posted.params["text"])

@@ -13,7 +13,7 @@ from gateway.app import Gateway
 from gateway.sessions.media import TOO_LARGE_TEXT, VOICE_OFF_TEXT
 from tests.fakes.images import png
 from tests.fakes.openai_server import FakeOpenAI, Reply
-from tests.fakes.telegram_api import TOKEN, FakeTelegram, group_chat, message, private_chat, user
+from tests.fakes.telegram_api import TOKEN, FakeTelegram, bot_user, group_chat, message, private_chat, user
 from tests.gateway.harness import make_config, started
 
 WAIT = 10.0
@@ -220,3 +220,38 @@ async def test_a_non_admin_new_in_a_group_is_refused(tmp_path: Path, fake: FakeO
         done = await tg.wait_for_text(chat["id"], "Started a new conversation")
     assert refusal == "Only this chat's bot admins can use /new here."
     assert done.startswith("Started a new conversation")
+
+
+async def test_a_photo_replying_to_the_bot_in_a_group_is_a_turn(
+    tmp_path: Path, fake: FakeOpenAI, tg: FakeTelegram
+) -> None:
+    """In a group, a caption-less photo answering the bot is answered, prefixed with the sender's name; an
+    unaddressed photo is only recorded, as a one-line description."""
+    picture = png(2, 2)
+    tg.add_file("small", picture)
+    tg.add_file("large", picture)
+    chat = group_chat()
+    bot_message = message(chat, "Send me the chart.", sender=bot_user())
+    async with telegram_gateway(tmp_path, fake, tg) as gateway:
+        await tg.push_update(message=message(chat, "", photo=photo_sizes(picture, picture), sender=user(5, "Bo")))
+        await tg.push_update(message=message(chat, "", photo=photo_sizes(picture, picture), sender=user(6, "Cy"),
+                                             reply_to_message=bot_message))
+        request = await model_request(fake)
+    users = [m["content"] for m in request["messages"] if m["role"] == "user"]
+    assert users[0] == f"Bo: [image: photo_800x800.jpg, image/jpeg, {len(picture)} bytes]"
+    assert users[1][0] == {"type": "text", "text": "Cy: (sent an image)"}
+    assert image_bytes(users[1][1]) == picture
+    assert gateway.parts.runner.turns_run == 1
+
+
+async def test_a_chat_may_drop_the_mention_rule(tmp_path: Path, fake: FakeOpenAI, tg: FakeTelegram) -> None:
+    """`chats."telegram:<id>".require_mention: false` answers that group's plain messages; other groups still
+    need a mention."""
+    quiet, open_chat = group_chat(-100111), group_chat(-100222)
+    fake.push(Reply(content="Answered."))
+    chats = {"telegram:-100222": {"require_mention": False}}
+    async with telegram_gateway(tmp_path, fake, tg, chats=chats) as gateway:
+        await tg.push_update(message=message(quiet, "plain words"))
+        await tg.push_update(message=message(open_chat, "plain words"))
+        await tg.wait_for_text(-100222, "Answered.")
+    assert gateway.decisions == {"record": 1, "respond": 1}
