@@ -1,14 +1,16 @@
 """MCP tools through the whole gateway: a real SDK server (stdio or streamable HTTP), the real openai client, the fake model."""
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from agent.tools.mcp import Backoff, McpConnection, McpHub
 from tests.fakes.mcp_server import serve_http
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.gateway.fake_platform import FakePlatform
@@ -176,3 +178,40 @@ async def test_stop_cancels_a_running_tool_call(fake_openai: FakeOpenAI, home: P
         statuses = gateway.parts.mcp.statuses() if gateway.parts.mcp else []
     assert reply == "tool said: still here"
     assert [(s.name, s.state) for s in statuses] == [("web", "up")]
+
+
+async def _until(check: Callable[[], bool], timeout: float = 30.0) -> None:
+    """Wait for the server runner to change state (polled: the connection offers no waiter of its own)."""
+    async def poll() -> None:
+        while not check():
+            await asyncio.sleep(0.02)
+
+    await asyncio.wait_for(poll(), timeout)
+
+
+async def test_a_crashed_server_leaves_the_offer_and_comes_back(fake_openai: FakeOpenAI, home: Path) -> None:
+    """A stdio server that exits mid-call: a tool error, no tools while it restarts, then its tools again."""
+    config = _config(home, fake_openai, {"files": {"command": [sys.executable, SERVER_SCRIPT]}})
+    hub = McpHub(config.mcp, connect=lambda name, settings: McpConnection(
+        name, settings, backoff=Backoff(initial=2.0, maximum=2.0)))
+    chat = FakePlatform(PLATFORM)
+    fake_openai.push(Reply(content=None, tool_calls=[_call("files__crash", {})]), _answer_with_tool_output)
+    async with started(config, adapters={PLATFORM: chat}, mcp=hub):
+        await chat.inject("crash it")
+        crashed = await chat.wait_final("tool said:", timeout=30)
+        await _until(lambda: hub.statuses()[0].state != "up")
+        fake_openai.push(Reply(content="without tools"))
+        await chat.inject("still there?")
+        await chat.wait_final("without tools", timeout=30)
+        await _until(lambda: hub.statuses()[0].state == "up")
+        fake_openai.push(Reply(content=None, tool_calls=[_call("files__echo", {"text": "back"}, "call-2")]),
+                         _answer_with_tool_output)
+        await chat.inject("echo back")
+        back = await chat.wait_final("tool said: back", timeout=30)
+    assert json.loads(crashed.removeprefix("tool said: "))["success"] is False
+    offers = [_offered(r) for r in fake_openai.requests]
+    assert "files__crash" in offers[0]
+    assert not any(name.startswith("files__") for name in offers[2])
+    assert "files__echo" in offers[3]
+    assert back == "tool said: back"
+    assert hub.statuses()[0].restarts == 1

@@ -128,6 +128,8 @@ def describe_failure(exc: BaseException) -> str:
     """A one-line reason for a failed connection (the first leaf of an exception group)."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
+    if isinstance(exc, _ServerGone):
+        return str(exc)[: ERROR_CHARS * 2]
     if isinstance(exc, FileNotFoundError):
         return f"cannot start the command: {exc.strerror or 'not found'}: {exc.filename}"
     if isinstance(exc, TimeoutError):
