@@ -66,7 +66,9 @@ _V1 = Migration(
         "CREATE UNIQUE INDEX messages_by_session ON messages(session_id, seq)",
         "CREATE INDEX messages_active ON messages(session_id, archived, seq)",
         # The chat tag is a lexeme of every vector, so one GIN lookup intersects "this chat" with "this word".
-        "CREATE INDEX messages_tsv ON messages USING gin (tsv)",
+        # Searches scan the GIN pending list linearly, so it is kept small (merged every 256 kB of writes);
+        # compact_index() merges it at once.
+        "CREATE INDEX messages_tsv ON messages USING gin (tsv) WITH (gin_pending_list_limit = 256)",
         """
         CREATE TABLE chat_stats (
             chat_id  TEXT PRIMARY KEY,

@@ -477,10 +477,16 @@ class PostgresSessionStore:
         return stored
 
     def compact_index(self) -> int:
-        """Move the GIN index's pending entries into the main tree (what FTS5 segment merging is to SQLite)."""
+        """Merge the GIN index's pending entries and vacuum-analyse messages; return the steps taken (2).
+
+        What FTS5 segment merging is to SQLite: after a bulk import the pending
+        list, unset hint bits and missing planner statistics slow the first
+        searches; VACUUM only visits pages changed since the last run.
+        """
         with self._conn() as conn:
             conn.execute("SELECT gin_clean_pending_list('messages_tsv'::regclass)")
-        return 1
+            conn.execute("VACUUM (ANALYZE) messages")  # autocommit connection: allowed outside a transaction
+        return 2
 
     # search and stats ------------------------------------------------------
 
