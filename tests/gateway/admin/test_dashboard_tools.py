@@ -6,8 +6,8 @@ from pathlib import Path
 from agent.tools.mcp import ServerStatus
 from gateway.admin import build_admin_app
 from gateway.config import ChorusConfig
-from gateway.live_config import LiveConfig
-from gateway.metrics import Metrics
+from gateway.ops.live_config import LiveConfig
+from gateway.ops.metrics import Metrics
 from tests.gateway.admin.dashboard_support import FixedBackend, chromium, parse_dom, view
 from tests.gateway.admin.helpers import TOKEN, serve_app
 
