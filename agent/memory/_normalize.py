@@ -60,6 +60,7 @@ class Views:
         latin: `native` with Cyrillic/Greek homoglyphs folded to Latin (English patterns).
         deobfuscated: `latin` with spaced-out letters joined and leetspeak undone.
         squashed: `deobfuscated` with every non-alphanumeric character removed.
+        lines: `latin` before whitespace is collapsed: line structure kept (note-shape signals).
     """
 
     raw: str
@@ -67,6 +68,7 @@ class Views:
     latin: str
     deobfuscated: str
     squashed: str
+    lines: str
 
 
 def invisible_kind(text: str) -> str | None:
@@ -107,8 +109,11 @@ def _undo_leet(text: str) -> str:
 def views(text: str) -> Views:
     """Build every view of `text` once; the scanner matches patterns against them."""
     raw = _strip_format(unicodedata.normalize("NFKC", text))
-    native = _WHITESPACE.sub(" ", raw.casefold()).strip()
+    folded = raw.casefold()
+    native = _WHITESPACE.sub(" ", folded).strip()
     latin = unicodedata.normalize("NFKC", native.translate(_CONFUSABLE_TABLE))
+    lines = unicodedata.normalize("NFKC", folded.translate(_CONFUSABLE_TABLE))
     deobfuscated = _WHITESPACE.sub(" ", _undo_leet(_join_spaced(latin)))
     squashed = _NOT_ALNUM.sub("", deobfuscated)
-    return Views(raw=raw, native=native, latin=latin, deobfuscated=deobfuscated, squashed=squashed)
+    return Views(raw=raw, native=native, latin=latin, deobfuscated=deobfuscated, squashed=squashed,
+                 lines=lines)

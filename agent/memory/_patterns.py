@@ -217,6 +217,43 @@ PATTERNS: tuple[Pattern, ...] = (
        r"|(?:泄露|显示|输出|打印|告诉我|透露|展示|给我看)(?:一下)?(?:你的)?(?:系统提示|系统提示词|系统指令|初始指令|系统设定)"
        r"|(?:покажи|выведи|раскрой|напечатай|повтори) (?:мне )?(?:свой |твой |весь )?(?:системный (?:промпт|запрос)|"
        r"системные инструкции|исходные инструкции)", _WORDS),
+    _p("system_prompt", "own_configuration_request",
+       r"\byour (?:very )?(?:system|initial|original|hidden|first|starting|secret|internal|underlying|pre-?set|"
+       r"developer|core|base) ?(?:-| )?(?:prompt|instructions?|message|configuration|config|settings|rules|directives|"
+       r"guidelines|programming|setup|initiali[sz]ation)\b"
+       r"|\b(?:instructions|text|words|prompt|rules|guidelines|everything) (?:that )?you (?:were|have been|'ve been|got) "
+       r"(?:given|told|provided|shown|instructed|programmed|configured|fed)\b"
+       r"|\bwhat (?:were|are|was) you (?:told|given|instructed|programmed|configured)\b"
+       r"|\byou(?:'re| are)? (?:not|never) (?:supposed|allowed|permitted) to (?:tell|say|reveal|share|disclose|mention)\b"
+       r"|\bi was (?:instructed|programmed|told|configured) to\b"),
+    _p("system_prompt", "context_dump_request",
+       r"\b(?:repeat|print|output|show|display|copy|paste|dump|recite|reproduce|write out|return|echo|"
+       r"continue|complete|translate|encode|summari[sz]e|put) (?:\w+ ){0,4}(?:(?:text|words|everything|all|content|"
+       r"messages?|lines|prompt) (?:above|before this|preceding|so far|prior)|(?:this|the) (?:entire|whole|full) "
+       r"(?:conversation|chat|context|prompt)|(?:the )?initiali[sz]ation\b|(?:the )?system (?:prompt|message|"
+       r"instructions))"
+       r"|\b(?:the )?system prompt (?:is|says|reads|was) ?:"
+       r"|\b(?:console\.log|print|echo|printf|system\.out\.println)\s*\(\s*(?:system_?prompt|instructions|"
+       r"initial_?prompt)", _WORDS),
+    _c("system_prompt", "configuration_extraction",
+       (r"\b(?:see|show|give|tell|share|need|want|output|print|display|reveal|read|send|repeat|access|view|provide|"
+        r"paste|copy|list|return|dump|expose|disclose|recite|encode|translate|summari[sz]e|spell|leak|what(?:'s| is| are| "
+        r"was| were))\b", 50,
+        r"\b(?:system|initial|original|starting|first|hidden|secret|internal|pre-?|developer|underlying|beginning) ?-?"
+        r"(?:prompts?|instructions|directives|guidelines)\b|\b(?:system|initial|hidden|developer) message\b"
+        r"|\binitiali[sz]ation (?:above|string|text|prompt)\b|\byour (?:\w+ )?(?:configuration|settings|rules)\b"),
+       views=_WORDS),
+    _p("prompt_injection", "disable_safety",
+       r"\b(?:skip|bypass|disable|ignore|turn off|switch off|remove|drop|lift|suspend|deactivate|waive|circumvent) "
+       r"(?:\w+ ){0,2}(?:safety|security|content|moderation|ethic\w*|moral) (?:checks?|filters?|rules|guidelines|"
+       r"guardrails|restrictions|measures|protocols|policies|review|screening|limits)\b"
+       r"|\b(?:safety|content|ethics?|moderation) (?:filters?|checks?|guardrails|protocols) (?:are |is )?"
+       r"(?:disabled|off|suspended|removed|lifted|bypassed)\b"),
+    _p("prompt_injection", "adopt_new_instructions",
+       r"\b(?:apply|follow|use|obey|adopt|accept|load|activate) (?:\w+ ){0,2}(?:these|the following|my|this|those) "
+       r"(?:new |updated |revised |special )?(?:instructions|rules|directives|guidelines|commands|protocol)\b"
+       r"(?! (?:from|in) the (?:docs|readme|manual|wiki))"
+       r"|\bnew (?:instructions|rules|directives|guidelines) (?:for you|apply|follow|:)"),
     # -- credential exfiltration ------------------------------------------------------------------
     _c("exfiltration", "exfil_command_with_secret",
        (r"\b(?:curl|wget|http|https|fetch|invoke-webrequest|invoke-restmethod|iwr|irm|nc|ncat|netcat|socat|"
@@ -258,7 +295,7 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("secret", "aws_access_key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b", ("raw",)),
     _p("secret", "private_key_block", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----", ("raw",)),
     _p("secret", "google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}", ("raw",)),
-    _p("secret", "stripe_key", r"\b(?:sk|rk|pk)_(?:live|test)_[0-9A-Za-z]{16,}", ("raw",)),
+    _p("secret", "stripe_key", r"\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}", ("raw",)),
     _p("secret", "jwt", r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}", ("raw",)),
     _p("secret", "telegram_bot_token", r"\b\d{8,10}:AA[A-Za-z0-9_-]{33}\b", ("raw",)),
     _p("secret", "discord_bot_token", r"\b[MNO][A-Za-z\d_-]{23,27}\.[A-Za-z\d_-]{6}\.[A-Za-z\d_-]{27,}", ("raw",)),

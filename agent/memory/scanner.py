@@ -25,8 +25,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+from agent.memory import _model
 from agent.memory._normalize import Views, invisible_kind, views
 from agent.memory._patterns import PATTERNS, Pattern
+from agent.memory._shape import judge, signals
 
 CATEGORIES: Final = (
     "prompt_injection",
@@ -79,6 +81,7 @@ def scan(text: str) -> ScanVerdict:
         `ScanVerdict(ok=True)` for clean text; otherwise the category and the
         name of the first pattern that matched.
     """
+    text = text.removeprefix("\ufeff")  # a leading byte-order mark is an encoding artefact and hides nothing
     hidden = invisible_kind(text)
     if hidden is not None:
         return ScanVerdict(ok=False, category="invisible_unicode", pattern=hidden)
@@ -86,7 +89,24 @@ def scan(text: str) -> ScanVerdict:
     for pattern in PATTERNS:
         if _matches(pattern, seen):
             return ScanVerdict(ok=False, category=pattern.category, pattern=pattern.name)
+    shape = judge(seen.lines)
+    if shape is not None:
+        return ScanVerdict(ok=False, category=shape[0], pattern=shape[1])
+    if _learned(seen):
+        return ScanVerdict(ok=False, category="prompt_injection", pattern=LEARNED_PATTERN)
     return _OK
+
+
+LEARNED_PATTERN: Final = "learned_instruction_shape"
+LEARNED_THRESHOLD: Final = 0.85
+
+
+def _learned(seen: Views) -> bool:
+    """The learned layer, only for text that addresses someone and is long enough to judge."""
+    shape = signals(seen.lines)
+    if shape.words < 8 or not (shape.second_person or shape.role_setting or shape.lexicon):
+        return False
+    return _model.score(seen.deobfuscated) >= LEARNED_THRESHOLD
 
 
 def pattern_names() -> tuple[str, ...]:
