@@ -110,14 +110,31 @@ _RULES_REMOVED: Final = re.compile(
     r"censorship|guardrails|safeguards|content polic(?:y|ies)|policies|constraints|programming)\b"
     r"|\b(?:unfiltered|uncensored|unrestricted|unrestrained|unbound|jailbroken|amoral)\b")
 _THIRD_PARTY_TRIGGER: Final = re.compile(
-    r"\b(?:whenever|every time|each time|any ?time|if ever|when(?:ever)? (?:a|any)) (?:\w+ )?(?:someone|anyone|somebody|"
+    r"\b(?:whenever|every time|each time|any ?time|if ever|when|if) (?:\w+ )?(?:someone|anyone|somebody|"
     r"anybody|a user|users|people|a customer|customers|a visitor|visitors|members|a member|others|they|user|customer)"
     r" (?:\w+ )?(?:asks?|mentions?|says|writes|requests?|wants|talks|brings up|searches|needs|is looking|looks)\b")
 _STEER: Final = re.compile(
     r"\b(?:send|direct|redirect|point|refer|forward|link|tell|steer) (?:them|him|her|the user|users|people|customers)\b"
     r"|\balso (?:send|link|mention|include|add|recommend|promote|share|post|suggest)\b")
-_LINK: Final = re.compile(r"https?://|\bwww\.|\b[a-z0-9-]+\.(?:com|net|org|io|xyz|ru|cn|sh|me|site|top|app|example|"
+_LINK: Final = re.compile(r"https?://|\bwww\.|[\w.+-]+@[\w-]+\.[a-z]{2,}|\b[a-z0-9-]+\.(?:com|net|org|io|xyz|ru|cn|sh|me|site|top|app|example|"
                           r"link|click|biz|info|ly)\b")
+# Adopting a persona: "act as my grandfather", "pretend to be", "from now on you are Max".
+_PERSONA: Final = re.compile(
+    r"(?:^|[.!?:;,\n] ?)(?:please |now |so |ok,? )?(?:act as|act like|pretend (?:to be|you are|you're|that you)|"
+    r"role-?play as|role play as|play the (?:role|part) of|impersonate|take on the (?:role|persona|identity) of|"
+    r"assume the (?:role|persona|identity) of|speak as|talk as|respond as|answer as|reply as|write as)\b"
+    r"|\b(?:from now on|henceforth|from today on|for the rest of (?:this|the|our) conversation),? you(?:'re| are| will be)\b"
+    r"|\bstay in character\b|\bnever break(?:s|ing)? character\b")
+# Output the assistant must emit verbatim, or links it must slip into its replies.
+_FORCED_OUTPUT: Final = re.compile(
+    r"\b(?:begin|start|end|prefix|open|close|finish|sign) (?:every|each|all|your|any) (?:\w+ )?(?:answers?|responses?|"
+    r"replies|messages?|outputs?|sentences?) with\b"
+    r"|\b(?:include|add|append|insert|put|place|embed|mention) (?:\w+ ){0,3}(?:links?|urls?)\b.{0,80}?"
+    r"\b(?:in|into|to|at the end of) (?:every|each|all|your|any) (?:\w+ )?(?:answers?|responses?|replies|messages?)")
+_NO_RULES_NOW: Final = re.compile(
+    r"\byou (?:now )?(?:have|has|got) no (?:\w+ )?(?:rules|filters|restrictions|content polic\w+|guidelines|ethics|"
+    r"morals|boundaries|limitations|censorship|programming)\b"
+    r"|\byou(?:'re| are) (?:not|no longer) (?:bound|restricted|limited|constrained) by\b")
 _BOX: Final = re.compile(r"[\u2500-\u257f\u2580-\u259f]")
 _SPEAKER: Final = re.compile(r"(?m)^ ?[(\[]?([a-z][\w .-]{0,24})[)\]]? ?: ")
 
@@ -146,8 +163,13 @@ def judge(text: str) -> Finding | None:
         return "role_hijack", "persona_rule_register"
     if seen.core and (seen.role_setting or seen.future):
         return "role_hijack", "persona_setup"
-    if removed and seen.lexicon >= 2 and (addressed or seen.future or seen.core):
+    if _NO_RULES_NOW.search(text) or (removed and seen.lexicon >= 2 and (addressed or seen.future or seen.core
+                                                                         or seen.markers)):
         return "prompt_injection", "no_rules_for_assistant"
+    if _PERSONA.search(text):
+        return "role_hijack", "persona_adoption"
+    if _FORCED_OUTPUT.search(text) or (seen.future and _LINK.search(text) and addressed):
+        return "prompt_injection", "forced_output"
     if seen.future and seen.lexicon >= 2 and addressed:
         return "prompt_injection", "future_behaviour_rule"
     if _THIRD_PARTY_TRIGGER.search(text) and (_STEER.search(text) or _LINK.search(text)):

@@ -13,6 +13,7 @@ tool does. Exit codes: 0 done (or staged), 1 refused (the reason is printed),
     chorus memory pending  --chat CHAT [--json]
     chorus memory approve  --chat CHAT ID
     chorus memory reject   --chat CHAT ID
+    chorus memory scan     FILE [--report json]      (gateway/cli/memory_scan.py)
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from typing import Any, Final
 
 from agent.memory import ChatIdError, ChatNotes, NotesSnapshot, NotesStore, Target, WriteResult
 from agent.memory.notes import FILENAMES, TARGETS
+from gateway.cli.memory_scan import register_scan
 from gateway.config import load_config
 from gateway.logs import configure_logging
 
@@ -59,6 +61,7 @@ def register(subparsers: Any) -> None:
         decide = actions.add_parser(name, parents=[common], help=f"{verb} a staged write")
         decide.add_argument("id", metavar="ID", help="the id shown by `chorus memory pending`")
     parser.set_defaults(handler=handle)
+    register_scan(actions)
 
 
 def _printable(text: str) -> str:
