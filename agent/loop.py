@@ -15,7 +15,7 @@ result says (`new_messages`, or the whole `history` after a compression).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import structlog
@@ -31,6 +31,11 @@ log = structlog.get_logger(__name__)
 StopReason = Literal["answered", "max_iterations"]
 RECALL_HEADER = "Recalled context (from long-term memory; reference only, may be incomplete):"
 MAX_ITERATIONS_NOTE = "I stopped after {n} tool steps without a final answer; ask me to continue if needed."
+
+
+TOOL_OUTPUT = "tool_output"
+# Tools whose results only echo what the scanner already admitted (the notes themselves).
+TRUSTED_OUTPUT_TOOLS = frozenset({"memory"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,6 +220,10 @@ class ConversationLoop:
             if message.tool_calls:
                 for call in message.tool_calls:
                     self._append(turn, await self._run_tool(call, context))
+                    if call.name not in TRUSTED_OUTPUT_TOOLS and context.untrusted is None:
+                        # A tool result (a web page, an MCP reply, a search hit) may carry instructions:
+                        # whatever this turn stores from here on is of untrusted origin.
+                        context = replace(context, untrusted=TOOL_OUTPUT)
             if self.engine.should_compress(completion.prompt_tokens):
                 await self._apply(turn, "post_response", on_event=on_event)
             if not message.tool_calls:

@@ -49,6 +49,7 @@ from gateway.intake import Intake, IntakeSettings
 from gateway.journal import InboundJournal
 from gateway.outbox_file import JournaledOutbox
 from gateway.poller import LeasedAdapter
+from gateway.provenance import admins_by_platform
 from gateway.review import ReviewHooks
 from gateway.turns import PostTurnHook, TurnRunner, TurnSettings
 
@@ -194,12 +195,14 @@ def build_gateway(
     delivery = Delivery(adapters=adapters, outbox=outbox, owner=node)
     journal = InboundJournal(home / "inflight", node=node)
     hooks: ReviewHooks | None = None
+    admins = admins_by_platform(config.platforms)
     if post_turn is None and missing is None and notes_on:
         hooks = ReviewHooks(
             BackgroundReviewer(
                 model=client, tools=(memory_tool, skill_manage), memory=config.memory, skills=config.skills,
                 notes=notes,
-            )
+            ),
+            admins=admins,
         )
         post_turn = hooks.after_turn
 
@@ -212,6 +215,7 @@ def build_gateway(
             hard_message_limit=config.compression.hygiene_hard_message_limit,
             max_message_chars=config.gateway.max_message_chars,
             model_missing_text=missing,
+            admins=admins,
         ),
         post_turn=post_turn,
         memory=memory if config.memory.provider else None,

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 import structlog
 from structlog.contextvars import bind_contextvars
@@ -36,6 +36,7 @@ from gateway.hygiene import STALLED_KEY, check_hygiene
 from gateway.journal import InboundJournal
 from gateway.logs import bind_message_context
 from gateway.notices import NoticeBoard
+from gateway.provenance import writer_standing
 from gateway.queueing import Job
 
 log = structlog.get_logger(__name__)
@@ -59,6 +60,7 @@ class TurnSettings:
     hard_message_limit: int
     max_message_chars: int
     model_missing_text: str | None  # set when no model is configured
+    admins: Mapping[str, frozenset[str]] = field(default_factory=dict)  # platforms.<p>.admins: trusted note writers in groups
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,7 +265,8 @@ class TurnRunner:
         adapter = self._delivery.adapter(job.message.platform)
         streams = adapter is not None and adapter.limits.supports_edit
         preview = StreamPreview(self._delivery, job.route.target) if streams else None
-        context = ToolContext(chat_id=job.route.chat_scope, session_id=agent.session_id, user_id=job.message.user_id)
+        context = ToolContext(chat_id=job.route.chat_scope, session_id=agent.session_id, user_id=job.message.user_id,
+                              untrusted=writer_standing(job.message, self.settings.admins))
         async with typing_while(adapter, job.route.target):
             recall = None
             if self._memory is not None:

@@ -141,7 +141,8 @@ def handle(args: argparse.Namespace) -> int:
     if action == "pending":
         for item in notes.pending():
             print(json.dumps({"id": item.id, "action": item.action, "target": item.target, "content": item.content,
-                              "old_text": item.old_text, "created_at": item.created_at}, ensure_ascii=False)
+                              "old_text": item.old_text, "created_at": item.created_at, "origin": item.origin},
+                             ensure_ascii=False)
                   if args.json else _printable(item.describe()))
         return EXIT_OK
     if action == "approve":
