@@ -34,8 +34,16 @@ from agent.memory._files import (
     read_text,
     render_entries,
 )
-from agent.memory._paths import ChatIdError, chat_directory, claim_directory
-from agent.memory.approval import Action, PendingQueue, PendingWrite, Target, effective_mode, gate
+from agent.memory._paths import CHAT_ID_FILENAME, MEMORIES_DIRNAME, ChatIdError, chat_directory, claim_directory
+from agent.memory.approval import (
+    PENDING_FILENAME,
+    Action,
+    PendingQueue,
+    PendingWrite,
+    Target,
+    effective_mode,
+    gate,
+)
 from agent.memory.scanner import ScanVerdict, scan
 from agent.settings import MemorySettings
 
@@ -184,6 +192,20 @@ class NotesStore:
     def chat(self, chat_id: str) -> ChatNotes:
         """The notes of one chat. Raises `ChatIdError` for an empty id."""
         return ChatNotes(chat_directory(self.home, chat_id), chat_id, self.settings, clock=self._clock)
+
+    def pending_chats(self) -> list[str]:
+        """The ids of the chats that have writes staged for approval (for the operator's dashboard)."""
+        root = self.home / MEMORIES_DIRNAME
+        if not root.is_dir():
+            return []
+        found: list[str] = []
+        for directory in sorted(root.iterdir()):
+            if (directory / PENDING_FILENAME).is_file():
+                try:
+                    found.append((directory / CHAT_ID_FILENAME).read_bytes().decode("utf-8", "surrogatepass"))
+                except (OSError, UnicodeDecodeError):
+                    continue  # not a chat directory (or a torn marker): nothing to show
+        return found
 
 
 class ChatNotes:

@@ -28,9 +28,11 @@ from aiohttp import web
 from pydantic import SecretStr
 
 from agent.context.engine import ContextEngine
+from agent.memory import NotesStore
 from gateway.admin.app import build_admin_app
 from gateway.admin.events import EventLog
 from gateway.admin.gateway_backend import GatewayBackend
+from gateway.admin.memory_api import memory_routes
 from gateway.admin.tap import LogTap, Recorder, install_log_tap
 from gateway.admin.tuning import follow_turn_limits, live_engine_factory
 from gateway.app import Gateway
@@ -82,9 +84,11 @@ class Operations:
         if tap_logs:
             self._undo.append(install_log_tap(LogTap(self.events, self.metrics)))
         backend = GatewayBackend(gateway, events=self.events, live=self.live)
+        config = self.live.current()
+        notes = memory_routes(NotesStore(config.home_dir, config.memory))
         return build_admin_app(
             backend, metrics=self.metrics, token=token, live=self.live, events=self.events,
-            before_scrape=[lambda: backend.refresh_metrics(self.metrics)], extra_routes=extra_routes,
+            before_scrape=[lambda: backend.refresh_metrics(self.metrics)], extra_routes=[*extra_routes, *notes],
         )
 
     def install_sighup(self, loop: asyncio.AbstractEventLoop) -> None:
