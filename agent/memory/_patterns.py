@@ -255,6 +255,10 @@ PATTERNS: tuple[Pattern, ...] = (
         r"(?:prompts?|instructions|directives|guidelines)\b|\b(?:system|initial|hidden|developer) message\b"
         r"|\binitiali[sz]ation (?:above|string|text|prompt)\b|\byour (?:\w+ )?(?:configuration|settings|rules)\b"),
        views=_WORDS),
+    _p("system_prompt", "authority_override",
+       r"\b(?:admin(?:istrator)?|developer|root|sudo|maintenance|debug|emergency|security|operator) override\b"
+       r"|(?:内部指令|系统提示词?|系統提示詞?|初始指令|系统指令|系統指令|内部設定|内部设定)[^。]{0,80}"
+       r"(?:分享|输出|輸出|显示|顯示|告诉|告訴|导出|導出|透露)"),
     _p("prompt_injection", "disable_safety",
        r"\b(?:skip|bypass|disable|ignore|turn off|switch off|remove|drop|lift|suspend|deactivate|waive|circumvent) "
        r"(?:\w+ ){0,2}(?:safety|security|content|moderation|ethic\w*|moral) (?:checks?|filters?|rules|guidelines|"

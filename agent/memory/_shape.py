@@ -157,6 +157,16 @@ _NO_RULES_NOW: Final = re.compile(
     r"\byou (?:now )?(?:have|has|got) no (?:\w+ )?(?:rules|filters|restrictions|content polic\w+|guidelines|ethics|"
     r"morals|boundaries|limitations|censorship|programming)\b"
     r"|\byou(?:'re| are) (?:not|no longer) (?:bound|restricted|limited|constrained) by\b")
+# A content task for the assistant plus rules for its output: a request wrapper, not a fact.
+_TASK: Final = re.compile(
+    r"(?:^|[.!?:;\n] ?)(?:please |now |first,? |firstly,? |then )?(?:write|generate|create|compose|draft|describe|explain|"
+    r"tell me|give me|list|continue|complete|enhance|improve|fill in|rewrite|provide|produce|output|answer|imagine|"
+    r"let's (?:play|imagine|pretend)|i want you to|i need you to|you will|you are to)\b")
+_OUTPUT_RULES: Final = re.compile(
+    r"\b(?:start|begin|end|prefix) (?:the |your |each |every |it |them )?(?:\w+ )?with\b|\bin the (?:form|format|style) of\b"
+    r"|\bat least \d+ (?:words|paragraphs|sentences|steps|lines)\b|\b(?:do not|don't|never) (?:include|mention|add|use|say|"
+    r"write|explain|break)\b|\bstep[- ]by[- ]step\b|\bin (?:great |full |extreme )?detail\b|\b(?:no|without) (?:any )?"
+    r"(?:warnings?|disclaimers?|caveats?|explanations?|commentary)\b|\bword for word\b|\bverbatim\b")
 _BOX: Final = re.compile(r"[\u2500-\u257f\u2580-\u259f]")
 _SPEAKER: Final = re.compile(r"(?m)^ ?[(\[]?([a-z][\w .-]{0,24})[)\]]? ?: ")
 
@@ -200,6 +210,8 @@ def judge(text: str, seen: Signals | None = None) -> Finding | None:
         return "prompt_injection", "prompt_template_markers"
     if seen.role_setting >= 2 and seen.lexicon >= 2:
         return "role_hijack", "role_setting"
+    if seen.words >= 25 and _TASK.search(text) and len(_OUTPUT_RULES.findall(text)) >= 2:
+        return "prompt_injection", "task_with_output_rules"
     if len(_BOX.findall(text)) >= 40:
         return "prompt_injection", "decorated_prompt_document"
     if _dialogue(text):

@@ -103,7 +103,7 @@ def scan(text: str) -> ScanVerdict:
 
 LEARNED_PATTERN: Final = "learned_instruction_shape"
 LEARNED_THRESHOLD: Final = 0.85
-LONG_NOTE_CHARS: Final = 400  # above this, note shape runs before the (costlier) named patterns
+LONG_NOTE_CHARS: Final = 200  # above this, note shape runs before the (costlier) named patterns
 
 
 def _learned(seen: Views, shape: Signals) -> bool:
