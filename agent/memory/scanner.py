@@ -4,10 +4,16 @@ Owns `ScanVerdict` and `scan`. Every write to notes (memory tool, CLI,
 background review) and every load of notes goes through `scan`; the skill
 store uses it too. It knows nothing of files, chats or tools.
 
-Order of checks: refused invisible characters on the raw text first (they are
-a hit on their own, whatever they hide), then the named patterns of
-`_patterns.PATTERNS` against the normalised views of `_normalize.views`
-(NFKC, homoglyph folding, spacing and leetspeak undone).
+Layers, in order: refused invisible characters on the raw text (a hit on their
+own, whatever they hide); the named patterns of `_patterns.PATTERNS` against the
+normalised views of `_normalize.views` (NFKC, homoglyph folding, spacing and
+leetspeak undone); the note shape of `_shape.judge` (a note states a fact; text
+that addresses the assistant and sets personas, rules, output or future
+behaviour is an instruction); and the learned layer of `_model` (a hashed n-gram
+logistic regression, `scanner_model.json`, trained by bench/scanner_train.py),
+only above `LEARNED_THRESHOLD` and only for text that addresses someone. A note
+longer than `LONG_NOTE_CHARS` meets the note shape first, for cost: the named
+patterns are the expensive part on long text. Figures: bench/scanner.py.
 
 Decisions (pinned by the corpus in tests/agent/memory/):
 - Refused invisible characters are refused wherever they stand, including a
