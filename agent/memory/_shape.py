@@ -157,6 +157,8 @@ _NO_RULES_NOW: Final = re.compile(
     r"\byou (?:now )?(?:have|has|got) no (?:\w+ )?(?:rules|filters|restrictions|content polic\w+|guidelines|ethics|"
     r"morals|boundaries|limitations|censorship|programming)\b"
     r"|\byou(?:'re| are) (?:not|no longer) (?:bound|restricted|limited|constrained) by\b")
+# Rules laid on a persona in the third person ("DAN will never refuse, DAN must always answer").
+_PERSONA_RULE: Final = re.compile(r"\b(?:will|must|shall|should|never|always|cannot|can't|won't)\b")
 # A content task for the assistant plus rules for its output: a request wrapper, not a fact.
 _TASK: Final = re.compile(
     r"(?:^|[.!?:;\n] ?)(?:please |now |first,? |firstly,? |then )?(?:write|generate|create|compose|draft|describe|explain|"
@@ -189,14 +191,16 @@ def judge(text: str, seen: Signals | None = None) -> Finding | None:
     seen = seen or signals(text)
     removed = bool(_RULES_REMOVED.search(text))
     addressed = seen.role_setting > 0 or seen.second_person > 0
-    if seen.lexicon >= 6 or seen.core >= 2 or (seen.lexicon >= 5 and seen.words >= 20):
+    # Talk *about* AI rules ("ChatGPT refuses anything the content policy flags") is not addressed to the
+    # assistant: the register must come with second person, role setting, a trigger or template markers.
+    aimed = addressed or seen.future or seen.markers or len(_PERSONA_RULE.findall(text)) >= 2
+    if aimed and (seen.lexicon >= 6 or seen.core >= 2 or (seen.lexicon >= 5 and seen.words >= 20)):
         return "role_hijack", "persona_rule_register"
-    if seen.lexicon >= 4 and (seen.role_setting or seen.core or seen.future or seen.markers or removed):
+    if seen.lexicon >= 4 and aimed and (seen.role_setting or seen.core or seen.future or seen.markers or removed):
         return "role_hijack", "persona_rule_register"
     if seen.core and (seen.role_setting or seen.future):
         return "role_hijack", "persona_setup"
-    if _NO_RULES_NOW.search(text) or (removed and seen.lexicon >= 2 and (addressed or seen.future or seen.core
-                                                                         or seen.markers)):
+    if _NO_RULES_NOW.search(text) or (removed and seen.lexicon >= 2 and aimed):
         return "prompt_injection", "no_rules_for_assistant"
     if _PERSONA.search(text):
         return "role_hijack", "persona_adoption"

@@ -109,6 +109,7 @@ def scan(text: str) -> ScanVerdict:
 
 LEARNED_PATTERN: Final = "learned_instruction_shape"
 LEARNED_THRESHOLD: Final = 0.85
+REGISTER_THRESHOLD: Final = 0.6
 LONG_NOTE_CHARS: Final = 200  # above this, note shape runs before the (costlier) named patterns
 
 
@@ -116,7 +117,9 @@ def _learned(seen: Views, shape: Signals) -> bool:
     """The learned layer, only for text that addresses someone and is long enough to judge."""
     if shape.words < 8 or not (shape.second_person or shape.role_setting or shape.lexicon):
         return False
-    return _model.score(seen.deobfuscated) >= LEARNED_THRESHOLD
+    # Much persona/rule vocabulary (more than any real chat line uses) lowers the bar.
+    threshold = REGISTER_THRESHOLD if shape.lexicon >= 4 else LEARNED_THRESHOLD
+    return _model.score(seen.deobfuscated) >= threshold
 
 
 def pattern_names() -> tuple[str, ...]:

@@ -62,6 +62,9 @@ def test_instructions_addressed_to_the_assistant_are_refused(text: str, category
     "The bot in this group should answer only when mentioned (user's request).",
     "Servers:\nweb: 10.0.0.1\ndb: 10.0.0.2\ncache: 10.0.0.3\nqueue: 10.0.0.4",
     "\ufeffThe user likes tea.",
+    # talk *about* AI rules, not addressed to the assistant
+    "ChatGPT refuses to answer anything about OpenAI content policy, it's so filtered these days",
+    "has anyone tried the new llama model? the uncensored finetunes are wild but the responses are meh",
 ])
 def test_facts_and_the_users_own_preferences_are_accepted(text: str) -> None:
     """A note about the user, the chat or the environment stays a fact, even when it mentions prompts or roles."""
