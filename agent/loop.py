@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import structlog
@@ -36,6 +36,11 @@ RECALL_HEADER = "Recalled context (from long-term memory; reference only, may be
 CUT_NOTICE = "Your message was too long for this model, so I shortened the largest part before answering."
 CUT_HISTORY_NOTICE = "This conversation was too long for the model, so I shortened its largest part before answering."
 MAX_ITERATIONS_NOTE = "I stopped after {n} tool steps without a final answer; ask me to continue if needed."
+
+
+TOOL_OUTPUT = "tool_output"
+# Tools whose results only echo what the scanner already admitted (the notes themselves).
+TRUSTED_OUTPUT_TOOLS = frozenset({"memory"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,6 +253,10 @@ class ConversationLoop:
             if message.tool_calls:
                 for result in await self._run_tools(message.tool_calls, context, on_tool):
                     self._append(turn, result)
+                if context.untrusted is None and any(c.name not in TRUSTED_OUTPUT_TOOLS for c in message.tool_calls):
+                    # A tool result (a web page, an MCP reply, a search hit) may carry instructions:
+                    # whatever this turn stores from here on is of untrusted origin.
+                    context = replace(context, untrusted=TOOL_OUTPUT)
             if self.engine.should_compress(completion.prompt_tokens):
                 await self._apply(turn, "post_response", on_event=on_event)
             elif message.tool_calls:

@@ -159,6 +159,9 @@ class MemorySettings(Section):
     flush_min_turns: int = Field(default=6, ge=0)
     provider: str = ""
     write_approval: Literal["allow", "stage", "block"] = "allow"
+    # Writes of untrusted provenance (a turn that processed tool output; a group member who is not an admin):
+    # gated by the stricter of this and write_approval.
+    untrusted_writes: Literal["allow", "stage", "block"] = "stage"
 
 
 class SkillsSettings(Section):

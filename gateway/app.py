@@ -21,6 +21,7 @@ import structlog
 
 from adapters.base import InboundMessage, PlatformAdapter
 from adapters.normalize import normalize_inbound
+from agent.memory import NotesStore
 from agent.model_windows import ModelWindows
 from agent.store import SessionStore
 from agent.tools.mcp import McpHub
@@ -104,6 +105,7 @@ class GatewayParts:
     busy_mode: BusyMode = "queue"
     shutdown_grace: float = 10.0
     notes_text: Callable[[str], str] | None = None
+    notes: NotesStore | None = None  # every chat's notes (staged writes are approved through the admin API)
     on_shutdown: Callable[[], Awaitable[None]] | None = None
     closers: tuple[Callable[[], Awaitable[None]], ...] = ()
     policy: ChatPolicy | None = None

@@ -43,6 +43,7 @@ from gateway.chats.commands import ChatCommands
 from gateway.chats.models import ChatModels, ModelClients, with_model
 from gateway.chats.pairing import PAIRING_DB_NAME, PairingStore
 from gateway.chats.policy import ChatPolicy, ModelChoice
+from gateway.chats.provenance import admins_by_platform
 from gateway.chats.store import CHATS_DB_NAME, SqliteChatStore
 from gateway.chats.tool_access import tool_access
 from gateway.config import ChorusConfig
@@ -309,12 +310,14 @@ def build_gateway(
     delivery = Delivery(adapters=adapters, outbox=outbox, owner=node)
     journal = InboundJournal(home / "inflight", node=node)
     hooks: ReviewHooks | None = None
+    admins = admins_by_platform(config.platforms)
     if post_turn is None and missing is None and notes_on:
         hooks = ReviewHooks(
             BackgroundReviewer(
                 model=client, tools=(memory_tool, skill_manage), memory=config.memory, skills=config.skills,
                 notes=notes,
-            )
+            ),
+            admins=admins,
         )
         post_turn = hooks.after_turn
 
@@ -331,6 +334,7 @@ def build_gateway(
             model_missing_text=missing,
             tool_progress_dms=config.tool_progress.dms,
             tool_progress_groups=config.tool_progress.groups,
+            admins=admins,
         ),
         post_turn=post_turn,
         memory=memory if config.memory.provider else None,
@@ -373,7 +377,7 @@ def build_gateway(
             intake=intake, journal=journal, outbox=outbox, busy_mode=gw.busy_input_mode,
             shutdown_grace=gw.shutdown_grace_seconds, notes_text=notes_text, on_shutdown=on_shutdown,
             closers=closers, policy=policy, chats=chats, chat_commands=commands, pairing=pairing,
-            resources=(hub,) if len(hub) else (), mcp=hub, windows=windows, deadletters=DeadLetterBox(home / "deadletter"),
+            resources=(hub,) if len(hub) else (), mcp=hub, windows=windows, deadletters=DeadLetterBox(home / "deadletter"), notes=notes,
         )
     )
 

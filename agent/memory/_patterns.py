@@ -42,8 +42,11 @@ class Pattern:
     regex: re.Pattern[str] | None
     views: tuple[View, ...]
     chains: tuple[Chain, ...] = ()
+    needles: tuple[str, ...] = ()  # every match contains one of these: without any, the regexes are skipped
 
     def search(self, text: str) -> bool:
+        if self.needles and not any(needle in text for needle in self.needles):
+            return False  # a substring test in C; Python's re tries every alternative at every position
         if self.regex is not None and self.regex.search(text):
             return True
         return any(_chain_found(chain, text) for chain in self.chains)
@@ -71,19 +74,20 @@ _WORDS: tuple[View, ...] = ("native", "latin", "deobfuscated")
 _COMMANDS: tuple[View, ...] = ("native", "latin")
 
 
-def _p(category: Category, name: str, regex: str, views: tuple[View, ...] = _WORDS) -> Pattern:
-    return Pattern(category, name, re.compile(regex), views)
+def _p(category: Category, name: str, regex: str, views: tuple[View, ...] = _WORDS, *,
+       needles: tuple[str, ...] = ()) -> Pattern:
+    return Pattern(category, name, re.compile(regex), views, needles=needles)
 
 
 def _c(category: Category, name: str, *chains: tuple[str | int, ...], regex: str | None = None,
-       views: tuple[View, ...] = _COMMANDS) -> Pattern:
+       views: tuple[View, ...] = _COMMANDS, needles: tuple[str, ...] = ()) -> Pattern:
     """A chain pattern: each chain alternates regex, max gap, regex, max gap, regex…"""
     compiled: list[Chain] = []
     for chain in chains:
         parts = [(re.compile(str(part)), int(chain[index - 1]) if index else 0)
                  for index, part in enumerate(chain) if index % 2 == 0]
         compiled.append(tuple(parts))
-    return Pattern(category, name, re.compile(regex) if regex else None, views, tuple(compiled))
+    return Pattern(category, name, re.compile(regex) if regex else None, views, tuple(compiled), needles)
 
 
 # Building blocks (casefolded text).
@@ -120,6 +124,14 @@ _INSTRUCTION_FILE = (r"(?:agents\.md|soul\.md|claude\.md|gemini\.md|hermes\.md|\
 _EDIT = (r"(?:edit|modify|overwrite|write|append|change|update|replace|rewrite|patch|inject|insert|add|"
          r"echo|tee|>>?|sed -i|ändere|bearbeite|modifie|modifica|edita|измени|отредактируй|修改|编辑|写入)")
 
+# Needles: literal substrings that every match of a pattern contains (checked against the same view).
+_SECRET_FILE_NEEDLES = (".env", ".netrc", ".pgpass", ".npmrc", ".pypirc", ".git-credentials", ".aws", "credentials",
+                        "id_rsa", "id_ed25519", "id_ecdsa", ".ssh", "/etc/", ".docker", ".kube", "gcloud", "keychain",
+                        ".bash_history", "wallet.dat")
+_INSTRUCTION_FILE_NEEDLES = ("agents.md", "soul.md", "claude.md", "gemini.md", "hermes.md", ".cursorrules",
+                             ".windsurfrules", "copilot-instructions", "system", "memory.md", "user.md", "skill.md",
+                             ".chorus/")
+
 PATTERNS: tuple[Pattern, ...] = (
     # -- prompt injection --------------------------------------------------------------------------
     _p("prompt_injection", "ignore_previous_instructions",
@@ -138,7 +150,7 @@ PATTERNS: tuple[Pattern, ...] = (
        r"(?:restrictions|limits|limitations|rules|filters|guidelines|boundaries|ethics)"
        r"|\bwithout (?:any )?(?:ethical |moral |safety |content )(?:restrictions|limits|filters|guidelines)"
        r"|\b(?:enable|enter|activate|switch to|turn on) (?:dan|developer|god|jailbreak|unrestricted|sudo|admin) mode\b"
-       r"|\bdo anything now\b|\bjailbr(?:eak|oken) mode\b"),
+       r"|\bdo anything now\b|\bjailbr(?:eak|oken) mode\b", needles=("as if", "as though", "like you", "without", "mode", "do anything")),
     _p("prompt_injection", "deceive_user",
        r"\b(?:do not|don't|never) (?:tell|inform|notify|alert|mention (?:this |it )?to|reveal (?:this |it )?to|let) "
        r"(?:the |your )?(?:user|owner|operator|human)s?\b(?!['’]s\b| (?:name|id)\b)"
@@ -217,50 +229,92 @@ PATTERNS: tuple[Pattern, ...] = (
        r"|(?:泄露|显示|输出|打印|告诉我|透露|展示|给我看)(?:一下)?(?:你的)?(?:系统提示|系统提示词|系统指令|初始指令|系统设定)"
        r"|(?:покажи|выведи|раскрой|напечатай|повтори) (?:мне )?(?:свой |твой |весь )?(?:системный (?:промпт|запрос)|"
        r"системные инструкции|исходные инструкции)", _WORDS),
+    _p("system_prompt", "own_configuration_request",
+       r"\byour (?:very )?(?:system|initial|original|hidden|first|starting|secret|internal|underlying|pre-?set|"
+       r"developer|core|base) ?(?:-| )?(?:prompt|instructions?|message|configuration|config|settings|rules|directives|"
+       r"guidelines|programming|setup|initiali[sz]ation)\b"
+       r"|\b(?:instructions|text|words|prompt|rules|guidelines|everything) (?:that )?you (?:were|have been|'ve been|got) "
+       r"(?:given|told|provided|shown|instructed|programmed|configured|fed)\b"
+       r"|\bwhat (?:were|are|was) you (?:told|given|instructed|programmed|configured)\b"
+       r"|\byou(?:'re| are)? (?:not|never) (?:supposed|allowed|permitted) to (?:tell|say|reveal|share|disclose|mention)\b"
+       r"|\bi was (?:instructed|programmed|told|configured) to\b"),
+    _p("system_prompt", "context_dump_request",
+       r"\b(?:repeat|print|output|show|display|copy|paste|dump|recite|reproduce|write out|return|echo|"
+       r"continue|complete|translate|encode|summari[sz]e|put) (?:\w+ ){0,4}(?:(?:text|words|everything|all|content|"
+       r"messages?|lines|prompt) (?:above|before this|preceding|so far|prior)|(?:this|the) (?:entire|whole|full) "
+       r"(?:conversation|chat|context|prompt)|(?:the )?initiali[sz]ation\b|(?:the )?system (?:prompt|message|"
+       r"instructions))"
+       r"|\b(?:the )?system prompt (?:is|says|reads|was) ?:"
+       r"|\b(?:console\.log|print|echo|printf|system\.out\.println)\s*\(\s*(?:system_?prompt|instructions|"
+       r"initial_?prompt)", _WORDS),
+    _c("system_prompt", "configuration_extraction",
+       (r"\b(?:see|show|give|tell|share|need|want|output|print|display|reveal|read|send|repeat|access|view|provide|"
+        r"paste|copy|list|return|dump|expose|disclose|recite|encode|translate|summari[sz]e|spell|leak|what(?:'s| is| are| "
+        r"was| were))\b", 50,
+        r"\b(?:system|initial|original|starting|first|hidden|secret|internal|pre-?|developer|underlying|beginning) ?-?"
+        r"(?:prompts?|instructions|directives|guidelines)\b|\b(?:system|initial|hidden|developer) message\b"
+        r"|\binitiali[sz]ation (?:above|string|text|prompt)\b|\byour (?:\w+ )?(?:configuration|settings|rules)\b"),
+       views=_WORDS),
+    _p("system_prompt", "authority_override",
+       r"\b(?:admin(?:istrator)?|developer|root|sudo|maintenance|debug|emergency|security|operator) override\b"
+       r"|(?:内部指令|系统提示词?|系統提示詞?|初始指令|系统指令|系統指令|内部設定|内部设定)[^。]{0,80}"
+       r"(?:分享|输出|輸出|显示|顯示|告诉|告訴|导出|導出|透露)"),
+    _p("prompt_injection", "disable_safety",
+       r"\b(?:skip|bypass|disable|ignore|turn off|switch off|remove|drop|lift|suspend|deactivate|waive|circumvent) "
+       r"(?:\w+ ){0,2}(?:safety|security|content|moderation|ethic\w*|moral) (?:checks?|filters?|rules|guidelines|"
+       r"guardrails|restrictions|measures|protocols|policies|review|screening|limits)\b"
+       r"|\b(?:safety|content|ethics?|moderation) (?:filters?|checks?|guardrails|protocols) (?:are |is )?"
+       r"(?:disabled|off|suspended|removed|lifted|bypassed)\b"),
+    _p("prompt_injection", "adopt_new_instructions",
+       r"\b(?:apply|follow|use|obey|adopt|accept|load|activate) (?:\w+ ){0,2}(?:these|the following|my|this|those) "
+       r"(?:new |updated |revised |special )?(?:instructions|rules|directives|guidelines|commands|protocol)\b"
+       r"(?! (?:from|in) the (?:docs|readme|manual|wiki))"
+       r"|\bnew (?:instructions|rules|directives|guidelines) (?:for you|apply|follow|:)"),
     # -- credential exfiltration ------------------------------------------------------------------
     _c("exfiltration", "exfil_command_with_secret",
        (r"\b(?:curl|wget|http|https|fetch|invoke-webrequest|invoke-restmethod|iwr|irm|nc|ncat|netcat|socat|"
-        r"requests\.(?:get|post|put)|axios|httpie)\b", 300, r"\$\{?\w*(?:key|token|secret|passw|pwd|cred|api|auth)")),
+        r"requests\.(?:get|post|put)|axios|httpie)\b", 300, r"\$\{?\w*(?:key|token|secret|passw|pwd|cred|api|auth)"), needles=("$",)),
     _c("exfiltration", "exfil_command_with_file",
        (r"\b(?:curl|wget|nc|ncat|netcat|scp|rsync|invoke-webrequest|iwr|socat)\b", 300, _SECRET_FILE),
-       (_SECRET_FILE, 300, r"\|\s*(?:curl|wget|nc|ncat|netcat|base64|socat)\b")),
+       (_SECRET_FILE, 300, r"\|\s*(?:curl|wget|nc|ncat|netcat|base64|socat)\b"), needles=_SECRET_FILE_NEEDLES),
     _p("exfiltration", "env_dump",
        r"\b(?:printenv|env|set|export -p|get-childitem env:|gci env:)\s*(?:\||>)"
        r"|\bos\.environ\b[^\n]{0,80}(?:requests|urllib|http|post|send)"
        r"|(?:requests\.(?:post|put|get)|urlopen|urllib\.request|httpx\.(?:post|put|get))[^\n]{0,120}\bos\.environ\b"
        r"|\bprocess\.env\b[^\n]{0,80}(?:fetch|axios|http|post|send)", _COMMANDS),
-    _c("exfiltration", "read_secret_file", (rf"(?:^|[\s`'\"(]){_READ}\b", 60, _SECRET_FILE)),
+    _c("exfiltration", "read_secret_file", (rf"(?:^|[\s`'\"(]){_READ}\b", 60, _SECRET_FILE), needles=_SECRET_FILE_NEEDLES),
     _c("exfiltration", "send_secrets_to_url",
        (_SEND, 80, _SECRET_NOUN, 80, _SINK), (_SEND, 40, _SINK, 80, _SECRET_NOUN), (_SECRET_NOUN, 40, _SEND, 80, _SINK)),
     # -- persistence ------------------------------------------------------------------------------
     _c("persistence", "ssh_authorized_keys",
        (rf"{_WRITE}|(?:füge|ajoute|añade|agrega|добавь|添加)", 80, r"authorized_keys"),
-       regex=r"authorized_keys2?\s*(?:<<|>>)"),
+       regex=r"authorized_keys2?\s*(?:<<|>>)", needles=("authorized_keys",)),
     _c("persistence", "agent_instruction_file",
-       (rf"(?:^|[\s`'\"(]){_EDIT}\b", 60, _INSTRUCTION_FILE), regex=rf"{_INSTRUCTION_FILE}\s*(?:<<|>>)"),
+       (rf"(?:^|[\s`'\"(]){_EDIT}\b", 60, _INSTRUCTION_FILE), regex=rf"{_INSTRUCTION_FILE}\s*(?:<<|>>)", needles=_INSTRUCTION_FILE_NEEDLES),
     _p("persistence", "crontab",
        r"\|\s*crontab\s+-|\bcrontab\s+-r\b|(?:>>?|\btee(?: -a)?)\s*/(?:etc/cron|var/spool/cron)|@reboot\b"
        r"|\b(?:add|install|write|put|insert|append|schedule)\b[^\n]{0,40}\b(?:to|into|in) (?:the |my |your |a |"
-       r"root'?s? )*crontab\b|\bsystemctl (?:--user )?enable\b|\b(?:schtasks /create|launchctl load)\b", _COMMANDS),
+       r"root'?s? )*crontab\b|\bsystemctl (?:--user )?enable\b|\b(?:schtasks /create|launchctl load)\b", _COMMANDS,
+       needles=("cron", "@reboot", "systemctl", "schtasks", "launchctl")),
     _p("persistence", "shell_startup_file",
        r"(?:>>|\btee -a|\becho\b[^\n]{0,300}>>?|\bappend\b[^\n]{0,40}(?:to|into))\s*\S{0,120}"
        r"(?:\.bashrc|\.zshrc|\.bash_profile|\.profile|\.zprofile|/etc/profile|/etc/rc\.local|\.config/autostart)",
-       _COMMANDS),
+       _COMMANDS, needles=(".bashrc", ".zshrc", "profile", "rc.local", "autostart")),
     _p("persistence", "undeletable_note",
        r"\b(?:never|do not|don't|must not) (?:remove|delete|forget|erase|edit|drop) this (?:note|entry|memory|"
        r"instruction|line|rule)"
        r"|\b(?:always|every (?:time|session)) (?:re-?add|restore|re-?save|copy|re-?insert) this (?:note|entry|"
        r"instruction|line|text)"),
     # -- hard-coded secrets (case-sensitive, on the NFKC text) ------------------------------------
-    _p("secret", "openai_api_key", r"\bsk-(?:proj-|svcacct-|admin-|ant-(?:api\d\d-)?)?[A-Za-z0-9_\-]{20,}", ("raw",)),
-    _p("secret", "github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})", ("raw",)),
-    _p("secret", "slack_token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}", ("raw",)),
-    _p("secret", "aws_access_key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b", ("raw",)),
-    _p("secret", "private_key_block", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----", ("raw",)),
-    _p("secret", "google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}", ("raw",)),
-    _p("secret", "stripe_key", r"\b(?:sk|rk|pk)_(?:live|test)_[0-9A-Za-z]{16,}", ("raw",)),
-    _p("secret", "jwt", r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}", ("raw",)),
-    _p("secret", "telegram_bot_token", r"\b\d{8,10}:AA[A-Za-z0-9_-]{33}\b", ("raw",)),
+    _p("secret", "openai_api_key", r"\bsk-(?:proj-|svcacct-|admin-|ant-(?:api\d\d-)?)?[A-Za-z0-9_\-]{20,}", ("raw",), needles=("sk-",)),
+    _p("secret", "github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})", ("raw",), needles=("gh", "github_pat_")),
+    _p("secret", "slack_token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}", ("raw",), needles=("xox",)),
+    _p("secret", "aws_access_key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b", ("raw",), needles=("AKIA", "ASIA", "AGPA", "AIDA", "AROA")),
+    _p("secret", "private_key_block", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----", ("raw",), needles=("-----BEGIN",)),
+    _p("secret", "google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}", ("raw",), needles=("AIza",)),
+    _p("secret", "stripe_key", r"\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}", ("raw",), needles=("_live_", "_test_")),
+    _p("secret", "jwt", r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}", ("raw",), needles=("eyJ",)),
+    _p("secret", "telegram_bot_token", r"\b\d{8,10}:AA[A-Za-z0-9_-]{33}\b", ("raw",), needles=(":AA",)),
     _p("secret", "discord_bot_token", r"\b[MNO][A-Za-z\d_-]{23,27}\.[A-Za-z\d_-]{6}\.[A-Za-z\d_-]{27,}", ("raw",)),
     _p("secret", "secret_assignment",
        r"(?i)\b(?:password|passwd|pwd|passwort|mot de passe|contraseña|пароль|api[_-]?key|secret(?:[_-]?key)?|"

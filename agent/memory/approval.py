@@ -26,6 +26,16 @@ PENDING_FILENAME: Final = "pending.json"
 MAX_PENDING: Final = 50  # a runaway agent cannot fill the disk with proposals
 
 
+_STRICTNESS: Final = {"allow": 0, "stage": 1, "block": 2}
+
+
+def effective_mode(write_approval: ApprovalMode, untrusted_writes: ApprovalMode, untrusted: str | None) -> ApprovalMode:
+    """The mode for one write: `write_approval`, or the stricter `untrusted_writes` when it is untrusted."""
+    if untrusted is None:
+        return write_approval
+    return max(write_approval, untrusted_writes, key=_STRICTNESS.__getitem__)
+
+
 def gate(mode: ApprovalMode, action: Action) -> Gate:
     """What to do with a write under `mode`: write now, stage it, or refuse it."""
     if action == "remove" or mode == "allow":
@@ -46,6 +56,7 @@ class PendingWrite:
         content: the new entry text.
         old_text: for "replace", the substring that finds the entry to replace.
         created_at: seconds since the epoch.
+        origin: why it was staged when its provenance was untrusted ("tool_output", "group_member"), else None.
     """
 
     id: str
@@ -54,11 +65,13 @@ class PendingWrite:
     content: str
     old_text: str | None
     created_at: float
+    origin: str | None = None
 
     def describe(self) -> str:
+        why = f"  [untrusted: {self.origin}]" if self.origin else ""
         if self.action == "replace":
-            return f"{self.id}  replace in {self.target}: {self.old_text!r} -> {self.content!r}"
-        return f"{self.id}  add to {self.target}: {self.content!r}"
+            return f"{self.id}  replace in {self.target}: {self.old_text!r} -> {self.content!r}{why}"
+        return f"{self.id}  add to {self.target}: {self.content!r}{why}"
 
 
 class PendingQueue:
@@ -77,7 +90,8 @@ class PendingQueue:
             return []
         return [item for item in (self._parse(entry) for entry in items) if item is not None]
 
-    def add(self, *, action: Action, target: Target, content: str, old_text: str | None, now: float) -> PendingWrite | None:
+    def add(self, *, action: Action, target: Target, content: str, old_text: str | None, now: float,
+            origin: str | None = None) -> PendingWrite | None:
         """Stage a write; None when the queue is full."""
         items = self.items()
         if len(items) >= MAX_PENDING:
@@ -86,7 +100,8 @@ class PendingQueue:
         new_id = secrets.token_hex(3)
         while new_id in taken:
             new_id = secrets.token_hex(3)
-        item = PendingWrite(id=new_id, action=action, target=target, content=content, old_text=old_text, created_at=now)
+        item = PendingWrite(id=new_id, action=action, target=target, content=content, old_text=old_text, created_at=now,
+                            origin=origin)
         self._save([*items, item])
         return item
 
@@ -123,4 +138,5 @@ class PendingQueue:
             content=content,
             old_text=old_text if isinstance(old_text, str) else None,
             created_at=float(raw.get("created_at", 0.0)),
+            origin=raw["origin"] if isinstance(raw.get("origin"), str) else None,
         )

@@ -31,9 +31,9 @@ from agent.memory._files import (
     parse_entries,
     render_entries,
 )
-from agent.memory._paths import ChatIdError, chat_directory, chat_dirname
+from agent.memory._paths import CHAT_ID_FILENAME, MEMORIES_DIRNAME, ChatIdError, chat_directory, chat_dirname
 from agent.memory._storage import ChatFiles, DirectoryFiles
-from agent.memory.approval import Action, PendingQueue, PendingWrite, Target, gate
+from agent.memory.approval import PENDING_FILENAME, Action, PendingQueue, PendingWrite, Target, effective_mode, gate
 from agent.memory.scanner import ScanVerdict, scan
 from agent.settings import MemorySettings
 
@@ -160,6 +160,11 @@ def _listing(entries: list[str]) -> str:
     return "; ".join(f"{number}) {_preview(entry)!r}" for number, entry in enumerate(entries, 1))
 
 
+# What the model is told about why a write waits (the origins set by the agent loop and the gateway).
+_ORIGINS: Final = {"tool_output": "this turn processed tool output",
+                   "group_member": "written in a group by someone who is not an admin"}
+
+
 class NotesStore:
     """The notes of every chat: `<home>/memories/<chat dir>/` by default, or wherever `files` keeps them.
 
@@ -184,6 +189,20 @@ class NotesStore:
             return ChatNotes(self._files(chat_id), chat_id, self.settings, clock=self._clock)
         files = DirectoryFiles(chat_directory(self.home, chat_id), chat_id)
         return ChatNotes(files, chat_id, self.settings, clock=self._clock)
+
+    def pending_chats(self) -> list[str]:
+        """The ids of the chats that have writes staged for approval (for the operator's dashboard)."""
+        root = self.home / MEMORIES_DIRNAME
+        if not root.is_dir():
+            return []
+        found: list[str] = []
+        for directory in sorted(root.iterdir()):
+            if (directory / PENDING_FILENAME).is_file():
+                try:
+                    found.append((directory / CHAT_ID_FILENAME).read_bytes().decode("utf-8", "surrogatepass"))
+                except (OSError, UnicodeDecodeError):
+                    continue  # not a chat directory (or a torn marker): nothing to show
+        return found
 
 
 class ChatNotes:
@@ -233,13 +252,13 @@ class ChatNotes:
             return self._queue.items()
 
     # -- writing ---------------------------------------------------------------------------------
-    def add(self, target: Target, content: str) -> WriteResult:
-        """Add one entry."""
-        return self._write("add", target, content=content, old_text=None)
+    def add(self, target: Target, content: str, *, untrusted: str | None = None) -> WriteResult:
+        """Add one entry. `untrusted` names why its provenance is untrusted (`memory.untrusted_writes` applies)."""
+        return self._write("add", target, content=content, old_text=None, untrusted=untrusted)
 
-    def replace(self, target: Target, old_text: str, content: str) -> WriteResult:
-        """Replace the one entry containing `old_text` with `content`."""
-        return self._write("replace", target, content=content, old_text=old_text)
+    def replace(self, target: Target, old_text: str, content: str, *, untrusted: str | None = None) -> WriteResult:
+        """Replace the one entry containing `old_text` with `content` (`untrusted` as for `add`)."""
+        return self._write("replace", target, content=content, old_text=old_text, untrusted=untrusted)
 
     def remove(self, target: Target, old_text: str) -> WriteResult:
         """Remove the one entry containing `old_text` (never held for approval)."""
@@ -340,7 +359,7 @@ class ChatNotes:
         return None
 
     def _write(self, action: Action, target: Target, *, content: str | None, old_text: str | None,
-               staged: bool = False) -> WriteResult:
+               staged: bool = False, untrusted: str | None = None) -> WriteResult:
         invalid = self._validate(action, target, content, old_text)
         if invalid is not None:
             return invalid
@@ -351,26 +370,34 @@ class ChatNotes:
             planned = self._plan(action, target, entries, new_text, (old_text or "").strip())
             if isinstance(planned, WriteResult):
                 return replace(planned, drift=tuple(drift))
-            decision = "write" if staged else gate(self.settings.write_approval, action)
+            mode = effective_mode(self.settings.write_approval, self.settings.untrusted_writes, untrusted)
+            decision = "write" if staged else gate(mode, action)
+            key = "write_approval" if mode == self.settings.write_approval else "untrusted_writes"
             if decision == "refuse":
-                return self._refuse(target, "blocked", "Notes are read-only here (memory.write_approval: block); "
+                why = f" for a write of untrusted origin ({untrusted})" if key == "untrusted_writes" else ""
+                return self._refuse(target, "blocked", f"Notes are read-only here{why} (memory.{key}: block); "
                                     "nothing was saved.", entries=entries, drift=tuple(drift))
             if decision == "stage":
-                return self._stage(action, target, new_text, old_text, entries, drift)
+                return self._stage(action, target, new_text, old_text, entries, drift,
+                                   origin=untrusted if key == "untrusted_writes" else None)
             text = render_entries(planned)
             self.files.write(FILENAMES[target], text + "\n" if text else "")
             self._guard.record(FILENAMES[target], text + "\n" if text else "")
         return self._written(action, target, planned, drift)
 
     def _stage(self, action: Action, target: Target, content: str, old_text: str | None, entries: list[str],
-               drift: list[DriftReport]) -> WriteResult:
-        item = self._queue.add(action=action, target=target, content=content, old_text=old_text, now=self._clock())
+               drift: list[DriftReport], *, origin: str | None = None) -> WriteResult:
+        item = self._queue.add(action=action, target=target, content=content, old_text=old_text, now=self._clock(),
+                               origin=origin)
         if item is None:
             return self._refuse(target, "queue_full", "Too many writes are waiting for approval; nothing was staged.",
                                 entries=entries, drift=tuple(drift))
-        log.info("memory.write_staged", chat_dir=self.files.label, pending_id=item.id, action=action, target=target)
+        log.info("memory.write_staged", chat_dir=self.files.label, pending_id=item.id, action=action, target=target,
+                 origin=origin)
         usage = self._usage(target, entries)
-        message = f"Held for operator approval as {item.id} (memory.write_approval: stage); not saved yet."
+        why = (f"untrusted origin: {_ORIGINS.get(origin, origin)}; memory.untrusted_writes: stage" if origin
+               else "memory.write_approval: stage")
+        message = f"Held for operator approval as {item.id} ({why}); not saved yet."
         return WriteResult("staged", target, message, usage, pending=item, drift=tuple(drift))
 
     def _written(self, action: Action, target: Target, entries: list[str], drift: list[DriftReport]) -> WriteResult:

@@ -4,10 +4,16 @@ Owns `ScanVerdict` and `scan`. Every write to notes (memory tool, CLI,
 background review) and every load of notes goes through `scan`; the skill
 store uses it too. It knows nothing of files, chats or tools.
 
-Order of checks: refused invisible characters on the raw text first (they are
-a hit on their own, whatever they hide), then the named patterns of
-`_patterns.PATTERNS` against the normalised views of `_normalize.views`
-(NFKC, homoglyph folding, spacing and leetspeak undone).
+Layers, in order: refused invisible characters on the raw text (a hit on their
+own, whatever they hide); the named patterns of `_patterns.PATTERNS` against the
+normalised views of `_normalize.views` (NFKC, homoglyph folding, spacing and
+leetspeak undone); the note shape of `_shape.judge` (a note states a fact; text
+that addresses the assistant and sets personas, rules, output or future
+behaviour is an instruction); and the learned layer of `_model` (a hashed n-gram
+logistic regression, `scanner_model.json`, trained by bench/scanner_train.py),
+only above `LEARNED_THRESHOLD` and only for text that addresses someone. A note
+longer than `LONG_NOTE_CHARS` meets the note shape first, for cost: the named
+patterns are the expensive part on long text. Figures: bench/scanner.py.
 
 Decisions (pinned by the corpus in tests/agent/memory/):
 - Refused invisible characters are refused wherever they stand, including a
@@ -25,8 +31,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+from agent.memory import _model
 from agent.memory._normalize import Views, invisible_kind, views
 from agent.memory._patterns import PATTERNS, Pattern
+from agent.memory._shape import Signals, judge, signals
 
 CATEGORIES: Final = (
     "prompt_injection",
@@ -79,14 +87,39 @@ def scan(text: str) -> ScanVerdict:
         `ScanVerdict(ok=True)` for clean text; otherwise the category and the
         name of the first pattern that matched.
     """
+    text = text.removeprefix("\ufeff")  # a leading byte-order mark is an encoding artefact and hides nothing
     hidden = invisible_kind(text)
     if hidden is not None:
         return ScanVerdict(ok=False, category="invisible_unicode", pattern=hidden)
     seen = views(text)
+    shape = signals(seen.lines)
+    finding = judge(seen.lines, shape) if len(seen.latin) >= LONG_NOTE_CHARS else None
+    if finding is not None:  # a long prompt: the shape layer decides in well under a millisecond
+        return ScanVerdict(ok=False, category=finding[0], pattern=finding[1])
     for pattern in PATTERNS:
         if _matches(pattern, seen):
             return ScanVerdict(ok=False, category=pattern.category, pattern=pattern.name)
+    finding = finding or judge(seen.lines, shape)
+    if finding is not None:
+        return ScanVerdict(ok=False, category=finding[0], pattern=finding[1])
+    if _learned(seen, shape):
+        return ScanVerdict(ok=False, category="prompt_injection", pattern=LEARNED_PATTERN)
     return _OK
+
+
+LEARNED_PATTERN: Final = "learned_instruction_shape"
+LEARNED_THRESHOLD: Final = 0.85
+REGISTER_THRESHOLD: Final = 0.6
+LONG_NOTE_CHARS: Final = 200  # above this, note shape runs before the (costlier) named patterns
+
+
+def _learned(seen: Views, shape: Signals) -> bool:
+    """The learned layer, only for text that addresses someone and is long enough to judge."""
+    if shape.words < 8 or not (shape.second_person or shape.role_setting or shape.lexicon):
+        return False
+    # Much persona/rule vocabulary (more than any real chat line uses) lowers the bar.
+    threshold = REGISTER_THRESHOLD if shape.lexicon >= 4 else LEARNED_THRESHOLD
+    return _model.score(seen.deobfuscated) >= threshold
 
 
 def pattern_names() -> tuple[str, ...]:

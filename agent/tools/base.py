@@ -15,11 +15,17 @@ from agent.messages import ToolSchema
 
 @dataclass(frozen=True, slots=True)
 class ToolContext:
-    """Who is calling: tools scope everything they touch to this chat."""
+    """Who is calling: tools scope everything they touch to this chat.
+
+    `untrusted` names why what this turn writes may not be the owner's own words: "group_member" (set by
+    the gateway for a group sender who is not an admin) or "tool_output" (set by the agent loop once a
+    tool result entered the turn). Writes to durable state (notes) honour `memory.untrusted_writes`.
+    """
 
     chat_id: str
     session_id: str
     user_id: str | None = None
+    untrusted: str | None = None
 
 
 class Tool(Protocol):

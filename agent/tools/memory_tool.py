@@ -107,20 +107,20 @@ class MemoryTool:
         content = _text_argument(arguments, "content")
         old_text = _text_argument(arguments, "old_text")
         try:
-            result = await asyncio.to_thread(self._apply, context.chat_id, action, target, content, old_text)
+            result = await asyncio.to_thread(self._apply, context, action, target, content, old_text)
         except ChatIdError as exc:
             return refused(str(exc), reason="invalid")
         log.info("memory.tool", action=action, target=target, outcome=result.outcome, refusal=result.refusal,
-                 session_id=context.session_id)
+                 session_id=context.session_id, untrusted=context.untrusted)
         return render_result(result)
 
-    def _apply(self, chat_id: str, action: str, target: Target, content: str | None,
+    def _apply(self, context: ToolContext, action: str, target: Target, content: str | None,
                old_text: str | None) -> WriteResult:
-        notes = self._store.chat(chat_id)
+        notes = self._store.chat(context.chat_id)
         if action == "add":
-            return notes.add(target, content or "")
+            return notes.add(target, content or "", untrusted=context.untrusted)
         if action == "replace":
-            return notes.replace(target, old_text or "", content or "")
+            return notes.replace(target, old_text or "", content or "", untrusted=context.untrusted)
         return notes.remove(target, old_text or "")
 
 

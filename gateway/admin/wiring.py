@@ -33,6 +33,7 @@ from agent.model_windows import ModelWindows
 from gateway.admin.app import build_admin_app
 from gateway.admin.events import EventLog
 from gateway.admin.gateway_backend import GatewayBackend
+from gateway.admin.memory_api import memory_routes
 from gateway.admin.tap import EventObserver, LogTap, Recorder, install_log_tap
 from gateway.admin.tuning import follow_turn_limits, live_engine_factory
 from gateway.app import Gateway
@@ -112,9 +113,10 @@ class Operations:
             self._undo.append(install_log_tap(LogTap(self.events)))
         backend = GatewayBackend(gateway, events=self.events, live=self.live)
         hub = gateway.parts.mcp
+        notes = memory_routes(gateway.parts.notes) if gateway.parts.notes is not None else []
         return build_admin_app(
             backend, metrics=self.metrics, token=token, live=self.live, events=self.events,
-            before_scrape=[lambda: backend.refresh_metrics(self.metrics)], extra_routes=extra_routes,
+            before_scrape=[lambda: backend.refresh_metrics(self.metrics)], extra_routes=[*extra_routes, *notes],
             tools=hub.statuses if hub is not None and len(hub) else None,
             deadletters=gateway.parts.deadletters,
         )

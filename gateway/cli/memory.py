@@ -13,6 +13,7 @@ tool does. Exit codes: 0 done (or staged), 1 refused (the reason is printed),
     chorus memory pending  --chat CHAT [--json]
     chorus memory approve  --chat CHAT ID
     chorus memory reject   --chat CHAT ID
+    chorus memory scan     FILE [--report json]      (gateway/cli/memory_scan.py)
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from agent.memory import ChatIdError, ChatNotes, NotesSnapshot, NotesStore, Targ
 from agent.memory.notes import FILENAMES, TARGETS
 from agent.store import StoreError
 from gateway.cli._chat import CHAT_HELP, scoped_chat
+from gateway.cli.memory_scan import register_scan
 from gateway.config import load_config
 from gateway.ops.logs import configure_logging
 from gateway.stores import opened_notes
@@ -63,6 +65,7 @@ def register(subparsers: Any) -> None:
         decide = actions.add_parser(name, parents=[common], help=f"{verb} a staged write")
         decide.add_argument("id", metavar="ID", help="the id shown by `chorus memory pending`")
     parser.set_defaults(handler=handle)
+    register_scan(actions)
 
 
 def _printable(text: str) -> str:
@@ -150,7 +153,8 @@ def _run(store: NotesStore, args: argparse.Namespace) -> int:
     if action == "pending":
         for item in notes.pending():
             print(json.dumps({"id": item.id, "action": item.action, "target": item.target, "content": item.content,
-                              "old_text": item.old_text, "created_at": item.created_at}, ensure_ascii=False)
+                              "old_text": item.old_text, "created_at": item.created_at, "origin": item.origin},
+                             ensure_ascii=False)
                   if args.json else _printable(item.describe()))
         return EXIT_OK
     if action == "approve":

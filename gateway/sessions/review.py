@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Mapping
 
 import structlog
 
 from agent.review import BackgroundReviewer
 from agent.tools.base import ToolContext
+from gateway.chats.provenance import turn_origin
 from gateway.sessions.turns import FinishedTurn
 
 log = structlog.get_logger(__name__)
@@ -23,13 +25,16 @@ log = structlog.get_logger(__name__)
 class ReviewHooks:
     """Post-turn and shutdown hooks around one `BackgroundReviewer`."""
 
-    def __init__(self, reviewer: BackgroundReviewer) -> None:
+    def __init__(self, reviewer: BackgroundReviewer, *, admins: Mapping[str, frozenset[str]] | None = None) -> None:
         self.reviewer = reviewer
+        self._admins = admins or {}
         self._sessions: dict[str, tuple[ToolContext, FinishedTurn]] = {}
 
     async def after_turn(self, turn: FinishedTurn) -> None:
+        # The review reads the turn again: what it stores has the turn's provenance.
         context = ToolContext(
-            chat_id=turn.job.route.chat_scope, session_id=turn.agent.session_id, user_id=turn.job.message.user_id
+            chat_id=turn.job.route.chat_scope, session_id=turn.agent.session_id, user_id=turn.job.message.user_id,
+            untrusted=turn_origin(turn.job.message, self._admins, turn.new_messages),
         )
         self._sessions[context.session_id] = (context, turn)
         decision = self.reviewer.after_turn(context, list(turn.agent.history), new_messages=turn.new_messages)

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 
 import structlog
 from structlog.contextvars import bind_contextvars
@@ -28,6 +28,7 @@ from agent.model_retry import retry_notice
 from agent.session import SessionAgent
 from agent.tools.base import ToolContext
 from chorus_errors import ModelAuthError, ModelError, ModelNotConfigured, ModelUnavailable, RateLimited
+from gateway.chats.provenance import writer_standing
 from gateway.chats.store import ChatStore, Usage
 from gateway.coord.base import OutboundItem
 from gateway.coord.hold import LockBusy
@@ -64,6 +65,7 @@ class TurnSettings:
     model_missing_text: str | None  # set when no model is configured
     tool_progress_dms: ProgressMode = "off"
     tool_progress_groups: ProgressMode = "off"
+    admins: Mapping[str, frozenset[str]] = field(default_factory=dict)  # platforms.<p>.admins: trusted note writers in groups
 
 
 @dataclass(frozen=True, slots=True)
@@ -334,7 +336,8 @@ class TurnRunner:
         adapter = self._delivery.adapter(job.message.platform)
         streams = adapter is not None and adapter.limits.supports_edit
         preview = StreamPreview(self._delivery, job.route.target) if streams else None
-        context = ToolContext(chat_id=job.route.chat_scope, session_id=agent.session_id, user_id=job.message.user_id)
+        context = ToolContext(chat_id=job.route.chat_scope, session_id=agent.session_id, user_id=job.message.user_id,
+                              untrusted=writer_standing(job.message, self.settings.admins))
         mode = self.settings.tool_progress_dms if job.route.kind == "dm" else self.settings.tool_progress_groups
         progress = ToolProgress(_Notices(self._delivery, job), mode=mode) if mode != "off" else None
         async with typing_while(adapter, job.route.target):

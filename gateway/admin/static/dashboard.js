@@ -327,13 +327,52 @@ async function compressSelected() {
   refresh(false);
 }
 
+function pendingPath(item, verdict) {
+  return "/api/memory/pending/" + encodeURIComponent(item.id) + "/" + verdict + "?chat=" + encodeURIComponent(item.chat);
+}
+
+async function decidePending(item, verdict) {
+  try {
+    const result = await api(pendingPath(item, verdict), "POST");
+    if (!result.ok) problem(result.message);
+  } catch (error) {
+    problem(error.message);
+  }
+  refresh(false);
+}
+
+function drawPending(items) {
+  const list = document.getElementById("pending");
+  list.replaceChildren();
+  show("pending-empty", items.length === 0);
+  for (const item of items) {
+    const row = document.createElement("li");
+    row.dataset.pending = item.id;
+    const what = item.action === "replace" ? `replace "${item.old_text}" with` : "add";
+    const why = item.origin ? ` [untrusted: ${item.origin}]` : "";
+    const text = document.createElement("span");
+    text.textContent = `${item.chat} · ${item.target}: ${what} "${item.content}"${why} `;  // textContent: never HTML
+    row.append(text);
+    for (const verdict of ["approve", "reject"]) {
+      const button = document.createElement("button");
+      button.type = "button";
+      button.textContent = verdict;
+      button.dataset.verdict = verdict;
+      button.addEventListener("click", () => decidePending(item, verdict));
+      row.append(button);
+    }
+    list.append(row);
+  }
+}
+
 let timer = null;
 
 async function refresh(schedule = true) {
   try {
-    const [sessions, events, config, tools, deadletters] = await Promise.all([
+    const [sessions, events, config, tools, deadletters, pending] = await Promise.all([
       api("/api/sessions"), api("/api/events?limit=500"), api("/api/config"), api("/api/tools"),
       api("/api/deadletters?limit=50"),
+      api("/api/memory/pending").catch(() => ({ pending: [] })),  // a backend without notes shows none
     ]);
     problem("");
     show("login", false);
@@ -344,6 +383,7 @@ async function refresh(schedule = true) {
     drawEvents(events.events);
     drawTools(tools.servers);
     drawDeadLetters(deadletters);
+    drawPending(pending.pending);
     drawSummary(sessions.sessions, config);
     let detail = null;
     if (selected) {

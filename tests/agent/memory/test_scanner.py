@@ -59,7 +59,8 @@ def test_scan_time_grows_linearly_on_hostile_repetitive_input() -> None:
     started = time.perf_counter()
     verdicts = [scan(unit * (50_000 // len(unit))) for unit in units]
     elapsed = time.perf_counter() - started
-    assert [verdict.ok for verdict in verdicts] == [True] * len(units)
+    # Thousands of "you are now a new" address the assistant: the note-shape layers refuse that one.
+    assert [verdict.ok for verdict in verdicts] == [True, True, True, True, False, True, True]
     assert elapsed < 30.0  # quadratic behaviour took over a minute for one of these alone
 
 
