@@ -24,6 +24,7 @@ from typing import Literal, TypeAlias
 from agent.context._statements import (
     CASED_SHAPES,
     assignment,
+    closes_statement,
     bare_answer,
     exact_value,
     is_question,
@@ -365,8 +366,9 @@ def _matches(text: str, speaker: Speaker) -> list[tuple[FactKind, int, int]]:
         number = _LEADING_NUMBER.match(value)
         if number:
             found.append(("value", start, start + number.end()))
-        token = exact_value(value.split()[0]) if value.split() else None
-        if token is not None:
+        words = value.split()
+        token = exact_value(words[0]) if words else None
+        if token is not None and closes_statement(value[value.find(words[0]) + len(words[0]):]):
             found.append(("assignment", start, start + len(token)))
     return found
 

@@ -58,7 +58,7 @@ ASSIGNMENTS: tuple[re.Pattern[str], ...] = (
 )
 
 # A bare answer: a few words at most, holding an exact token (see `bare_answer`).
-MAX_ANSWER_WORDS = 4
+MAX_ANSWER_WORDS = 3
 
 # Message-level prefilter: a message with none of these can hold no fact (no digit, path, id, code, quote,
 # rule word or CJK text). Run over the lower-cased text: most of a group chat stops here.
@@ -89,12 +89,22 @@ def exact_value(text: str) -> str | None:
     return None
 
 
+def closes_statement(rest: str) -> bool:
+    """What follows a stated value ends the statement: nothing, punctuation, or one word ("... 4471 please").
+
+    "the LUN is stuck writing LBA=2940h" states a value; "w32codecs: win32 binary codecs" describes one.
+    """
+    stripped = rest.strip()
+    return not stripped or stripped[0] in ",;.!)(—–-:。，；！" or len(stripped.split()) <= 1
+
+
 def assignment(clause: str) -> tuple[str, str] | None:
     """(key, exact value) of a plain statement of a value ("the door code is 4471"), or None."""
     for pattern in ASSIGNMENTS:
         for match in pattern.finditer(clause):
             value = exact_value(match.group("value"))
-            if value is not None:
+            after = match.start("value") + len(value) if value and match.end("value") == match.end() else match.end()
+            if value is not None and closes_statement(clause[after:]):
                 return match.group("key"), value
     return None
 

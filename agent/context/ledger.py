@@ -266,7 +266,8 @@ def parse_ledger(previous: str | None) -> tuple[LedgerEntry, ...]:
         if answer is not None:
             asker, _, question = answer.group("context").partition(": ")
             fact = answer_fact(answer.group("text"), question, asker)
-        fact = fact or classify(text, speaker) or Fact(text, (), (), (), UNCLASSIFIED_WEIGHT)
+        fact = fact or classify(text, speaker) or (answer_fact(text, "", "") if speaker == "user" else None)
+        fact = fact or Fact(text, (), (), (), UNCLASSIFIED_WEIGHT)
         entries.append(LedgerEntry(int(match.group(1)), speaker, match.group(3), fact))
     return tuple(entries)
 
@@ -298,15 +299,19 @@ class LedgerBuild:
 
 def _message_facts(item: SpanMessage, before: Sequence[SpanMessage]) -> tuple[Fact, ...]:
     """The facts of one span message; a bare value right after someone's question is that question's answer."""
-    if item.speaker == "user":
+    facts = extract_facts(item.text, item.speaker)
+    if item.speaker == "user" and not any(_is_exact_statement(f) or f.is_statement for f in facts):
         for earlier in reversed(before[-ANSWER_LOOKBACK:]):
-            if earlier.name != item.name or earlier.speaker != item.speaker:
-                if is_question(earlier.text):
-                    answer = answer_fact(item.text, earlier.text, earlier.name or earlier.speaker)
-                    if answer is not None:
-                        return (answer,)
-                    break
-    return extract_facts(item.text, item.speaker)
+            if (earlier.name != item.name or earlier.speaker != item.speaker) and is_question(earlier.text):
+                answer = answer_fact(item.text, earlier.text, earlier.name or earlier.speaker)
+                if answer is not None:
+                    return (answer,)
+                break
+    if not facts and item.speaker == "user" and not before:
+        # The first line of a span may answer a question the previous compression removed.
+        answer = answer_fact(item.text, "", "")
+        return (answer,) if answer is not None else ()
+    return facts
 
 
 def _only_names(fact: Fact, names: frozenset[str]) -> bool:
@@ -330,7 +335,8 @@ def collect_entries(span: Span, words: VerbatimUserWords | None = None) -> list[
             continue
         carried = [(e.turn + item.offset, e.speaker, e.name, e.fact) for e in parse_ledger(item.text)]
         for message in words.previously_shown(item.text) if words is not None else ():
-            carried.extend((message.turn + item.offset, "user", message.name, f) for f in extract_facts(message.text, "user"))
+            facts = extract_facts(message.text, "user") or tuple(filter(None, [answer_fact(message.text, "", "")]))
+            carried.extend((message.turn + item.offset, "user", message.name, f) for f in facts)
         raw.extend(sorted(carried, key=lambda entry: entry[0]))
     return [LedgerEntry(turn, speaker, name, fact, order) for order, (turn, speaker, name, fact) in enumerate(raw)]
 
@@ -345,7 +351,8 @@ def _shown_elsewhere(
     live: list[LedgerEntry] = []
     covered: list[LedgerEntry] = []
     for entry in entries:
-        texts = by_turn.get(entry.turn, ()) if entry.speaker == "user" else ()
+        # An answer stays here: its question is what makes it mean something.
+        texts = by_turn.get(entry.turn, ()) if entry.speaker == "user" and not entry.fact.context else ()
         (covered if any(entry.fact.text in text for text in texts) else live).append(entry)
     return live, covered
 
@@ -371,7 +378,9 @@ def _newest_copies(entries: list[LedgerEntry]) -> tuple[list[LedgerEntry], list[
     """Keep the newest of identical facts (case and spacing aside)."""
     newest: dict[str, LedgerEntry] = {}
     for entry in entries:
-        newest[normalise(entry.fact.text)] = entry
+        key = normalise(entry.fact.text)
+        if key not in newest or entry.fact.context or not newest[key].fact.context:
+            newest[key] = entry  # an answer keeps the copy that says what it answers
     kept_orders = {entry.order for entry in newest.values()}
     return [e for e in entries if e.order in kept_orders], [e for e in entries if e.order not in kept_orders]
 
@@ -391,11 +400,14 @@ class _Selection:
 
     budget: int
     counter: TokenCounter
+    minor_budget: int = 1 << 30
     accepted: dict[int, LedgerEntry] = field(default_factory=dict)
     costs: dict[int, int] = field(default_factory=dict)
     keys: dict[int, str] = field(default_factory=dict)
     needles: set[str] = field(default_factory=set)
+    minor: set[int] = field(default_factory=set)
     used: int = 0
+    minor_used: int = 0
 
     def offer(self, entry: LedgerEntry) -> str:
         """'kept', 'duplicate' or 'over_budget'."""
@@ -409,9 +421,19 @@ class _Selection:
         freed = sum(self.costs[order] for order in contained)
         if self.used - freed + cost > self.budget:
             return "over_budget"
+        minor = not _is_exact_statement(entry.fact)
+        if minor and self.minor_used - sum(self.costs[o] for o in contained if o in self.minor) + cost > self.minor_budget:
+            return "over_budget"
         for order in contained:
-            self.used -= self.costs.pop(order)
+            cost_freed = self.costs.pop(order)
+            self.used -= cost_freed
+            if order in self.minor:
+                self.minor.discard(order)
+                self.minor_used -= cost_freed
             del self.accepted[order], self.keys[order]
+        if minor:
+            self.minor.add(entry.order)
+            self.minor_used += cost
         self.accepted[entry.order] = entry
         self.costs[entry.order] = cost
         self.keys[entry.order] = key
@@ -420,14 +442,25 @@ class _Selection:
         return "kept"
 
 
+# Statements of an exact value, answers and names may use the whole budget; every other line (constraints,
+# decisions, mentions of values) shares this part of it, so a busy group's chatter cannot crowd them out.
+MINOR_SHARE = 0.5
+EXACT_KINDS = frozenset({"assignment", "answer", "name"})
+
+
+def _is_exact_statement(fact: Fact) -> bool:
+    return bool(EXACT_KINDS.intersection(fact.kinds))
+
+
 # The section never takes more than this share of what the compression removes (carried handoffs included):
 # a compression with a ledger must still shrink the prompt, however small the span the hard limit cuts.
 LEDGER_SPAN_SHARE = 0.4
-MIN_SPAN_BUDGET = 400
+MIN_SPAN_BUDGET = 150
 DROP_POLICY = (
     "a line goes when a newer line on the same subject supersedes it, or when it repeats a kept one; "
     "when the budget binds, the lowest rank goes first (assistant decisions, then mentions of ids, paths, "
-    "links and values, then constraints and decisions, plain statements of a value and answers last), "
+    "links and values, then constraints and decisions, plain statements of a value and answers last; "
+    "all but statements of a value, answers and names share half the budget), "
     "within a rank an unreferenced line (nothing said later repeats its value) before a referenced one, "
     "oldest first"
 )
@@ -508,7 +541,7 @@ class FactLedger:
         limit = span_budget(dropped, span, self.title, self.max_tokens, LEDGER_SPAN_SHARE, counter)
         budget = limit - counter.count_text(f"## {self.title}\n{first_line}\n")
         rank = _ranking(entries, span, budget)
-        selection = _Selection(budget=budget, counter=counter)
+        selection = _Selection(budget=budget, counter=counter, minor_budget=int(self.max_tokens * MINOR_SHARE))
         over: dict[int, LedgerEntry] = {}
         for entry in sorted(entries, key=rank, reverse=True):
             if budget <= 0 or selection.offer(entry) == "over_budget":
