@@ -24,8 +24,8 @@ from typing import Literal, TypeAlias
 from agent.context._statements import (
     CASED_SHAPES,
     assignment,
-    closes_statement,
     bare_answer,
+    closes_statement,
     exact_value,
     is_question,
     prefilter,

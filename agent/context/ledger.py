@@ -22,8 +22,8 @@ from typing import Protocol, TypeAlias
 
 from agent.context._boundaries import head_size
 from agent.context._facts import Fact, Speaker, answer_fact, classify, extract_facts, normalise
-from agent.context._statements import is_question
 from agent.context._handoff import END_MARKER, MERGED_PRIOR_HEADER, handoff_text, is_handoff, unmerge
+from agent.context._statements import is_question
 from agent.context.sections import SectionDrops
 from agent.messages import Message
 from agent.tokens import TokenCounter, estimate_tokens
@@ -111,12 +111,12 @@ _NAMED_ENTRY = re.compile(r"\[turn \d+, user:")
 
 
 def _shared(messages: Sequence[Message], previous_summary: str | None) -> bool:
-    """Most user lines start with `name: ` (from two names, or after a handoff that named speakers)."""
+    """Most user lines start with `name: ` (from several names, or after a handoff that named speakers)."""
     users = [m.text for m in messages if m.role == "user" and not is_handoff(m)]
     named = [match.group(1) for text in users if (match := _COLON_NAME.match(text)) is not None]
     if not users or len(named) < SHARED_SHARE * len(users):
         return False
-    if len(set(named)) >= 2:
+    if len(set(named)) >= 3 or (len(set(named)) == 2 and len(users) >= 4):
         return True
     handoffs = [handoff_text(m) for m in messages if is_handoff(m)] or [previous_summary or ""]
     return any(_NAMED_ENTRY.search(text) for text in handoffs)

@@ -21,11 +21,11 @@ from agent.context.ledger import (
     DEFAULT_PROTECT_FIRST_N,
     Carried,
     FactLedger,
-    span_budget,
     Span,
     SpanMessage,
     read_span,
     section_body,
+    span_budget,
     turns_line,
 )
 from agent.context.ledger import (
