@@ -27,9 +27,10 @@ from agent.context._statements import (
     bare_answer,
     closes_statement,
     exact_value,
+    RULE_WORDS,
     is_question,
-    prefilter,
-    rule_words,
+    may_hold_fact,
+    words_of,
 )
 
 FactKind: TypeAlias = Literal[
@@ -219,12 +220,11 @@ _KIND_PATTERNS: tuple[tuple[FactKind, tuple[re.Pattern[str], ...]], ...] = (
 )
 
 # Cheap gates (over lower-cased text, no IGNORECASE): a clause that fails one skips that pattern family.
-_ANY_CONSTRAINT_LOWER = re.compile(rule_words(CONSTRAINT_PATTERNS))
+_ANY_CONSTRAINT_LOWER = re.compile("|".join(f"(?:{pattern.pattern})" for pattern in CONSTRAINT_PATTERNS))
 _NAME_LEAD_LOWER = re.compile(
     r"my name is|i am|i'm|call me|named|mein name ist|ich heiße|je m'appelle|me llamo|mi nombre es|меня зовут|我叫|我的名字"
 )
 _ASSIGN_WORDS = r"[=:：→]| is | ist | est | es | son | sind |значение|договорились|是|为|為|设为|改成|商定|约定| set | to "
-_GATE = prefilter(rule_words((*CONSTRAINT_PATTERNS, *DECISION_PATTERNS, _NAME_LEAD_LOWER)))
 _DIGIT = re.compile(r"\d")
 _ASSIGN_GATE = re.compile(_ASSIGN_WORDS + r"|agreed|settled|decided|auf |accord|convenu|acordamos|quedamos|把|将")
 
@@ -347,9 +347,11 @@ def _matches(text: str, speaker: Speaker) -> list[tuple[FactKind, int, int]]:
     """Every (kind, start, end) in `text`; URLs and e-mails are masked before paths and ids."""
     found: list[tuple[FactKind, int, int]] = []
     lower = text.lower()
-    if speaker == "user" and _ANY_CONSTRAINT_LOWER.search(lower):
+    # The rule patterns only run when one of their words (or CJK text) is there: see `RULE_WORDS`.
+    rules = _CJK.search(text) is not None or not RULE_WORDS.isdisjoint(words_of(lower))
+    if rules and speaker == "user" and _ANY_CONSTRAINT_LOWER.search(lower):
         found.extend(("constraint", s, e) for s, e in _spans(text, CONSTRAINT_PATTERNS))
-    if _ANY_DECISION_LOWER.search(lower):
+    if rules and _ANY_DECISION_LOWER.search(lower):
         found.extend(("decision", s, e) for s, e in _spans(text, DECISION_PATTERNS))
     masked = text
     for kind, patterns in _families(text, lower, speaker):
@@ -380,6 +382,7 @@ def _mask(text: str, spans: Iterator[tuple[int, int]]) -> str:
     return "".join(chars)
 
 
+@lru_cache(maxsize=CLASSIFY_CACHE_SIZE)
 def _key_value(clause: str) -> tuple[str, str] | None:
     """(normalised key, value) of a key/value statement whose value is a number, path, id, URL or exact token."""
     body = _LIST_MARKER.sub("", clause.strip())
@@ -466,7 +469,7 @@ def classify(text: str, speaker: Speaker) -> Fact | None:
         return None  # the assistant's clauses only count as decisions: skip the other patterns
     if is_question(text):
         return None  # asking for a value states none; the answer does (see `agent.context.ledger`)
-    if speaker == "user" and not (_GATE.search(text.lower()) or CASED_SHAPES.search(text)):
+    if speaker == "user" and not may_hold_fact(text, text.lower()):
         return None
     matches = _matches(text, speaker)
     if not matches:
@@ -504,7 +507,7 @@ def extract_facts(text: str, speaker: Speaker) -> tuple[Fact, ...]:
     lower = text.lower()
     if speaker == "assistant" and not _ANY_DECISION_LOWER.search(lower):
         return ()
-    if not (_GATE.search(lower) or CASED_SHAPES.search(text)):
+    if not may_hold_fact(text, lower):
         return ()  # the prefilter: no shape of a value and no rule word anywhere in the message
     facts: list[Fact] = []
     seen: set[str] = set()

@@ -60,23 +60,59 @@ ASSIGNMENTS: tuple[re.Pattern[str], ...] = (
 # A bare answer: a few words at most, holding an exact token (see `bare_answer`).
 MAX_ANSWER_WORDS = 3
 
-# Message-level prefilter: a message with none of these can hold no fact (no digit, path, id, code, quote,
-# rule word or CJK text). Run over the lower-cased text: most of a group chat stops here.
-_SHAPES = r"[0-9/\\@_`=#$€£¥\"«“\u3040-\u30ff\u4e00-\u9fff]|[a-z][-.][a-z]"
+# The prefilter: a clause with no shape of a value (digit, path, id, code, quote, CJK text) and none of
+# these words can match no pattern of `agent.context._facts`. Each rule, decision and name pattern there
+# contains at least one of them (for a phrase, its rarest word): a word-set test costs a fraction of one
+# pass of those patterns, and most lines of a group chat stop here.
+SHAPES = re.compile(r"[0-9/\\@_`=#$€£¥\"«“\u3040-\u30ff\u4e00-\u9fff]|[a-z][-.][a-z]")
+RULE_WORDS = frozenset(
+    # English
+    "never always must mustn't mustnt should shouldn't shouldnt avoid prefer preferred prefers sure ensure "
+    "longer allowed forbidden prohibited mandatory required only stop circumstances times i'd rather "
+    "don't dont do not doesn't doesnt decided decision we'll will let's lets going agreed settled chose "
+    "confirmed plan name am i'm call named "
+    # German
+    "nie niemals immer stets muss müssen musst müsst darf dürfen darfst dürft sollst sollt sollte sollten "
+    "keinen keinesfalls vermeide vermeiden vermeidet bevorzuge bevorzugen bitte verboten erforderlich "
+    "ausschließlich nur entschieden entscheidung beschlossen nehmen verwenden bleiben festgelegt bestätigt "
+    "vereinbart geeinigt heiße "
+    # French
+    "jamais toujours surtout faut doit dois doivent devez devons interdit obligatoire évite éviter évitez "
+    "préfère préférer préférez préféré uniquement pas décidé décision part garde utiliserons utilisera "
+    "convenu confirmé m'appelle "
+    # Spanish
+    "nunca siempre jamás debe debes deben debemos hay tienes tenemos evita evitar evitan prefiero preferimos "
+    "prohibido obligatorio únicamente no decidimos decidido decisión vamos usaremos quedamos acordamos "
+    "acordado confirmado llamo nombre "
+    # Russian
+    "никогда всегда нельзя должен должна должно должны обязательно запрещено предпочитаю избегай избегайте "
+    "только не коем решили решено решение договорились использовать выбрали подтверждаю подтверждено "
+    "утверждено зовут".split()
+)
+_SEPARATORS = str.maketrans({c: " " for c in ".,;:!?()[]{}<>\"«»“”*~|+=&^%$#@/\\-—–…"} | {"’": "'"})
 
 
-def rule_words(patterns: tuple[re.Pattern[str], ...]) -> str:
-    """The alternation of `patterns`, for a lower-case prefilter."""
-    return "|".join(f"(?:{pattern.pattern})" for pattern in patterns)
+def words_of(lower: str) -> frozenset[str]:
+    """The words of lower-cased text (apostrophes kept: "don't")."""
+    return frozenset(lower.translate(_SEPARATORS).split())
 
 
-def prefilter(rules: str) -> re.Pattern[str]:
-    """The message-level gate: a shape of an exact value, or a rule/decision/name word (over lower-case text)."""
-    return re.compile(f"{_SHAPES}|{rules}")
+# A chat line often opens by addressing someone ("DG19075: why?", "jeroen_, try it"): a nickname is no value.
+_ADDRESSEE = re.compile(r"^[\w\[\]|^`{}-]{1,32}[:,] ")
 
 
-# Original-case shapes the lower-case gate cannot see: CamelCase and all-caps codes.
-CASED_SHAPES = re.compile(r"[a-z][A-Z]|[A-Z]{2}")
+def may_hold_fact(text: str, lower: str) -> bool:
+    """False when no fact pattern can match `text` (the prefilter; `lower` is `text.lower()`)."""
+    addressee = _ADDRESSEE.match(text)
+    if addressee is not None:
+        text, lower = text[addressee.end():], lower[addressee.end():]
+    if SHAPES.search(lower) is not None or CASED_SHAPES.search(text) is not None:
+        return True
+    return not RULE_WORDS.isdisjoint(words_of(lower))
+
+
+# Original-case shapes the lower-case gate cannot see: CamelCase (all-caps codes hold a digit).
+CASED_SHAPES = re.compile(r"[a-z0-9][A-Z]")
 
 
 def exact_value(text: str) -> str | None:
@@ -100,6 +136,8 @@ def closes_statement(rest: str) -> bool:
 
 def assignment(clause: str) -> tuple[str, str] | None:
     """(key, exact value) of a plain statement of a value ("the door code is 4471"), or None."""
+    if EXACT_TOKEN.search(clause) is None:
+        return None  # no value to state: skip the patterns
     for pattern in ASSIGNMENTS:
         for match in pattern.finditer(clause):
             value = exact_value(match.group("value"))
