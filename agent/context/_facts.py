@@ -23,11 +23,11 @@ from typing import Literal, TypeAlias
 
 from agent.context._statements import (
     CASED_SHAPES,
+    RULE_WORDS,
     assignment,
     bare_answer,
     closes_statement,
     exact_value,
-    RULE_WORDS,
     is_question,
     may_hold_fact,
     words_of,
