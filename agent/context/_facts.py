@@ -231,7 +231,7 @@ _ASSIGN_GATE = re.compile(_ASSIGN_WORDS + r"|agreed|settled|decided|auf |accord|
 # Key/value statements: "timeout = 30s", "API port: 8443", "set the timeout to 45 s", "le port est 8080".
 _KEY = r"(?P<key>[^\W\d][\w.-]*(?:[ \t][^\W\d][\w.-]*){0,2})"
 KEY_VALUE_PATTERNS: tuple[re.Pattern[str], ...] = (
-    re.compile(rf"^{_KEY}\s*(?::=|=|:|：)\s*(?P<value>\S.*)$"),
+    re.compile(rf"^{_KEY}\s*(?::=|=|:(?!//)|：)\s*(?P<value>\S.*)$"),
     re.compile(
         rf"\b(?:set|change|switch|update|move|bump|raise|lower|setze|ändere|mets|change|cambia|pon|установи|измени)\s+"
         rf"(?:the |die |den |das |le |la |les |el |la |los )?{_KEY}\s+(?:to|auf|à|a|en|на)\s+(?P<value>\S.*)$",

@@ -53,7 +53,7 @@ ASSIGNMENTS: tuple[re.Pattern[str], ...] = (
         rf"should be|changed to|ist jetzt|ist|est maintenant|est|es ahora|es|теперь|будет|—)\s+{_V}",
         _I,
     ),
-    re.compile(rf"(?:^|[\s(,;])(?:the |our )?{_K}\s*(?:=|:=|:|：|->|→)\s*{_V}"),
+    re.compile(rf"(?:^|[\s(,;])(?:the |our )?{_K}\s*(?:=|:=|:(?!//)|：|->|→)\s*{_V}"),
     re.compile(r"(?:把|将)(?P<key>[\u4e00-\u9fff\w]{1,12})(?:设为|设置为|改为|改成)\s*(?P<value>\S+)"),
 )
 
@@ -121,7 +121,9 @@ def exact_value(text: str) -> str | None:
     for candidate in (value, value.rstrip(".,;:!?)]}。，！？；"), value.rstrip(_TRAILING)):
         match = EXACT_TOKEN.fullmatch(candidate) if candidate else None
         if match is not None:
-            return None if match.group(0).casefold() in COMMON_TOKENS else match.group(0)
+            token = match.group(0)
+            # A link is a mention (the URL kind of `agent.context._facts`), not a value somebody chose.
+            return None if token.casefold() in COMMON_TOKENS or "://" in token else token
     return None
 
 

@@ -17,11 +17,11 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol, TypeAlias
 
 from agent.context._boundaries import head_size
-from agent.context._facts import Fact, Speaker, answer_fact, classify, extract_facts, normalise
+from agent.context._facts import USER_WEIGHTS, Fact, Speaker, answer_fact, classify, extract_facts, normalise
 from agent.context._handoff import END_MARKER, MERGED_PRIOR_HEADER, handoff_text, is_handoff, unmerge
 from agent.context._statements import is_question
 from agent.context.sections import SectionDrops
@@ -314,6 +314,15 @@ def _message_facts(item: SpanMessage, before: Sequence[SpanMessage]) -> tuple[Fa
     return facts
 
 
+def _addressed(fact: Fact, names: frozenset[str]) -> Fact:
+    """ "karllekko: req_123" addresses someone, it assigns nothing: the speaker's name is no key."""
+    if "assignment" not in fact.kinds or not any(s[2:] in names for s in fact.subjects if s.startswith("k:")):
+        return fact
+    kinds = tuple(kind for kind in fact.kinds if kind != "assignment")
+    subjects = tuple(s for s in fact.subjects if not (s.startswith("k:") and s[2:] in names))
+    return replace(fact, kinds=kinds, subjects=subjects, weight=USER_WEIGHTS[kinds[0]] if kinds else UNCLASSIFIED_WEIGHT)
+
+
 def _only_names(fact: Fact, names: frozenset[str]) -> bool:
     """A clause whose only "values" are speakers' nicknames ("DG19075: why?") states nothing."""
     if not names or not fact.needles or fact.is_statement or "assignment" in fact.kinds:
@@ -329,7 +338,7 @@ def collect_entries(span: Span, words: VerbatimUserWords | None = None) -> list[
     before: list[SpanMessage] = []
     for item in span.items:
         if isinstance(item, SpanMessage):
-            facts = _message_facts(item, before)
+            facts = [_addressed(f, names) for f in _message_facts(item, before)]
             raw.extend((item.turn, item.speaker, item.name, f) for f in facts if not _only_names(f, names))
             before.append(item)
             continue
@@ -444,7 +453,7 @@ class _Selection:
 
 # Statements of an exact value, answers and names may use the whole budget; every other line (constraints,
 # decisions, mentions of values) shares this part of it, so a busy group's chatter cannot crowd them out.
-MINOR_SHARE = 0.5
+MINOR_SHARE = 1.0
 EXACT_KINDS = frozenset({"assignment", "answer", "name"})
 
 
@@ -454,8 +463,8 @@ def _is_exact_statement(fact: Fact) -> bool:
 
 # The section never takes more than this share of what the compression removes (carried handoffs included):
 # a compression with a ledger must still shrink the prompt, however small the span the hard limit cuts.
-LEDGER_SPAN_SHARE = 0.4
-MIN_SPAN_BUDGET = 150
+LEDGER_SPAN_SHARE = 0.6
+MIN_SPAN_BUDGET = 300
 DROP_POLICY = (
     "a line goes when a newer line on the same subject supersedes it, or when it repeats a kept one; "
     "when the budget binds, the lowest rank goes first (assistant decisions, then mentions of ids, paths, "
@@ -467,7 +476,8 @@ DROP_POLICY = (
 
 
 def span_budget(
-    dropped: Sequence[Message], span: Span, title: str, max_tokens: int, share: float, counter: TokenCounter
+    dropped: Sequence[Message], span: Span, title: str, max_tokens: int, share: float, counter: TokenCounter,
+    floor: int = MIN_SPAN_BUDGET,
 ) -> int:
     """`max_tokens`, or less when little is removed: what the previous handoffs' section held plus `share`
     of the newly removed messages (never below a floor), so a compression with this section still shrinks."""
@@ -475,7 +485,7 @@ def span_budget(
         estimate_tokens(m.text) + sum(len(c.arguments) for c in m.tool_calls) // 4 for m in dropped if not is_handoff(m)
     )
     carried = sum(counter.count_text(section_body(i.text, title) or "") for i in span.items if isinstance(i, Carried))
-    return min(max_tokens, max(MIN_SPAN_BUDGET, carried + int(fresh * share)))
+    return min(max_tokens, max(floor, carried + int(fresh * share)))
 
 
 def _ranking(

@@ -38,7 +38,9 @@ from agent.tokens import TokenCounter
 
 DEFAULT_USER_WORDS_MAX_TOKENS = 1500
 # Like the ledger (`LEDGER_SPAN_SHARE`): what the previous section held plus this share of what is newly removed.
-USER_WORDS_SPAN_SHARE = 0.25
+USER_WORDS_SPAN_SHARE = 0.2
+# Below the ledger's floor: on a small span the facts of omitted messages are in the ledger anyway.
+USER_WORDS_FLOOR = 120
 QUOTE = "> "
 
 _DIGITS = re.compile(r"\d+")
@@ -163,7 +165,7 @@ class UserWords:
         newest: dict[str, int] = {_repeat_key(m.text): index for index, m in enumerate(candidates)}
         unique = [m for index, m in enumerate(candidates) if newest[_repeat_key(m.text)] == index]
         repeats = len(candidates) - len(unique)
-        limit = span_budget(dropped, span, self.title, self.max_tokens, USER_WORDS_SPAN_SHARE, counter)
+        limit = span_budget(dropped, span, self.title, self.max_tokens, USER_WORDS_SPAN_SHARE, counter, USER_WORDS_FLOOR)
         if not unique or self.max_tokens <= 0:
             return UserWordsBuild(kept=(), omitted=tuple(unique), repeats=repeats, turns=span.turns)
         kept, omitted = self._fit(unique, span, counter, limit)
