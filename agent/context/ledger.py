@@ -344,8 +344,8 @@ def collect_entries(span: Span, words: VerbatimUserWords | None = None) -> list[
             continue
         carried = [(e.turn + item.offset, e.speaker, e.name, e.fact) for e in parse_ledger(item.text)]
         for message in words.previously_shown(item.text) if words is not None else ():
-            facts = extract_facts(message.text, "user") or tuple(filter(None, [answer_fact(message.text, "", "")]))
-            carried.extend((message.turn + item.offset, "user", message.name, f) for f in facts)
+            shown = extract_facts(message.text, "user") or tuple(filter(None, [answer_fact(message.text, "", "")]))
+            carried.extend((message.turn + item.offset, "user", message.name, f) for f in shown)
         raw.extend(sorted(carried, key=lambda entry: entry[0]))
     return [LedgerEntry(turn, speaker, name, fact, order) for order, (turn, speaker, name, fact) in enumerate(raw)]
 
