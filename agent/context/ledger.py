@@ -426,6 +426,8 @@ class _Selection:
         if _only_references(entry.fact) and set(entry.fact.needles) <= self.needles:
             return "duplicate"
         contained = [order for order, other in self.keys.items() if other in key]
+        if not contained and self.used + len(entry.line) // MIN_CHARS_PER_TOKEN_BOUND > self.budget:
+            return "over_budget"  # cannot fit whatever its exact count: no tokenisation needed
         cost = self.counter.count_text(entry.line + "\n")
         freed = sum(self.costs[order] for order in contained)
         if self.used - freed + cost > self.budget:
@@ -452,8 +454,11 @@ class _Selection:
 
 
 # Statements of an exact value, answers and names may use the whole budget; every other line (constraints,
-# decisions, mentions of values) shares this part of it, so a busy group's chatter cannot crowd them out.
+# decisions, mentions of values) may use this part of it. A smaller share trims a busy group's ledger, but
+# costs the coding sessions planted constraints and ids (bench/retention.py): all of it for now.
 MINOR_SHARE = 1.0
+# Texts hold fewer tokens than chars / this (about 4 in prose): a cheap bound that skips exact counts.
+MIN_CHARS_PER_TOKEN_BOUND = 10
 EXACT_KINDS = frozenset({"assignment", "answer", "name"})
 
 
@@ -468,8 +473,7 @@ MIN_SPAN_BUDGET = 300
 DROP_POLICY = (
     "a line goes when a newer line on the same subject supersedes it, or when it repeats a kept one; "
     "when the budget binds, the lowest rank goes first (assistant decisions, then mentions of ids, paths, "
-    "links and values, then constraints and decisions, plain statements of a value and answers last; "
-    "all but statements of a value, answers and names share half the budget), "
+    "links and values, then constraints and decisions, plain statements of a value and answers last), "
     "within a rank an unreferenced line (nothing said later repeats its value) before a referenced one, "
     "oldest first"
 )

@@ -41,6 +41,8 @@ DEFAULT_USER_WORDS_MAX_TOKENS = 1500
 USER_WORDS_SPAN_SHARE = 0.2
 # Below the ledger's floor: on a small span the facts of omitted messages are in the ledger anyway.
 USER_WORDS_FLOOR = 120
+# Texts hold fewer tokens than chars / this (about 4 in prose): a cheap bound that skips exact counts.
+MIN_CHARS_PER_TOKEN_BOUND = 10
 QUOTE = "> "
 
 _DIGITS = re.compile(r"\d+")
@@ -188,7 +190,11 @@ class UserWords:
         kept: list[SpanMessage] = []
         omitted: list[SpanMessage] = []
         for message in reversed(messages):
-            cost = counter.count_text(render_entry(message) + "\n")
+            rendered = render_entry(message)
+            if len(rendered) // MIN_CHARS_PER_TOKEN_BOUND > limit - used:
+                omitted.append(message)  # cannot fit whatever its exact count: no tokenisation needed
+                continue
+            cost = counter.count_text(rendered + "\n")
             if used + cost <= limit:
                 kept.append(message)
                 used += cost
