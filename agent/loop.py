@@ -205,6 +205,7 @@ class ConversationLoop:
             summary_text=result.summary_text,
             elapsed_ms=result.elapsed_ms,
             reason=result.reason,
+            fact_drops=result.fact_drops,
         )
 
     async def run(

@@ -336,6 +336,10 @@ def verdict(table: Table) -> int:
 
 async def main_async(args: argparse.Namespace) -> int:
     counter = default_counter()
+    if args.group:
+        from bench.retention_group import run_group  # imports this module: loaded on demand
+
+        return await run_group(args, counter)
     names = AGENT_FILES + (CHAT_FILES if args.include_chat else ())
     agent_tables: list[Table] = []
     agent_sessions = 0
@@ -366,6 +370,10 @@ def main() -> int:
     parser.add_argument("--keep", type=float, default=0.5, help="llm-random: chance a summary keeps a sentence")
     parser.add_argument("--context-length", type=int, default=128_000, help="largest window given to a session")
     parser.add_argument("--include-chat", action="store_true", help="also run the IRC group chats (slow)")
+    parser.add_argument("--group", action="store_true", help="the group-chat mode (see bench/retention_group.py)")
+    from bench.retention_group import add_arguments
+
+    add_arguments(parser)
     args = parser.parse_args()
     if args.steps < 3:
         parser.error("--steps must be at least 3 (three successive compressions)")

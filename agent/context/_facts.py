@@ -21,8 +21,20 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal, TypeAlias
 
+from agent.context._statements import (
+    CASED_SHAPES,
+    RULE_WORDS,
+    assignment,
+    bare_answer,
+    closes_statement,
+    exact_value,
+    is_question,
+    may_hold_fact,
+    words_of,
+)
+
 FactKind: TypeAlias = Literal[
-    "constraint", "decision", "value", "ticket", "url", "email", "name", "path", "identifier"
+    "assignment", "answer", "constraint", "decision", "value", "ticket", "url", "email", "name", "path", "identifier"
 ]
 Speaker: TypeAlias = Literal["user", "assistant"]
 
@@ -39,7 +51,11 @@ MIN_DECISION_FACT_WORDS = 5
 SUBJECT_MAX_WORDS = 6
 
 # Importance for the budget: what is dropped last. Assistant facts rank below all user facts.
+# A plain statement of an exact value ("the door code is 4471") and a bare answer rank first:
+# they are what people come back for, word for word.
 USER_WEIGHTS: dict[FactKind, int] = {
+    "assignment": 95,
+    "answer": 95,
     "constraint": 90,
     "decision": 85,
     "value": 75,
@@ -203,10 +219,19 @@ _KIND_PATTERNS: tuple[tuple[FactKind, tuple[re.Pattern[str], ...]], ...] = (
     ("identifier", IDENTIFIER_PATTERNS),
 )
 
+# Cheap gates (over lower-cased text, no IGNORECASE): a clause that fails one skips that pattern family.
+_ANY_CONSTRAINT_LOWER = re.compile("|".join(f"(?:{pattern.pattern})" for pattern in CONSTRAINT_PATTERNS))
+_NAME_LEAD_LOWER = re.compile(
+    r"my name is|i am|i'm|call me|named|mein name ist|ich heiße|je m'appelle|me llamo|mi nombre es|меня зовут|我叫|我的名字"
+)
+_ASSIGN_WORDS = r"[=:：→]| is | ist | est | es | son | sind |значение|договорились|是|为|為|设为|改成|商定|约定| set | to "
+_DIGIT = re.compile(r"\d")
+_ASSIGN_GATE = re.compile(_ASSIGN_WORDS + r"|agreed|settled|decided|auf |accord|convenu|acordamos|quedamos|把|将")
+
 # Key/value statements: "timeout = 30s", "API port: 8443", "set the timeout to 45 s", "le port est 8080".
 _KEY = r"(?P<key>[^\W\d][\w.-]*(?:[ \t][^\W\d][\w.-]*){0,2})"
 KEY_VALUE_PATTERNS: tuple[re.Pattern[str], ...] = (
-    re.compile(rf"^{_KEY}\s*(?::=|=|:|：)\s*(?P<value>\S.*)$"),
+    re.compile(rf"^{_KEY}\s*(?::=|=|:(?!//)|：)\s*(?P<value>\S.*)$"),
     re.compile(
         rf"\b(?:set|change|switch|update|move|bump|raise|lower|setze|ändere|mets|change|cambia|pon|установи|измени)\s+"
         rf"(?:the |die |den |das |le |la |les |el |la |los )?{_KEY}\s+(?:to|auf|à|a|en|на)\s+(?P<value>\S.*)$",
@@ -252,6 +277,7 @@ class Fact:
             `k:` keys of key/value statements); empty when none is certain.
         needles: the exact values matched (paths, numbers, ids), for de-duplication.
         weight: importance for the budget (higher is dropped later).
+        context: for a bare answer, the question it answers (`who: question`), shown beside it.
     """
 
     text: str
@@ -259,11 +285,28 @@ class Fact:
     subjects: tuple[str, ...]
     needles: tuple[str, ...]
     weight: int
+    context: str = ""
 
     @property
     def is_statement(self) -> bool:
         """A constraint or a decision, not just a sentence carrying values."""
         return any(kind in STATEMENT_KINDS for kind in self.kinds)
+
+
+MAX_QUESTION_CHARS = 120
+
+
+def answer_fact(answer: str, question: str, asker: str) -> Fact | None:
+    """A bare answer ("4471") to `question` as a fact carrying the question, or None if it is no bare value."""
+    token = bare_answer(answer)
+    if token is None:
+        return None
+    line = next((ln.strip() for ln in reversed(question.splitlines()) if ln.strip()), "")[:MAX_QUESTION_CHARS]
+    subject = _key_words(line)
+    return Fact(
+        text=answer.strip(), kinds=("answer",), subjects=(f"q:{subject}",) if subject else (), needles=(token,),
+        weight=USER_WEIGHTS["answer"], context=f"{asker}: {line}" if line else "",
+    )
 
 
 def normalise(text: str) -> str:
@@ -278,26 +321,57 @@ def _spans(text: str, patterns: tuple[re.Pattern[str], ...]) -> Iterator[tuple[i
                 yield match.start(), match.end()
 
 
+def _families(text: str, lower: str, speaker: Speaker) -> list[tuple[FactKind, tuple[re.Pattern[str], ...]]]:
+    """The pattern families that can match `text` at all (each skipped on a cheap test of what it needs)."""
+    digit = _DIGIT.search(text) is not None
+    wanted: list[tuple[FactKind, tuple[re.Pattern[str], ...]]] = []
+    for kind, patterns in _KIND_PATTERNS:
+        if kind == "url":
+            ok = "://" in text or "www." in lower
+        elif kind == "email":
+            ok = "@" in text
+        elif kind in ("value", "ticket"):
+            ok = digit
+        elif kind == "path":
+            ok = "/" in text or "\\" in text or "." in text
+        elif kind == "name":
+            ok = _NAME_LEAD_LOWER.search(lower) is not None
+        else:
+            ok = digit or "`" in text or "_" in text or CASED_SHAPES.search(text) is not None
+        if ok:
+            wanted.append((kind, patterns))
+    return wanted
+
+
 def _matches(text: str, speaker: Speaker) -> list[tuple[FactKind, int, int]]:
     """Every (kind, start, end) in `text`; URLs and e-mails are masked before paths and ids."""
     found: list[tuple[FactKind, int, int]] = []
-    if speaker == "user":
+    lower = text.lower()
+    # The rule patterns only run when one of their words (or CJK text) is there: see `RULE_WORDS`.
+    rules = _CJK.search(text) is not None or not RULE_WORDS.isdisjoint(words_of(lower))
+    if rules and speaker == "user" and _ANY_CONSTRAINT_LOWER.search(lower):
         found.extend(("constraint", s, e) for s, e in _spans(text, CONSTRAINT_PATTERNS))
-    found.extend(("decision", s, e) for s, e in _spans(text, DECISION_PATTERNS))
+    if rules and _ANY_DECISION_LOWER.search(lower):
+        found.extend(("decision", s, e) for s, e in _spans(text, DECISION_PATTERNS))
     masked = text
-    for kind, patterns in _KIND_PATTERNS:
+    for kind, patterns in _families(text, lower, speaker):
         for start, end in _spans(masked, patterns):
             needle = text[start:end].rstrip(".,;:!?)")
             if needle:
                 found.append((kind, start, start + len(needle)))
         if kind in ("url", "email"):
             masked = _mask(masked, _spans(masked, patterns))
-    key_value = _key_value(text)
+    key_value = _key_value(text) if _ASSIGN_GATE.search(lower) else None
     if key_value is not None:
-        number = _LEADING_NUMBER.match(key_value[1])
+        value = key_value[1]
+        start = text.rfind(value)
+        number = _LEADING_NUMBER.match(value)
         if number:
-            start = text.rfind(key_value[1])
             found.append(("value", start, start + number.end()))
+        words = value.split()
+        token = exact_value(words[0]) if words else None
+        if token is not None and closes_statement(value[value.find(words[0]) + len(words[0]):]):
+            found.append(("assignment", start, start + len(token)))
     return found
 
 
@@ -308,21 +382,32 @@ def _mask(text: str, spans: Iterator[tuple[int, int]]) -> str:
     return "".join(chars)
 
 
+@lru_cache(maxsize=CLASSIFY_CACHE_SIZE)
 def _key_value(clause: str) -> tuple[str, str] | None:
-    """(normalised key, value) of a key/value statement whose value is a number, path, id or URL."""
+    """(normalised key, value) of a key/value statement whose value is a number, path, id, URL or exact token."""
     body = _LIST_MARKER.sub("", clause.strip())
+    stated = assignment(body)
+    if stated is not None:
+        key = _key_words(stated[0])
+        if key:
+            return key, stated[1]
     for pattern in KEY_VALUE_PATTERNS:
         match = pattern.search(body)
         if match is None:
             continue
         value = match.group("value")
-        if not (_LEADING_NUMBER.match(value) or _has_value(value)):
+        first = value.split()[0] if value.split() else ""
+        if not (_LEADING_NUMBER.match(value) or _has_value(first) or exact_value(first)):
             continue
-        words = normalise(_PUNCT_STRIP.sub(" ", match.group("key"))).split()
-        key = " ".join(w for w in words if w not in _SUBJECT_STOPWORDS)
+        key = _key_words(match.group("key"))
         if key:
             return key, value
     return None
+
+
+def _key_words(raw: str) -> str:
+    words = normalise(_PUNCT_STRIP.sub(" ", raw)).split()
+    return " ".join(w for w in words if w not in _SUBJECT_STOPWORDS)
 
 
 def _subjects(clause: str, kinds: set[FactKind]) -> tuple[str, ...]:
@@ -382,6 +467,10 @@ def classify(text: str, speaker: Speaker) -> Fact | None:
     """The fact a clause states, or None. Deterministic: parsing a stored fact back gives the same fact."""
     if speaker == "assistant" and not _ANY_DECISION.search(text):
         return None  # the assistant's clauses only count as decisions: skip the other patterns
+    if is_question(text):
+        return None  # asking for a value states none; the answer does (see `agent.context.ledger`)
+    if speaker == "user" and not may_hold_fact(text, text.lower()):
+        return None
     matches = _matches(text, speaker)
     if not matches:
         return None
@@ -415,8 +504,11 @@ def extract_facts(text: str, speaker: Speaker) -> tuple[Fact, ...]:
         speaker: "user" facts include constraints and bare values; the
             assistant's only count when it states a decision.
     """
-    if speaker == "assistant" and not _ANY_DECISION_LOWER.search(text.lower()):
+    lower = text.lower()
+    if speaker == "assistant" and not _ANY_DECISION_LOWER.search(lower):
         return ()
+    if not may_hold_fact(text, lower):
+        return ()  # the prefilter: no shape of a value and no rule word anywhere in the message
     facts: list[Fact] = []
     seen: set[str] = set()
     for line in text.splitlines():

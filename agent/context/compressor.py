@@ -46,7 +46,7 @@ from agent.context.engine import (
     Trigger,
 )
 from agent.context.explain import CompressionExplain
-from agent.context.sections import HandoffSection, build_sections, join_sections
+from agent.context.sections import HandoffSection, SectionDrops, build_sections_reported, join_sections
 from agent.context.thresholds import compute_threshold, summary_budget, tail_budget, threshold_ratio
 from agent.messages import Message, ToolSchema
 from agent.model_windows import WindowSource
@@ -77,6 +77,7 @@ class _Summary:
     body: str
     kind: SummaryKind
     sections: tuple[str, ...]
+    drops: SectionDrops = SectionDrops()
 
 
 def _estimate_message(message: Message) -> int:
@@ -275,7 +276,9 @@ class ContextCompressor(ContextEngine):
                 original, trigger, "aborted", f"internal error ({type(exc).__name__}); messages unchanged", started, on_event
             )
         if result.outcome == "compressed":
-            await _emit(on_event, CompressionEvent("finished", trigger, result.tokens_before, result.tokens_after))
+            await _emit(on_event, CompressionEvent(
+                "finished", trigger, result.tokens_before, result.tokens_after, facts_dropped=result.facts_dropped
+            ))
         else:
             await _emit(on_event, CompressionEvent("skipped", trigger, result.tokens_before, result.tokens_after, result.reason))
         return result
@@ -397,8 +400,15 @@ class ContextCompressor(ContextEngine):
             pinned=split.pinned, pruned={**touched, **({split.tail_start: "merged"} if assembly.merged else {})},
             summary_role=assembly.role, merged=assembly.merged, sections=summary.sections,
             dropped_tool_results=report.dropped_results, stubbed_tool_calls=report.stubbed_calls, images_stripped=images,
+            fact_drops=summary.drops,
         )
         elapsed = (time.perf_counter() - started) * 1000
+        if summary.drops.total:
+            # Never silent: what the ledger gave up, by the policy it declares (see agent.context.ledger).
+            log.warning(
+                "compression.facts_dropped", trigger=trigger, superseded=len(summary.drops.superseded),
+                over_budget=len(summary.drops.over_budget),
+            )
         log.info(
             "compression.finished", trigger=trigger, kind=summary.kind, tokens_before=tokens_before,
             tokens_after=tokens_after, messages_before=len(original), messages_after=len(final),
@@ -416,6 +426,7 @@ class ContextCompressor(ContextEngine):
             summary_text=summary_message.text if summary_message is not None else None,
             elapsed_ms=elapsed,
             explain=explain,
+            fact_drops=summary.drops,
         )
 
     def _measure(
@@ -456,14 +467,14 @@ class ContextCompressor(ContextEngine):
         previous_body = strip_sections(strip_framing(previous_text), titles) if previous_text else None
         # The sections (fact ledger, user words) do not depend on the summary: they are built in a
         # worker thread while the summary model works, and never hold up the event loop.
-        blocks: asyncio.Future[list[str]]
+        blocks: asyncio.Future[tuple[list[str], SectionDrops]]
         if self._sections:
             blocks = asyncio.ensure_future(
-                asyncio.to_thread(build_sections, self._sections, dropped, previous_text, self._counter)
+                asyncio.to_thread(build_sections_reported, self._sections, dropped, previous_text, self._counter)
             )
         else:
             blocks = asyncio.get_running_loop().create_future()
-            blocks.set_result([])
+            blocks.set_result(([], SectionDrops()))
         try:
             return await self._summary_with(blocks, pruned, summarised, dropped, previous, previous_body, titles)
         finally:
@@ -471,7 +482,7 @@ class ContextCompressor(ContextEngine):
 
     async def _summary_with(
         self,
-        blocks: asyncio.Future[list[str]],
+        blocks: asyncio.Future[tuple[list[str], SectionDrops]],
         pruned: Sequence[Message],
         summarised: Sequence[int],
         dropped: Sequence[Message],
@@ -504,9 +515,10 @@ class ContextCompressor(ContextEngine):
             log.info("compression.summary_cooldown", seconds_left=round(self.state.cooldown_until - self._now()))
         if body is None:
             body = fallback_summary(dropped, previous_body)
-        full = join_sections(body, await blocks)
+        built, drops = await blocks
+        full = join_sections(body, built)
         contributed = tuple(title for title in titles if f"\n## {title}\n" in f"\n{full}")
-        return _Summary(body=full, kind=kind, sections=contributed)
+        return _Summary(body=full, kind=kind, sections=contributed, drops=drops)
 
     def _on_summary_failure(self, exc: ModelError) -> None:
         """Tiers 2 and 4: cool down, then abort or let the caller use the fallback summary."""

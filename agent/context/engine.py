@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal, TypeAlias
 
 from agent.context.explain import CompressionExplain
+from agent.context.sections import SectionDrops
 from agent.messages import Message, ToolSchema
 
 Trigger: TypeAlias = Literal["preflight", "post_response", "error_recovery", "manual", "hygiene", "idle", "offline"]
@@ -31,6 +32,7 @@ class CompressionEvent:
     tokens_before: int = 0
     tokens_after: int = 0
     reason: str = ""
+    facts_dropped: int = 0  # ledger lines given up by this compression (superseded or over budget)
 
 
 EventSink: TypeAlias = Callable[[CompressionEvent], Awaitable[None]]
@@ -57,6 +59,11 @@ class CompressionResult:
     elapsed_ms: float = 0.0
     reason: str = ""
     explain: CompressionExplain | None = None  # per-message fates, for `chorus compress --explain`
+    fact_drops: SectionDrops = field(default_factory=SectionDrops)  # what the handoff sections gave up
+
+    @property
+    def facts_dropped(self) -> int:
+        return self.fact_drops.total
 
     @property
     def changed(self) -> bool:

@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
+from agent.context.sections import SectionDrops
+
 Fate: TypeAlias = Literal["head", "pinned", "summarised", "tail"]
 
 
@@ -37,6 +39,7 @@ class CompressionExplain:
             message it was merged into.
         merged: the summary was merged into the first tail message.
         sections: titles of the handoff sections that contributed text.
+        fact_drops: the ledger lines superseded or dropped over budget (the ledger's declared policy).
     """
 
     roles: tuple[str, ...]
@@ -50,6 +53,7 @@ class CompressionExplain:
     dropped_tool_results: int = 0
     stubbed_tool_calls: int = 0
     images_stripped: int = 0
+    fact_drops: SectionDrops = field(default_factory=SectionDrops)  # ledger lines given up, by reason
 
     @property
     def summarised(self) -> tuple[int, ...]:

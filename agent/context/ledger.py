@@ -14,16 +14,19 @@ Deterministic, no LLM. Knows nothing of how the summary body is produced.
 """
 from __future__ import annotations
 
+import bisect
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Protocol, TypeAlias
 
 from agent.context._boundaries import head_size
-from agent.context._facts import Fact, Speaker, classify, extract_facts, normalise
+from agent.context._facts import USER_WEIGHTS, Fact, Speaker, answer_fact, classify, extract_facts, normalise
 from agent.context._handoff import END_MARKER, MERGED_PRIOR_HEADER, handoff_text, is_handoff, unmerge
+from agent.context._statements import is_question
+from agent.context.sections import SectionDrops
 from agent.messages import Message
-from agent.tokens import TokenCounter
+from agent.tokens import TokenCounter, estimate_tokens
 
 LEDGER_TITLE = "Fact ledger"
 USER_WORDS_TITLE = "User words kept"
@@ -38,6 +41,15 @@ UNCLASSIFIED_WEIGHT = 40
 MAX_NAME_CHARS = 40
 
 _ENTRY_LINE = re.compile(r"^- \[turn (\d+), (user|assistant)(?::([^\]\n]{1,40}))?\] (.+)$")
+_ANSWER_SUFFIX = re.compile(r"^(?P<text>.+?) \(answer to (?P<context>[^\n]+)\)$")
+# Group lines name their speaker: `[nick] text` (IRC logs, bridges) or `nick: text` (the gateway's shared
+# sessions, see `gateway.turns.user_line`). The second is only read as a name when most lines of the span
+# have it: in a one-person chat "timeout: 30s" is a fact, not a speaker.
+_BRACKET_NAME = re.compile(r"^\[([^\]\n]{1,40})\] ?")
+_COLON_NAME = re.compile(r"^([^\s:\[\]][^:\n]{0,39}?): (?=\S)")
+SHARED_SHARE = 0.8
+# How far back a bare answer looks for the question it answers.
+ANSWER_LOOKBACK = 5
 _TURNS_LINE = re.compile(rf"Verbatim [^\n]*? up to turn (\d+)({OPENING_NOTE})?;")
 _HEADING = re.compile(r"^## (.+)$", re.MULTILINE)
 
@@ -95,7 +107,39 @@ def previous_turns(previous: str | None) -> tuple[int, bool] | None:
     return max(found) if found else None
 
 
-def _number(messages: Sequence[Message], start: int) -> tuple[list[SpanMessage], int]:
+_NAMED_ENTRY = re.compile(r"\[turn \d+, user:")
+
+
+def _shared(messages: Sequence[Message], previous_summary: str | None) -> bool:
+    """Most user lines start with `name: ` (from several names, or after a handoff that named speakers)."""
+    users = [m.text for m in messages if m.role == "user" and not is_handoff(m)]
+    named = [match.group(1) for text in users if (match := _COLON_NAME.match(text)) is not None]
+    if not users or len(named) < SHARED_SHARE * len(users):
+        return False
+    if len(set(named)) >= 3 or (len(set(named)) == 2 and len(users) >= 4):
+        return True
+    handoffs = [handoff_text(m) for m in messages if is_handoff(m)] or [previous_summary or ""]
+    return any(_NAMED_ENTRY.search(text) for text in handoffs)
+
+
+def _clean_name(name: str | None) -> str | None:
+    if not name:
+        return None
+    cleaned = re.sub(r"[\]\[\n\r:]", "", name).strip()[:MAX_NAME_CHARS]
+    return cleaned or None
+
+
+def _speaker(message: Message, text: str, shared: bool) -> tuple[str | None, str]:
+    """(name, text without the name prefix) of a user line."""
+    match = _BRACKET_NAME.match(text)
+    if match is None and shared:
+        match = _COLON_NAME.match(text)
+    if match is not None and text[match.end():].strip():
+        return _clean_name(match.group(1)) or _clean_name(message.name), text[match.end():].strip()
+    return _clean_name(message.name), text
+
+
+def _number(messages: Sequence[Message], start: int, shared: bool = False) -> tuple[list[SpanMessage], int]:
     numbered: list[SpanMessage] = []
     turn = start
     for message in messages:
@@ -106,15 +150,9 @@ def _number(messages: Sequence[Message], start: int) -> tuple[list[SpanMessage],
         text = message.text.strip()
         if text:
             speaker: Speaker = "user" if message.role == "user" else "assistant"
-            numbered.append(SpanMessage(turn, speaker, _clean_name(message.name), text))
+            name, body = _speaker(message, text, shared) if speaker == "user" else (_clean_name(message.name), text)
+            numbered.append(SpanMessage(turn, speaker, name, body))
     return numbered, turn
-
-
-def _clean_name(name: str | None) -> str | None:
-    if not name:
-        return None
-    cleaned = re.sub(r"[\]\[\n\r:]", "", name).strip()[:MAX_NAME_CHARS]
-    return cleaned or None
 
 
 def read_span(
@@ -132,6 +170,7 @@ def read_span(
     `previous_summary` is only read when no handoff is among `dropped`.
     """
     items: list[SpanItem] = []
+    shared = _shared(dropped, previous_summary)
     handoffs = [index for index, message in enumerate(dropped) if is_handoff(message)]
     if not handoffs:
         state = previous_turns(previous_summary)
@@ -139,7 +178,7 @@ def read_span(
         if previous_summary is not None and state is not None:
             items.append(Carried(previous_summary, 0))
             turn = state[0]
-        numbered, turn = _number(dropped, turn)
+        numbered, turn = _number(dropped, turn, shared)
         opening = state[1] if state is not None else protect_first_n == 0
         return Span((*items, *numbered), turn, opening)
     turn = 0
@@ -149,16 +188,16 @@ def read_span(
         text = handoff_text(handoff)
         state = previous_turns(text)
         cut = len(run) if state is None else 0 if state[1] else head_size(run, protect_first_n)
-        numbered, turn = _number(run[:cut], turn)
+        numbered, turn = _number(run[:cut], turn, shared)
         items.extend(numbered)
         items.append(Carried(text, turn))
         turn += state[0] if state is not None else 0
         rest = unmerge(handoff.text) if handoff.text.startswith(MERGED_PRIOR_HEADER) else ""
         merged = [Message(role=handoff.role, content=rest, name=handoff.name)] if rest.strip() else []
-        numbered, turn = _number([*run[cut:], *merged], turn)
+        numbered, turn = _number([*run[cut:], *merged], turn, shared)
         items.extend(numbered)
         start = index + 1
-    numbered, turn = _number(dropped[start:], turn)
+    numbered, turn = _number(dropped[start:], turn, shared)
     return Span((*items, *numbered), turn, True)
 
 
@@ -206,7 +245,8 @@ class LedgerEntry:
     @property
     def line(self) -> str:
         who = f"{self.speaker}:{self.name}" if self.name else self.speaker
-        return f"- [turn {self.turn}, {who}] {self.fact.text}"
+        context = f" (answer to {self.fact.context})" if self.fact.context else ""
+        return f"- [turn {self.turn}, {who}] {self.fact.text}{context}"
 
 
 def parse_ledger(previous: str | None) -> tuple[LedgerEntry, ...]:
@@ -221,7 +261,13 @@ def parse_ledger(previous: str | None) -> tuple[LedgerEntry, ...]:
             continue
         speaker: Speaker = "user" if match.group(2) == "user" else "assistant"
         text = match.group(4).strip()
-        fact = classify(text, speaker) or Fact(text, (), (), (), UNCLASSIFIED_WEIGHT)
+        answer = _ANSWER_SUFFIX.match(text)
+        fact: Fact | None = None
+        if answer is not None:
+            asker, _, question = answer.group("context").partition(": ")
+            fact = answer_fact(answer.group("text"), question, asker)
+        fact = fact or classify(text, speaker) or (answer_fact(text, "", "") if speaker == "user" else None)
+        fact = fact or Fact(text, (), (), (), UNCLASSIFIED_WEIGHT)
         entries.append(LedgerEntry(int(match.group(1)), speaker, match.group(3), fact))
     return tuple(entries)
 
@@ -251,17 +297,55 @@ class LedgerBuild:
     tokens: int = 0
 
 
+def _message_facts(item: SpanMessage, before: Sequence[SpanMessage]) -> tuple[Fact, ...]:
+    """The facts of one span message; a bare value right after someone's question is that question's answer."""
+    facts = extract_facts(item.text, item.speaker)
+    if item.speaker == "user" and not any(_is_exact_statement(f) or f.is_statement for f in facts):
+        for earlier in reversed(before[-ANSWER_LOOKBACK:]):
+            if (earlier.name != item.name or earlier.speaker != item.speaker) and is_question(earlier.text):
+                answer = answer_fact(item.text, earlier.text, earlier.name or earlier.speaker)
+                if answer is not None:
+                    return (answer,)
+                break
+    if not facts and item.speaker == "user" and not before:
+        # The first line of a span may answer a question the previous compression removed.
+        answer = answer_fact(item.text, "", "")
+        return (answer,) if answer is not None else ()
+    return facts
+
+
+def _addressed(fact: Fact, names: frozenset[str]) -> Fact:
+    """ "karllekko: req_123" addresses someone, it assigns nothing: the speaker's name is no key."""
+    if "assignment" not in fact.kinds or not any(s[2:] in names for s in fact.subjects if s.startswith("k:")):
+        return fact
+    kinds = tuple(kind for kind in fact.kinds if kind != "assignment")
+    subjects = tuple(s for s in fact.subjects if not (s.startswith("k:") and s[2:] in names))
+    return replace(fact, kinds=kinds, subjects=subjects, weight=USER_WEIGHTS[kinds[0]] if kinds else UNCLASSIFIED_WEIGHT)
+
+
+def _only_names(fact: Fact, names: frozenset[str]) -> bool:
+    """A clause whose only "values" are speakers' nicknames ("DG19075: why?") states nothing."""
+    if not names or not fact.needles or fact.is_statement or "assignment" in fact.kinds:
+        return False
+    return all(needle.casefold().rstrip(":,") in names for needle in fact.needles)
+
+
 def collect_entries(span: Span, words: VerbatimUserWords | None = None) -> list[LedgerEntry]:
     """Every candidate entry, chronological; a previous handoff contributes its ledger lines and the
     facts of the user messages it showed verbatim, by turn."""
     raw: list[tuple[int, Speaker, str | None, Fact]] = []
+    names = frozenset(item.name.casefold() for item in span.items if isinstance(item, SpanMessage) and item.name)
+    before: list[SpanMessage] = []
     for item in span.items:
         if isinstance(item, SpanMessage):
-            raw.extend((item.turn, item.speaker, item.name, f) for f in extract_facts(item.text, item.speaker))
+            facts = [_addressed(f, names) for f in _message_facts(item, before)]
+            raw.extend((item.turn, item.speaker, item.name, f) for f in facts if not _only_names(f, names))
+            before.append(item)
             continue
         carried = [(e.turn + item.offset, e.speaker, e.name, e.fact) for e in parse_ledger(item.text)]
         for message in words.previously_shown(item.text) if words is not None else ():
-            carried.extend((message.turn + item.offset, "user", message.name, f) for f in extract_facts(message.text, "user"))
+            shown = extract_facts(message.text, "user") or tuple(filter(None, [answer_fact(message.text, "", "")]))
+            carried.extend((message.turn + item.offset, "user", message.name, f) for f in shown)
         raw.extend(sorted(carried, key=lambda entry: entry[0]))
     return [LedgerEntry(turn, speaker, name, fact, order) for order, (turn, speaker, name, fact) in enumerate(raw)]
 
@@ -276,7 +360,8 @@ def _shown_elsewhere(
     live: list[LedgerEntry] = []
     covered: list[LedgerEntry] = []
     for entry in entries:
-        texts = by_turn.get(entry.turn, ()) if entry.speaker == "user" else ()
+        # An answer stays here: its question is what makes it mean something.
+        texts = by_turn.get(entry.turn, ()) if entry.speaker == "user" and not entry.fact.context else ()
         (covered if any(entry.fact.text in text for text in texts) else live).append(entry)
     return live, covered
 
@@ -302,7 +387,9 @@ def _newest_copies(entries: list[LedgerEntry]) -> tuple[list[LedgerEntry], list[
     """Keep the newest of identical facts (case and spacing aside)."""
     newest: dict[str, LedgerEntry] = {}
     for entry in entries:
-        newest[normalise(entry.fact.text)] = entry
+        key = normalise(entry.fact.text)
+        if key not in newest or entry.fact.context or not newest[key].fact.context:
+            newest[key] = entry  # an answer keeps the copy that says what it answers
     kept_orders = {entry.order for entry in newest.values()}
     return [e for e in entries if e.order in kept_orders], [e for e in entries if e.order not in kept_orders]
 
@@ -322,11 +409,14 @@ class _Selection:
 
     budget: int
     counter: TokenCounter
+    minor_budget: int = 1 << 30
     accepted: dict[int, LedgerEntry] = field(default_factory=dict)
     costs: dict[int, int] = field(default_factory=dict)
     keys: dict[int, str] = field(default_factory=dict)
     needles: set[str] = field(default_factory=set)
+    minor: set[int] = field(default_factory=set)
     used: int = 0
+    minor_used: int = 0
 
     def offer(self, entry: LedgerEntry) -> str:
         """'kept', 'duplicate' or 'over_budget'."""
@@ -336,19 +426,95 @@ class _Selection:
         if _only_references(entry.fact) and set(entry.fact.needles) <= self.needles:
             return "duplicate"
         contained = [order for order, other in self.keys.items() if other in key]
+        if not contained and self.used + len(entry.line) // MIN_CHARS_PER_TOKEN_BOUND > self.budget:
+            return "over_budget"  # cannot fit whatever its exact count: no tokenisation needed
         cost = self.counter.count_text(entry.line + "\n")
         freed = sum(self.costs[order] for order in contained)
         if self.used - freed + cost > self.budget:
             return "over_budget"
+        minor = not _is_exact_statement(entry.fact)
+        if minor and self.minor_used - sum(self.costs[o] for o in contained if o in self.minor) + cost > self.minor_budget:
+            return "over_budget"
         for order in contained:
-            self.used -= self.costs.pop(order)
+            cost_freed = self.costs.pop(order)
+            self.used -= cost_freed
+            if order in self.minor:
+                self.minor.discard(order)
+                self.minor_used -= cost_freed
             del self.accepted[order], self.keys[order]
+        if minor:
+            self.minor.add(entry.order)
+            self.minor_used += cost
         self.accepted[entry.order] = entry
         self.costs[entry.order] = cost
         self.keys[entry.order] = key
         self.needles.update(entry.fact.needles)
         self.used += cost
         return "kept"
+
+
+# Statements of an exact value, answers and names may use the whole budget; every other line (constraints,
+# decisions, mentions of values) may use this part of it. A smaller share trims a busy group's ledger, but
+# costs the coding sessions planted constraints and ids (bench/retention.py): all of it for now.
+MINOR_SHARE = 1.0
+# Texts hold fewer tokens than chars / this (about 4 in prose): a cheap bound that skips exact counts.
+MIN_CHARS_PER_TOKEN_BOUND = 10
+EXACT_KINDS = frozenset({"assignment", "answer", "name"})
+
+
+def _is_exact_statement(fact: Fact) -> bool:
+    return bool(EXACT_KINDS.intersection(fact.kinds))
+
+
+# The section never takes more than this share of what the compression removes (carried handoffs included):
+# a compression with a ledger must still shrink the prompt, however small the span the hard limit cuts.
+LEDGER_SPAN_SHARE = 0.6
+MIN_SPAN_BUDGET = 300
+DROP_POLICY = (
+    "a line goes when a newer line on the same subject supersedes it, or when it repeats a kept one; "
+    "when the budget binds, the lowest rank goes first (assistant decisions, then mentions of ids, paths, "
+    "links and values, then constraints and decisions, plain statements of a value and answers last), "
+    "within a rank an unreferenced line (nothing said later repeats its value) before a referenced one, "
+    "oldest first"
+)
+
+
+def span_budget(
+    dropped: Sequence[Message], span: Span, title: str, max_tokens: int, share: float, counter: TokenCounter,
+    floor: int = MIN_SPAN_BUDGET,
+) -> int:
+    """`max_tokens`, or less when little is removed: what the previous handoffs' section held plus `share`
+    of the newly removed messages (never below a floor), so a compression with this section still shrinks."""
+    fresh = sum(
+        estimate_tokens(m.text) + sum(len(c.arguments) for c in m.tool_calls) // 4 for m in dropped if not is_handoff(m)
+    )
+    carried = sum(counter.count_text(section_body(i.text, title) or "") for i in span.items if isinstance(i, Carried))
+    return min(max_tokens, max(floor, carried + int(fresh * share)))
+
+
+def _ranking(
+    entries: Sequence[LedgerEntry], span: Span, budget: int
+) -> Callable[[LedgerEntry], tuple[int, bool, int]]:
+    """The keep-priority of an entry (`DROP_POLICY`): weight, then referenced later, then newer.
+
+    Whether a value is referenced again is only looked up when the budget may bind (it scans the span).
+    """
+    if sum(len(e.line) for e in entries) // 4 <= budget:
+        return lambda e: (e.fact.weight, False, e.order)
+    said = [(m.turn, m.text.casefold()) for m in span.items if isinstance(m, SpanMessage)]
+    turns = [turn for turn, _ in said]
+    starts: list[int] = []
+    offset = 0
+    for _, text in said:
+        starts.append(offset)
+        offset += len(text) + 1
+    joined = "\n".join(text for _, text in said)
+    referenced: set[int] = set()
+    for entry in entries:
+        index = bisect.bisect_right(turns, entry.turn)
+        if index < len(turns) and any(joined.find(n.casefold(), starts[index]) >= 0 for n in entry.fact.needles):
+            referenced.add(entry.order)
+    return lambda e: (e.fact.weight, e.order in referenced, e.order)
 
 
 class FactLedger:
@@ -377,7 +543,7 @@ class FactLedger:
         self.words = words
 
     def compute(self, dropped: Sequence[Message], previous_summary: str | None, counter: TokenCounter) -> LedgerBuild:
-        """Decide the ledger for one compression (pure; `build` renders it)."""
+        """Decide the ledger for one compression (pure; `build` renders it). See `DROP_POLICY`."""
         span = read_span(dropped, previous_summary, protect_first_n=self.protect_first_n)
         words = self.words
         entries, repeats = _newest_copies(collect_entries(span, words))
@@ -386,10 +552,12 @@ class FactLedger:
         if words is not None:
             entries, covered = _shown_elsewhere(entries, words.shown(dropped, previous_summary, counter))
         first_line = turns_line("facts", span, "a newer line overrides an older one.")
-        budget = self.max_tokens - counter.count_text(f"## {self.title}\n{first_line}\n")
-        selection = _Selection(budget=budget, counter=counter)
+        limit = span_budget(dropped, span, self.title, self.max_tokens, LEDGER_SPAN_SHARE, counter)
+        budget = limit - counter.count_text(f"## {self.title}\n{first_line}\n")
+        rank = _ranking(entries, span, budget)
+        selection = _Selection(budget=budget, counter=counter, minor_budget=int(self.max_tokens * MINOR_SHARE))
         over: dict[int, LedgerEntry] = {}
-        for entry in sorted(entries, key=lambda e: (-e.fact.weight, -e.order)):
+        for entry in sorted(entries, key=rank, reverse=True):
             if budget <= 0 or selection.offer(entry) == "over_budget":
                 over[entry.order] = entry
         kept = sorted(selection.accepted.values(), key=lambda e: e.order)
@@ -398,10 +566,10 @@ class FactLedger:
         while kept:
             text = "\n".join([first_line] + [e.line for e in kept])
             tokens = counter.count_text(f"## {self.title}\n{text}")
-            if tokens <= self.max_tokens:
+            if tokens <= limit:
                 break
-            # Line counts do not add up exactly to the whole; drop the least important, oldest first.
-            weakest = min(kept, key=lambda e: (e.fact.weight, e.order))
+            # Line counts do not add up exactly to the whole; drop by the same policy.
+            weakest = min(kept, key=rank)
             kept.remove(weakest)
             over[weakest.order] = weakest
             text, tokens = None, 0
@@ -416,6 +584,17 @@ class FactLedger:
             turns=span.turns,
             text=text,
             tokens=tokens,
+        )
+
+    def build_with_drops(
+        self, dropped: Sequence[Message], previous_summary: str | None, counter: TokenCounter
+    ) -> tuple[str | None, SectionDrops]:
+        """The section text and what it gave up (for the compression event, the log and the metric)."""
+        if self.max_tokens <= 0:
+            return None, SectionDrops()
+        build = self.compute(dropped, previous_summary, counter)
+        return build.text, SectionDrops(
+            superseded=tuple(e.line for e in build.superseded), over_budget=tuple(e.line for e in build.over_budget)
         )
 
     def build(self, dropped: Sequence[Message], previous_summary: str | None, counter: TokenCounter) -> str | None:

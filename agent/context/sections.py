@@ -9,7 +9,8 @@ and before the END marker. Knows nothing of how summaries are produced.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 import structlog
 
@@ -44,6 +45,37 @@ class HandoffSection(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class SectionDrops:
+    """What deterministic sections gave up in one compression: one rendered line per dropped fact.
+
+    Attributes:
+        superseded: lines replaced by a newer statement on the same subject.
+        over_budget: lines dropped to stay within the budget (by the section's declared policy).
+    """
+
+    superseded: tuple[str, ...] = ()
+    over_budget: tuple[str, ...] = ()
+
+    @property
+    def total(self) -> int:
+        return len(self.superseded) + len(self.over_budget)
+
+    def __add__(self, other: SectionDrops) -> SectionDrops:
+        return SectionDrops(self.superseded + other.superseded, self.over_budget + other.over_budget)
+
+
+@runtime_checkable
+class ReportsDrops(Protocol):
+    """A section that says which facts it dropped (the fact ledger): never a silent loss."""
+
+    def build_with_drops(
+        self, dropped: Sequence[Message], previous_summary: str | None, counter: TokenCounter
+    ) -> tuple[str | None, SectionDrops]:
+        """`HandoffSection.build` plus what was given up."""
+        ...
+
+
 def section_heading(title: str) -> str:
     """The heading line a section is rendered under."""
     return f"## {title}"
@@ -55,22 +87,37 @@ def build_sections(
     previous_summary: str | None,
     counter: TokenCounter,
 ) -> list[str]:
-    """Each section's rendered block (`## {title}` + text), in order; empty sections are left out.
+    """Each section's rendered block (`## {title}` + text), in order; empty sections are left out."""
+    return build_sections_reported(sections, dropped, previous_summary, counter)[0]
+
+
+def build_sections_reported(
+    sections: Sequence[HandoffSection],
+    dropped: Sequence[Message],
+    previous_summary: str | None,
+    counter: TokenCounter,
+) -> tuple[list[str], SectionDrops]:
+    """The rendered blocks and what the sections dropped.
 
     Independent of the summary body, so it can run while the summary model
     works. A section that raises is skipped (and logged): a broken plugin must
     never cost the user their compression.
     """
     blocks: list[str] = []
+    drops = SectionDrops()
     for section in sections:
         try:
-            text = section.build(dropped, previous_summary, counter)
+            if isinstance(section, ReportsDrops):
+                text, dropped_here = section.build_with_drops(dropped, previous_summary, counter)
+                drops = drops + dropped_here
+            else:
+                text = section.build(dropped, previous_summary, counter)
         except Exception as exc:  # noqa: BLE001 - a plugin boundary
             log.warning("compression.section_failed", section=section.title, error=type(exc).__name__)
             continue
         if text and text.strip():
             blocks.append(f"{section_heading(section.title)}\n{text.strip()}")
-    return blocks
+    return blocks, drops
 
 
 def join_sections(body: str, blocks: Sequence[str]) -> str:

@@ -25,6 +25,7 @@ from agent.context.ledger import (
     SpanMessage,
     read_span,
     section_body,
+    span_budget,
     turns_line,
 )
 from agent.context.ledger import (
@@ -36,6 +37,12 @@ from agent.settings import CompressionSettings
 from agent.tokens import TokenCounter
 
 DEFAULT_USER_WORDS_MAX_TOKENS = 1500
+# Like the ledger (`LEDGER_SPAN_SHARE`): what the previous section held plus this share of what is newly removed.
+USER_WORDS_SPAN_SHARE = 0.2
+# Below the ledger's floor: on a small span the facts of omitted messages are in the ledger anyway.
+USER_WORDS_FLOOR = 120
+# Texts hold fewer tokens than chars / this (about 4 in prose): a cheap bound that skips exact counts.
+MIN_CHARS_PER_TOKEN_BOUND = 10
 QUOTE = "> "
 
 _DIGITS = re.compile(r"\d+")
@@ -160,20 +167,21 @@ class UserWords:
         newest: dict[str, int] = {_repeat_key(m.text): index for index, m in enumerate(candidates)}
         unique = [m for index, m in enumerate(candidates) if newest[_repeat_key(m.text)] == index]
         repeats = len(candidates) - len(unique)
+        limit = span_budget(dropped, span, self.title, self.max_tokens, USER_WORDS_SPAN_SHARE, counter, USER_WORDS_FLOOR)
         if not unique or self.max_tokens <= 0:
             return UserWordsBuild(kept=(), omitted=tuple(unique), repeats=repeats, turns=span.turns)
-        kept, omitted = self._fit(unique, span, counter)
+        kept, omitted = self._fit(unique, span, counter, limit)
         while kept:
             text = self._render(kept, len(omitted), span)
             tokens = counter.count_text(f"## {self.title}\n{text}")
-            if tokens <= self.max_tokens:
+            if tokens <= limit:
                 return UserWordsBuild(tuple(kept), tuple(omitted), repeats, span.turns, text, tokens)
             # Per-entry counts do not add up exactly to the whole; give up the oldest until it fits.
             omitted = sorted([kept.pop(0), *omitted], key=lambda m: m.turn)
         return UserWordsBuild(kept=(), omitted=tuple(unique), repeats=repeats, turns=span.turns)
 
     def _fit(
-        self, messages: list[SpanMessage], span: Span, counter: TokenCounter
+        self, messages: list[SpanMessage], span: Span, counter: TokenCounter, limit: int
     ) -> tuple[list[SpanMessage], list[SpanMessage]]:
         """Newest first: a message that does not fit is left out, older smaller ones may still fit."""
         # The omitted-count in the first line can only grow by a digit or two; reserve for it.
@@ -182,8 +190,12 @@ class UserWords:
         kept: list[SpanMessage] = []
         omitted: list[SpanMessage] = []
         for message in reversed(messages):
-            cost = counter.count_text(render_entry(message) + "\n")
-            if used + cost <= self.max_tokens:
+            rendered = render_entry(message)
+            if len(rendered) // MIN_CHARS_PER_TOKEN_BOUND > limit - used:
+                omitted.append(message)  # cannot fit whatever its exact count: no tokenisation needed
+                continue
+            cost = counter.count_text(rendered + "\n")
+            if used + cost <= limit:
                 kept.append(message)
                 used += cost
             else:

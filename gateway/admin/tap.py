@@ -69,6 +69,9 @@ class Recorder:
 
     def __call__(self, session: str | None, messages_before: int, result: CompressionResult) -> None:
         self.metrics.compressions.labels(trigger=result.trigger, outcome=result.outcome).inc()
+        for reason, lines in (("superseded", result.fact_drops.superseded), ("over_budget", result.fact_drops.over_budget)):
+            if lines:
+                self.metrics.facts_dropped.labels(reason=reason).inc(len(lines))
         self.events.compression(session, result, messages_before=messages_before)
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from agent.context import CompressionResult, FallbackOnly, HandoffSection, Summarizer, build_compressor, build_summarizer
-from agent.context.ledger import FactLedger
+from agent.context.ledger import DROP_POLICY, FactLedger
 from agent.context.user_words import UserWords, handoff_sections
 from agent.messages import Message
 from agent.session_files import SessionRecord, detect_format, read_sessions, write_sessions
@@ -161,6 +161,10 @@ def explain_lines(original: Sequence[Message], result: CompressionResult, counte
                          f"superseded, {len(ledger.duplicates)} duplicates, {len(ledger.over_budget)} over budget, "
                          f"{len(ledger.in_user_words)} shown in user words)")
             lines.extend(f"    {entry.line}" for entry in ledger.kept)
+            if ledger.superseded or ledger.over_budget:
+                lines.append(f"  facts dropped: {len(ledger.superseded) + len(ledger.over_budget)} (policy: {DROP_POLICY})")
+                lines.extend(f"    superseded: {entry.line}" for entry in ledger.superseded)
+                lines.extend(f"    over budget: {entry.line}" for entry in ledger.over_budget)
         elif isinstance(section, UserWords):
             words = section.compute(dropped, None, counter)
             lines.append(f"  user words: {len(words.kept)} messages verbatim, {words.tokens} tokens "

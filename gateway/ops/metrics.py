@@ -29,6 +29,9 @@ class Metrics:
         self.compressions = Counter(
             "chorus_compressions", "Context compressions by trigger and outcome", ["trigger", "outcome"], registry=r
         )
+        self.facts_dropped = Counter(
+            "chorus_facts_dropped", "Fact-ledger lines given up by compressions", ["reason"], registry=r
+        )
         self.hygiene_runs = Counter("chorus_hygiene_runs", "Session hygiene compressions", ["result"], registry=r)
         self.queue_depth = Gauge("chorus_queue_depth", "Messages waiting for a busy session", registry=r)
         self.lock_wait_seconds = Histogram(

@@ -111,9 +111,9 @@ def test_clause_inside_a_longer_kept_clause_is_dropped() -> None:
 
 def test_reference_already_kept_is_not_repeated() -> None:
     """A sentence that only repeats a path already kept verbatim is dropped as a duplicate."""
-    dropped = [user("The config lives in /etc/chorus/config.yaml."), user("Did you open /etc/chorus/config.yaml?")]
+    dropped = [user("The config lives in /etc/chorus/config.yaml."), user("I opened /etc/chorus/config.yaml again.")]
     build = FactLedger().compute(dropped, None, COUNTER)
-    assert [e.fact.text for e in build.kept] == ["Did you open /etc/chorus/config.yaml?"]
+    assert [e.fact.text for e in build.kept] == ["I opened /etc/chorus/config.yaml again."]
 
 
 def test_a_date_in_two_sentences_keeps_both() -> None:
@@ -137,7 +137,8 @@ def test_budget_drops_least_important_then_oldest_deterministically() -> None:
     """Over budget, identifiers go before constraints and older before newer; the same input gives the same text."""
     constraints = [user(f"Never touch service number {i} on weekends.") for i in range(6)]
     identifiers = [user(f"Note the handle acct_{i}_xyz for later.") for i in range(6)]
-    dropped = identifiers + constraints
+    # A long reply makes the span big enough that the span share of the budget does not bind first.
+    dropped = [*identifiers, *constraints, assistant("ok " * 2000)]
     full = FactLedger().compute(dropped, None, COUNTER)
     assert len(full.kept) == 12
     budget = full.tokens - 60
@@ -145,7 +146,8 @@ def test_budget_drops_least_important_then_oldest_deterministically() -> None:
     assert build.tokens <= budget
     assert COUNTER.count_text(f"## {LEDGER_TITLE}\n{build.text}") == build.tokens
     dropped_texts = [e.fact.text for e in build.over_budget]
-    assert dropped_texts == [f"Note the handle acct_{i}_xyz for later." for i in range(len(dropped_texts))]
+    ordered = [m.text for m in identifiers + constraints]
+    assert dropped_texts and dropped_texts == ordered[: len(dropped_texts)]
     assert all("Never touch" in e.fact.text for e in build.kept[-6:])
     assert FactLedger(max_tokens=budget).build(dropped, None, COUNTER) == build.text
 

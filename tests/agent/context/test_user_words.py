@@ -117,7 +117,7 @@ def test_ledger_leaves_out_what_user_words_show_and_takes_it_back_later() -> Non
     assert (build.text, [e.fact.text for e in build.in_user_words]) == (None, ["Never push to main."])
     text = render_sections("body", [ledger, words], first_span, None, COUNTER)
     first = Message(role="user", content=f"{PREFIX}\n\n{text}\n\n{END}", compressed_summary=True)
-    later = [first, user("x " * 400), user("y " * 150)]
+    later = [first, user("x " * 2000), user("y " * 150)]
     second = ledger.compute(later, first.text, COUNTER)
     assert [m.turn for m in words.compute(later, first.text, COUNTER).kept] == [3]
     assert [e.line for e in second.kept] == ["- [turn 1, user] Never push to main."]

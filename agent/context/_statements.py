@@ -1,0 +1,165 @@
+"""Plain statements of an exact value, and the cheap scans that rule out clauses before any pattern runs.
+
+Owns what an "exact token" looks like (a code, number, version, id, a
+hyphenated or dotted name, a quoted value: what people paste and must get back
+character for character), the assignment forms that state one in ordinary
+sentences in the ledger's languages ("the value of X is Y", "X is Y",
+"X = Y", "X: Y", "set X to Y", "we agreed on Y for X"; German, French,
+Spanish, Russian and Chinese equivalents), the bare answer to a question
+("4471" after "what's the door code?"), and the message- and clause-level
+prefilters of `agent.context._facts`. Pure functions, no I/O; never raises.
+"""
+from __future__ import annotations
+
+import re
+
+_I = re.IGNORECASE
+
+# One exact value: quoted text, a token holding a digit, a hyphenated/underscored/dotted name, an all-caps code.
+_ASCII_TOKEN = r"[A-Za-z0-9_.+/:@#-]"
+EXACT_TOKEN = re.compile(
+    r"[`\"«“][^`\"»”\n]{1,80}[`\"»”]"
+    rf"|(?<![A-Za-z0-9_.-])(?={_ASCII_TOKEN}*\d){_ASCII_TOKEN}*[A-Za-z0-9]"
+    r"|(?<![A-Za-z0-9_-])[A-Za-z]+(?:[-_.][A-Za-z0-9]+)+"
+)
+# Shapes of an exact token that name a standard, not a value somebody chose.
+COMMON_TOKENS = frozenset(
+    "utf-8 utf-16 utf-32 iso-8859-1 sha-1 sha-256 x86 x86_64 x86-64 amd64 i386 arm64 64-bit 32-bit e-mail "
+    "e.g i.e etc. a.m p.m".split()
+)
+_TRAILING = ".,;:!?)]}»”\"'。，！？；"
+
+# Assignment forms: (?P<key>) is what the value is about, (?P<value>) must be an exact token.
+_K = r"(?P<key>[^\W\d][\w.'-]*(?:[ \t][^\W\d][\w.'-]*){0,3})"
+_V = r"(?P<value>[`\"«“][^`\"»”\n]{1,80}[`\"»”]|\S+)"
+ASSIGNMENTS: tuple[re.Pattern[str], ...] = (
+    # "the value of X is Y", in each language: the thing named is the key, not "value".
+    re.compile(rf"\bvalue (?:of|for) (?:the |our |my )?{_K}\s+(?:is(?: now)?|=|:|will be|should be)\s+{_V}", _I),
+    re.compile(rf"\bwert (?:von|für|des|der) (?:dem |den |die |das )?{_K}\s+(?:ist|=|:|lautet)\s+{_V}", _I),
+    re.compile(rf"\bvaleur (?:de|du|des|pour) (?:la |le |les |l')?{_K}\s+(?:est|=|:|sera)\s+{_V}", _I),
+    re.compile(rf"\bvalor (?:de|del|para) (?:la |el |los |las )?{_K}\s+(?:es|=|:|será)\s+{_V}", _I),
+    re.compile(rf"\bзначение {_K}\s*(?:—|–|-|=|:|равно|это|будет)\s*{_V}", _I),
+    re.compile(r"(?P<key>[\u4e00-\u9fff\w]{1,12})的值(?:是|为|為|:|：)\s*(?P<value>\S+)"),
+    # "we agreed on Y for X", "settled on Y for X", and equivalents.
+    re.compile(rf"\b(?:agreed|settled|decided)\s+(?:up)?on\s+{_V}\s+(?:for|as) (?:the |our )?{_K}", _I),
+    re.compile(rf"\bauf\s+{_V}\s+für (?:den |die |das )?{_K}\s+(?:geeinigt|verständigt|festgelegt)", _I),
+    re.compile(rf"\b(?:accord|convenu|décidé)\s+(?:sur|de)\s+{_V}\s+pour (?:la |le |les |l')?{_K}", _I),
+    re.compile(rf"\b(?:acordamos|acordado|decidimos|quedamos en)\s+{_V}\s+para (?:la |el |los |las )?{_K}", _I),
+    re.compile(rf"\bдоговорились(?: о| об| на)?\s+{_V}\s+для {_K}", _I),
+    re.compile(r"(?:商定|约定|同意|决定)(?P<key>[\u4e00-\u9fff\w]{1,12})(?:用|为|是)\s*(?P<value>\S+)"),
+    # "X is now Y", "X will be Y" after a determiner or at the clause start.
+    re.compile(
+        rf"(?:^|\b(?:the|our|my|new|die|der|das|le|la|les|el|los|las)\s+){_K}\s+(?:is now|is|are|will be|"
+        rf"should be|changed to|ist jetzt|ist|est maintenant|est|es ahora|es|теперь|будет|—)\s+{_V}",
+        _I,
+    ),
+    re.compile(rf"(?:^|[\s(,;])(?:the |our )?{_K}\s*(?:=|:=|:(?!//)|：|->|→)\s*{_V}"),
+    re.compile(r"(?:把|将)(?P<key>[\u4e00-\u9fff\w]{1,12})(?:设为|设置为|改为|改成)\s*(?P<value>\S+)"),
+)
+
+# A bare answer: a few words at most, holding an exact token (see `bare_answer`).
+MAX_ANSWER_WORDS = 3
+
+# The prefilter: a clause with no shape of a value (digit, path, id, code, quote, CJK text) and none of
+# these words can match no pattern of `agent.context._facts`. Each rule, decision and name pattern there
+# contains at least one of them (for a phrase, its rarest word): a word-set test costs a fraction of one
+# pass of those patterns, and most lines of a group chat stop here.
+SHAPES = re.compile(r"[0-9/\\@_`=#$€£¥\"«“\u3040-\u30ff\u4e00-\u9fff]|[a-z][-.][a-z]")
+RULE_WORDS = frozenset(
+    # English
+    "never always must mustn't mustnt should shouldn't shouldnt avoid prefer preferred prefers sure ensure "
+    "longer allowed forbidden prohibited mandatory required only stop circumstances times i'd rather "
+    "don't dont do not doesn't doesnt decided decision we'll will let's lets going agreed settled chose "
+    "confirmed plan name am i'm call named "
+    # German
+    "nie niemals immer stets muss müssen musst müsst darf dürfen darfst dürft sollst sollt sollte sollten "
+    "keinen keinesfalls vermeide vermeiden vermeidet bevorzuge bevorzugen bitte verboten erforderlich "
+    "ausschließlich nur entschieden entscheidung beschlossen nehmen verwenden bleiben festgelegt bestätigt "
+    "vereinbart geeinigt heiße "
+    # French
+    "jamais toujours surtout faut doit dois doivent devez devons interdit obligatoire évite éviter évitez "
+    "préfère préférer préférez préféré uniquement pas décidé décision part garde utiliserons utilisera "
+    "convenu confirmé m'appelle "
+    # Spanish
+    "nunca siempre jamás debe debes deben debemos hay tienes tenemos evita evitar evitan prefiero preferimos "
+    "prohibido obligatorio únicamente no decidimos decidido decisión vamos usaremos quedamos acordamos "
+    "acordado confirmado llamo nombre "
+    # Russian
+    "никогда всегда нельзя должен должна должно должны обязательно запрещено предпочитаю избегай избегайте "
+    "только не коем решили решено решение договорились использовать выбрали подтверждаю подтверждено "
+    "утверждено зовут".split()
+)
+_SEPARATORS = str.maketrans({c: " " for c in ".,;:!?()[]{}<>\"«»“”*~|+=&^%$#@/\\-—–…"} | {"’": "'"})
+
+
+def words_of(lower: str) -> frozenset[str]:
+    """The words of lower-cased text (apostrophes kept: "don't")."""
+    return frozenset(lower.translate(_SEPARATORS).split())
+
+
+# A chat line often opens by addressing someone ("DG19075: why?", "jeroen_, try it"): a nickname is no value.
+_ADDRESSEE = re.compile(r"^[\w\[\]|^`{}-]{1,32}[:,] ")
+
+
+def may_hold_fact(text: str, lower: str) -> bool:
+    """False when no fact pattern can match `text` (the prefilter; `lower` is `text.lower()`)."""
+    addressee = _ADDRESSEE.match(text)
+    if addressee is not None:
+        text, lower = text[addressee.end():], lower[addressee.end():]
+    if SHAPES.search(lower) is not None or CASED_SHAPES.search(text) is not None:
+        return True
+    return not RULE_WORDS.isdisjoint(words_of(lower))
+
+
+# Original-case shapes the lower-case gate cannot see: CamelCase (all-caps codes hold a digit).
+CASED_SHAPES = re.compile(r"[a-z0-9][A-Z]")
+
+
+def exact_value(text: str) -> str | None:
+    """`text` as an exact token if it is one (trailing punctuation aside), else None."""
+    value = text.strip()
+    for candidate in (value, value.rstrip(".,;:!?)]}。，！？；"), value.rstrip(_TRAILING)):
+        match = EXACT_TOKEN.fullmatch(candidate) if candidate else None
+        if match is not None:
+            token = match.group(0)
+            # A link is a mention (the URL kind of `agent.context._facts`), not a value somebody chose.
+            return None if token.casefold() in COMMON_TOKENS or "://" in token else token
+    return None
+
+
+def closes_statement(rest: str) -> bool:
+    """What follows a stated value ends the statement: nothing, punctuation, or one word ("... 4471 please").
+
+    "the LUN is stuck writing LBA=2940h" states a value; "w32codecs: win32 binary codecs" describes one.
+    """
+    stripped = rest.strip()
+    return not stripped or stripped[0] in ",;.!)(—–-:。，；！" or len(stripped.split()) <= 1
+
+
+def assignment(clause: str) -> tuple[str, str] | None:
+    """(key, exact value) of a plain statement of a value ("the door code is 4471"), or None."""
+    if EXACT_TOKEN.search(clause) is None:
+        return None  # no value to state: skip the patterns
+    for pattern in ASSIGNMENTS:
+        for match in pattern.finditer(clause):
+            value = exact_value(match.group("value"))
+            after = match.start("value") + len(value) if value and match.end("value") == match.end() else match.end()
+            if value is not None and closes_statement(clause[after:]):
+                return match.group("key"), value
+    return None
+
+
+def bare_answer(text: str) -> str | None:
+    """The exact token of a short reply that is just a value ("4471", "it's QX-77-B"), or None."""
+    body = text.strip()
+    if not body or "\n" in body or body.endswith("?") or len(body.split()) > MAX_ANSWER_WORDS:
+        return None
+    tokens = [exact_value(word) for word in body.split()]
+    found = [token for token in tokens if token is not None]
+    return found[-1] if found else None
+
+
+def is_question(text: str) -> bool:
+    """A line that asks something (its last non-empty line ends with a question mark)."""
+    stripped = text.rstrip()
+    return stripped.endswith(("?", "？"))
