@@ -51,7 +51,7 @@ from bench.retention import (
     _summarizer,
     print_table,
 )
-from gateway.hygiene import check_hygiene
+from gateway.sessions.hygiene import check_hygiene
 
 GROUP_FILE = "group_chat_irc.jsonl"
 SYSTEM_PROMPT = "You are a helpful assistant in a group chat."

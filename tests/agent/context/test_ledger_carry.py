@@ -13,7 +13,7 @@ from agent.settings import CompressionSettings
 from agent.tokens import default_counter
 from gateway.admin.events import EventLog
 from gateway.admin.tap import Recorder
-from gateway.metrics import Metrics
+from gateway.ops.metrics import Metrics
 
 COUNTER = default_counter()
 SPEAKERS = ("ann", "bob", "cy", "dee")
