@@ -10,7 +10,6 @@ import sys
 from typing import Any
 
 from gateway.config import load_config
-from gateway.doctor import run_checks
 
 
 def register(subparsers: Any) -> None:
@@ -21,6 +20,8 @@ def register(subparsers: Any) -> None:
 
 
 async def handle(args: argparse.Namespace) -> int:
+    from gateway.doctor import run_checks  # the platform libraries load only for the command that probes them
+
     config = load_config(args.config)  # a ConfigError exits 2 with the key and the fix
     checks = await run_checks(config)
     for check in checks:

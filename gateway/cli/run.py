@@ -17,10 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import structlog
-from aiohttp import web
 
-from gateway.admin.wiring import Operations, serve_admin
-from gateway.build import MODEL_MISSING_TEXT, build_gateway
 from gateway.config import ChorusConfig, load_config, resolve_config_path
 from gateway.logs import configure_logging
 
@@ -35,6 +32,12 @@ def register(subparsers: Any) -> None:
 
 async def serve(config: ChorusConfig, *, config_path: Path | None = None) -> int:
     """Run until a stop signal; returns the exit code."""
+    # Imported here: the offline subcommands share this CLI and must not pay for the daemon's libraries.
+    from aiohttp import web
+
+    from gateway.admin.wiring import Operations, serve_admin
+    from gateway.build import MODEL_MISSING_TEXT, build_gateway
+
     if not config.model.name:
         log.warning("model.not_configured", fix=MODEL_MISSING_TEXT)
     ops = Operations.create(config, path=config_path)
