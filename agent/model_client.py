@@ -153,9 +153,9 @@ class OpenAIModelClient:
         max_tokens: int | None = None,
         on_text: TextSink | None = None,
     ) -> Completion:
+        sdk = self._sdk()  # first: an unconfigured model fails before anything is loaded or built
         import openai
 
-        sdk = self._sdk()
         body = self._bodies.build(
             model=self.model, messages=messages, tools=tools, max_tokens=max_tokens, stream=on_text is not None
         )
