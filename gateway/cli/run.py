@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import structlog
-from aiohttp import web
 
 from adapters.web import WebAdapter
 from gateway.admin.wiring import Operations, serve_admin
@@ -36,6 +35,10 @@ def register(subparsers: Any) -> None:
 
 async def serve(config: ChorusConfig, *, config_path: Path | None = None) -> int:
     """Run until a stop signal; returns the exit code."""
+    # Imported here: the offline subcommands share this CLI and must not pay for the daemon's libraries.
+    from aiohttp import web
+
+
     if not config.model.name:
         log.warning("model.not_configured", fix=MODEL_MISSING_TEXT)
     ops = Operations.create(config, path=config_path)
