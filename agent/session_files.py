@@ -57,6 +57,8 @@ def read_sessions(path: Path) -> Iterator[SessionRecord]:
             raw = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
             raise MessageFormatError(f"{path}: not valid JSON at line {exc.lineno}: {exc.msg}") from None
+        except RecursionError:
+            raise MessageFormatError(f"{path}: JSON nested too deeply to be a chat transcript") from None
         yield _record({"id": path.stem, "messages": raw}, str(path), path.stem)
         return
     with path.open("r", encoding="utf-8") as handle:
@@ -67,6 +69,8 @@ def read_sessions(path: Path) -> Iterator[SessionRecord]:
                 raw = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise MessageFormatError(f"{path}:{number}: not valid JSON: {exc.msg}") from None
+            except RecursionError:
+                raise MessageFormatError(f"{path}:{number}: JSON nested too deeply to be a session") from None
             yield _record(raw, f"{path}:{number}", f"{path.stem}-{number}")
 
 

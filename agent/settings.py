@@ -6,11 +6,23 @@ environment.
 """
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 MAX_ATTEMPTS_CAP = 10
+
+
+def _http_url(value: str | None) -> str | None:
+    """An endpoint URL must name its scheme: `localhost:8000/v1` would be read as a relative path."""
+    if not value:
+        return None  # `${BASE_URL:-}` unset: the client's default endpoint
+    if not value.lower().startswith(("http://", "https://")):
+        raise ValueError(f"an endpoint needs its scheme, e.g. http://{value.split('://')[-1]} or https://…")
+    return value
+
+
+EndpointUrl = Annotated[str | None, AfterValidator(_http_url)]
 
 
 class Section(BaseModel):
@@ -29,14 +41,14 @@ class FallbackModelSettings(Section):
     """A model tried, in order, after the retries of the one before it fail."""
 
     name: str
-    base_url: str | None = None
+    base_url: EndpointUrl = None
     api_key: SecretStr | None = None
     context_length: int = Field(default=128_000, ge=1024)
 
 
 class ModelSettings(Section):
     name: str | None = None
-    base_url: str | None = None
+    base_url: EndpointUrl = None
     api_key: SecretStr | None = None
     context_length: int = Field(default=128_000, ge=1024)
     max_tokens: int | None = Field(default=None, ge=1)
@@ -94,7 +106,7 @@ class McpSettings(Section):
 class AuxiliaryModelSettings(Section):
     provider: Literal["auto", "main"] = "auto"  # auto: this section if it names a model/endpoint; main: the main model
     model: str | None = None
-    base_url: str | None = None
+    base_url: EndpointUrl = None
     api_key: SecretStr | None = None
     context_length: int | None = Field(default=None, ge=1024)
     timeout_seconds: float = Field(default=120.0, gt=0)

@@ -14,12 +14,13 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import structlog
 
 from adapters.base import InboundMessage, PlatformAdapter
+from adapters.normalize import normalize_inbound
 from agent.model_windows import ModelWindows
 from agent.store import SessionStore
 from agent.tools.mcp import McpHub
@@ -31,14 +32,17 @@ from gateway.coord import Coordinator
 from gateway.coord.base import Outbox
 from gateway.delivery.outbound import Delivery
 from gateway.delivery.outbox_file import JournaledOutbox
+from gateway.delivery.queued import QueuedNotices
 from gateway.intake.allowlist import REFUSAL_TEXT
 from gateway.intake.commands import HELP_TEXT, Command, StatusInfo, render_status
+from gateway.intake.deadletter import DeadLetterBox, Stage
 from gateway.intake.decide import Intake, IntakeDecision
 from gateway.intake.journal import InboundJournal
 from gateway.intake.queueing import BusyMode, Job, JobKind, SessionLanes
 from gateway.intake.routing import Route
-from gateway.ops.events import EventBus, MessageAccepted
+from gateway.ops.events import DeadLettered, EventBus, MessageAccepted, TaskDied
 from gateway.ops.health import Readiness, StoreHealth
+from gateway.ops.supervise import Supervisor
 from gateway.sessions.agents import AgentPool
 from gateway.sessions.hygiene import estimate_history_tokens
 from gateway.sessions.service import SessionService
@@ -109,6 +113,7 @@ class GatewayParts:
     resources: tuple[Resource, ...] = ()  # started before the adapters, stopped after the turns (MCP servers)
     mcp: McpHub | None = None
     windows: ModelWindows | None = None  # learned model windows and the model answering now
+    deadletters: DeadLetterBox = field(default_factory=lambda: DeadLetterBox(None))
 
 
 def _journaled(decision: IntakeDecision) -> bool:
@@ -122,11 +127,12 @@ def _journaled(decision: IntakeDecision) -> bool:
 class Gateway:
     """One gateway process (several may share one Redis)."""
 
-    def __init__(self, parts: GatewayParts) -> None:
+    def __init__(self, parts: GatewayParts, *, supervisor: Supervisor | None = None) -> None:
         self.parts = parts
+        self.supervisor = supervisor or Supervisor(on_death=lambda task, error: parts.bus.publish(TaskDied(task, error)))
+        self.queued_notices = QueuedNotices(parts.delivery, text=lambda n: QUEUED_TEXT.format(n=n))
         self.queue: asyncio.Queue[InboundMessage] = asyncio.Queue()
         self.lanes = SessionLanes(parts.runner.run, mode=parts.busy_mode)
-        self._tasks: list[asyncio.Task[None]] = []
         self._side: set[asyncio.Task[None]] = set()
         self._in_hand: list[InboundMessage] = []  # taken from the queue, not yet decided
         self._journal_writing: asyncio.Future[list[str | Exception]] | None = None
@@ -166,23 +172,18 @@ class Gateway:
         self._running = True
         for entry, message in parts.journal.recover():
             log.info("journal.replay", platform=message.platform, chat_id=message.chat_id)
-            await self._dispatch(await parts.intake.decide(message, replay=True), journal_entry=entry)
-        self._tasks = [
-            asyncio.create_task(self._consume(), name="gateway-intake"),
-            asyncio.create_task(self._resend_loop(), name="gateway-resend"),
-            asyncio.create_task(self._index_loop(), name="gateway-index"),
-            asyncio.create_task(self._store_watch(), name="gateway-store-watch"),
-        ]
+            await self._replay(entry, normalize_inbound(message))
+        self.supervisor.start("gateway-intake", self._consume)
+        self.supervisor.start("gateway-resend", self._resend_loop)
+        self.supervisor.start("gateway-index", self._index_loop)
+        self.supervisor.start("gateway-store-watch", self._store_watch)
 
     async def stop(self) -> None:
         """Stop intake, let turns finish within the grace period, persist the rest, close everything."""
         if not self._running and not self._store_open:
             return
         self._running = False
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
-        self._tasks = []
+        await self.supervisor.stop()
         await self._journal_queued()
         unfinished = await self.lanes.drain(self.parts.shutdown_grace)
         if unfinished:
@@ -190,6 +191,7 @@ class Gateway:
         for task in list(self._side):
             task.cancel()
         await asyncio.gather(*self._side, return_exceptions=True)
+        await self.queued_notices.close()
         problems = ShutdownErrors()
         if self.parts.on_shutdown is not None:
             await problems.run("on_shutdown", self.parts.on_shutdown)
@@ -220,10 +222,16 @@ class Gateway:
     async def readiness(self) -> Readiness:
         adapters_ok = bool(self._started_adapters) and len(self._started_adapters) == len(self.parts.adapters)
         store_ok = self._store_open and self.store_health.ok
-        detail = "" if store_ok or not self._store_open else "the session store did not answer its last ping"
+        down = self.supervisor.down
+        reasons = [task.reason for task in down]
+        if self._store_open and not store_ok:
+            reasons.append("the session store did not answer its last ping")
         # A shared coordination backend is fail-open (`gateway/coord/failopen.py`): while Redis is down this process
         # answers from its own memory, so it stays ready; the outage shows in `chorus_redis_errors_total`.
-        return Readiness(store_open=store_ok, coordinator=True, adapters_started=adapters_ok, detail=detail)
+        return Readiness(
+            store_open=store_ok, coordinator=True, adapters_started=adapters_ok,
+            background_tasks=not down, detail="; ".join(reasons),
+        )
 
     async def ping_store(self) -> StoreHealth:
         """Ping the session store once and record the outcome in `store_health`."""
@@ -249,12 +257,17 @@ class Gateway:
     # intake -------------------------------------------------------------------
 
     async def _consume(self) -> None:
+        # Messages left in hand by an intake loop that died are quarantined, not retried: one of
+        # them may be what killed it, and retrying would stop every chat again.
+        left, self._in_hand = self._in_hand, []
+        for message in left:
+            self._quarantine(message, stage="intake", error=RuntimeError("intake loop died while handling it"))
         while True:
             # Take what is waiting (a burst of chats), so its journal entries are written in one
             # trip to a worker thread instead of one blocking file creation per message on the loop.
-            messages = [await self.queue.get()]
+            messages = [normalize_inbound(await self.queue.get())]
             while len(messages) < CONSUME_BATCH and not self.queue.empty():
-                messages.append(self.queue.get_nowait())
+                messages.append(normalize_inbound(self.queue.get_nowait()))
             self._in_hand = messages  # emptied as they are decided; a stop journals what is left
             await self._consume_batch(messages)
 
@@ -267,34 +280,61 @@ class Gateway:
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:  # noqa: BLE001 - the intake loop must survive any one message
-                    log.exception("intake.failed", error=type(exc).__name__)
+                    self._quarantine(messages[0], stage="decide", error=exc)
                 del messages[0]  # decided: `_in_hand` keeps only the undecided rest
         except asyncio.CancelledError:
             # Stopping: the ones decided so far are journaled here, the undecided by `_journal_queued`.
             self.parts.journal.record_many([d.message for d in decisions if _journaled(d)])
             raise
-        accepted = [decision.message for decision in decisions if _journaled(decision)]
-        if len(accepted) > 1:
-            writing = asyncio.ensure_future(asyncio.to_thread(self.parts.journal.record_many, accepted))
-            try:
-                entries = await asyncio.shield(writing)
-            except asyncio.CancelledError:
-                self._journal_writing = writing  # `stop` waits for it: the thread finishes the files
-                raise
-        else:
-            entries = self.parts.journal.record_many(accepted)  # one file: no thread hop for a lone message
+        entries = await self._record([decision.message for decision in decisions if _journaled(decision)])
         # Journaled now: a stop from here on loses nothing (the next start replays them).
         found = iter(entries)
         for decision in decisions:
             entry = next(found) if _journaled(decision) else None
+            if isinstance(entry, Exception):
+                self._quarantine(decision.message, stage="journal", error=entry)
+                continue
             try:
-                if isinstance(entry, Exception):
-                    raise entry
                 await self._dispatch(decision, journal_entry=entry)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - the intake loop must survive any one message
-                log.exception("intake.failed", error=type(exc).__name__)
+                self._quarantine(decision.message, stage="dispatch", error=exc, journal_entry=entry)
+
+    async def _record(self, accepted: list[InboundMessage]) -> list[str | Exception]:
+        """Journal entries for `accepted` (per message its entry or the error that kept it out)."""
+        try:
+            if len(accepted) <= 1:
+                return self.parts.journal.record_many(accepted)  # one file: no thread hop for a lone message
+            writing = asyncio.ensure_future(asyncio.to_thread(self.parts.journal.record_many, accepted))
+            try:
+                return await asyncio.shield(writing)
+            except asyncio.CancelledError:
+                self._journal_writing = writing  # `stop` waits for it: the thread finishes the files
+                raise
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - each message is quarantined with this error
+            return [exc for _ in accepted]
+
+    async def _replay(self, entry: str, message: InboundMessage) -> None:
+        """Re-run a journaled message at start; one that fails again is quarantined, never replayed forever."""
+        try:
+            await self._dispatch(await self.parts.intake.decide(message, replay=True), journal_entry=entry)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - one bad entry must not stop the start
+            self._quarantine(message, stage="dispatch", error=exc, journal_entry=entry)
+
+    def _quarantine(self, message: InboundMessage, *, stage: Stage, error: BaseException,
+                    journal_entry: str | None = None) -> None:
+        """Set `message` aside as a dead letter (one error line); it leaves the journal only once stored."""
+        letter = self.parts.deadletters.put(message, stage=stage, error=error)
+        log.error("intake.dead_lettered", stage=stage, error=letter.error, deadletter=letter.id,
+                  platform=message.platform, stored=letter.stored, exc_info=error)
+        self.parts.bus.publish(DeadLettered(stage, message.platform, letter.error))
+        if letter.stored and journal_entry is not None:
+            self.parts.journal.done(journal_entry)
 
     async def _journal_queued(self) -> None:
         """Messages still in the queue (or taken but not yet decided) at shutdown are journaled for the next start."""
@@ -304,11 +344,14 @@ class Gateway:
                 await writing
         in_hand, self._in_hand = self._in_hand, []
         while in_hand or not self.queue.empty():
-            message = in_hand.pop(0) if in_hand else self.queue.get_nowait()
-            decision = await self.parts.intake.decide(message)
-            command = decision.trigger.command if decision.trigger else None
-            if decision.verdict in ("respond", "record") or (command is not None and not command.immediate):
-                self.parts.journal.record(message)
+            message = normalize_inbound(in_hand.pop(0) if in_hand else self.queue.get_nowait())
+            try:
+                decision = await self.parts.intake.decide(message)
+                command = decision.trigger.command if decision.trigger else None
+                if decision.verdict in ("respond", "record") or (command is not None and not command.immediate):
+                    self.parts.journal.record(message)
+            except Exception as exc:  # noqa: BLE001 - stopping goes on; the message is kept as a dead letter
+                self._quarantine(message, stage="journal", error=exc)
 
     async def _dispatch(self, decision: IntakeDecision, *, journal_entry: str | None = None) -> None:
         self.decisions[decision.verdict] = self.decisions.get(decision.verdict, 0) + 1
@@ -344,7 +387,9 @@ class Gateway:
             self._forget(result.interrupted)
             await self.parts.delivery.send_text(where.target, INTERRUPTED_TEXT)
         elif kind != "record" and result.busy:
-            await self.parts.delivery.send_text(where.target, QUEUED_TEXT.format(n=result.position))
+            await self.queued_notices.busy(where.key, where.target, result.position)
+        elif kind != "record":
+            self.queued_notices.idle(where.key)
 
     def _forget(self, job: Job | None) -> None:
         """A job the user stopped is not re-run after a restart."""

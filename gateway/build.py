@@ -51,6 +51,7 @@ from gateway.delivery.outbound import Delivery
 from gateway.delivery.outbox_file import JournaledOutbox
 from gateway.intake.allowlist import AccessRules
 from gateway.intake.commands import DESCRIPTIONS
+from gateway.intake.deadletter import DeadLetterBox
 from gateway.intake.decide import Intake, IntakeSettings
 from gateway.intake.journal import InboundJournal
 from gateway.intake.poller import LeasedAdapter
@@ -424,7 +425,7 @@ def build_gateway(
             intake=intake, journal=journal, outbox=outbox, busy_mode=gw.busy_input_mode,
             shutdown_grace=gw.shutdown_grace_seconds, notes_text=notes_text, on_shutdown=on_shutdown,
             closers=closers, policy=policy, chats=chats, chat_commands=commands, pairing=pairing,
-            resources=(hub,) if len(hub) else (), mcp=hub, windows=windows,
+            resources=(hub,) if len(hub) else (), mcp=hub, windows=windows, deadletters=DeadLetterBox(home / "deadletter"),
         )
     )
 

@@ -10,10 +10,10 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import AfterValidator, Field, SecretStr, ValidationError, field_validator
 
 from agent.settings import (
     AgentSettings,
@@ -35,8 +35,22 @@ _ENV_PATTERN = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _SECRET_WORDS = ("token", "key", "secret", "password")
 
 
+REDIS_SCHEMES = ("redis://", "rediss://", "unix://")
+
+
+def _redis_url(value: str | None) -> str | None:
+    """Checked here so `run` and `doctor` say which key is wrong instead of redis-py raising a traceback."""
+    if not value:
+        return None  # `${REDIS_URL:-}` unset: the embedded backend
+    if not value.lower().startswith(REDIS_SCHEMES):
+        scheme = value.split("://")[0] + "://" if "://" in value else "no scheme"
+        raise ValueError(f"the scheme must be one of {', '.join(REDIS_SCHEMES)} (got {scheme}), "
+                         "e.g. redis://127.0.0.1:6379/0; leave it unset for the embedded backend")
+    return value
+
+
 class RedisSettings(Section):
-    url: str | None = None
+    url: Annotated[str | None, AfterValidator(_redis_url)] = None
     key_prefix: str = "chorus"
 
 
@@ -215,7 +229,10 @@ def describe_validation_error(error: ValidationError, source: str) -> str:
         if problem["type"] == "extra_forbidden":
             lines.append(f"{source}: {key}: unknown key; see config.yaml.example for the allowed keys")
             continue
-        shown = "<hidden>" if _is_secret(key) else repr(problem.get("input"))
+        given = problem.get("input")
+        # A URL may carry a password (redis://:pw@host): never echo one that has credentials.
+        hidden = _is_secret(key) or (key.endswith("url") and "@" in str(given))
+        shown = "<hidden>" if hidden else repr(given)
         lines.append(f"{source}: {key}: got {shown}; {problem['msg']}")
     return "\n".join(lines)
 

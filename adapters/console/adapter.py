@@ -18,6 +18,7 @@ from typing import TextIO
 from aiohttp import web
 
 from adapters.base import ChatTarget, InboundMessage, PlatformLimits, ProbeResult, SentMessage
+from adapters.normalize import normalize_inbound
 
 PLATFORM = "console"
 CHAT_ID = "console"
@@ -76,7 +77,7 @@ class ConsoleAdapter:
                 continue
             number = next(self._lines)
             await inbound.put(
-                InboundMessage(
+                normalize_inbound(InboundMessage(
                     platform=PLATFORM,
                     chat_id=CHAT_ID,
                     chat_type="dm",
@@ -86,7 +87,7 @@ class ConsoleAdapter:
                     message_id=str(number),
                     timestamp=time.time(),
                     delivery_id=f"{PLATFORM}:{self._started_at:.6f}:{number}",
-                )
+                ))
             )
 
     async def stop(self) -> None:

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 
 from adapters.base import Attachment, InboundMessage
 from adapters.decisions import Accepted, Decision, Ignored
+from adapters.normalize import normalize_inbound
 
 from ._endpoints import PLATFORM
 
@@ -131,7 +132,7 @@ def classify(
     )
     in_thread = facts.parent_id is not None
     return Accepted(
-        InboundMessage(
+        normalize_inbound(InboundMessage(
             platform=PLATFORM,
             chat_id=facts.parent_id if facts.parent_id is not None else facts.channel_id,
             chat_type="group" if facts.in_guild else "dm",
@@ -146,5 +147,5 @@ def classify(
             reply_to_message_id=facts.reference_id,
             attachments=facts.attachments,
             delivery_id=delivery_id(facts.message_id),
-        )
+        ))
     )

@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from adapters.base import Attachment, InboundMessage
 from adapters.decisions import Accepted, Decision, Ignored
+from adapters.normalize import normalize_inbound
 
 from ._mrkdwn import from_slack, mentions
 
@@ -125,7 +126,7 @@ def classify(
     except ValueError:
         return Ignored(f"ts {ts!r} is not a Slack timestamp")
     return Accepted(
-        InboundMessage(
+        normalize_inbound(InboundMessage(
             platform=PLATFORM,
             chat_id=channel,
             chat_type=chat_type,
@@ -140,5 +141,5 @@ def classify(
             reply_to_message_id=str(thread_ts) if in_thread else None,
             attachments=_attachments(event),
             delivery_id=delivery_id(channel, ts),
-        )
+        ))
     )

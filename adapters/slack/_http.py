@@ -44,6 +44,8 @@ def _parse(body: str) -> dict[str, object] | str:
         parsed = json.loads(body)
     except ValueError as exc:
         return f"malformed JSON body: {exc}"
+    except RecursionError:
+        return "malformed JSON body: nested too deeply"
     if not isinstance(parsed, dict):
         return f"the body must be a JSON object, got {type(parsed).__name__}"
     if not isinstance(parsed.get("type"), str):

@@ -50,6 +50,7 @@ from adapters.base import (
     SentMessage,
 )
 from adapters.decisions import Accepted, RecentKeys
+from adapters.normalize import clean_line
 
 from ._api import build_client, translate
 from ._events import PLATFORM, classify
@@ -387,4 +388,4 @@ async def _ignore_event() -> None:
 
 
 def _with_name(message: InboundMessage, name: str) -> InboundMessage:
-    return replace(message, user_name=name)
+    return replace(message, user_name=clean_line(name))  # users.info JSON may carry what UTF-8 cannot

@@ -49,7 +49,8 @@ from adapters.telegram._webhook import WebhookOptions, webhook_routes
 
 ALLOWED_UPDATES = ("message",)
 DEFAULT_API_ROOT = "https://api.telegram.org"
-_MALFORMED = (TypeError, KeyError, ValueError, AttributeError)  # what PTB's de_json raises on bad shapes
+# What PTB's de_json raises on bad shapes (RecursionError: a reply chain nested thousands deep).
+_MALFORMED = (TypeError, KeyError, ValueError, AttributeError, RecursionError)
 _STOP = object()  # ends the pump after the updater has handed over its last updates
 
 log = structlog.get_logger(__name__)

@@ -9,12 +9,14 @@ mention; `/cmd@otherbot` is ignored as not ours), forum topics as threads, and
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from telegram import Message, MessageEntity, Update, User
 
 from adapters.base import Attachment, ChatType, InboundMessage
 from adapters.decisions import Ignored
+from adapters.normalize import fix_surrogates, normalize_inbound
 
 PLATFORM = "telegram"
 _CHAT_TYPES: dict[str, ChatType] = {"private": "dm", "group": "group", "supergroup": "group"}
@@ -36,6 +38,15 @@ def _mentions_bot(entities: dict[MessageEntity, str], bot: BotIdentity) -> bool:
         if entity.type == MessageEntity.TEXT_MENTION and entity.user is not None and entity.user.id == bot.id:
             return True
     return False
+
+
+def _entity_texts(text: str, entities: Sequence[MessageEntity]) -> dict[MessageEntity, str]:
+    """PTB's `parse_entities` over `text` (free of lone surrogates, on which PTB's own UTF-16 encode raises)."""
+    units = text.encode("utf-16-le")
+    return {
+        entity: units[entity.offset * 2:(entity.offset + entity.length) * 2].decode("utf-16-le", "replace")
+        for entity in entities
+    }
 
 
 def _leading_command(entities: dict[MessageEntity, str]) -> str | None:
@@ -119,8 +130,9 @@ def to_inbound(update: Update, bot: BotIdentity, *, max_photo_bytes: int | None 
     sender = _sender(message)
     if sender is None:
         return Ignored("no sender")
-    text = message.text or message.caption or ""
-    entities = message.parse_entities() if message.text else message.parse_caption_entities()
+    # U+FFFD for a lone surrogate keeps the text's length in UTF-16 units, so entity offsets still hold.
+    text = fix_surrogates(message.text or message.caption or "")
+    entities = _entity_texts(text, message.entities if message.text else message.caption_entities)
     mentions = _mentions_bot(entities, bot)
     command = _leading_command(entities)
     if command is not None and "@" in command:
@@ -134,7 +146,7 @@ def to_inbound(update: Update, bot: BotIdentity, *, max_photo_bytes: int | None 
     reply = message.reply_to_message
     real_reply = reply is not None and not _is_topic_root(message, reply)
     replies_to_bot = bool(real_reply and reply is not None and reply.from_user is not None and reply.from_user.id == bot.id)
-    return InboundMessage(
+    return normalize_inbound(InboundMessage(
         platform=PLATFORM,
         chat_id=str(message.chat.id),
         chat_type=chat_type,
@@ -149,4 +161,4 @@ def to_inbound(update: Update, bot: BotIdentity, *, max_photo_bytes: int | None 
         reply_to_message_id=str(reply.message_id) if real_reply and reply is not None else None,
         attachments=attachments,
         delivery_id=f"{PLATFORM}:{update.update_id}",
-    )
+    ))

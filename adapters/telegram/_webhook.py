@@ -80,6 +80,9 @@ def webhook_routes(options: WebhookOptions, accept: Accept) -> list[web.RouteDef
         except (ValueError, UnicodeDecodeError):
             log.warning("telegram.webhook.rejected", reason="body is not JSON")
             return web.Response(status=400, text="body is not JSON")
+        except RecursionError:
+            log.warning("telegram.webhook.rejected", reason="JSON nested too deeply")
+            return web.Response(status=400, text="body is JSON nested too deeply to be an update")
         if not isinstance(payload, dict) or not isinstance(payload.get("update_id"), int):
             log.warning("telegram.webhook.rejected", reason="not an update")
             return web.Response(status=400, text="not a Telegram update: expected an object with an integer update_id")

@@ -29,6 +29,7 @@ from adapters.base import (
     ProbeResult,
     SentMessage,
 )
+from adapters.normalize import normalize_inbound
 from adapters.text import split_text
 
 log = structlog.get_logger(__name__)
@@ -69,6 +70,9 @@ class WebAdapter:
         self._queue: asyncio.Queue[InboundMessage] | None = None
         self._sockets: defaultdict[str, set[web.WebSocketResponse]] = defaultdict(set)
         self._ids = itertools.count(1)
+        # Ids unique across restarts: a page kept open (or reloaded) never confuses this run's
+        # message 3 with the last run's.
+        self._run = uuid.uuid4().hex[:8]
 
     @property
     def started(self) -> bool:
@@ -129,7 +133,7 @@ class WebAdapter:
     async def _on_frame(self, chat_id: str, data: str, ws: web.WebSocketResponse) -> None:
         try:
             frame: Any = json.loads(data)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):  # RecursionError: nested too deeply to parse
             await ws.send_json({"type": "error", "text": "frames must be JSON objects"})
             return
         if not isinstance(frame, dict) or frame.get("type") != "message" or not isinstance(frame.get("text"), str):
@@ -137,7 +141,7 @@ class WebAdapter:
             return
         text = frame["text"][:MAX_INBOUND_CHARS]
         client_id = str(frame.get("client_id") or uuid.uuid4().hex)[:MAX_CHAT_ID_CHARS]
-        message = InboundMessage(
+        message = normalize_inbound(InboundMessage(
             platform=PLATFORM,
             chat_id=chat_id,
             chat_type="dm",
@@ -147,7 +151,7 @@ class WebAdapter:
             message_id=client_id,
             timestamp=time.time(),
             delivery_id=f"{PLATFORM}:{chat_id}:{client_id}",
-        )
+        ))
         if self._queue is not None:
             await self._queue.put(message)
 
@@ -169,7 +173,7 @@ class WebAdapter:
             raise AdapterError("no web client is connected to this chat", platform=PLATFORM)
         sent: list[SentMessage] = []
         for chunk in split_text(text, self.limits.max_message_chars) or [""]:
-            message_id = str(next(self._ids))
+            message_id = f"{self._run}-{next(self._ids)}"
             frame = {"type": "message", "id": message_id, "text": chunk, "reply_to": reply_to}
             if not await self._broadcast(target.chat_id, frame):
                 raise AdapterError("the web client went away before the message was sent", platform=PLATFORM)

@@ -115,20 +115,35 @@ def _parts_from_json(raw: str) -> tuple[ContentPart, ...]:
     return tuple(parts)
 
 
+def valid_utf8(text: str) -> str:
+    """`text` with lone surrogates as U+FFFD: SQLite binds text as UTF-8, which cannot carry them.
+
+    The adapters clean inbound text; this keeps a model reply or tool result
+    carrying a lone `\\ud83d` (valid JSON) from failing the whole write.
+    """
+    if text.isascii():  # O(1) in CPython
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return text
+
+
 def encode_content(message: Message) -> tuple[int, str, str | None]:
-    """(content_kind, text, parts JSON or None)."""
+    """(content_kind, text, parts JSON or None), as valid UTF-8."""
     content = message.content
     if content is None:
         return KIND_NONE, "", None
     if isinstance(content, str):
-        return KIND_TEXT, content, None
-    return KIND_PARTS, message.text, _parts_to_json(content)
+        return KIND_TEXT, valid_utf8(content), None
+    return KIND_PARTS, valid_utf8(message.text), valid_utf8(_parts_to_json(content))
 
 
 def encode_tool_calls(calls: tuple[ToolCall, ...]) -> str | None:
     if not calls:
         return None
-    return json.dumps([[c.id, c.name, c.arguments] for c in calls], ensure_ascii=False)
+    return valid_utf8(json.dumps([[c.id, c.name, c.arguments] for c in calls], ensure_ascii=False))
 
 
 def message_from_row(row: Row) -> Message:

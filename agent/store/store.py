@@ -43,6 +43,7 @@ from agent.store.records import (
     encode_tool_calls,
     message_from_row,
     session_from_row,
+    valid_utf8,
 )
 
 log = structlog.get_logger(__name__)
@@ -73,6 +74,10 @@ SELECT id, text, chat_tag FROM messages WHERE session_id = ? AND seq > ?
 
 def _is_busy(exc: sqlite3.OperationalError) -> bool:
     return getattr(exc, "sqlite_errorcode", None) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+
+
+def _optional_utf8(text: str | None) -> str | None:
+    return None if text is None else valid_utf8(text)
 
 
 def _new_id() -> str:
@@ -188,6 +193,7 @@ class SqliteSessionStore:
 
     def ensure_session(self, key: str, *, platform: str, chat_id: str, title: str | None = None) -> StoredSession:
         """The open session of `key`, created when there is none."""
+        key = valid_utf8(key)
         with self._write() as conn:
             row = conn.execute("SELECT * FROM sessions WHERE key = ? AND active = 1", (key,)).fetchone()
             if row is not None:
@@ -208,7 +214,8 @@ class SqliteSessionStore:
         """
         outcomes: list[StoredSession | Exception] = []
         with self._write() as conn:
-            for key, platform, chat_id in requests:
+            for raw_key, platform, chat_id in requests:
+                key = valid_utf8(raw_key)
                 conn.execute("SAVEPOINT ensure_one")
                 try:
                     row = conn.execute("SELECT * FROM sessions WHERE key = ? AND active = 1", (key,)).fetchone()
@@ -239,6 +246,7 @@ class SqliteSessionStore:
     ) -> StoredSession:
         if not active and ended_at is None:
             ended_at = self._clock()
+        key, platform, chat_id = valid_utf8(key), valid_utf8(platform), valid_utf8(chat_id)
         session = StoredSession(
             id=session_id or self._new_id(),
             key=key,
@@ -255,7 +263,7 @@ class SqliteSessionStore:
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 session.id, key, platform, chat_id, parent_id, session.created_at, session.ended_at,
-                int(active), title, json.dumps(dict(meta), ensure_ascii=False) if meta else None,
+                int(active), _optional_utf8(title), valid_utf8(json.dumps(dict(meta), ensure_ascii=False)) if meta else None,
             ),
         )
         return session
@@ -326,7 +334,7 @@ class SqliteSessionStore:
             kind, text, parts = encode_content(message)
             rows.append((
                 session_id, chat_id, tag, last + 1 + offset, message.role, kind, text, len(text), parts,
-                encode_tool_calls(message.tool_calls), message.tool_call_id, message.name,
+                encode_tool_calls(message.tool_calls), _optional_utf8(message.tool_call_id), _optional_utf8(message.name),
                 token_counts[offset] if token_counts is not None else None, now, archived,
             ))
         conn.executemany(_INSERT_MESSAGE, rows)

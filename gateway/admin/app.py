@@ -10,6 +10,7 @@ Knows the gateway only through `AdminBackend`, `LiveConfig` and `EventLog`.
 """
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import json
@@ -26,6 +27,7 @@ from chorus_errors import ConfigError
 from gateway.admin.backend import AdminBackend, SessionBusy, SessionNotFound
 from gateway.admin.config_file import save_changes
 from gateway.admin.events import EventKind, EventLog
+from gateway.intake.deadletter import DeadLetterBox
 from gateway.ops.health import health_routes
 from gateway.ops.live_config import LIVE_KEYS, LiveConfig, flatten, live_values
 from gateway.ops.metrics import CONTENT_TYPE_LATEST, Metrics
@@ -82,10 +84,28 @@ def _static(name: str) -> bytes:
 class _Api:
     """The `/api/` handlers over one backend."""
 
-    def __init__(self, backend: AdminBackend, live: LiveConfig | None, events: EventLog) -> None:
+    def __init__(
+        self, backend: AdminBackend, live: LiveConfig | None, events: EventLog, deadletters: DeadLetterBox | None
+    ) -> None:
         self.backend = backend
         self.live = live
         self.events = events
+        self.deadletters = deadletters
+
+    async def deadletters_list(self, request: web.Request) -> web.Response:
+        try:
+            limit = min(int(request.query.get("limit", "100")), MAX_EVENTS)
+        except ValueError:
+            return _error(400, f"limit: got {request.query['limit']!r}; expected a whole number up to {MAX_EVENTS}")
+        box = self.deadletters
+        if box is None:
+            return web.json_response({"count": 0, "directory": None, "deadletters": []})
+        letters = await asyncio.to_thread(box.recent, limit=limit)
+        count = await asyncio.to_thread(box.count)
+        return web.json_response({
+            "count": count, "directory": str(box.directory) if box.directory else None,
+            "deadletters": [letter.to_json() for letter in letters],
+        })
 
     async def sessions(self, _request: web.Request) -> web.Response:
         views = await self.backend.sessions()
@@ -157,10 +177,15 @@ class _Api:
         live = self._require_live()
         try:
             body: Any = await request.json()
+            if isinstance(body, dict):
+                body = dotted(body)
         except json.JSONDecodeError as exc:
             return _error(400, f"the body is not JSON ({exc.msg}); send an object such as {{\"compression.threshold\": 0.6}}")
+        except RecursionError:
+            return _error(400, "the body is nested too deeply; send an object such as {\"compression.threshold\": 0.6}")
         if not isinstance(body, dict) or not body:
-            return _error(400, "send a non-empty JSON object of dotted keys, e.g. {\"compression.threshold\": 0.6}")
+            return _error(400, "send a non-empty JSON object of dotted keys or nested objects, "
+                               "e.g. {\"compression.threshold\": 0.6} or {\"compression\": {\"threshold\": 0.6}}")
         persist = request.query.get("persist", "false").lower() in ("1", "true", "yes")
         if persist and live.path is None:
             return _error(400, "persist=true needs a config file, but chorus started on built-in defaults; "
@@ -202,6 +227,22 @@ class _Api:
         )
 
 
+def dotted(body: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """`{"compression": {"threshold": 0.6}}` as `{"compression.threshold": 0.6}`; dotted keys pass as they are.
+
+    A mapping is descended into unless its own key is a live setting (`compression.model_thresholds`
+    is one whole value).
+    """
+    flat: dict[str, Any] = {}
+    for name, value in body.items():
+        key = f"{prefix}{name}"
+        if isinstance(value, dict) and value and key not in LIVE_KEYS:
+            flat.update(dotted(value, f"{key}."))
+        else:
+            flat[key] = value
+    return flat
+
+
 def _log_rejection(exc: ConfigError, who: str) -> None:
     log.error("config.reload_rejected", setting=exc.key, error=str(exc), who=who, kept="running config")
 
@@ -216,6 +257,7 @@ def build_admin_app(
     before_scrape: Sequence[Callable[[], None]] = (),
     extra_routes: Sequence[web.RouteDef] = (),
     tools: Callable[[], Sequence[ServerStatus]] | None = None,
+    deadletters: DeadLetterBox | None = None,
 ) -> web.Application:
     """The admin `web.Application` (serve it on `admin.host:admin.port`).
 
@@ -228,8 +270,9 @@ def build_admin_app(
         before_scrape: callables that refresh gauges right before `/metrics` renders.
         extra_routes: routes served beside these (platform webhooks); outside `/api/`, so no token.
         tools: the MCP servers' statuses for `/api/tools` (None: no servers configured).
+        deadletters: the quarantined messages `GET /api/deadletters` lists (None: an empty list).
     """
-    api = _Api(backend, live, events if events is not None else EventLog())
+    api = _Api(backend, live, events if events is not None else EventLog(), deadletters)
     app = web.Application(middlewares=[_auth_middleware(token)])
 
     async def scrape(_request: web.Request) -> web.Response:
@@ -265,6 +308,7 @@ def build_admin_app(
             web.get("/api/sessions/{key:.+}", api.session),
             web.get("/api/events", api.events_list),
             web.get("/api/tools", tool_list),
+            web.get("/api/deadletters", api.deadletters_list),
             web.get("/api/config", api.config),
             web.patch("/api/config", api.patch_config),
             web.post("/api/config/reload", api.reload),

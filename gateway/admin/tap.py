@@ -21,9 +21,11 @@ from gateway.ops.events import (
     AgentBuilt,
     AgentEvicted,
     ConfigChanged,
+    DeadLettered,
     GatewayEvent,
     HygieneRan,
     MessageAccepted,
+    TaskDied,
     ToolCallOutcome,
     TurnFailed,
     TurnFinished,
@@ -47,6 +49,8 @@ ERROR_EVENTS = {
     "compression.failed": "compression failed (rolled back)",
     "delivery.given_up": "reply could not be delivered",
     "intake.failed": "intake failed on a message",
+    "intake.dead_lettered": "message quarantined as a dead letter (GET /api/deadletters)",
+    "task.died": "background task died; restarting",
     "command.failed": "command failed",
     "lane.job_failed": "session job failed",
     "config.reload_rejected": "config reload rejected; running config kept",
@@ -69,7 +73,7 @@ class Recorder:
 
 
 def _detail(event: Mapping[str, Any]) -> str:
-    names = ("tool", "server", "error", "kind", "reason", "setting", "outcome")
+    names = ("tool", "server", "error", "kind", "reason", "setting", "outcome", "stage", "task")
     parts = [f"{name}={event[name]}" for name in names if event.get(name)]
     return "; ".join(parts)
 
@@ -111,6 +115,10 @@ class EventObserver:
                     m.tool_errors.labels(tool=event.tool, outcome=event.outcome).inc()
                 if event.latency_seconds and event.outcome != "invalid_arguments":
                     m.tool_seconds.labels(tool=event.tool).observe(event.latency_seconds)
+            case DeadLettered(stage=stage):
+                m.deadletters.labels(stage=stage).inc()
+            case TaskDied(task=task):
+                m.task_deaths.labels(task=task).inc()
             case ConfigChanged(who=who):
                 m.config_changes.labels(source="api" if who.startswith("token:") else who or "unknown").inc()
                 self.events.notice(None, f"config {event.setting}: {event.old!r} → {event.new!r} ({who})")

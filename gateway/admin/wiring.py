@@ -116,6 +116,7 @@ class Operations:
             backend, metrics=self.metrics, token=token, live=self.live, events=self.events,
             before_scrape=[lambda: backend.refresh_metrics(self.metrics)], extra_routes=extra_routes,
             tools=hub.statuses if hub is not None and len(hub) else None,
+            deadletters=gateway.parts.deadletters,
         )
 
     def install_sighup(self, loop: asyncio.AbstractEventLoop) -> None:

@@ -8,6 +8,7 @@ import argparse
 import asyncio
 import sys
 from collections.abc import Sequence
+from importlib import metadata
 
 from chorus_errors import ChorusError, ConfigError, MessageFormatError
 from gateway.cli import compress, doctor, memory, pairing, run, sessions
@@ -21,8 +22,17 @@ SUBCOMMANDS = (run, doctor, compress, memory, sessions, pairing)
 __all__ = ["main", "build_parser", "EXIT_OK", "EXIT_RUNTIME", "EXIT_BAD_INPUT"]
 
 
+def version() -> str:
+    """The installed package version (`chorus --version`)."""
+    try:
+        return metadata.version("chorus")
+    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed; run pip install -e .)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="chorus", description="Multi-channel chat gateway with context compression and memory")
+    parser.add_argument("--version", action="version", version=f"chorus {version()}")
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in SUBCOMMANDS:
         module.register(subparsers)

@@ -40,7 +40,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--context-length", type=int, default=None, metavar="N",
                         help="the model's context window in tokens (default: model.context_length)")
     parser.add_argument("--summarizer", choices=("llm", "fallback"), default="fallback",
-                        help="llm: the configured model (auxiliary.compression first); fallback: no network")
+                        help="which summariser writes the handoff summary (default: fallback). llm: the configured model "
+                             "(auxiliary.compression first); fallback: the deterministic summary, no network")
     parser.add_argument("--output", default=None, metavar="OUT", help="write the compressed sessions here")
     parser.add_argument("--report", choices=("text", "json"), default="text", help="json: one JSON object per session")
     parser.add_argument("--explain", action="store_true",

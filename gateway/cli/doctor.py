@@ -9,7 +9,7 @@ import json
 import sys
 from typing import Any
 
-from gateway.config import load_config
+from gateway.config import load_config, resolve_config_path
 from gateway.doctor import run_checks
 from gateway.ops.logs import configure_logging
 
@@ -26,7 +26,7 @@ async def handle(args: argparse.Namespace) -> int:
     config = load_config(args.config)  # a ConfigError exits 2 with the key and the fix
     # The checks report every failure themselves; log lines (MCP servers starting) stay off stdout.
     configure_logging(level="error", fmt=config.logging.format)
-    checks = await run_checks(config)
+    checks = await run_checks(config, path=resolve_config_path(args.config))
     for check in checks:
         if args.json:
             print(json.dumps({"check": check.name, "ok": check.ok, "detail": check.detail, "fix": check.fix}))

@@ -24,6 +24,7 @@ from typing import Any, Final
 from agent.memory import ChatIdError, ChatNotes, NotesSnapshot, NotesStore, Target, WriteResult
 from agent.memory.notes import FILENAMES, TARGETS
 from agent.store import StoreError
+from gateway.cli._chat import CHAT_HELP, scoped_chat
 from gateway.config import load_config
 from gateway.ops.logs import configure_logging
 from gateway.stores import opened_notes
@@ -38,7 +39,7 @@ _WRITE_ACTIONS: Final = ("add", "replace", "remove")
 
 def register(subparsers: Any) -> None:
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--chat", required=True, metavar="CHAT", help="the chat as the gateway scopes it: PLATFORM:CHAT_ID, e.g. telegram:-100123 or web:3f2a…")
+    common.add_argument("--chat", required=True, metavar="PLATFORM:CHAT", help=CHAT_HELP)
     common.add_argument("--config", default=None, help="config file (default: $CHORUS_CONFIG, ./config.yaml, built-in)")
     targeted = argparse.ArgumentParser(add_help=False)
     targeted.add_argument("--target", choices=TARGETS, default=None,
@@ -131,8 +132,8 @@ def handle(args: argparse.Namespace) -> int:
 
 def _run(store: NotesStore, args: argparse.Namespace) -> int:
     try:
-        notes = store.chat(args.chat)
-    except ChatIdError as exc:
+        notes = store.chat(scoped_chat(args.chat))
+    except (ChatIdError, ValueError) as exc:
         print(f"chorus memory: --chat: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     action = args.memory_action

@@ -18,10 +18,8 @@ from typing import Any
 
 import structlog
 
-from adapters.web import WebAdapter
-from gateway.admin.wiring import Operations, serve_admin
-from gateway.build import MODEL_MISSING_TEXT, build_gateway
 from gateway.config import ChorusConfig, load_config, resolve_config_path
+from gateway.doctor import SUMMARY_WINDOW_FIX, summary_window_problem
 from gateway.ops.logs import configure_logging
 
 log = structlog.get_logger(__name__)
@@ -33,14 +31,28 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=handle)
 
 
+def warn_at_start(config: ChorusConfig) -> None:
+    """The config problems that do not stop a start, logged as doctor reports them."""
+    from gateway.build import MODEL_MISSING_TEXT
+
+    if not config.model.name:
+        log.warning("model.not_configured", fix=MODEL_MISSING_TEXT)
+    if (problem := summary_window_problem(config)) is not None:
+        log.warning("config.summary_window_too_small", problem=problem, fix=SUMMARY_WINDOW_FIX)
+
+
 async def serve(config: ChorusConfig, *, config_path: Path | None = None) -> int:
     """Run until a stop signal; returns the exit code."""
     # Imported here: the offline subcommands share this CLI and must not pay for the daemon's libraries.
     from aiohttp import web
 
+    from adapters.web import WebAdapter
+    from gateway.admin.app import token_fingerprint
+    from gateway.admin.token import announcement, resolve_admin_token
+    from gateway.admin.wiring import Operations, serve_admin
+    from gateway.build import build_gateway
 
-    if not config.model.name:
-        log.warning("model.not_configured", fix=MODEL_MISSING_TEXT)
+    warn_at_start(config)
     ops = Operations.create(config, path=config_path)
     gateway = build_gateway(config, engine=ops.engine(), model_engine=ops.model_engine(), bus=ops.bus, windows=ops.windows)
     stop = asyncio.Event()
@@ -53,9 +65,12 @@ async def serve(config: ChorusConfig, *, config_path: Path | None = None) -> int
     admin: web.AppRunner | None = None
     try:
         await gateway.start()
-        app = ops.attach(gateway, token=config.admin.token, extra_routes=extra)
+        token = resolve_admin_token(config)
+        app = ops.attach(gateway, token=token.value, extra_routes=extra)
         admin, admin_port = await serve_admin(app, config.admin.host, config.admin.port)
-        log.info("admin.started", url=f"http://{config.admin.host}:{admin_port}/healthz")
+        log.info("admin.started", url=f"http://{config.admin.host}:{admin_port}/healthz", auth=token.source,
+                 auth_id=token_fingerprint(token.value) if token.value else None)
+        print(announcement(token, f"http://{config.admin.host}:{admin_port}/dashboard"), file=sys.stderr, flush=True)
         ops.install_sighup(loop)
         web_adapter = gateway.parts.adapters.get("web")
         if isinstance(web_adapter, WebAdapter):

@@ -19,6 +19,7 @@ from agent.messages import Message, messages_from_wire, messages_to_wire, tool_s
 from agent.session_files import SessionRecord, read_sessions, write_sessions
 from agent.store import STATE_DB_NAME, ImportedSession, SessionStore, StoredMessage, StoredSession, StoreError, store_for
 from gateway.cli import migrate
+from gateway.cli._chat import CHAT_HELP, scoped_chat
 from gateway.config import load_config
 from gateway.ops.logs import configure_logging
 
@@ -42,7 +43,7 @@ def register(subparsers: Any) -> None:
         return sub
 
     listing = action("list", "sessions newest first: id, key, chat, messages, created")
-    listing.add_argument("--chat", default=None, help="only this chat id")
+    listing.add_argument("--chat", default=None, metavar="PLATFORM:CHAT", help="only this chat: " + CHAT_HELP)
     listing.add_argument("--limit", type=int, default=50, help="at most this many sessions (default 50)")
     listing.set_defaults(handler=handle_list)
 
@@ -53,14 +54,15 @@ def register(subparsers: Any) -> None:
 
     search = action("search", "full-text search within one chat")
     search.add_argument("query", metavar="QUERY")
-    search.add_argument("--chat", required=True, help="the chat to search in, as the gateway scopes it: PLATFORM:CHAT_ID")
+    search.add_argument("--chat", required=True, metavar="PLATFORM:CHAT", help="the chat to search in: " + CHAT_HELP)
     search.add_argument("--limit", type=int, default=10)
     search.add_argument("--context", type=int, default=1, help="messages shown around each hit")
     search.set_defaults(handler=handle_search)
 
     imp = action("import", "import sessions from a JSON Lines (or JSON array) file")
     imp.add_argument("file", metavar="FILE", type=Path)
-    imp.add_argument("--chat", default=None, help="chat id for every session (default: from the file, else the session id)")
+    imp.add_argument("--chat", default=None, metavar="PLATFORM:CHAT",
+                     help="the chat of every session (default: from the file, else the session id): " + CHAT_HELP)
     imp.set_defaults(handler=handle_import)
 
     exp = action("export", "export sessions as JSON Lines (the format import reads)")
@@ -99,7 +101,21 @@ def _table(rows: list[tuple[str, ...]], out: TextIO) -> None:
         out.write("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() + "\n")
 
 
+def _unscoped(args: argparse.Namespace, action: str) -> bool:
+    """Whether `--chat` was given unscoped (the reason is printed): it would match nothing the gateway wrote."""
+    if args.chat is None:
+        return False
+    try:
+        scoped_chat(args.chat)
+    except ValueError as exc:
+        print(f"chorus sessions {action}: --chat: {exc}", file=sys.stderr)
+        return True
+    return False
+
+
 def handle_list(args: argparse.Namespace) -> int:
+    if _unscoped(args, "list"):
+        return EXIT_BAD_INPUT
     store = _open_store(args)
     if store is None:
         return EXIT_RUNTIME
@@ -150,6 +166,8 @@ def handle_show(args: argparse.Namespace) -> int:
 
 
 def handle_search(args: argparse.Namespace) -> int:
+    if _unscoped(args, "search"):
+        return EXIT_BAD_INPUT
     store = _open_store(args)
     if store is None:
         return EXIT_RUNTIME
@@ -212,6 +230,8 @@ class _Progress:
 
 
 def handle_import(args: argparse.Namespace) -> int:
+    if _unscoped(args, "import"):
+        return EXIT_BAD_INPUT
     if not args.file.is_file():
         print(f"chorus sessions import: {args.file}: no such file", file=sys.stderr)
         return EXIT_BAD_INPUT

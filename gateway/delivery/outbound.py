@@ -170,6 +170,11 @@ class Delivery:
         await adapter.edit(sent, text)
         return True
 
+    def can_edit(self, target: ChatTarget) -> bool:
+        """Whether the platform of `target` edits sent messages."""
+        adapter = self._adapters.get(target.platform)
+        return adapter is not None and adapter.limits.supports_edit
+
     async def send_text(self, target: ChatTarget, text: str) -> SentMessage | None:
         """Best-effort message outside the outbox (notices, refusals, "queued"); None if it failed."""
         adapter = self._adapters.get(target.platform)

@@ -2,9 +2,13 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import importlib
+import os
+import socket
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import redis.asyncio as aioredis
 from pydantic import BaseModel, SecretStr
@@ -20,6 +24,7 @@ from gateway.config import ChorusConfig
 
 PROBE_TIMEOUT_SECONDS = 10.0
 PLATFORM_NAMES = ("telegram", "discord", "slack")
+DEFAULT_MODEL_URL = "https://api.openai.com/v1"  # what the OpenAI client uses without a base_url
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,15 +39,24 @@ def _secret(value: SecretStr | None) -> str | None:
     return value.get_secret_value() if value is not None else None
 
 
+def check_config(path: Path | None) -> Check:
+    if path is None:
+        return Check("config", True, "no config file found ($CHORUS_CONFIG unset, no ./config.yaml): built-in defaults")
+    return Check("config", True, f"valid: read {path.resolve()}")
+
+
 def check_home(config: ChorusConfig) -> Check:
+    """Whether `home` is (or can be created) writable, without creating or writing anything."""
     home = config.home_dir
-    try:
-        home.mkdir(parents=True, exist_ok=True)
-        probe = home / ".doctor-write-test"
-        probe.write_text("ok")
-        probe.unlink()
-    except OSError as exc:
-        return Check("home", False, f"{home} is not writable ({exc.strerror})", "set `home:` to a writable directory")
+    existing = home
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        return Check("home", False, f"{existing} is not a directory", "set `home:` to a writable directory")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return Check("home", False, f"{existing} is not writable", "set `home:` to a writable directory")
+    if existing != home:
+        return Check("home", True, f"{home} does not exist yet; chorus run creates it ({existing} is writable)")
     return Check("home", True, f"{home} is writable")
 
 
@@ -54,6 +68,33 @@ async def check_store(config: ChorusConfig) -> Check:
     alone = probe.mode.startswith("postgresql") and not config.redis.url
     note = "; redis.url is unset, so run one replica only (replicas coordinate turns through Redis)" if alone else ""
     return Check("store", True, f"{probe.mode}: {probe.detail}{note}")
+def _listening_ports(config: ChorusConfig) -> list[tuple[str, str, int]]:
+    """(setting, host, port) of every port `chorus run` would listen on (0: any free port, skipped)."""
+    found = [("admin.port", config.admin.host, config.admin.port)]
+    web = config.platforms.web
+    if web.enabled:
+        found.append(("platforms.web.port", web.host, web.port))
+    telegram = config.platforms.telegram
+    if telegram.enabled and telegram.mode == "webhook":
+        found.append(("platforms.telegram.webhook.port", telegram.webhook.listen, telegram.webhook.port))
+    return [entry for entry in found if entry[2] != 0]
+
+
+def check_ports(config: ChorusConfig) -> Check:
+    """Each configured port can be bound now (the probe socket is closed at once)."""
+    busy: list[str] = []
+    for setting, host, port in _listening_ports(config):
+        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+            try:
+                probe.bind((host, port))
+            except OSError as exc:
+                why = "in use" if exc.errno == errno.EADDRINUSE else (exc.strerror or "unavailable")
+                busy.append(f"{setting} {host}:{port} ({why})")
+    if busy:
+        return Check("ports", False, "cannot listen on " + ", ".join(busy),
+                     "stop the program using it (another chorus?) or choose another port")
+    listed = ", ".join(f"{host}:{port}" for _s, host, port in _listening_ports(config)) or "none fixed"
+    return Check("ports", True, f"free: {listed}")
 
 
 async def check_redis(config: ChorusConfig) -> Check:
@@ -78,10 +119,10 @@ async def _probe_model(name: str, model: str, base_url: str | None, api_key: str
         fixes = {401: f"check {name}.api_key", 403: f"check {name}.api_key's access to {model}",
                  404: f"check {name}.name / {name}.base_url"}
         fix = fixes.get(error.status or 0, f"check {name}.base_url and that the server is up")
-        return Check(name, False, str(error), fix)
+        return Check(name, False, f"{error} (tried {base_url or DEFAULT_MODEL_URL + ', the default'})", fix)
     finally:
         await client.close()
-    return Check(name, True, f"{model} answered at {base_url or 'the default endpoint'}")
+    return Check(name, True, f"{model} answered at {base_url or DEFAULT_MODEL_URL + ' (the default)'}")
 
 
 async def check_model(config: ChorusConfig) -> Check:
@@ -122,17 +163,21 @@ def check_windows(config: ChorusConfig) -> list[Check]:
                 f"set {name}.context_length: {window.tokens} (or start the server with a larger context)",
             ))
     return checks
+SUMMARY_WINDOW_FIX = "choose an auxiliary.compression.model with a window at least model.context_length, or unset it"
+
+
+def summary_window_problem(config: ChorusConfig) -> str | None:
+    """Why the summary model cannot read what it must summarise, or None (`run` warns, `doctor` fails)."""
+    aux_window, main_window = config.auxiliary.compression.context_length, config.model.context_length
+    if aux_window is not None and aux_window < main_window:
+        return f"summary model window {aux_window:,} is smaller than the main model's {main_window:,}"
+    return None
 
 
 async def check_auxiliary(config: ChorusConfig) -> Check:
-    aux = config.auxiliary.compression
-    main_window = config.model.context_length
-    if aux.context_length is not None and aux.context_length < main_window:
-        return Check(
-            "auxiliary.compression", False,
-            f"summary model window {aux.context_length:,} is smaller than the main model's {main_window:,}",
-            "choose an auxiliary.compression.model with a window at least model.context_length, or unset it",
-        )
+    problem = summary_window_problem(config)
+    if problem is not None:
+        return Check("auxiliary.compression", False, problem, SUMMARY_WINDOW_FIX)
     endpoint = auxiliary_endpoint(config.model, config.auxiliary)
     if endpoint is None or endpoint.model is None:
         return Check("auxiliary.compression", True, "uses the main model for summaries")
@@ -158,8 +203,8 @@ async def check_platform(config: ChorusConfig, platform: str) -> Check:
     return Check(name, ok, detail, "" if ok else f"fix {name} as the detail says")
 
 
-async def run_checks(config: ChorusConfig) -> list[Check]:
-    """Every check, in a stable order; independent checks run concurrently."""
+async def run_checks(config: ChorusConfig, *, path: Path | None = None) -> list[Check]:
+    """Every check, in a stable order; independent checks run concurrently (`path`: the config file read)."""
     platforms = [p for p in PLATFORM_NAMES if getattr(config.platforms, p).enabled]
     from gateway.doctor.mcp import check_mcp  # imports this module's Check
 
@@ -169,4 +214,6 @@ async def run_checks(config: ChorusConfig) -> list[Check]:
     )
     servers = await check_mcp(config.mcp.servers)
     fallbacks = await check_fallbacks(config)
-    return [Check("config", True, "valid"), check_home(config), *results, *fallbacks, *check_windows(config), *servers]
+    return [
+        check_config(path), check_home(config), check_ports(config), *results, *fallbacks, *check_windows(config), *servers,
+    ]

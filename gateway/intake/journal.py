@@ -37,10 +37,23 @@ COMPACT_AFTER_BYTES = 1024 * 1024
 _FIELDS = tuple(name for name in InboundMessage.__dataclass_fields__ if name not in ("attachments", "kind"))
 
 
-def _to_json(message: InboundMessage) -> str:
+def _to_json(message: InboundMessage, *, ensure_ascii: bool = False) -> str:
     fields = {name: getattr(message, name) for name in _FIELDS}
     fields["attachments"] = [asdict(item) for item in message.attachments]
-    return json.dumps(fields, ensure_ascii=False)
+    return json.dumps(fields, ensure_ascii=ensure_ascii)
+
+
+def _encode(message: InboundMessage) -> bytes:
+    """The entry's bytes, always valid UTF-8.
+
+    Adapters hand on valid text, but a lone surrogate that slips through must
+    not stop intake: escaped as `\\udXXX` by `ensure_ascii` it is plain ASCII
+    and loads back as the same string (a pair split in two code points, joined).
+    """
+    try:
+        return _to_json(message).encode("utf-8")
+    except UnicodeEncodeError:
+        return _to_json(message, ensure_ascii=True).encode("ascii")
 
 
 def _from_json(raw: str) -> InboundMessage:
@@ -104,8 +117,15 @@ class InboundJournal:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(self._log_path)
         if lock is not None:
-            with contextlib.suppress(OSError):
+            try:
                 self._own.rmdir()  # only when empty: unfinished entries stay for the next start
+            except OSError:
+                lock.release()
+                return
+            # Nothing left to take over: the lock file goes too (node names are per process, so
+            # one would otherwise be left behind by every start).
+            with contextlib.suppress(OSError):
+                os.unlink(lock.lock_file)
             lock.release()
 
     def _append(self, data: bytes, added: dict[str, bytes] | None = None, done: str | None = None) -> None:
@@ -140,14 +160,20 @@ class InboundJournal:
     def record_many(self, messages: list[InboundMessage]) -> list[str | Exception]:
         """Record each message, all in one write; per message its entry or the write's error."""
         lines: dict[str, bytes] = {}
+        outcomes: list[str | Exception] = []  # in the order of `messages`
         for message in messages:
             entry = f"{message.timestamp:020.6f}-{self._unique}{next(self._serial):08x}"
-            lines[entry] = b"+" + entry.encode("ascii") + b" " + _to_json(message).encode("utf-8") + b"\n"
+            try:
+                lines[entry] = b"+" + entry.encode("ascii") + b" " + _encode(message) + b"\n"
+            except (ValueError, TypeError, RecursionError) as exc:  # one bad message never fails the burst
+                outcomes.append(exc)
+            else:
+                outcomes.append(entry)
         try:
             self._append(b"".join(lines.values()), added=lines)
         except OSError as exc:
             return [exc for _ in messages]
-        return list(lines)
+        return outcomes
 
     def done(self, entry: str) -> None:
         """Forget an entry (its reply is in the outbox, or the chat was told of a failure)."""
@@ -170,8 +196,26 @@ class InboundJournal:
                     os.rename(path, self._own / path.name)
             with contextlib.suppress(OSError):
                 node_dir.rmdir()
+                os.unlink(lock.lock_file)  # held by us: no live process can be using it
         finally:
             lock.release()
+
+    def _sweep_locks(self) -> None:
+        """Delete the lock files of exited processes that left no entries (older versions kept them all)."""
+        for path in self.directory.glob("*.lock"):
+            node = path.name[: -len(".lock")]
+            if node == self.node or (self.directory / node).is_dir():
+                continue
+            lock = filelock.FileLock(str(path))
+            try:
+                lock.acquire(timeout=0)
+            except filelock.Timeout:
+                continue  # a live process (its directory is about to appear)
+            try:
+                with contextlib.suppress(OSError):
+                    path.unlink()
+            finally:
+                lock.release()
 
     def recover(self) -> list[tuple[str, InboundMessage]]:
         """Take over the entries of exited processes (and our own), oldest first."""
@@ -182,13 +226,14 @@ class InboundJournal:
                 self._adopt(node_dir)
         if not self._own.is_dir():
             return []
+        self._sweep_locks()
         found: list[tuple[str, InboundMessage]] = []
         with self._write_lock:
             live, sources = _read_node(self._own)
             for entry in sorted(live):
                 try:
                     found.append((entry, _from_json(live[entry].decode("utf-8"))))
-                except (ValueError, TypeError, KeyError) as exc:
+                except (ValueError, TypeError, KeyError, RecursionError) as exc:
                     log.warning("journal.unreadable", entry=entry, error=type(exc).__name__)
                     self._set_aside(live.pop(entry))
             self._rewrite(live, sources)

@@ -70,8 +70,26 @@ class ConfigChanged:
     who: str  # "token:…" for the API, "reload", "sighup", …
 
 
+@dataclass(frozen=True, slots=True)
+class DeadLettered:
+    """A message intake could not handle was quarantined (`<home>/deadletter/`); intake went on."""
+
+    stage: str  # decide | journal | dispatch | replay
+    platform: str
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class TaskDied:
+    """A supervised background task died; it is restarted after a backoff."""
+
+    task: str
+    error: str
+
+
 GatewayEvent: TypeAlias = (
     MessageAccepted | TurnFinished | TurnFailed | HygieneRan | AgentBuilt | AgentEvicted | ConfigChanged | ToolCallOutcome
+    | DeadLettered | TaskDied
 )
 Subscriber: TypeAlias = Callable[[GatewayEvent], None]
 
@@ -101,6 +119,6 @@ class EventBus:
 
 
 __all__ = [
-    "AgentBuilt", "AgentEvicted", "ConfigChanged", "EventBus", "GatewayEvent", "HygieneRan", "MessageAccepted",
-    "Subscriber", "ToolCallOutcome", "TurnFailed", "TurnFinished",
+    "AgentBuilt", "AgentEvicted", "ConfigChanged", "DeadLettered", "EventBus", "GatewayEvent", "HygieneRan", "MessageAccepted",
+    "Subscriber", "TaskDied", "ToolCallOutcome", "TurnFailed", "TurnFinished",
 ]

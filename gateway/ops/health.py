@@ -2,8 +2,8 @@
 
 Owns `Readiness`, `health_routes(...)` (mountable into the ops engineer's
 admin server) and `health_app(...)`. `/readyz` is 200 only when the session
-store is open and answered its last ping, the coordinator is reachable (or embedded) and the adapters
-have started. Knows nothing of agents or platforms beyond those flags.
+store is open and answered its last ping, the coordinator is reachable (or embedded), the adapters
+have started and no supervised background task is down (`detail` names it). Knows nothing of agents or platforms beyond those flags.
 """
 from __future__ import annotations
 
@@ -27,11 +27,12 @@ class Readiness:
     store_open: bool
     coordinator: bool
     adapters_started: bool
+    background_tasks: bool = True  # False while a supervised task is down (`detail` says which and why)
     detail: str = ""
 
     @property
     def ready(self) -> bool:
-        return self.store_open and self.coordinator and self.adapters_started
+        return self.store_open and self.coordinator and self.adapters_started and self.background_tasks
 
 
 ReadinessProbe = Callable[[], Awaitable[Readiness]]

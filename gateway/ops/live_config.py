@@ -194,7 +194,7 @@ class LiveConfig:
             new = _with_changes(running, live) if live else running
             result = self._swap(new, who=who)
         if restart:
-            log.warning("config.restart_required", keys=list(restart), note=RESTART_NOTE, who=who)
+            log.warning("config.restart_required", settings=list(restart), note=RESTART_NOTE, who=who)  # not "keys": redacted
         log.info("config.reloaded", path=str(source), changed=[c.key for c in result.changes], who=who)
         return ConfigChange(result.config, result.changes, restart)
 

@@ -14,6 +14,7 @@ from collections.abc import Mapping, MutableMapping
 from typing import Any, Literal
 
 import structlog
+from aiohttp.http_exceptions import HttpProcessingError
 from structlog.contextvars import bind_contextvars, clear_contextvars, merge_contextvars
 
 SECRET_KEY_PATTERN = re.compile(r"token|key|secret|password|authorization|cookie", re.IGNORECASE)
@@ -69,6 +70,27 @@ class LevelGate:
         return self.renderer(logger, method, event_dict)
 
 
+class BadRequestLine(logging.Filter):
+    """aiohttp logs a malformed request (a 20 KB URL, a broken header) as an error with a traceback that
+    quotes the input; it becomes one warning line naming the error instead."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if not isinstance(error, HttpProcessingError):
+            return True
+        remote = record.args[0] if isinstance(record.args, tuple) and record.args else None
+        structlog.get_logger("aiohttp.server").warning(
+            "http.bad_request", status=error.code, error=type(error).__name__, remote=str(remote)
+        )
+        return False
+
+
+def _quiet_bad_requests() -> None:
+    server = logging.getLogger("aiohttp.server")
+    if not any(isinstance(existing, BadRequestLine) for existing in server.filters):
+        server.addFilter(BadRequestLine())
+
+
 def configure_logging(
     *, level: str = "info", fmt: Literal["console", "json"] = "console", stream: Any = None
 ) -> None:
@@ -78,6 +100,7 @@ def configure_logging(
     # httpx logs request URLs at INFO, and Telegram's URLs carry the bot token.
     for noisy in ("httpx", "httpcore", "httpx2"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    _quiet_bad_requests()
     out = stream or sys.stderr
     renderer: Any = (
         structlog.processors.JSONRenderer() if fmt == "json" else structlog.dev.ConsoleRenderer(colors=False)

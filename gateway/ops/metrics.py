@@ -52,6 +52,12 @@ class Metrics:
                                         registry=r)
         self.store_errors = Counter("chorus_store_errors", "Session store pings that failed", registry=r)
         self.store_up = Gauge("chorus_store_up", "1 when the session store answered its last ping", registry=r)
+        self.deadletters = Counter(
+            "chorus_deadletters", "Inbound messages quarantined as dead letters, by intake stage", ["stage"], registry=r
+        )
+        self.task_deaths = Counter(
+            "chorus_task_deaths", "Supervised background tasks that died (each is restarted)", ["task"], registry=r
+        )
         self.config_changes = Counter(
             "chorus_config_changes", "Runtime config keys changed (API, reload, SIGHUP)", ["source"], registry=r
         )

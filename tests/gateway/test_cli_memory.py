@@ -94,13 +94,13 @@ def test_reset_forgets_the_chat(config: str, capsys: pytest.CaptureFixture[str],
     """reset deletes one target, or everything of the chat; other chats keep theirs."""
     _run(capsys, "add", "--chat", CHAT, "--config", config, "Mine.")
     _run(capsys, "add", "--chat", CHAT, "--target", "user", "--config", config, "Me.")
-    _run(capsys, "add", "--chat", "other", "--config", config, "Theirs.")
+    _run(capsys, "add", "--chat", "web:other", "--config", config, "Theirs.")
     code, out, _ = _run(capsys, "reset", "--chat", CHAT, "--target", "user", "--config", config)
     assert (code, out) == (0, f"Forgot user of chat {CHAT}: 1 file(s) deleted.\n")
     assert _run(capsys, "reset", "--chat", CHAT, "--config", config)[0] == 0
     store = NotesStore(tmp_path / "home", MemorySettings())
     assert (store.chat(CHAT).snapshot().memory, store.chat(CHAT).snapshot().user) == ((), ())
-    assert [e.text for e in store.chat("other").snapshot().memory] == ["Theirs."]
+    assert [e.text for e in store.chat("web:other").snapshot().memory] == ["Theirs."]
 
 
 def test_staged_writes_pending_approve_reject(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -131,6 +131,6 @@ def test_blocked_writes_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture[str
 
 def test_show_of_an_unknown_chat_creates_nothing(config: str, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     """Looking at a chat with no notes prints empty files and writes nothing to disk."""
-    code, out, _ = _run(capsys, "show", "--chat", "nobody", "--config", config, "--json")
+    code, out, _ = _run(capsys, "show", "--chat", "web:nobody", "--config", config, "--json")
     assert code == 0 and '"memory": {"usage": {"chars": 0, "limit": 2200}, "entries": []}' in out
     assert not (tmp_path / "home" / "memories").exists()

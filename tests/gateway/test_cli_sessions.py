@@ -82,14 +82,14 @@ def test_import_under_a_given_chat_then_search_and_list(
     config: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """--chat puts every session in that chat; search finds its messages and list shows the sessions."""
-    assert main(["sessions", "import", str(DATA / "taubench_airline.jsonl"), "--chat", "ops", "--config", config]) == 0
+    assert main(["sessions", "import", str(DATA / "taubench_airline.jsonl"), "--chat", "web:ops", "--config", config]) == 0
     capsys.readouterr()
-    assert main(["sessions", "search", "--chat", "ops", "cancel reservation", "--config", config]) == 0
+    assert main(["sessions", "search", "--chat", "web:ops", "cancel reservation", "--config", config]) == 0
     found = capsys.readouterr().out
     assert "**cancel**" in found.lower() or "**reservation**" in found.lower()
-    assert main(["sessions", "search", "--chat", "elsewhere", "cancel reservation", "--config", config]) == 0
+    assert main(["sessions", "search", "--chat", "web:elsewhere", "cancel reservation", "--config", config]) == 0
     assert capsys.readouterr().out == ""
-    assert main(["sessions", "list", "--chat", "ops", "--config", config]) == 0
+    assert main(["sessions", "list", "--chat", "web:ops", "--config", config]) == 0
     table = capsys.readouterr().out.splitlines()
     assert (table[0].split()[:4], len(table)) == (["ID", "KEY", "CHAT", "MESSAGES"], 4)
 
@@ -147,13 +147,13 @@ def test_a_bad_line_imports_nothing(config: str, home: Path, tmp_path: Path, cap
 
 def test_compact_keeps_search_results(config: str, capsys: pytest.CaptureFixture[str]) -> None:
     """compact merges the index; the same search finds the same messages afterwards."""
-    assert main(["sessions", "import", str(DATA / "irc_ubuntu_meeting_2.jsonl"), "--chat", "irc", "--config", config]) == 0
+    assert main(["sessions", "import", str(DATA / "irc_ubuntu_meeting_2.jsonl"), "--chat", "web:irc", "--config", config]) == 0
     capsys.readouterr()
-    assert main(["sessions", "search", "--chat", "irc", "release meeting", "--config", config]) == 0
+    assert main(["sessions", "search", "--chat", "web:irc", "release meeting", "--config", config]) == 0
     before = capsys.readouterr().out
     assert main(["sessions", "compact", "--config", config]) == 0
     assert capsys.readouterr().out.startswith("search index compacted in ")
-    assert main(["sessions", "search", "--chat", "irc", "release meeting", "--config", config]) == 0
+    assert main(["sessions", "search", "--chat", "web:irc", "release meeting", "--config", config]) == 0
     assert (capsys.readouterr().out, before != "") == (before, True)
 
 

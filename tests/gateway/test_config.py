@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pydantic import SecretStr
 
 from chorus_errors import ConfigError
 from gateway.config import ChorusConfig, load_config, parse_config
@@ -23,6 +24,22 @@ def test_example_config_is_valid() -> None:
     """config.yaml.example loads as it is (with its environment variables set)."""
     config = load_config(ROOT / "config.yaml.example", env={"OPENAI_API_KEY": "sk-x"})
     assert config.model.api_key is not None and config.model.api_key.get_secret_value() == "sk-x"
+
+
+def test_example_config_as_copied_is_the_embedded_defaults() -> None:
+    """With no environment variable set the copied example loads, and equals running with no config at all."""
+    config = load_config(ROOT / "config.yaml.example", env={})
+    assert _no_empty_secrets(config.model_dump()) == ChorusConfig().model_dump()
+    assert not config.model.api_key  # empty: treated as no key
+
+
+def _no_empty_secrets(value: object) -> object:
+    """`${TOKEN:-}` gives an empty secret, which every reader treats as unset (None)."""
+    if isinstance(value, dict):
+        return {k: _no_empty_secrets(v) for k, v in value.items()}
+    if isinstance(value, SecretStr) and not value.get_secret_value():
+        return None
+    return value
 
 
 def test_env_interpolation_with_default() -> None:

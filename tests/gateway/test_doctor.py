@@ -41,14 +41,15 @@ async def test_all_checks_pass(tmp_path: Path, fake_openai: FakeOpenAI, redis_ur
             "home": str(tmp_path / "home"),
             "model": {"name": "m", "base_url": fake_openai.base_url, "api_key": "sk-secret-value"},
             "redis": {"url": redis_url},
+            "admin": {"port": 0},
             "platforms": {"slack": {"enabled": True, "bot_token": BOT_TOKEN, "signing_secret": SIGNING_SECRET,
-                                    "api_base_url": slack.api_base_url}},
+                                    "api_base_url": slack.api_base_url}, "web": {"port": 0}},
         })
         code = await _doctor(path)
     rows = _rows(capsys)
     assert code == 0
     assert {name: row["ok"] for name, row in rows.items()} == {
-        "config": True, "home": True, "store": True, "redis": True, "model": True, "auxiliary.compression": True,
+        "config": True, "home": True, "ports": True, "store": True, "redis": True, "model": True, "auxiliary.compression": True,
         "platforms.slack": True}
 
 
@@ -106,7 +107,9 @@ async def test_every_platform_is_probed(tmp_path: Path, fake_openai: FakeOpenAI,
             "slack": {"enabled": True, "bot_token": BOT_TOKEN, "signing_secret": SIGNING_SECRET,
                       "api_base_url": slack.api_base_url},
         }
-        base = {"home": str(tmp_path / "home"), "model": {"name": "m", "base_url": fake_openai.base_url}}
+        base = {"home": str(tmp_path / "home"), "model": {"name": "m", "base_url": fake_openai.base_url},
+                "admin": {"port": 0}}
+        platforms["web"] = {"port": 0}
         good = await _doctor(_write(tmp_path, {**base, "platforms": platforms}))
         good_rows = _rows(capsys)
         platforms["telegram"]["token"] = "999:wrong-token-value"

@@ -41,6 +41,20 @@ function shortKey(key) {
   return parts.length > 4 ? parts.slice(2).join(":") : key;
 }
 
+// Labels sit left of the plots (LABEL_W px at ~7 px a character): longer ones are cut in the
+// middle, keeping the platform and the id's end, and the whole key is in the tooltip.
+const LABEL_CHARS = 36;
+function fitLabel(text) {
+  if (text.length <= LABEL_CHARS) return text;
+  const head = Math.ceil((LABEL_CHARS - 1) / 2), tail = LABEL_CHARS - 1 - head;
+  return text.slice(0, head) + "…" + text.slice(text.length - tail);
+}
+function keyLabel(x, y, key) {
+  const node = el("text", { x, y, class: "session-label" }, fitLabel(shortKey(key)));
+  node.append(el("title", {}, key));
+  return node;
+}
+
 function show(id, visible) { document.getElementById(id).hidden = !visible; }
 
 function problem(text) {
@@ -91,7 +105,7 @@ function drawFill(sessions) {
       history.replaceState(null, "", location.pathname + location.search + "#session=" + encodeURIComponent(selected));
       refresh(false);
     });
-    row.append(el("text", { x: 0, y: y + 12 }, shortKey(view.key)));
+    row.append(keyLabel(0, y + 12, view.key));
     row.append(el("text", { x: 0, y: y + 25, class: "dim" },
       `${fmt(view.messages)} msgs · ${view.compressions} compressions${view.live ? "" : " · not loaded"}`
       + `${view.model ? " · " + view.model : ""}`));
@@ -142,7 +156,7 @@ function drawTimeline(sessions, compressions, now) {
   keys.forEach((key, i) => {
     const y = top + i * rowH;
     const base = y + rowH - 8;
-    svg.append(el("text", { x: 0, y: y + 26 }, shortKey(key)));
+    svg.append(keyLabel(0, y + 26, key));
     svg.append(el("line", { x1: PLOT_X0, x2: TIME_X1, y1: base, y2: base, class: "axis" }));
     const scale = windowOf[key] || Math.max(1, ...compressions.filter((c) => c.session === key).map((c) => c.tokens_before));
     const barH = (tokens) => Math.max(2, 40 * Math.min(tokens, scale) / scale);
@@ -195,6 +209,32 @@ function drawEvents(events) {
     li.className = e.kind;
     li.dataset.kind = e.kind;
     for (const [cls, text] of [["time", clock(e.at)], ["kind", e.kind], ["session", e.session ? shortKey(e.session) : "—"], ["text", e.text]]) {
+      const span = document.createElement("span");
+      span.className = cls;
+      span.textContent = text;
+      li.append(span);
+    }
+    list.append(li);
+  }
+}
+
+function drawDeadLetters(box) {
+  // Messages intake could not handle: each kept whole under home/deadletter/, intake went on.
+  const list = document.getElementById("deadletters");
+  list.replaceChildren();
+  document.getElementById("deadletter-count").textContent =
+    box.count ? `${box.count} kept in ${box.directory || "memory"}` : "";
+  if (!box.deadletters.length) {
+    const li = document.createElement("li");
+    li.textContent = "none: every message was handled";
+    list.append(li);
+  }
+  for (const d of box.deadletters) {
+    const li = document.createElement("li");
+    li.className = "error deadletter";
+    li.dataset.deadletter = d.id;
+    for (const [cls, text] of [["time", clock(d.at)], ["kind", d.stage], ["session", d.platform + ":" + d.chat_id],
+      ["text", `${d.error}${d.stored ? "" : " (not stored: see the log)"} · ${d.text_preview}`]]) {
       const span = document.createElement("span");
       span.className = cls;
       span.textContent = text;
@@ -291,8 +331,9 @@ let timer = null;
 
 async function refresh(schedule = true) {
   try {
-    const [sessions, events, config, tools] = await Promise.all([
+    const [sessions, events, config, tools, deadletters] = await Promise.all([
       api("/api/sessions"), api("/api/events?limit=500"), api("/api/config"), api("/api/tools"),
+      api("/api/deadletters?limit=50"),
     ]);
     problem("");
     show("login", false);
@@ -302,6 +343,7 @@ async function refresh(schedule = true) {
     drawTimeline(sessions.sessions, compressions, sessions.generated_at);
     drawEvents(events.events);
     drawTools(tools.servers);
+    drawDeadLetters(deadletters);
     drawSummary(sessions.sessions, config);
     let detail = null;
     if (selected) {
@@ -337,7 +379,25 @@ function start() {
     sessionStorage.setItem(TOKEN_KEY, document.getElementById("token").value.trim());
     refresh();
   });
-  if (token()) refresh(); else show("login", true);
+  if (token()) refresh(); else explainOrAskToken();
+}
+
+async function explainOrAskToken() {
+  // With admin.token unset the API is disabled: say so at once instead of asking for a token that cannot work.
+  try {
+    const response = await fetch("/api/config", { cache: "no-store" });
+    if (response.status === 403) {
+      const body = await response.json();
+      document.getElementById("summary").textContent = "operator API disabled";
+      problem(body.error);
+      return;
+    }
+  } catch (error) {
+    problem("the admin server did not answer: " + error.message);
+    return;
+  }
+  document.getElementById("summary").textContent = "sign in";
+  show("login", true);
 }
 
 start();

@@ -26,3 +26,16 @@ async def test_lines_become_messages_and_replies_are_printed() -> None:
     ]
     assert first.dedup_key != second.dedup_key
     assert output.getvalue().splitlines()[-1] == "chorus> hi back"
+
+
+async def test_nul_and_invalid_utf8_on_stdin_arrive_as_valid_text() -> None:
+    """A line with NUL and bytes that are not UTF-8 becomes valid text (NUL dropped, bad bytes U+FFFD)."""
+    reader = asyncio.StreamReader()
+    console = ConsoleAdapter(reader=reader, output=io.StringIO())
+    queue: asyncio.Queue[InboundMessage] = asyncio.Queue()
+    await console.start(queue)
+    reader.feed_data(b"a\x00b \xed\xa0\xbd c\n")  # \xed\xa0\xbd: a surrogate encoded as if it were UTF-8
+    got = await asyncio.wait_for(queue.get(), 5)
+    reader.feed_eof()
+    await console.stop()
+    assert got.text == "ab \ufffd\ufffd\ufffd c"

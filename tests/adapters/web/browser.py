@@ -1,0 +1,86 @@
+"""A headless Chromium page driven over the DevTools protocol: evaluate JavaScript, wait for a condition, reload."""
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+from tests.gateway.admin.dashboard_support import CHROMIUM
+
+WAIT = 30.0
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class Page:
+    """One tab: `evaluate` runs an expression and returns its JSON value."""
+
+    def __init__(self, ws: aiohttp.ClientWebSocketResponse) -> None:
+        self._ws = ws
+        self._ids = itertools.count(1)
+
+    async def _call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        call_id = next(self._ids)
+        await self._ws.send_json({"id": call_id, "method": method, "params": params})
+        while True:
+            reply: dict[str, Any] = json.loads((await self._ws.receive(WAIT)).data)
+            if reply.get("id") == call_id:
+                return reply
+
+    async def evaluate(self, expression: str) -> Any:
+        reply = await self._call("Runtime.evaluate", {"expression": expression, "returnByValue": True})
+        return reply.get("result", {}).get("result", {}).get("value")
+
+    async def until(self, expression: str, timeout: float = WAIT) -> Any:
+        """The first truthy value of `expression`, checked every 50 ms; fails after `timeout`."""
+        async def poll() -> Any:
+            while not (value := await self.evaluate(expression)):
+                await asyncio.sleep(0.05)  # a polling interval, not a synchronisation guess
+            return value
+        return await asyncio.wait_for(poll(), timeout)
+
+    async def reload(self) -> None:
+        await self._call("Page.reload", {})
+
+
+@asynccontextmanager
+async def open_page(url: str, profile: Path) -> AsyncIterator[Page]:
+    """Chromium on `url` with its own profile (reuse `profile` to keep localStorage across runs)."""
+    port = _free_port()
+    process = await asyncio.create_subprocess_exec(
+        CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", f"--user-data-dir={profile}",
+        f"--remote-debugging-port={port}", "--remote-allow-origins=*", url,
+        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+    )
+    try:
+        async with aiohttp.ClientSession() as http:
+            target = await asyncio.wait_for(_page_target(http, port, url), WAIT)
+            async with http.ws_connect(target, max_msg_size=0) as ws:
+                yield Page(ws)
+    finally:
+        process.terminate()
+        await process.wait()
+
+
+async def _page_target(http: aiohttp.ClientSession, port: int, url: str) -> str:
+    while True:
+        try:
+            async with http.get(f"http://127.0.0.1:{port}/json/list") as response:
+                for target in await response.json():
+                    if target.get("type") == "page" and target.get("url", "").startswith(url.split("?")[0]):
+                        return str(target["webSocketDebuggerUrl"])
+        except aiohttp.ClientError:
+            pass  # not listening yet
+        await asyncio.sleep(0.1)  # polling for the browser to come up
