@@ -3,17 +3,22 @@
 Owns `ModelClient` (the Protocol the loop and the summariser depend on),
 `Completion`, and `OpenAIModelClient`. SDK retries are off: callers decide
 retries and fallbacks from the typed errors, so one 429 never stalls a turn.
+
+The request body is built here as JSON bytes (`agent._request_body`, each
+history message serialised once) and sent through the SDK's raw request path,
+skipping its per-field transform (most of a turn's CPU on long histories);
+responses, streams and errors still come from the SDK, as its own types. The
+SDK is imported on first use, so commands that never call a model never load it.
 """
 from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import openai
-
-from agent.messages import Message, ToolCall, ToolSchema, messages_to_wire
+from agent._request_body import RequestBodies
+from agent.messages import Message, ToolCall, ToolSchema
 from agent.provider_limits import is_overflow_text, stated_limit
 from chorus_errors import (
     ContextOverflow,
@@ -23,6 +28,9 @@ from chorus_errors import (
     ModelUnavailable,
     RateLimited,
 )
+
+if TYPE_CHECKING:
+    import openai
 
 TextSink = Callable[[str], Awaitable[None]]
 _OVERFLOW_CODES = frozenset({"context_length_exceeded", "request_too_large", "string_above_max_length"})
@@ -85,6 +93,8 @@ def _error_text(exc: openai.APIStatusError) -> str:
 
 def translate_error(exc: Exception, model: str) -> ModelError:
     """Map an SDK exception to our hierarchy by type, status and error code."""
+    import openai
+
     if isinstance(exc, openai.APITimeoutError):
         return ModelUnavailable(f"model {model} timed out", model=model, timeout=True)
     if isinstance(exc, openai.APIConnectionError):
@@ -131,11 +141,14 @@ class OpenAIModelClient:
         self._api_key = api_key
         self._timeout = timeout_seconds
         self._client: openai.AsyncOpenAI | None = None
+        self._bodies = RequestBodies()
 
     def _sdk(self) -> openai.AsyncOpenAI:
         if not self.model:
             raise ModelNotConfigured("no model configured: set model.name (and model.base_url, model.api_key)")
         if self._client is None:
+            import openai
+
             self._client = openai.AsyncOpenAI(
                 base_url=self._base_url, api_key=self._api_key or "unset", max_retries=0, timeout=self._timeout
             )
@@ -154,63 +167,70 @@ class OpenAIModelClient:
         max_tokens: int | None = None,
         on_text: TextSink | None = None,
     ) -> Completion:
-        sdk = self._sdk()
-        request: dict[str, Any] = {"model": self.model, "messages": messages_to_wire(messages)}
-        if tools:
-            request["tools"] = [tool.to_wire() for tool in tools]
-        if max_tokens is not None:
-            request["max_tokens"] = max_tokens
+        sdk = self._sdk()  # first: an unconfigured model fails before anything is loaded or built
+        import openai
+
+        body = self._bodies.build(
+            model=self.model, messages=messages, tools=tools, max_tokens=max_tokens, stream=on_text is not None
+        )
         try:
             if on_text is None:
-                return self._from_response(await sdk.chat.completions.create(**request))
-            return await self._stream(sdk, request, on_text)
+                return self._from_response(await _post(sdk, body, stream=False))
+            return await self._stream(await _post(sdk, body, stream=True), on_text)
         except openai.OpenAIError as exc:
             raise translate_error(exc, self.model) from None
 
     def _from_response(self, response: Any) -> Completion:
-        if not response.choices:
+        choices = _items(_field(response, "choices"))
+        if not choices:
             raise ModelUnavailable(f"model {self.model} returned no choices", model=self.model)
-        choice = response.choices[0]
-        raw = choice.message
+        choice = _field(choices[0])
+        raw = _field(choice, "message")
         calls = tuple(
-            ToolCall(id=call.id, name=call.function.name, arguments=call.function.arguments or "{}")
-            for call in (raw.tool_calls or ())
+            ToolCall(
+                id=_text(_field(call, "id")),
+                name=_text(_field(_field(call, "function"), "name")),
+                arguments=_text(_field(_field(call, "function"), "arguments")) or "{}",
+            )
+            for call in _items(_field(raw, "tool_calls"))
         )
-        usage = response.usage
+        prompt_tokens, completion_tokens = _usage(_field(response, "usage"))
+        content = _field(raw, "content")
         return Completion(
-            message=Message(role="assistant", content=raw.content, tool_calls=calls),
-            prompt_tokens=usage.prompt_tokens if usage else None,
-            completion_tokens=usage.completion_tokens if usage else None,
-            finish_reason=choice.finish_reason,
-            model=response.model or self.model,
+            message=Message(role="assistant", content=content if isinstance(content, str) else None, tool_calls=calls),
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            finish_reason=_text(_field(choice, "finish_reason")) or None,
+            model=_text(_field(response, "model")) or self.model,
         )
 
-    async def _stream(self, sdk: openai.AsyncOpenAI, request: dict[str, Any], on_text: TextSink) -> Completion:
-        stream = await sdk.chat.completions.create(**request, stream=True, stream_options={"include_usage": True})
+    async def _stream(self, stream: Any, on_text: TextSink) -> Completion:
         text: list[str] = []
         calls: dict[int, dict[str, str]] = {}
         prompt_tokens = completion_tokens = None
         finish_reason = None
         model = self.model
-        async for chunk in stream:
-            model = chunk.model or model
-            if chunk.usage is not None:
-                prompt_tokens, completion_tokens = chunk.usage.prompt_tokens, chunk.usage.completion_tokens
-            if not chunk.choices:
+        async for chunk in stream:  # parsed JSON objects: the SDK frames the events and raises on error events
+            model = _text(_field(chunk, "model")) or model
+            if _field(chunk, "usage"):
+                prompt_tokens, completion_tokens = _usage(_field(chunk, "usage"))
+            choices = _items(_field(chunk, "choices"))
+            if not choices:
                 continue
-            choice = chunk.choices[0]
-            finish_reason = choice.finish_reason or finish_reason
-            delta = choice.delta
-            if delta.content:
-                text.append(delta.content)
-                await on_text(delta.content)
-            for call in delta.tool_calls or ():
-                slot = calls.setdefault(call.index, {"id": "", "name": "", "arguments": ""})
-                if call.id:
-                    slot["id"] = call.id
-                if call.function is not None:
-                    slot["name"] += call.function.name or ""
-                    slot["arguments"] += call.function.arguments or ""
+            choice = _field(choices[0])
+            finish_reason = _text(_field(choice, "finish_reason")) or finish_reason
+            delta = _field(choice, "delta")
+            content = _field(delta, "content")
+            if content and isinstance(content, str):
+                text.append(content)
+                await on_text(content)
+            for call in _items(_field(delta, "tool_calls")):
+                index = _field(call, "index")
+                slot = calls.setdefault(index if isinstance(index, int) else 0, {"id": "", "name": "", "arguments": ""})
+                slot["id"] = _text(_field(call, "id")) or slot["id"]
+                function = _field(call, "function")
+                slot["name"] += _text(_field(function, "name"))
+                slot["arguments"] += _text(_field(function, "arguments"))
         tool_calls = tuple(
             ToolCall(id=slot["id"], name=slot["name"], arguments=slot["arguments"] or "{}")
             for _, slot in sorted(calls.items())
@@ -222,6 +242,52 @@ class OpenAIModelClient:
             finish_reason=finish_reason,
             model=model,
         )
+
+
+_EMPTY: dict[str, Any] = {}
+
+
+def _field(value: Any, name: str | None = None) -> Any:
+    """`value[name]` of a JSON object (`value` itself without a name); missing or mistyped parts read as empty."""
+    if not isinstance(value, dict):
+        return _EMPTY if name is None else None
+    return value if name is None else value.get(name)
+
+
+def _items(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _usage(value: Any) -> tuple[int | None, int | None]:
+    prompt, completion = _field(value, "prompt_tokens"), _field(value, "completion_tokens")
+    return (prompt if isinstance(prompt, int) else None, completion if isinstance(completion, int) else None)
+
+
+async def _post(sdk: openai.AsyncOpenAI, body: bytes, *, stream: bool) -> Any:
+    """POST a prepared body the way `chat.completions.create` does, minus its transform of every field.
+
+    The SDK still sends it (auth, headers, timeout, its `max_retries`) and
+    still raises its own errors (`APIStatusError` with status and response
+    headers, `APITimeoutError`, `APIConnectionError`), so callers and
+    wrappers classify failures exactly as before.
+    """
+    from openai import AsyncStream
+
+    # `object`: the SDK hands back the parsed JSON as is; building its pydantic models cost more than the request.
+    if stream:
+        return await sdk.post(
+            "/chat/completions", cast_to=object, content=body, options=_REQUEST_OPTIONS,
+            stream=True, stream_cls=AsyncStream[object],
+        )
+    return await sdk.post("/chat/completions", cast_to=object, content=body, options=_REQUEST_OPTIONS)
+
+
+# What `chat.completions.create` passes: API-key (bearer) auth only.
+_REQUEST_OPTIONS: Any = {"security": {"bearer_auth": True}}
 
 
 def parse_arguments(call: ToolCall) -> dict[str, Any]:

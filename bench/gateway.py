@@ -1,25 +1,31 @@
-"""Benchmark of the gateway's own cost: messages/s and p50/p99 gateway-added latency.
+"""Benchmark of the gateway's own cost: CPU per message, messages/s and p50/p99 gateway-added latency.
 
 The gateway runs on its embedded defaults (SQLite under a temporary home,
-in-process coordination, the web adapter on loopback) with an instant
-in-process model, so every millisecond measured is the gateway's: websocket
-intake, de-duplication, allowlist/routing/triggers, the journal, the session
-lock, the agent, the session store, the outbox and the reply frame. Clients
-are websocket chats (one per active chat) that each send a message and wait
-for its reply before the next. The same clients, in the same run, measure a
-plain aiohttp websocket echo server; the ratio of the two is the figure.
+in-process coordination, the web adapter on loopback) in a child process of
+its own, so its CPU time is read cleanly: websocket intake, de-duplication,
+allowlist/routing/triggers, the journal, the session lock, the agent, the
+session store, the outbox and the reply frame. Clients are websocket chats
+(one per active chat) that each send a message and wait for its reply before
+the next. The same clients, in the same run, measure a plain aiohttp
+websocket echo server (also in a child process); the ratios are the figures.
 
-Run: `.venv/bin/python bench/gateway.py [--chats 1,100,1000] [--messages 400]`
+`--model instant` (the default) answers in-process at once. `--model openai`
+adds the production path: the gateway with the real `OpenAIModelClient`
+streaming from a loopback fake OpenAI server (a third process), at histories
+of 10, 100 and 500 messages per chat; and the client alone (`complete()` on
+one history, in this process) for its CPU per turn.
+
+Run: `.venv/bin/python bench/gateway.py [--model instant|openai] [--chats 1,100,1000] [--messages 400]`
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
+import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,37 +35,14 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import aiohttp  # noqa: E402
-import structlog  # noqa: E402
-from aiohttp import web  # noqa: E402
 
-from adapters.web import WebAdapter  # noqa: E402
-from agent.messages import Message, ToolSchema  # noqa: E402
-from agent.model_client import Completion, TextSink  # noqa: E402
-from gateway.build import build_gateway  # noqa: E402
-from gateway.config import parse_config  # noqa: E402
-from gateway.delivery.outbound import STREAM_CURSOR  # noqa: E402
+from bench._servers import ServerProcess, start_server  # noqa: E402
 
-
-class InstantModel:
-    """A `ModelClient` that answers at once: "echo: <last user text>"."""
-
-    model = "instant"
-
-    async def complete(
-        self,
-        messages: Sequence[Message],
-        *,
-        tools: Sequence[ToolSchema] = (),
-        max_tokens: int | None = None,
-        on_text: TextSink | None = None,
-    ) -> Completion:
-        text = f"echo: {messages[-1].text}"
-        if on_text is not None:
-            await on_text(text)
-        return Completion(Message(role="assistant", content=text), 100 + len(messages), 5, "stop", self.model)
-
-    async def close(self) -> None:
-        return None
+TARGET_CPU_X_ECHO = 5.0
+TARGET_RATE_RATIO = 0.3
+TARGET_CLIENT_MS_AT_100 = 3.0
+HISTORIES = (10, 100, 500)
+PAD = " lorem ipsum dolor sit amet"  # user texts of ~100 characters, like a chat line
 
 
 @dataclass(frozen=True)
@@ -68,139 +51,215 @@ class Result:
     chats: int
     messages: int
     seconds: float
+    cpu_seconds: float
     latencies_ms: list[float]
 
     @property
     def rate(self) -> float:
         return self.messages / self.seconds
 
+    @property
+    def cpu_us(self) -> float:
+        return self.cpu_seconds / self.messages * 1e6
+
     def pct(self, q: float) -> float:
         ordered = sorted(self.latencies_ms)
         return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
 
 
-async def _chat(session: aiohttp.ClientSession, url: str, chat_id: str, count: int, latencies: list[float],
-                ready: asyncio.Event, go: asyncio.Event) -> None:
+def _text(chat_id: str, i: int) -> str:
+    return f"msg {i} from {chat_id}" + PAD * 3
+
+
+async def _turn(ws: aiohttp.ClientWebSocketResponse, text: str, client_id: str) -> None:
+    expected = f"echo: {text}"
+    await ws.send_json({"type": "message", "text": text, "client_id": client_id})
+    while True:
+        frame = await ws.receive_json(timeout=120)
+        if frame.get("type") in ("message", "edit") and frame.get("text") == expected:
+            return
+
+
+async def _chat(session: aiohttp.ClientSession, url: str, chat_id: str, count: int, warmup: int,
+                latencies: list[float], ready: asyncio.Event, go: asyncio.Event) -> None:
     async with session.ws_connect(f"{url}?chat={chat_id}", max_msg_size=0) as ws:
+        for i in range(warmup):  # grows the chat's history before the measured turns
+            await _turn(ws, _text(chat_id, i), f"{chat_id}-w{i}")
         ready.set()
         await go.wait()
         for i in range(count):
-            text = f"msg {i} from {chat_id}"
-            expected = f"echo: {text}"
             started = time.perf_counter()
-            await ws.send_json({"type": "message", "text": text, "client_id": f"{chat_id}-{i}"})
-            while True:
-                frame = await ws.receive_json(timeout=120)
-                if frame.get("type") in ("message", "edit") and frame.get("text") == expected:
-                    break
-                if frame.get("type") == "message" and str(frame.get("text", "")).endswith(STREAM_CURSOR):
-                    continue
+            await _turn(ws, _text(chat_id, i), f"{chat_id}-{i}")
             latencies.append((time.perf_counter() - started) * 1000)
 
 
-async def drive(name: str, url: str, chats: int, per_chat: int) -> Result:
-    """Connect `chats` clients, then let each send `per_chat` messages one after another."""
+async def drive(name: str, server: ServerProcess, chats: int, per_chat: int, *, warmup: int = 0, tag: str = "") -> Result:
+    """Connect `chats` clients (each first sends `warmup` messages), then each sends `per_chat` one after another."""
+    url = f"http://127.0.0.1:{server.port}/ws"
     latencies: list[float] = []
     go = asyncio.Event()
-    connector = aiohttp.TCPConnector(limit=0)
-    async with aiohttp.ClientSession(connector=connector) as session:
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
         readies = [asyncio.Event() for _ in range(chats)]
         tasks = [
-            asyncio.create_task(_chat(session, url, f"{name[:3]}{chats}c{n}", per_chat, latencies, readies[n], go))
+            asyncio.create_task(_chat(session, url, f"{name[:3]}{tag}{chats}c{n}", per_chat, warmup, latencies,
+                                      readies[n], go))
             for n in range(chats)
         ]
-        await asyncio.wait_for(asyncio.gather(*(r.wait() for r in readies)), 120)
+        await asyncio.wait_for(asyncio.gather(*(r.wait() for r in readies)), 600)
+        cpu_before = server.cpu()
         started = time.perf_counter()
         go.set()
         await asyncio.gather(*tasks)
         seconds = time.perf_counter() - started
-    return Result(name, chats, len(latencies), seconds, latencies)
-
-
-async def echo_server() -> tuple[web.AppRunner, str]:
-    """A plain aiohttp websocket server answering each message frame at once, in the web adapter's format."""
-
-    async def handler(request: web.Request) -> web.WebSocketResponse:
-        ws = web.WebSocketResponse()
-        await ws.prepare(request)
-        await ws.send_json({"type": "hello", "chat_id": request.query.get("chat", "")})
-        async for frame in ws:
-            if frame.type == aiohttp.WSMsgType.TEXT:
-                data: dict[str, Any] = frame.json()
-                await ws.send_json({"type": "message", "id": "1", "text": f"echo: {data['text']}"})
-        return ws
-
-    app = web.Application()
-    app.router.add_get("/ws", handler)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    return runner, f"http://127.0.0.1:{port}/ws"
-
-
-async def with_gateway(home: Path, body: Callable[[str], Awaitable[list[Result]]]) -> list[Result]:
-    config = parse_config(
-        {
-            "home": str(home),
-            "model": {"name": "instant"},
-            "platforms": {"web": {"port": 0}},
-            "memory": {"nudge_interval": 0, "flush_min_turns": 0},
-            "gateway": {"agent_cache_size": 2048},
-            "logging": {"level": "warning"},
-        },
-        env={},
-    )
-    gateway = build_gateway(config, model=InstantModel())
-    await gateway.start()
-    try:
-        adapter = gateway.parts.adapters["web"]
-        assert isinstance(adapter, WebAdapter)
-        return await body(f"http://127.0.0.1:{adapter.port}/ws")
-    finally:
-        await gateway.stop()
+        cpu = server.cpu() - cpu_before
+    return Result(name, chats, len(latencies), seconds, cpu, latencies)
 
 
 def _row(result: Result) -> str:
     return (f"{result.name:8} chats={result.chats:5} messages={result.messages:6} "
-            f"rate={result.rate:9.1f} msg/s  p50={result.pct(0.5):8.2f} ms  p99={result.pct(0.99):8.2f} ms")
+            f"rate={result.rate:9.1f} msg/s  cpu={result.cpu_us:8.0f} µs/msg  "
+            f"p50={result.pct(0.5):8.2f} ms  p99={result.pct(0.99):8.2f} ms")
 
 
-async def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--chats", default="1,100,1000", help="comma-separated active chat counts")
+def _ratio(gateway: Result, echo: Result, label: str) -> str:
+    cpu_x, rate_x = gateway.cpu_us / echo.cpu_us, gateway.rate / echo.rate
+    ok = "MET" if cpu_x <= TARGET_CPU_X_ECHO and rate_x >= TARGET_RATE_RATIO else "MISSED"
+    return (f"{'ratio':8} {label:>11} cpu x{cpu_x:.1f} (target <= {TARGET_CPU_X_ECHO:.0f}x)  "
+            f"rate x{rate_x:.3f} (target >= {TARGET_RATE_RATIO})  "
+            f"gateway-added p50={gateway.pct(0.5) - echo.pct(0.5):.2f} ms p99={gateway.pct(0.99) - echo.pct(0.99):.2f} ms"
+            f"  [{ok} for the instant model]")
+
+
+async def instant_levels(echo: ServerProcess, levels: list[int], messages: int) -> None:
+    with tempfile.TemporaryDirectory(prefix="chorus-bench-") as home:
+        gateway = start_server("gateway", home=home)
+        try:
+            for chats in levels:
+                per_chat = max(1, messages // chats)
+                echo_result = await drive("echo", echo, chats, per_chat)
+                gateway_result = await drive("gateway", gateway, chats, per_chat)
+                print(_row(echo_result), flush=True)
+                print(_row(gateway_result), flush=True)
+                print(_ratio(gateway_result, echo_result, f"chats={chats}"), flush=True)
+        finally:
+            gateway.stop()
+
+
+async def openai_levels(echo: ServerProcess, model: ServerProcess, messages: int) -> None:
+    """The gateway with the real client, one chat at each history length (history = 2 messages a turn)."""
+    with tempfile.TemporaryDirectory(prefix="chorus-bench-") as home:
+        gateway = start_server("gateway", home=home, model_url=f"http://127.0.0.1:{model.port}/v1")
+        try:
+            for history in HISTORIES:
+                per_chat = max(10, min(messages, 40))
+                echo_result = await drive("echo", echo, 1, per_chat)
+                result = await drive("gw+oai", gateway, 1, per_chat, warmup=history // 2, tag=f"h{history}")
+                print(_row(echo_result), flush=True)
+                print(_row(result) + f"  history={history}", flush=True)
+                print(_ratio(result, echo_result, f"history={history}").replace(" [MET for the instant model]", "")
+                      .replace(" [MISSED for the instant model]", ""), flush=True)
+        finally:
+            gateway.stop()
+
+
+def _history(length: int) -> list[Any]:
+    from agent.messages import Message
+
+    messages = [Message(role="system", content="You are a helpful assistant. " * 20)]
+    while len(messages) < length:
+        messages.append(Message(role="user", content=_text("client", len(messages))))
+        messages.append(Message(role="assistant", content="echo: " + _text("client", len(messages))))
+    return messages
+
+
+class SdkCreatePath:
+    """The previous request path, for comparison: `chat.completions.create` with the SDK's models and transform."""
+
+    def __init__(self, base_url: str) -> None:
+        import openai
+
+        self.sdk = openai.AsyncOpenAI(base_url=base_url, api_key="sk-bench", max_retries=0)
+
+    async def complete(self, messages: Sequence[Any], *, tools: Sequence[Any], on_text: Any) -> Any:
+        from agent.messages import Message, messages_to_wire
+
+        stream = await self.sdk.chat.completions.create(
+            model="fake-model", messages=messages_to_wire(messages), tools=[t.to_wire() for t in tools],
+            stream=True, stream_options={"include_usage": True},
+        )
+        text = []
+        async for chunk in stream:
+            if chunk.choices and chunk.choices[0].delta.content:
+                text.append(chunk.choices[0].delta.content)
+                await on_text(chunk.choices[0].delta.content)
+        return type("C", (), {"message": Message(role="assistant", content="".join(text))})()
+
+    async def close(self) -> None:
+        await self.sdk.close()
+
+
+async def client_turns(model: ServerProcess, turns: int) -> None:
+    """CPU of one streaming `complete()` in this process, per history length: the real client beside the old path."""
+    from agent.messages import Message, ToolSchema
+    from agent.model_client import OpenAIModelClient
+
+    base_url = f"http://127.0.0.1:{model.port}/v1"
+    clients: list[tuple[str, Any]] = [
+        ("client", OpenAIModelClient(model="fake-model", base_url=base_url, api_key="sk-bench")),
+        ("sdk-path", SdkCreatePath(base_url)),
+    ]
+    tools = [ToolSchema(name=f"tool_{n}", description="a tool " * 8,
+                        parameters={"type": "object", "properties": {"q": {"type": "string"}}}) for n in range(8)]
+
+    async def sink(_text: str) -> None:
+        return None
+
+    try:
+        for history in HISTORIES:
+            for name, client in clients:
+                messages = _history(history)
+                cpu_ms: list[float] = []
+                for turn in range(turns + 3):
+                    messages.append(Message(role="user", content=_text("turn", turn)))
+                    started = time.process_time()
+                    completion = await client.complete(messages, tools=tools, on_text=sink)
+                    if turn >= 3:  # the first turns import, open the connection and warm caches
+                        cpu_ms.append((time.process_time() - started) * 1000)
+                    messages.append(completion.message)
+                sent = sum(len(m.text) for m in messages)
+                median = statistics.median(cpu_ms)
+                verdict = "MET" if median <= TARGET_CLIENT_MS_AT_100 else "MISSED"
+                target = f"  (target <= {TARGET_CLIENT_MS_AT_100} ms: {verdict})" if history == 100 and name == "client" else ""
+                print(f"{name:8} history={history:4} (~{sent // 1000:4} kB of text)  cpu per turn median={median:6.2f} ms "
+                      f"p90={sorted(cpu_ms)[int(len(cpu_ms) * 0.9)]:6.2f} ms{target}", flush=True)
+    finally:
+        for _, client in clients:
+            await client.close()
+
+
+async def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--model", choices=("instant", "openai"), default="instant",
+                        help="openai: also the real OpenAIModelClient against a loopback fake")
+    parser.add_argument("--chats", default="1,100,1000", help="comma-separated active chat counts (instant model)")
     parser.add_argument("--messages", type=int, default=400, help="messages per level (at least one per chat)")
+    parser.add_argument("--turns", type=int, default=40, help="client-alone turns per history (--model openai)")
     args = parser.parse_args(argv)
     levels = [int(x) for x in args.chats.split(",") if x.strip()]
-    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
-    echo_runner, echo_url = await echo_server()
-    results: list[tuple[Result, Result]] = []
+    echo = start_server("echo")
+    model = start_server("openai") if args.model == "openai" else None
     try:
-        with tempfile.TemporaryDirectory(prefix="chorus-bench-") as tmp:
-
-            async def body(url: str) -> list[Result]:
-                out: list[Result] = []
-                for chats in levels:
-                    per_chat = max(1, args.messages // chats)
-                    echo = await drive("echo", echo_url, chats, per_chat)
-                    gateway = await drive("gateway", url, chats, per_chat)
-                    results.append((gateway, echo))
-                    print(_row(echo), flush=True)
-                    print(_row(gateway), flush=True)
-                    print(f"{'ratio':8} chats={chats:5} rate x{gateway.rate / echo.rate:.3f}  "
-                          f"p50 x{gateway.pct(0.5) / echo.pct(0.5):.1f}  p99 x{gateway.pct(0.99) / echo.pct(0.99):.1f}  "
-                          f"gateway-added p50={gateway.pct(0.5) - echo.pct(0.5):.2f} ms "
-                          f"p99={gateway.pct(0.99) - echo.pct(0.99):.2f} ms", flush=True)
-                    out.extend((gateway, echo))
-                return out
-
-            await with_gateway(Path(tmp), body)
+        if levels:
+            await instant_levels(echo, levels, args.messages)
+        if model is not None:
+            await client_turns(model, args.turns)
+            await openai_levels(echo, model, args.messages)
     finally:
-        await echo_runner.cleanup()
-    return 0 if results else 1
+        echo.stop()
+        if model is not None:
+            model.stop()
+    return 0
 
 
 if __name__ == "__main__":
     sys.exit(asyncio.run(main()))
-

@@ -25,6 +25,7 @@ from agent.context.engine import ContextEngine
 from agent.context.factory import build_compressor, build_engine, build_summarizer
 from agent.context.user_words import handoff_sections
 from agent.loop import LoopSettings
+from agent.memory import NotesStore
 from agent.memory.providers import MemoryManager, ProviderRegistry
 from agent.model_client import ModelClient, OpenAIModelClient
 from agent.model_retry import ChainEntry, ResilientModelClient, RetryPolicy
@@ -64,7 +65,7 @@ from gateway.sessions.media import MediaReader, MediaSettings
 from gateway.sessions.review import ReviewHooks
 from gateway.sessions.service import SessionService
 from gateway.sessions.turns import PostTurnHook, TurnRunner, TurnSettings
-from gateway.stores import build_stores
+from gateway.stores import Stores, build_stores
 
 log = structlog.get_logger(__name__)
 
@@ -213,6 +214,107 @@ def access_rules(config: ChorusConfig) -> dict[str, AccessRules]:
     return rules
 
 
+def leased_adapters(config: ChorusConfig, coord: Coordinator, *, node: str, banner: str) -> dict[str, PlatformAdapter]:
+    """The enabled adapters; a long-polled Telegram token behind the poller lease (two pollers of one token conflict)."""
+    adapters = build_adapters(config, banner=banner)
+    telegram = config.platforms.telegram
+    if "telegram" in adapters and telegram.mode == "polling" and telegram.token is not None:
+        adapters["telegram"] = LeasedAdapter(
+            adapters["telegram"], lease=coord.poller_lease, owner=node,
+            name=poller_lease_name("telegram", telegram.token.get_secret_value()),
+        )
+    return adapters
+
+
+def builtin_tools(
+    stores: Stores, memory_tool: MemoryTool, skill_manage: SkillManageTool, *, notes_on: bool
+) -> Callable[[str], Sequence[Tool]]:
+    """Every chat's built-in tools: memory (when notes are on), session_search and the skill tools."""
+    agent_tools: tuple[Tool, ...] = (
+        *((memory_tool,) if notes_on else ()), SessionSearchTool(stores.sessions), SkillViewTool(stores.skills),
+        skill_manage,
+    )
+
+    def default_tools(_chat: str) -> Sequence[Tool]:
+        return agent_tools
+
+    return default_tools
+
+
+def chat_model_engine(policy: ChatPolicy) -> Callable[[ModelChoice], ContextEngine]:
+    """The engine of a chat that switched model (`/model`): the built-in one, sized for that model's window."""
+    shared_summarizer = build_summarizer(policy.config.model, policy.config.auxiliary)
+
+    def build(choice: ModelChoice) -> ContextEngine:
+        return engine_factory(with_model(policy.config, choice), summarizer=shared_summarizer)()
+
+    return build
+
+
+def turn_settings(config: ChorusConfig, *, missing: str | None, admins: Mapping[str, frozenset[str]]) -> TurnSettings:
+    return TurnSettings(
+        in_place=config.compression.in_place,
+        progress_notices=config.compression.progress_notices,
+        context_length=config.model.context_length,
+        hard_message_limit=config.compression.hygiene_hard_message_limit,
+        max_message_chars=config.gateway.max_message_chars,
+        model_missing_text=missing,
+        tool_progress_dms=config.tool_progress.dms,
+        tool_progress_groups=config.tool_progress.groups,
+        admins=admins,
+    )
+
+
+def intake_settings(config: ChorusConfig) -> IntakeSettings:
+    gw = config.gateway
+    return IntakeSettings(
+        profile=gw.profile,
+        group_sessions_per_user=gw.group_sessions_per_user,
+        group_trigger=gw.group_trigger,
+        record_unmentioned=gw.record_unmentioned,
+        unknown_sender=gw.unknown_sender,
+        require_mention={name: getattr(config.platforms, name).require_mention for name in PLATFORM_FACTORIES},
+    )
+
+
+def agent_factory(
+    config: ChorusConfig, *, engine: Callable[[], ContextEngine], tools: Callable[[str], Sequence[Tool]],
+    notes: NotesStore, chat_models: ChatModels, hub: McpHub,
+) -> AgentFactory:
+    def chat_tools(route: Route) -> ToolSource | None:
+        # Only the tools the chat admits are ever offered: the source filters before every request.
+        return hub.for_chat(tool_access(config, route).allowlist) if len(hub) else None
+
+    def snapshot(chat: str) -> str:
+        return notes.chat(chat).snapshot().text
+
+    return AgentFactory(
+        engine=engine,
+        tools=tools,
+        snapshot=snapshot,
+        loop_settings=LoopSettings(
+            max_iterations=config.gateway.max_iterations,
+            max_attempts=config.compression.max_attempts,
+            max_tokens=config.model.max_tokens,
+        ),
+        base_prompt=DEFAULT_BASE_PROMPT,
+        persona=chat_models.persona,
+        chat_model=chat_models.for_chat,
+        tool_source=chat_tools,
+    )
+
+
+def review_hooks(
+    config: ChorusConfig, client: ModelClient, tools: tuple[Tool, Tool], notes: NotesStore,
+    admins: Mapping[str, frozenset[str]],
+) -> ReviewHooks:
+    """The background review after a delivered turn (memory and skill tools only)."""
+    return ReviewHooks(
+        BackgroundReviewer(model=client, tools=tools, memory=config.memory, skills=config.skills, notes=notes),
+        admins=admins,
+    )
+
+
 def build_gateway(
     config: ChorusConfig,
     *,
@@ -245,63 +347,25 @@ def build_gateway(
     client = model or build_model(config, windows)
     missing = model_missing_text(config) if model is None else None
     if adapters is None:
-        adapters = build_adapters(config, banner=missing or "")
-        telegram = config.platforms.telegram
-        if "telegram" in adapters and telegram.mode == "polling" and telegram.token is not None:
-            # Two pollers of one token conflict: only the lease holder polls.
-            adapters["telegram"] = LeasedAdapter(
-                adapters["telegram"], lease=coord.poller_lease, owner=node,
-                name=poller_lease_name("telegram", telegram.token.get_secret_value()),
-            )
+        adapters = leased_adapters(config, coord, node=node, banner=missing or "")
     memory_tool = MemoryTool(notes)
-    skills = stores.skills
-    skill_manage = SkillManageTool(skills)
+    skill_manage = SkillManageTool(stores.skills)
     notes_on = config.memory.memory_enabled or config.memory.user_profile_enabled
-    if tools is None:
-        agent_tools: tuple[Tool, ...] = (
-            *((memory_tool,) if notes_on else ()), SessionSearchTool(store), SkillViewTool(skills), skill_manage,
-        )
-
-        def default_tools(_chat: str) -> Sequence[Tool]:
-            return agent_tools
-
-        tools = default_tools
+    tools = tools or builtin_tools(stores, memory_tool, skill_manage, notes_on=notes_on)
     memory = MemoryManager.from_config(config.memory.provider, providers or ProviderRegistry())
     hub = mcp if mcp is not None else McpHub(config.mcp, observe=bus.publish)
-
-    def chat_tools(route: Route) -> ToolSource | None:
-        # Only the tools the chat admits are ever offered: the source filters before every request.
-        return hub.for_chat(tool_access(config, route).allowlist) if len(hub) else None
-
-    def snapshot(chat: str) -> str:
-        return notes.chat(chat).snapshot().text
 
     policy = ChatPolicy(config)
     pairing = PairingStore(home / PAIRING_DB_NAME)
     chats = SqliteChatStore(home / CHATS_DB_NAME)
     clients = ModelClients(config, client)
-    if model_engine is None:
-        shared_summarizer = build_summarizer(config.model, config.auxiliary)
+    chat_models = ChatModels(
+        policy=policy, chats=chats, main=client, clients=clients, engine=model_engine or chat_model_engine(policy),
+    )
 
-        def default_model_engine(choice: ModelChoice) -> ContextEngine:
-            return engine_factory(with_model(policy.config, choice), summarizer=shared_summarizer)()
-
-        model_engine = default_model_engine
-    chat_models = ChatModels(policy=policy, chats=chats, main=client, clients=clients, engine=model_engine)
-
-    factory = AgentFactory(
-        engine=engine or engine_factory(config, windows=windows),
-        tools=tools,
-        snapshot=snapshot,
-        loop_settings=LoopSettings(
-            max_iterations=config.gateway.max_iterations,
-            max_attempts=config.compression.max_attempts,
-            max_tokens=config.model.max_tokens,
-        ),
-        base_prompt=DEFAULT_BASE_PROMPT,
-        persona=chat_models.persona,
-        chat_model=chat_models.for_chat,
-        tool_source=chat_tools,
+    factory = agent_factory(
+        config, engine=engine or engine_factory(config, windows=windows), tools=tools, notes=notes,
+        chat_models=chat_models, hub=hub,
     )
     agents = AgentPool(
         store=store, cache=coord.agent_cache, model=client, factory=factory, owner=node,
@@ -309,33 +373,17 @@ def build_gateway(
     )
     delivery = Delivery(adapters=adapters, outbox=outbox, owner=node)
     journal = InboundJournal(home / "inflight", node=node)
-    hooks: ReviewHooks | None = None
     admins = admins_by_platform(config.platforms)
+    hooks = None
     if post_turn is None and missing is None and notes_on:
-        hooks = ReviewHooks(
-            BackgroundReviewer(
-                model=client, tools=(memory_tool, skill_manage), memory=config.memory, skills=config.skills,
-                notes=notes,
-            ),
-            admins=admins,
-        )
+        hooks = review_hooks(config, client, (memory_tool, skill_manage), notes, admins)
         post_turn = hooks.after_turn
 
     sessions = SessionService(agents=agents, store=store, lock=coord.lock, in_place=config.compression.in_place)
     transcriber = build_transcriber(config)
     runner = TurnRunner(
         sessions=sessions, delivery=delivery, journal=journal,
-        settings=TurnSettings(
-            in_place=config.compression.in_place,
-            progress_notices=config.compression.progress_notices,
-            context_length=config.model.context_length,
-            hard_message_limit=config.compression.hygiene_hard_message_limit,
-            max_message_chars=config.gateway.max_message_chars,
-            model_missing_text=missing,
-            tool_progress_dms=config.tool_progress.dms,
-            tool_progress_groups=config.tool_progress.groups,
-            admins=admins,
-        ),
+        settings=turn_settings(config, missing=missing, admins=admins),
         post_turn=post_turn,
         memory=memory if config.memory.provider else None,
         bus=bus,
@@ -344,18 +392,7 @@ def build_gateway(
     )
     gw = config.gateway
     intake = Intake(
-        dedup=coord.dedup,
-        rules=access_rules(config),
-        settings=IntakeSettings(
-            profile=gw.profile,
-            group_sessions_per_user=gw.group_sessions_per_user,
-            group_trigger=gw.group_trigger,
-            record_unmentioned=gw.record_unmentioned,
-            unknown_sender=gw.unknown_sender,
-            require_mention={name: getattr(config.platforms, name).require_mention for name in PLATFORM_FACTORIES},
-        ),
-        policy=policy,
-        pairing=pairing,
+        dedup=coord.dedup, rules=access_rules(config), settings=intake_settings(config), policy=policy, pairing=pairing,
     )
 
     def notes_text(chat: str) -> str:
@@ -371,15 +408,13 @@ def build_gateway(
         client.close, clients.close, *((transcriber.close,) if transcriber is not None else ()),
     )
     commands = ChatCommands(sessions=sessions, store=store, chats=chats, policy=policy, current_model=chat_models.current)
-    return Gateway(
-        GatewayParts(
-            coordinator=coord, store=store, adapters=adapters, agents=agents, sessions=sessions, bus=bus, runner=runner, delivery=delivery,
-            intake=intake, journal=journal, outbox=outbox, busy_mode=gw.busy_input_mode,
-            shutdown_grace=gw.shutdown_grace_seconds, notes_text=notes_text, on_shutdown=on_shutdown,
-            closers=closers, policy=policy, chats=chats, chat_commands=commands, pairing=pairing,
-            resources=(hub,) if len(hub) else (), mcp=hub, windows=windows, deadletters=DeadLetterBox(home / "deadletter"), notes=notes,
-        )
-    )
+    return Gateway(GatewayParts(
+        coordinator=coord, store=store, adapters=adapters, agents=agents, sessions=sessions, bus=bus, runner=runner,
+        delivery=delivery, intake=intake, journal=journal, outbox=outbox, busy_mode=gw.busy_input_mode,
+        shutdown_grace=gw.shutdown_grace_seconds, notes_text=notes_text, on_shutdown=on_shutdown, closers=closers,
+        policy=policy, chats=chats, chat_commands=commands, pairing=pairing, resources=(hub,) if len(hub) else (),
+        mcp=hub, windows=windows, deadletters=DeadLetterBox(home / "deadletter"), notes=notes,
+    ))
 
 
 __all__ = [

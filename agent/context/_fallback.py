@@ -40,6 +40,10 @@ _PATH_STRIP = "\"'`()[]{}<>,;:!?"
 _EXCEPTION_RE = re.compile(r"(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception)\b")
 _ERROR_MARKERS = ("FAILED", "error:", "fatal:", "No such file or directory", "command not found", "Permission denied")
 _WS_RE = re.compile(r"\s+")
+_MARKER_RE = re.compile("|".join(re.escape(marker) for marker in _ERROR_MARKERS))
+_ERRORISH_RE = re.compile("Error|Exception|Traceback|" + _MARKER_RE.pattern)
+# A whitespace-delimited token (as `str.split` cuts them) that holds "/" or "."; anchored at token starts.
+_PATHISH_RE = re.compile(r"(?<!\S)[^\s/.]*[/.]\S*")
 
 
 def _one_line(text: str, limit: int) -> str:
@@ -56,10 +60,8 @@ def _bounded(text: str) -> str:
 def _paths(text: str) -> list[str]:
     """File paths mentioned in `text`: whitespace tokens that look like a path or a file name."""
     found = []
-    for token in text.split():
-        if "/" not in token and "." not in token:
-            continue
-        token = token.strip(_PATH_STRIP).rstrip(".")
+    for match in _PATHISH_RE.finditer(text):  # only the tokens holding "/" or ".", found in C
+        token = match.group().strip(_PATH_STRIP).rstrip(".")
         if len(token) > 2 and token not in ("..", "./") and _PATH_TOKEN_RE.fullmatch(token):
             found.append(token)
     return found
@@ -67,6 +69,8 @@ def _paths(text: str) -> list[str]:
 
 def _error_lines(text: str) -> list[str]:
     """Lines that report an error: `SomeError: …`, a traceback header, or a well-known failure text."""
+    if not _ERRORISH_RE.search(text):  # most outputs hold none of the words: skip the line loop
+        return []
     found = []
     for line in text.splitlines():
         if "Error" in line or "Exception" in line or "Traceback" in line:
@@ -74,7 +78,7 @@ def _error_lines(text: str) -> list[str]:
             if stripped.startswith("Traceback (most recent") or _EXCEPTION_RE.match(stripped):
                 found.append(stripped)
                 continue
-        if any(marker in line for marker in _ERROR_MARKERS):
+        if _MARKER_RE.search(line):
             found.append(line.strip())
     return found
 

@@ -22,6 +22,7 @@ def register(subparsers: Any) -> None:
 
 
 async def handle(args: argparse.Namespace) -> int:
+
     config = load_config(args.config)  # a ConfigError exits 2 with the key and the fix
     # The checks report every failure themselves; log lines (MCP servers starting) stay off stdout.
     configure_logging(level="error", fmt=config.logging.format)

@@ -17,13 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import structlog
-from aiohttp import web
 
-from adapters.web import WebAdapter
-from gateway.admin.app import token_fingerprint
-from gateway.admin.token import announcement, resolve_admin_token
-from gateway.admin.wiring import Operations, serve_admin
-from gateway.build import MODEL_MISSING_TEXT, build_gateway
 from gateway.config import ChorusConfig, load_config, resolve_config_path
 from gateway.doctor import SUMMARY_WINDOW_FIX, summary_window_problem
 from gateway.ops.logs import configure_logging
@@ -39,6 +33,8 @@ def register(subparsers: Any) -> None:
 
 def warn_at_start(config: ChorusConfig) -> None:
     """The config problems that do not stop a start, logged as doctor reports them."""
+    from gateway.build import MODEL_MISSING_TEXT
+
     if not config.model.name:
         log.warning("model.not_configured", fix=MODEL_MISSING_TEXT)
     if (problem := summary_window_problem(config)) is not None:
@@ -47,6 +43,15 @@ def warn_at_start(config: ChorusConfig) -> None:
 
 async def serve(config: ChorusConfig, *, config_path: Path | None = None) -> int:
     """Run until a stop signal; returns the exit code."""
+    # Imported here: the offline subcommands share this CLI and must not pay for the daemon's libraries.
+    from aiohttp import web
+
+    from adapters.web import WebAdapter
+    from gateway.admin.app import token_fingerprint
+    from gateway.admin.token import announcement, resolve_admin_token
+    from gateway.admin.wiring import Operations, serve_admin
+    from gateway.build import build_gateway
+
     warn_at_start(config)
     ops = Operations.create(config, path=config_path)
     gateway = build_gateway(config, engine=ops.engine(), model_engine=ops.model_engine(), bus=ops.bus, windows=ops.windows)

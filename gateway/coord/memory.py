@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import heapq
+import itertools
 import json
 import time
 import uuid
@@ -203,9 +204,12 @@ class MemoryOutbox:
         self._items: dict[str, OutboundItem] = {}
         self._attempts: dict[str, int] = {}
         self._claims: dict[str, tuple[str, float]] = {}  # id -> (owner, expires_at)
+        # Ids: one random prefix per outbox plus a counter, not a `uuid4` per reply.
+        self._id_prefix = uuid.uuid4().hex[:12]
+        self._serial = itertools.count()
 
     async def put(self, item: OutboundItem) -> str:
-        item_id = uuid.uuid4().hex
+        item_id = f"{self._id_prefix}{next(self._serial):08x}"
         self._items[item_id] = item
         return item_id
 

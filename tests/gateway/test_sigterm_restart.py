@@ -12,6 +12,7 @@ from typing import Any
 
 import yaml
 
+from gateway.intake.journal import InboundJournal
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.gateway.harness import chat
 
@@ -85,7 +86,7 @@ async def test_sigterm_mid_turn_then_restart_delivers_the_reply(fake_openai: Fak
             process.send_signal(signal.SIGTERM)
             assert await asyncio.wait_for(process.wait(), 30) == 0
         assert any(line.get("event") == "gateway.unfinished_jobs" for line in first_log)
-        assert len(list((home / "inflight").glob("*/*.json"))) == 1
+        assert InboundJournal(home / "inflight").pending_count() == 1
 
         process, second_log = await _start(config)
         async with chat(port, "survivor") as tab:
@@ -94,7 +95,7 @@ async def test_sigterm_mid_turn_then_restart_delivers_the_reply(fake_openai: Fak
         assert any(line.get("event") == "journal.replay" for line in second_log)
         process.send_signal(signal.SIGTERM)
         assert await asyncio.wait_for(process.wait(), 30) == 0
-        assert list((home / "inflight").glob("*/*.json")) == []
+        assert InboundJournal(home / "inflight").pending_count() == 0
     finally:
         gate.set()
         if process.returncode is None:

@@ -1,0 +1,99 @@
+"""Chat-completion request bodies as JSON bytes, each message serialised once.
+
+Owns `RequestBodies`. A turn resends the whole history, but only its new
+messages change: their JSON is computed here once and kept, so building a
+body costs a lookup per message plus joining bytes (it grows with bytes sent,
+not with Python work per field, as the SDK's per-field transform does).
+Knows nothing of HTTP or the SDK.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from agent.messages import Message, ToolSchema, to_wire
+
+# Bounds the serialised messages kept (several chats share one client); the oldest go first.
+MAX_CACHED_BYTES = 64 * 1024 * 1024
+MAX_CACHED_TOOLS = 1024
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def dumps(value: Any) -> bytes:
+    """Compact UTF-8 JSON; a lone surrogate becomes its JSON escape (`\\udc80`) instead of failing."""
+    return _ENCODER.encode(value).encode("utf-8", "backslashreplace")
+
+
+class RequestBodies:
+    """Builds request bodies; caches each message's and tool's JSON.
+
+    Args:
+        budget_bytes: serialised messages kept at most (oldest evicted first).
+    """
+
+    def __init__(self, *, budget_bytes: int = MAX_CACHED_BYTES) -> None:
+        self._budget = budget_bytes
+        self._messages: dict[Message, bytes] = {}
+        self._cached_bytes = 0
+        # ToolSchema holds a dict (unhashable): keyed by identity, the schema kept so its id stays unique.
+        self._tools: dict[int, tuple[ToolSchema, bytes]] = {}
+
+    @property
+    def cached_bytes(self) -> int:
+        return self._cached_bytes
+
+    def message(self, message: Message) -> bytes:
+        """The wire JSON of `message` (in-process metadata left out, as `to_wire` does)."""
+        try:
+            cached = self._messages.get(message)
+        except TypeError:  # an unhashable content part: serialise, do not cache
+            return dumps(to_wire(message))
+        if cached is None:
+            cached = dumps(to_wire(message))
+            self._remember(message, cached)
+        return cached
+
+    def _remember(self, message: Message, data: bytes) -> None:
+        if len(data) > self._budget:
+            return
+        self._messages[message] = data
+        self._cached_bytes += len(data)
+        while self._cached_bytes > self._budget:
+            oldest = next(iter(self._messages))
+            self._cached_bytes -= len(self._messages.pop(oldest))
+
+    def tool(self, tool: ToolSchema) -> bytes:
+        entry = self._tools.get(id(tool))
+        if entry is not None and entry[0] is tool:
+            return entry[1]
+        if len(self._tools) >= MAX_CACHED_TOOLS:
+            self._tools.clear()
+        data = dumps(tool.to_wire())
+        self._tools[id(tool)] = (tool, data)
+        return data
+
+    def build(
+        self,
+        *,
+        model: str,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSchema] = (),
+        max_tokens: int | None = None,
+        stream: bool = False,
+    ) -> bytes:
+        """The whole `/chat/completions` body, as the SDK would send it for the same arguments."""
+        head: dict[str, Any] = {"model": model}
+        if max_tokens is not None:
+            head["max_tokens"] = max_tokens
+        if stream:
+            head["stream"] = True
+            head["stream_options"] = {"include_usage": True}
+        parts = [dumps(head)[:-1], b',"messages":[', b",".join([self.message(m) for m in messages]), b"]"]
+        if tools:
+            parts += [b',"tools":[', b",".join([self.tool(t) for t in tools]), b"]"]
+        parts.append(b"}")
+        return b"".join(parts)
+
+
+__all__ = ["MAX_CACHED_BYTES", "RequestBodies", "dumps"]
