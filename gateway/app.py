@@ -39,7 +39,7 @@ from gateway.intake.commands import HELP_TEXT, Command, StatusInfo, render_statu
 from gateway.intake.deadletter import DeadLetterBox, Stage
 from gateway.intake.decide import Intake, IntakeDecision
 from gateway.intake.journal import InboundJournal
-from gateway.intake.queueing import BusyMode, Job, JobKind, SessionLanes
+from gateway.intake.queueing import BusyMode, Job, SessionLanes
 from gateway.intake.routing import Route
 from gateway.ops.events import DeadLettered, EventBus, MessageAccepted, TaskDied
 from gateway.ops.health import Readiness, StoreHealth
@@ -116,14 +116,6 @@ class GatewayParts:
     mcp: McpHub | None = None
     windows: ModelWindows | None = None  # learned model windows and the model answering now
     deadletters: DeadLetterBox = field(default_factory=lambda: DeadLetterBox(None))
-
-
-def _journaled(decision: IntakeDecision) -> bool:
-    """Whether `_dispatch` queues a job for this decision (so the message must be journaled first)."""
-    if decision.verdict in ("duplicate", "deny", "ignore") or decision.route is None:
-        return False
-    command = decision.trigger.command if decision.trigger else None
-    return command is None or not command.immediate
 
 
 class Gateway:
@@ -286,13 +278,13 @@ class Gateway:
                 del messages[0]  # decided: `_in_hand` keeps only the undecided rest
         except asyncio.CancelledError:
             # Stopping: the ones decided so far are journaled here, the undecided by `_journal_queued`.
-            self.parts.journal.record_many([d.message for d in decisions if _journaled(d)])
+            self.parts.journal.record_many([d.message for d in decisions if d.lane_job is not None])
             raise
-        entries = await self._record([decision.message for decision in decisions if _journaled(decision)])
+        entries = await self._record([decision.message for decision in decisions if decision.lane_job is not None])
         # Journaled now: a stop from here on loses nothing (the next start replays them).
         found = iter(entries)
         for decision in decisions:
-            entry = next(found) if _journaled(decision) else None
+            entry = next(found) if decision.lane_job is not None else None
             if isinstance(entry, Exception):
                 self._quarantine(decision.message, stage="journal", error=entry)
                 continue
@@ -349,8 +341,7 @@ class Gateway:
             message = normalize_inbound(in_hand.pop(0) if in_hand else self.queue.get_nowait())
             try:
                 decision = await self.parts.intake.decide(message)
-                command = decision.trigger.command if decision.trigger else None
-                if decision.verdict in ("respond", "record") or (command is not None and not command.immediate):
+                if decision.lane_job is not None:
                     self.parts.journal.record(message)
             except Exception as exc:  # noqa: BLE001 - stopping goes on; the message is kept as a dead letter
                 self._quarantine(message, stage="journal", error=exc)
@@ -380,7 +371,9 @@ class Gateway:
             if journal_entry is not None:
                 self.parts.journal.done(journal_entry)
             return
-        kind: JobKind = "record" if decision.verdict == "record" else ("compress" if command is not None else "turn")
+        kind = decision.lane_job
+        if kind is None:  # a verdict that routes nowhere (handled above); never queued
+            return
         entry = journal_entry or self.parts.journal.record(message)
         job = Job(kind=kind, message=message, route=where, command=command, journal_entry=entry,
                   accepted_at=time.time())

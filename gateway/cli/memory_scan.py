@@ -14,7 +14,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Final
 
-from agent.memory._files import SEPARATOR, parse_entries
+from agent.memory import SEPARATOR, parse_entries
 from agent.memory.scanner import ScanVerdict, scan
 
 EXIT_OK: Final = 0

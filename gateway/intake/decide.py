@@ -20,6 +20,8 @@ from gateway.chats.pairing import PAIRING_TEXT, PairingStore
 from gateway.chats.policy import ChatPolicy
 from gateway.coord.base import Deduplicator
 from gateway.intake.allowlist import LOCAL_PLATFORMS, AccessDecision, AccessRules, RefusalLimiter, check_access
+from gateway.intake.commands import Command
+from gateway.intake.queueing import JobKind
 from gateway.intake.routing import Route, chat_scope, route
 from gateway.intake.triggers import GroupTrigger, TriggerDecision, decide_trigger
 from gateway.ops.logs import bind_message_context
@@ -47,6 +49,25 @@ class IntakeDecision:
     route: Route | None = None
     trigger: TriggerDecision | None = None
     reply: str | None = None  # what a refusal says instead of the allowlist text (a pairing code)
+
+    @property
+    def command(self) -> Command | None:
+        return self.trigger.command if self.trigger else None
+
+    @property
+    def lane_job(self) -> JobKind | None:
+        """The job this decision queues on its session's lane (so the message is journaled first), or None.
+
+        The one place that says so: intake, the burst journal and shutdown all ask here.
+        """
+        if self.verdict in ("duplicate", "deny", "ignore", "refuse") or self.route is None:
+            return None
+        command = self.command
+        if command is not None and command.immediate:
+            return None
+        if self.verdict == "record":
+            return "record"
+        return "compress" if command is not None else "turn"
 
 
 class Intake:

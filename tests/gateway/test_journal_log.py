@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from adapters.base import InboundMessage
-from gateway.intake.decide import journal as journal_module
+from gateway.intake import journal as journal_module
 from gateway.intake.journal import InboundJournal
 
 

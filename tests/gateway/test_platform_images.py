@@ -114,7 +114,8 @@ async def test_slack_slash_commands_are_acknowledged_and_run(tmp_path: Path, fak
                 "command": "/status", "text": "", "user_id": "U2", "user_name": "bob", "channel_id": "D1",
                 "channel_name": "directmessage", "trigger_id": "trig-1", "team_id": slack_api.TEAM_ID,
             })
-            await slack_fake.wait_until(lambda: bool(slack_fake.calls_to("chat.postMessage")))
+            # The ack and the reply travel on different connections: wait for both.
+            await slack_fake.wait_until(lambda: bool(slack_fake.calls_to("chat.postMessage")) and envelope in slack_fake.acks)
     assert envelope in slack_fake.acks
     (posted,) = slack_fake.calls_to("chat.postMessage")
     assert posted.params["channel"] == "D1"
