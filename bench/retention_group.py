@@ -2,7 +2,7 @@
 
 Each IRC log (`group_chat_irc.jsonl`, first `--messages` lines) becomes a
 shared group session: every line reaches the history as the gateway records
-it (`nick: text`, see `gateway.turns.user_line`; `--format irc` keeps the
+it (`nick: text`, see `gateway.sessions.turns.user_line`; `--format irc` keeps the
 data's own `[nick] text` with `name`). Facts are planted by four of the log's
 own speakers among its first half, in the wordings people use to state an
 exact value in a chat ("note for everyone: the value of X is Y", "X is Y",
@@ -10,7 +10,7 @@ exact value in a chat ("note for everyone: the value of X is Y", "X is Y",
 the answer to a question, in English, German, French, Spanish, Russian and
 Chinese), each with its own exact token. Every `--turn-every` lines someone
 mentions the bot: before the turn the gateway's hygiene check runs
-(`gateway.hygiene.check_hygiene`, hard limit `--hard-limit` messages) and
+(`gateway.sessions.hygiene.check_hygiene`, hard limit `--hard-limit` messages) and
 compresses when it says so, the bot answers, and the preflight check may
 compress too. At the end one more mention asks for the facts: the answering
 request (system prompt + history + question) is searched for every planted

@@ -43,7 +43,7 @@ MAX_NAME_CHARS = 40
 _ENTRY_LINE = re.compile(r"^- \[turn (\d+), (user|assistant)(?::([^\]\n]{1,40}))?\] (.+)$")
 _ANSWER_SUFFIX = re.compile(r"^(?P<text>.+?) \(answer to (?P<context>[^\n]+)\)$")
 # Group lines name their speaker: `[nick] text` (IRC logs, bridges) or `nick: text` (the gateway's shared
-# sessions, see `gateway.turns.user_line`). The second is only read as a name when most lines of the span
+# sessions, see `gateway.sessions.turns.user_line`). The second is only read as a name when most lines of the span
 # have it: in a one-person chat "timeout: 30s" is a fact, not a speaker.
 _BRACKET_NAME = re.compile(r"^\[([^\]\n]{1,40})\] ?")
 _COLON_NAME = re.compile(r"^([^\s:\[\]][^:\n]{0,39}?): (?=\S)")
