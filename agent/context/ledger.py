@@ -5,7 +5,7 @@ Owns the `FactLedger` handoff section, its line format
 N; ...` carrying the turn count), how the ledger of every previous handoff in
 the span is parsed back (one may linger in the tail while a newer one is
 written ahead of it), how turns are numbered across compressions (`read_span`,
-shared with `agent.context.user_words`), and the merge rules: newer
+in `agent.context._span`, shared with `agent.context.user_words`), and the merge rules: newer
 statements on the same subject replace older ones, repeats, clauses contained
 in other clauses and values already kept go, facts the user-words section
 shows verbatim are left to it, and the section stays within its token budget
@@ -18,204 +18,32 @@ import bisect
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Protocol, TypeAlias
+from typing import Protocol
 
-from agent.context._boundaries import head_size
 from agent.context._facts import USER_WEIGHTS, Fact, Speaker, answer_fact, classify, extract_facts, normalise
-from agent.context._handoff import END_MARKER, MERGED_PRIOR_HEADER, handoff_text, is_handoff, unmerge
+from agent.context._handoff import is_handoff
+from agent.context._span import DEFAULT_PROTECT_FIRST_N as DEFAULT_PROTECT_FIRST_N
+from agent.context._span import LEDGER_TITLE as LEDGER_TITLE
+from agent.context._span import USER_WORDS_TITLE as USER_WORDS_TITLE
+from agent.context._span import Carried as Carried
+from agent.context._span import Span as Span
+from agent.context._span import SpanMessage as SpanMessage
+from agent.context._span import read_span as read_span
+from agent.context._span import section_body as section_body
+from agent.context._span import turns_line as turns_line
 from agent.context._statements import is_question
 from agent.context.sections import SectionDrops
 from agent.messages import Message
 from agent.tokens import TokenCounter, estimate_tokens
 
-LEDGER_TITLE = "Fact ledger"
-USER_WORDS_TITLE = "User words kept"
-# Sections whose first line carries the turn count (see `turns_line`).
-SECTION_TITLES = (LEDGER_TITLE, USER_WORDS_TITLE)
 DEFAULT_LEDGER_MAX_TOKENS = 1500
-# The compressor protects this many opening messages on the first compression (CompressionSettings default).
-DEFAULT_PROTECT_FIRST_N = 3
-OPENING_NOTE = " after the opening turns"
 # A weight for a stored line that no longer classifies (e.g. written by an older version): kept, dropped early.
 UNCLASSIFIED_WEIGHT = 40
-MAX_NAME_CHARS = 40
 
 _ENTRY_LINE = re.compile(r"^- \[turn (\d+), (user|assistant)(?::([^\]\n]{1,40}))?\] (.+)$")
 _ANSWER_SUFFIX = re.compile(r"^(?P<text>.+?) \(answer to (?P<context>[^\n]+)\)$")
-# Group lines name their speaker: `[nick] text` (IRC logs, bridges) or `nick: text` (the gateway's shared
-# sessions, see `gateway.sessions.turns.user_line`). The second is only read as a name when most lines of the span
-# have it: in a one-person chat "timeout: 30s" is a fact, not a speaker.
-_BRACKET_NAME = re.compile(r"^\[([^\]\n]{1,40})\] ?")
-_COLON_NAME = re.compile(r"^([^\s:\[\]][^:\n]{0,39}?): (?=\S)")
-SHARED_SHARE = 0.8
 # How far back a bare answer looks for the question it answers.
 ANSWER_LOOKBACK = 5
-_TURNS_LINE = re.compile(rf"Verbatim [^\n]*? up to turn (\d+)({OPENING_NOTE})?;")
-_HEADING = re.compile(r"^## (.+)$", re.MULTILINE)
-
-
-@dataclass(frozen=True, slots=True)
-class SpanMessage:
-    """A user or assistant message of a compressed span, with its turn number."""
-
-    turn: int
-    speaker: Speaker
-    name: str | None
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class Carried:
-    """A previous handoff inside the span: what its sections kept, renumbered by `offset` turns."""
-
-    text: str
-    offset: int
-
-
-SpanItem: TypeAlias = SpanMessage | Carried
-
-
-@dataclass(frozen=True, slots=True)
-class Span:
-    """What a compression drops, in chronological order.
-
-    Attributes:
-        items: user/assistant messages and previous handoffs, oldest first.
-        turns: the number of user turns covered once this compression is done.
-        opening_included: whether the protected opening messages have been numbered yet.
-    """
-
-    items: tuple[SpanItem, ...]
-    turns: int
-    opening_included: bool = True
-
-
-def turns_line(kind: str, span: Span, note: str) -> str:
-    """The first line of a section: carries the turn count (and whether the opening is counted) forward."""
-    opening = "" if span.opening_included else OPENING_NOTE
-    return f"Verbatim {kind} up to turn {span.turns}{opening}; {note}"
-
-
-def previous_turns(previous: str | None) -> tuple[int, bool] | None:
-    """(turn count, opening included) from the first line of our sections in a handoff text, None without them."""
-    found: list[tuple[int, bool]] = []
-    for title in SECTION_TITLES:
-        body = section_body(previous, title)
-        match = _TURNS_LINE.match(body.lstrip("\n")) if body else None
-        if match is not None:
-            found.append((int(match.group(1)), not match.group(2)))
-    return max(found) if found else None
-
-
-_NAMED_ENTRY = re.compile(r"\[turn \d+, user:")
-
-
-def _shared(messages: Sequence[Message], previous_summary: str | None) -> bool:
-    """Most user lines start with `name: ` (from several names, or after a handoff that named speakers)."""
-    users = [m.text for m in messages if m.role == "user" and not is_handoff(m)]
-    named = [match.group(1) for text in users if (match := _COLON_NAME.match(text)) is not None]
-    if not users or len(named) < SHARED_SHARE * len(users):
-        return False
-    if len(set(named)) >= 3 or (len(set(named)) == 2 and len(users) >= 4):
-        return True
-    handoffs = [handoff_text(m) for m in messages if is_handoff(m)] or [previous_summary or ""]
-    return any(_NAMED_ENTRY.search(text) for text in handoffs)
-
-
-def _clean_name(name: str | None) -> str | None:
-    if not name:
-        return None
-    cleaned = re.sub(r"[\]\[\n\r:]", "", name).strip()[:MAX_NAME_CHARS]
-    return cleaned or None
-
-
-def _speaker(message: Message, text: str, shared: bool) -> tuple[str | None, str]:
-    """(name, text without the name prefix) of a user line."""
-    match = _BRACKET_NAME.match(text)
-    if match is None and shared:
-        match = _COLON_NAME.match(text)
-    if match is not None and text[match.end():].strip():
-        return _clean_name(match.group(1)) or _clean_name(message.name), text[match.end():].strip()
-    return _clean_name(message.name), text
-
-
-def _number(messages: Sequence[Message], start: int, shared: bool = False) -> tuple[list[SpanMessage], int]:
-    numbered: list[SpanMessage] = []
-    turn = start
-    for message in messages:
-        if message.role not in ("user", "assistant"):
-            continue
-        if message.role == "user":
-            turn += 1
-        text = message.text.strip()
-        if text:
-            speaker: Speaker = "user" if message.role == "user" else "assistant"
-            name, body = _speaker(message, text, shared) if speaker == "user" else (_clean_name(message.name), text)
-            numbered.append(SpanMessage(turn, speaker, name, body))
-    return numbered, turn
-
-
-def read_span(
-    dropped: Sequence[Message], previous_summary: str | None, *, protect_first_n: int = DEFAULT_PROTECT_FIRST_N
-) -> Span:
-    """Put `dropped` in chronological order and number its user turns across compressions.
-
-    A turn begins at each real user message; a previous handoff counts the
-    turns its sections say it covered. Messages ahead of a handoff are older
-    than it when they are the conversation's protected opening (the first
-    `protect_first_n`, while the handoff says the opening is not counted yet)
-    and newer otherwise: the compressor pins the latest user message ahead of
-    the summary it writes. The first compression does not see the protected
-    opening, so its numbers start after it and its sections say so.
-    `previous_summary` is only read when no handoff is among `dropped`.
-    """
-    items: list[SpanItem] = []
-    shared = _shared(dropped, previous_summary)
-    handoffs = [index for index, message in enumerate(dropped) if is_handoff(message)]
-    if not handoffs:
-        state = previous_turns(previous_summary)
-        turn = 0
-        if previous_summary is not None and state is not None:
-            items.append(Carried(previous_summary, 0))
-            turn = state[0]
-        numbered, turn = _number(dropped, turn, shared)
-        opening = state[1] if state is not None else protect_first_n == 0
-        return Span((*items, *numbered), turn, opening)
-    turn = 0
-    start = 0
-    for index in handoffs:
-        run, handoff = dropped[start:index], dropped[index]
-        text = handoff_text(handoff)
-        state = previous_turns(text)
-        cut = len(run) if state is None else 0 if state[1] else head_size(run, protect_first_n)
-        numbered, turn = _number(run[:cut], turn, shared)
-        items.extend(numbered)
-        items.append(Carried(text, turn))
-        turn += state[0] if state is not None else 0
-        rest = unmerge(handoff.text) if handoff.text.startswith(MERGED_PRIOR_HEADER) else ""
-        merged = [Message(role=handoff.role, content=rest, name=handoff.name)] if rest.strip() else []
-        numbered, turn = _number([*run[cut:], *merged], turn, shared)
-        items.extend(numbered)
-        start = index + 1
-    numbered, turn = _number(dropped[start:], turn, shared)
-    return Span((*items, *numbered), turn, True)
-
-
-def section_body(previous: str | None, title: str) -> str | None:
-    """The text under the last `## {title}` heading of a handoff (the compressor appends sections last)."""
-    if not previous:
-        return None
-    headings = [m for m in _HEADING.finditer(previous) if m.group(1).strip() == title]
-    if not headings:
-        return None
-    start = headings[-1].end()
-    following = _HEADING.search(previous, start)
-    end = following.start() if following else len(previous)
-    body = previous[start:end]
-    marker = body.find(END_MARKER)
-    if marker >= 0:
-        body = body[:marker]
-    return body
 
 
 class VerbatimUserWords(Protocol):

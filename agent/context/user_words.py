@@ -17,20 +17,17 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from agent.context.ledger import (
+from agent.context._span import (
     DEFAULT_PROTECT_FIRST_N,
     Carried,
-    FactLedger,
     Span,
     SpanMessage,
     read_span,
     section_body,
-    span_budget,
     turns_line,
 )
-from agent.context.ledger import (
-    USER_WORDS_TITLE as USER_WORDS_TITLE,
-)
+from agent.context._span import USER_WORDS_TITLE as USER_WORDS_TITLE
+from agent.context.ledger import FactLedger, span_budget
 from agent.context.sections import HandoffSection
 from agent.messages import Message
 from agent.settings import CompressionSettings

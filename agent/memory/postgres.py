@@ -14,18 +14,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from typing import Any
-
-import psycopg
+from contextlib import AbstractContextManager, contextmanager
 
 from agent.memory._paths import chat_dirname
-from agent.store.postgres import PostgresSessionStore
+from agent.store.postgres import AdvisoryLock, Conn, PostgresSessionStore
 
 # First key of the two-key advisory lock space taken by notes (the second is a hash of the chat id).
 NOTES_LOCK_CLASS = 0x6E6F  # "no"
 
-Conn = psycopg.Connection[dict[str, Any]]
 
 
 class PostgresChatFiles:
@@ -35,7 +31,7 @@ class PostgresChatFiles:
         self._store = store
         self._chat_id = chat_id
         self._clock = clock
-        self._held: Conn | None = None
+        self._lock = AdvisoryLock(store, "%s, hashtext(%s)", (NOTES_LOCK_CLASS, chat_id))
 
     @property
     def label(self) -> str:
@@ -47,24 +43,11 @@ class PostgresChatFiles:
 
     @contextmanager
     def locked(self) -> Iterator[None]:
-        if self._held is not None:  # re-entrant: approve() writes under the lock it already holds
+        with self._lock.held():
             yield
-            return
-        with self._store.connection() as conn, conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (NOTES_LOCK_CLASS, self._chat_id))
-            self._held = conn
-            try:
-                yield
-            finally:
-                self._held = None
 
-    @contextmanager
-    def _connection(self) -> Iterator[Conn]:
-        if self._held is not None:
-            yield self._held
-        else:
-            with self._store.connection() as conn:
-                yield conn
+    def _connection(self) -> AbstractContextManager[Conn]:
+        return self._lock.connection()
 
     def exists(self) -> bool:
         with self._connection() as conn:

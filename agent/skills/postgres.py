@@ -11,18 +11,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from typing import Any
-
-import psycopg
+from contextlib import AbstractContextManager, contextmanager
 
 from agent.skills._storage import SKILL_FILE
-from agent.store.postgres import PostgresSessionStore
+from agent.store.postgres import AdvisoryLock, Conn, PostgresSessionStore
 
 # The advisory lock key of the skill library (one library per database).
 SKILLS_LOCK_KEY = 0x736B696C6C73  # "skills"
 
-Conn = psycopg.Connection[dict[str, Any]]
 
 
 class PostgresSkills:
@@ -31,28 +27,15 @@ class PostgresSkills:
     def __init__(self, store: PostgresSessionStore, *, clock: Callable[[], float] = time.time) -> None:
         self._store = store
         self._clock = clock
-        self._held: Conn | None = None
+        self._lock = AdvisoryLock(store, "%s", (SKILLS_LOCK_KEY,))
 
     @contextmanager
     def locked(self) -> Iterator[None]:
-        if self._held is not None:
+        with self._lock.held():
             yield
-            return
-        with self._store.connection() as conn, conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (SKILLS_LOCK_KEY,))
-            self._held = conn
-            try:
-                yield
-            finally:
-                self._held = None
 
-    @contextmanager
-    def _connection(self) -> Iterator[Conn]:
-        if self._held is not None:
-            yield self._held
-        else:
-            with self._store.connection() as conn:
-                yield conn
+    def _connection(self) -> AbstractContextManager[Conn]:
+        return self._lock.connection()
 
     def read(self, name: str, relative: str) -> str | None:
         with self._connection() as conn:
