@@ -11,12 +11,12 @@ platforms beyond their names.
 from __future__ import annotations
 
 import secrets
-import sqlite3
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from gateway.chats._sqlite import SqliteFile
 
 PAIRING_DB_NAME = "pairing.db"
 CODE_TTL_SECONDS = 3600.0
@@ -63,32 +63,17 @@ class PairingStore:
     def __init__(self, path: Path, *, clock: Callable[[], float] = time.time) -> None:
         self.path = path
         self._clock = clock
-        self._conn: sqlite3.Connection | None = None
-        self._lock = threading.Lock()
+        self._file = SqliteFile(path, schema=_SCHEMA, what="pairing store")
 
     def open(self) -> None:
-        if self._conn is not None:
-            return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(self.path, timeout=10.0, check_same_thread=False, isolation_level=None)
-        conn.execute("PRAGMA journal_mode=WAL")
-        for statement in _SCHEMA:
-            conn.execute(statement)
-        self._conn = conn
+        self._file.open()
 
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
-
-    def _db(self) -> sqlite3.Connection:
-        if self._conn is None:
-            raise RuntimeError(f"pairing store {self.path} is not open; call open() first")
-        return self._conn
+        self._file.close()
 
     def is_approved(self, platform: str, user_id: str) -> bool:
-        with self._lock:
-            row = self._db().execute(
+        with self._file.locked() as db:
+            row = db.execute(
                 "SELECT 1 FROM approved WHERE platform = ? AND user_id = ?", (platform, user_id)
             ).fetchone()
         return row is not None
@@ -96,8 +81,7 @@ class PairingStore:
     def code_for(self, platform: str, user_id: str, user_name: str) -> PairingCode | None:
         """The sender's live code (a new one if none); None when the platform already has too many pending."""
         now = self._clock()
-        with self._lock:
-            db = self._db()
+        with self._file.locked() as db:
             db.execute("DELETE FROM codes WHERE expires_at <= ?", (now,))
             row = db.execute(
                 "SELECT code, expires_at FROM codes WHERE platform = ? AND user_id = ?", (platform, user_id)
@@ -114,16 +98,16 @@ class PairingStore:
 
     def pending(self, platform: str | None = None) -> list[PairingCode]:
         now = self._clock()
-        with self._lock:
-            rows = self._db().execute(
+        with self._file.locked() as db:
+            rows = db.execute(
                 "SELECT code, platform, user_id, user_name, expires_at FROM codes WHERE expires_at > ? "
                 "AND (? IS NULL OR platform = ?) ORDER BY created_at", (now, platform, platform),
             ).fetchall()
         return [PairingCode(str(r[0]), str(r[1]), str(r[2]), str(r[3]), float(r[4])) for r in rows]
 
     def approved(self, platform: str | None = None) -> list[PairedUser]:
-        with self._lock:
-            rows = self._db().execute(
+        with self._file.locked() as db:
+            rows = db.execute(
                 "SELECT platform, user_id, user_name, approved_at FROM approved WHERE (? IS NULL OR platform = ?) "
                 "ORDER BY approved_at", (platform, platform),
             ).fetchall()
@@ -132,8 +116,7 @@ class PairingStore:
     def approve(self, platform: str, code: str) -> PairedUser | None:
         """Admit the sender of a live `code` on `platform` (None: no such live code)."""
         now = self._clock()
-        with self._lock:
-            db = self._db()
+        with self._file.locked() as db:
             row = db.execute(
                 "SELECT user_id, user_name FROM codes WHERE code = ? AND platform = ? AND expires_at > ?",
                 (code.strip().upper(), platform, now),
@@ -145,8 +128,8 @@ class PairingStore:
         return PairedUser(platform, str(row[0]), str(row[1]), now)
 
     def revoke(self, platform: str, user_id: str) -> bool:
-        with self._lock:
-            cursor = self._db().execute(
+        with self._file.locked() as db:
+            cursor = db.execute(
                 "DELETE FROM approved WHERE platform = ? AND user_id = ?", (platform, user_id)
             )
         return cursor.rowcount > 0

@@ -6,14 +6,12 @@ Knows nothing of agents or platforms.
 """
 from __future__ import annotations
 
-import sqlite3
-import threading
 from pathlib import Path
 
+from gateway.chats._sqlite import SqliteFile
 from gateway.chats.store.base import ChatRecord, Usage
 
 CHATS_DB_NAME = "chats.db"
-BUSY_TIMEOUT_SECONDS = 10.0
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS chats (
     chat TEXT PRIMARY KEY,
@@ -35,31 +33,17 @@ class SqliteChatStore:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._conn: sqlite3.Connection | None = None
-        self._lock = threading.Lock()
+        self._file = SqliteFile(path, schema=(_SCHEMA,), what="chat store")
 
     def open(self) -> None:
-        if self._conn is not None:
-            return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_SECONDS, check_same_thread=False, isolation_level=None)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute(_SCHEMA)
-        self._conn = conn
+        self._file.open()
 
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
-
-    def _require(self) -> sqlite3.Connection:
-        if self._conn is None:
-            raise RuntimeError(f"chat store {self.path} is not open; call open() first")
-        return self._conn
+        self._file.close()
 
     def get(self, chat: str) -> ChatRecord:
-        with self._lock:
-            row = self._require().execute(
+        with self._file.locked() as db:
+            row = db.execute(
                 "SELECT model, prompt_tokens, completion_tokens, requests FROM chats WHERE chat = ?", (chat,)
             ).fetchone()
         if row is None:
@@ -67,16 +51,16 @@ class SqliteChatStore:
         return ChatRecord(chat, row[0], Usage(int(row[1]), int(row[2]), int(row[3])))
 
     def set_model(self, chat: str, model: str | None) -> None:
-        with self._lock:
-            self._require().execute(
+        with self._file.locked() as db:
+            db.execute(
                 "INSERT INTO chats(chat, platform, model) VALUES (?, ?, ?) "
                 "ON CONFLICT(chat) DO UPDATE SET model = excluded.model",
                 (chat, chat.split(":", 1)[0], model),
             )
 
     def add_usage(self, chat: str, platform: str, usage: Usage) -> None:
-        with self._lock:
-            self._require().execute(
+        with self._file.locked() as db:
+            db.execute(
                 "INSERT INTO chats(chat, platform, prompt_tokens, completion_tokens, requests) VALUES (?, ?, ?, ?, ?) "
                 "ON CONFLICT(chat) DO UPDATE SET prompt_tokens = prompt_tokens + excluded.prompt_tokens, "
                 "completion_tokens = completion_tokens + excluded.completion_tokens, "
@@ -85,8 +69,8 @@ class SqliteChatStore:
             )
 
     def usage_by_platform(self) -> dict[str, Usage]:
-        with self._lock:
-            rows = self._require().execute(
+        with self._file.locked() as db:
+            rows = db.execute(
                 "SELECT platform, sum(prompt_tokens), sum(completion_tokens), sum(requests) FROM chats GROUP BY platform"
             ).fetchall()
         return {str(row[0]): Usage(int(row[1]), int(row[2]), int(row[3])) for row in rows if row[0]}
