@@ -3,12 +3,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
 import socket
-import sys
 from pathlib import Path
-from typing import Any
 
 import aiohttp
 import yaml
@@ -16,10 +13,9 @@ import yaml
 from adapters.telegram import SECRET_HEADER
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.telegram_api import FakeTelegram, message, private_chat
+from tests.gateway.daemon import start_daemon
 from tests.gateway.harness import chat
 
-ROOT = Path(__file__).resolve().parents[2]
-START_TIMEOUT = 60.0
 SECRET = "daemon-poison-secret"
 
 
@@ -50,38 +46,13 @@ def _config(path: Path, home: Path, openai: str, telegram: str, ports: dict[str,
     path.write_text(yaml.safe_dump(config), encoding="utf-8")
 
 
-async def _start(config: Path) -> tuple[asyncio.subprocess.Process, list[dict[str, Any]]]:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "gateway.cli", "run", "--config", str(config),
-        cwd=ROOT, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    lines: list[dict[str, Any]] = []
-    ready = asyncio.Event()
-
-    async def read() -> None:
-        assert process.stderr is not None
-        async for raw in process.stderr:
-            try:
-                line = json.loads(raw)
-            except ValueError:
-                continue
-            lines.append(line)
-            if line.get("event") == "gateway.ready":
-                ready.set()
-
-    asyncio.get_running_loop().create_task(read())
-    await asyncio.wait_for(ready.wait(), START_TIMEOUT)
-    return process, lines
-
-
 async def test_poison_frame_and_webhook_leave_every_chat_answered(fake_openai: FakeOpenAI, home: Path, tmp_path: Path) -> None:
     """A lone surrogate by websocket and by Telegram webhook: both answered, a third chat too, /readyz stays 200."""
     async with FakeTelegram(token="123456:fake-token-for-tests") as telegram:
         ports = {"web": _free_port(), "telegram": _free_port(), "admin": _free_port()}
         config = tmp_path / "config.yaml"
         _config(config, home, fake_openai.base_url, f"http://127.0.0.1:{telegram.port}", ports)
-        process, log_lines = await _start(config)
+        process, log_lines = await start_daemon(config)
         try:
             async with chat(ports["web"]) as tab:
                 await tab.ws.send_str('{"type": "message", "text": "cut \\ud83d emoji", "client_id": "p1"}')

@@ -2,11 +2,8 @@
 from __future__ import annotations
 
 import asyncio
-import json
-import os
 import signal
 import socket
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,10 +11,8 @@ import yaml
 
 from gateway.intake.journal import InboundJournal
 from tests.fakes.openai_server import FakeOpenAI, Reply
+from tests.gateway.daemon import start_daemon
 from tests.gateway.harness import chat
-
-ROOT = Path(__file__).resolve().parents[2]
-START_TIMEOUT = 60.0
 
 
 def _free_port() -> int:
@@ -39,32 +34,6 @@ def _write_config(path: Path, home: Path, base_url: str, port: int) -> None:
     path.write_text(yaml.safe_dump(config), encoding="utf-8")
 
 
-async def _start(config: Path) -> tuple[asyncio.subprocess.Process, list[dict[str, Any]]]:
-    """Start `chorus run`, return once it logged `gateway.ready`; its log lines keep being collected."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "gateway.cli", "run", "--config", str(config),
-        cwd=ROOT, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    lines: list[dict[str, Any]] = []
-    ready = asyncio.Event()
-
-    async def read() -> None:
-        assert process.stderr is not None
-        async for raw in process.stderr:
-            try:
-                line = json.loads(raw)
-            except ValueError:
-                continue
-            lines.append(line)
-            if line.get("event") == "gateway.ready":
-                ready.set()
-
-    asyncio.get_running_loop().create_task(read())
-    await asyncio.wait_for(ready.wait(), START_TIMEOUT)
-    return process, lines
-
-
 async def test_sigterm_mid_turn_then_restart_delivers_the_reply(fake_openai: FakeOpenAI, home: Path, tmp_path: Path) -> None:
     """A turn held at the model survives SIGTERM (exit 0) and is answered on the websocket after a restart."""
     gate = asyncio.Event()
@@ -78,7 +47,7 @@ async def test_sigterm_mid_turn_then_restart_delivers_the_reply(fake_openai: Fak
     port = _free_port()
     config = tmp_path / "config.yaml"
     _write_config(config, home, fake_openai.base_url, port)
-    process, first_log = await _start(config)
+    process, first_log = await start_daemon(config)
     try:
         async with chat(port, "survivor") as tab:
             await tab.say("please remember me")
@@ -88,7 +57,7 @@ async def test_sigterm_mid_turn_then_restart_delivers_the_reply(fake_openai: Fak
         assert any(line.get("event") == "gateway.unfinished_jobs" for line in first_log)
         assert InboundJournal(home / "inflight").pending_count() == 1
 
-        process, second_log = await _start(config)
+        process, second_log = await start_daemon(config)
         async with chat(port, "survivor") as tab:
             reply = await tab.reply(timeout=30)
         assert reply == "echo: please remember me"

@@ -1,0 +1,38 @@
+"""`chorus run` as a real subprocess for tests: start it and collect its JSON log lines."""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+START_TIMEOUT = 60.0
+
+
+async def start_daemon(config: Path) -> tuple[asyncio.subprocess.Process, list[dict[str, Any]]]:
+    """Start `chorus run`, return once it logged `gateway.ready`; its log lines keep being collected."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "gateway.cli", "run", "--config", str(config),
+        cwd=ROOT, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    lines: list[dict[str, Any]] = []
+    ready = asyncio.Event()
+
+    async def read() -> None:
+        assert process.stderr is not None
+        async for raw in process.stderr:
+            try:
+                line = json.loads(raw)
+            except ValueError:
+                continue
+            lines.append(line)
+            if line.get("event") == "gateway.ready":
+                ready.set()
+
+    asyncio.get_running_loop().create_task(read())
+    await asyncio.wait_for(ready.wait(), START_TIMEOUT)
+    return process, lines
