@@ -1,7 +1,7 @@
 """Learned model windows: when a provider proves a window smaller than `context_length`.
 
 Owns `LearnedWindow`, the `WindowStore` Protocol (where learned windows are
-kept: `FileWindowStore` under home now, a shared table later) and
+kept: `FileWindowStore` under home, `PostgresWindowStore` shared by replicas) and
 `ModelWindows`, the process's view: the effective window of each configured
 model (the configured `context_length`, lowered by what a provider stated or
 an overflow proved) and which model answers now (the fallback chain sets it;

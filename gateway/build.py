@@ -29,7 +29,7 @@ from agent.memory import NotesStore
 from agent.memory.providers import MemoryManager, ProviderRegistry
 from agent.model_client import ModelClient, OpenAIModelClient
 from agent.model_retry import ChainEntry, ResilientModelClient, RetryPolicy
-from agent.model_windows import WINDOWS_FILE, FileWindowStore, ModelEndpoint, ModelWindows
+from agent.model_windows import ModelEndpoint, ModelWindows
 from agent.prompt import DEFAULT_BASE_PROMPT
 from agent.review import BackgroundReviewer
 from agent.tokens import default_counter
@@ -42,10 +42,8 @@ from agent.transcription import OpenAITranscriber
 from gateway.app import Gateway, GatewayParts
 from gateway.chats.commands import ChatCommands
 from gateway.chats.models import ChatModels, ModelClients, with_model
-from gateway.chats.pairing import PAIRING_DB_NAME, PairingStore
 from gateway.chats.policy import ChatPolicy, ModelChoice
 from gateway.chats.provenance import admins_by_platform
-from gateway.chats.store import CHATS_DB_NAME, SqliteChatStore
 from gateway.chats.tool_access import tool_access
 from gateway.config import ChorusConfig
 from gateway.coord import Coordinator, memory_coordinator, poller_lease_name, redis_coordinator
@@ -65,7 +63,7 @@ from gateway.sessions.media import MediaReader, MediaSettings
 from gateway.sessions.review import ReviewHooks
 from gateway.sessions.service import SessionService
 from gateway.sessions.turns import PostTurnHook, TurnRunner, TurnSettings
-from gateway.stores import Stores, build_stores
+from gateway.stores import Stores, build_stores, window_store
 
 log = structlog.get_logger(__name__)
 
@@ -91,10 +89,10 @@ def build_coordinator(config: ChorusConfig, *, node: str) -> tuple[Coordinator, 
 
 
 def model_windows(config: ChorusConfig) -> ModelWindows:
-    """The learned windows under home (`model_windows.json`), the main model active."""
+    """The learned windows (`model_windows.json` under home, or the shared store's table), the main model active."""
     model = config.model
     main = ModelEndpoint(name=model.name or "", base_url=model.base_url, context_length=model.context_length)
-    return ModelWindows(main, FileWindowStore(config.home_dir / WINDOWS_FILE))
+    return ModelWindows(main, window_store(config))
 
 
 def build_model(config: ChorusConfig, windows: ModelWindows | None = None) -> ResilientModelClient:
@@ -356,8 +354,7 @@ def build_gateway(
     hub = mcp if mcp is not None else McpHub(config.mcp, observe=bus.publish)
 
     policy = ChatPolicy(config)
-    pairing = PairingStore(home / PAIRING_DB_NAME)
-    chats = SqliteChatStore(home / CHATS_DB_NAME)
+    pairing, chats = stores.pairing, stores.chats
     clients = ModelClients(config, client)
     chat_models = ChatModels(
         policy=policy, chats=chats, main=client, clients=clients, engine=model_engine or chat_model_engine(policy),

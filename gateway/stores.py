@@ -1,11 +1,12 @@
 """The durable stores a gateway (or a CLI command) uses, chosen by `store.url`.
 
-Owns `Stores` and `build_stores`: with `store.url` unset, sessions live in
-`<home>/state.db`, notes under `<home>/memories/` and skills under
-`<home>/skills/`; with a postgresql:// URL all three live in that database, so replicas with separate homes on separate
-machines share every chat's history and notes. Building does no I/O; the
-session store's `open()` (at gateway start) connects the pool the notes use
-as well.
+Owns `Stores`, `build_stores` and `window_store`: with `store.url` unset, sessions live in
+`<home>/state.db`, notes under `<home>/memories/`, skills under `<home>/skills/`,
+per-chat settings in `<home>/chats.db`, pairing in `<home>/pairing.db` and learned
+model windows in `<home>/model_windows.json`; with a postgresql:// URL all of them
+live in that database, so replicas with separate homes on separate machines share
+every chat's history, notes, `/model`, usage and pairing. Building does no I/O; the
+session store's `open()` (at gateway start) connects the pool the others borrow.
 """
 from __future__ import annotations
 
@@ -17,10 +18,15 @@ from typing import Literal
 from agent.memory.notes import NotesStore
 from agent.memory.postgres import postgres_notes
 from agent.memory.scanner import scan
+from agent.model_windows import WINDOWS_FILE, FileWindowStore, WindowStore
+from agent.model_windows_postgres import PostgresWindowStore
 from agent.skills.library import SkillLibrary
 from agent.skills.postgres import PostgresSkills
 from agent.store import SessionStore, is_postgres_url, store_for
 from agent.store.postgres import PostgresSessionStore
+from gateway.chats.pairing import PAIRING_DB_NAME, PairingStore, SqlitePairingStore
+from gateway.chats.pairing_postgres import PostgresPairingStore
+from gateway.chats.store import CHATS_DB_NAME, ChatStore, PostgresChatStore, SqliteChatStore
 from gateway.config import ChorusConfig
 
 StoreMode = Literal["sqlite", "postgresql"]
@@ -38,6 +44,8 @@ class Stores:
     sessions: SessionStore
     notes: NotesStore
     skills: SkillLibrary
+    chats: ChatStore
+    pairing: PairingStore
     mode: StoreMode
     identity: str
 
@@ -49,9 +57,21 @@ def build_stores(config: ChorusConfig) -> Stores:
         shared = PostgresSessionStore(url)
         notes = NotesStore(home, config.memory, files=postgres_notes(shared))
         skills = SkillLibrary(home / SKILLS_DIRNAME, scanner=scan, storage=PostgresSkills(shared))
-        return Stores(shared, notes, skills, "postgresql", shared.location)
+        chats, pairing = PostgresChatStore(shared), PostgresPairingStore(shared)
+        return Stores(shared, notes, skills, chats, pairing, "postgresql", shared.location)
     skills = SkillLibrary(home / SKILLS_DIRNAME, scanner=scan)
-    return Stores(store_for(url, home), NotesStore(home, config.memory), skills, "sqlite", str(home))
+    return Stores(
+        store_for(url, home), NotesStore(home, config.memory), skills, SqliteChatStore(home / CHATS_DB_NAME),
+        SqlitePairingStore(home / PAIRING_DB_NAME), "sqlite", str(home),
+    )
+
+
+def window_store(config: ChorusConfig) -> WindowStore:
+    """Where learned model windows live: the shared database, or `model_windows.json` under home."""
+    url = config.store.url
+    if url is not None and is_postgres_url(url):
+        return PostgresWindowStore(url)
+    return FileWindowStore(config.home_dir / WINDOWS_FILE)
 
 
 @contextmanager
@@ -63,3 +83,18 @@ def opened_notes(config: ChorusConfig) -> Iterator[NotesStore]:
         return
     with stores.sessions:
         yield stores.notes
+
+
+@contextmanager
+def opened_pairing(config: ChorusConfig) -> Iterator[PairingStore]:
+    """The pairing store for `chorus pairing`, open (with the shared database's pool when shared) for the duration."""
+    stores = build_stores(config)
+    if stores.mode == "sqlite":
+        stores.pairing.open()
+        try:
+            yield stores.pairing
+        finally:
+            stores.pairing.close()
+        return
+    with stores.sessions:
+        yield stores.pairing

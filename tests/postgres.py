@@ -15,7 +15,8 @@ import psycopg
 import pytest
 
 ADMIN_URL = os.environ.get("CHORUS_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
-TABLES = ("messages", "chat_stats", "sessions", "notes_files", "skills_files", "skills_trash")
+TABLES = ("messages", "chat_stats", "sessions", "notes_files", "skills_files", "skills_trash", "chats", "pairing_codes",
+          "pairing_approved", "model_windows")
 
 
 def _with_database(url: str, name: str) -> str:

@@ -1,8 +1,9 @@
 """Pairing: an unknown DM sender gets a one-time code; an operator approves it and the sender is admitted.
 
-Owns `PairingStore` (`<home>/pairing.db`, SQLite, shared by the gateway and
-the `chorus pairing` CLI, so an approval takes effect without a restart) and
-`PairingCode`. Codes are 8 characters from an unambiguous alphabet, expire
+Owns the `PairingStore` Protocol, its SQLite backend `SqlitePairingStore`
+(`<home>/pairing.db`, shared by the gateway and the `chorus pairing` CLI, so an
+approval takes effect without a restart; the PostgreSQL one shared by replicas
+is `gateway.chats.pairing_postgres`), `new_code` and `PairingCode`. Codes are 8 characters from an unambiguous alphabet, expire
 after `CODE_TTL_SECONDS`, one live code per sender (asking again returns the
 same code), and at most `MAX_PENDING` live codes per platform, so a flood of
 strangers cannot fill the table. The clock is injected. Knows nothing of
@@ -15,6 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from gateway.chats._sqlite import SqliteFile
 
@@ -52,8 +54,36 @@ class PairedUser:
     approved_at: float
 
 
-class PairingStore:
-    """Pending codes and approved senders.
+def new_code() -> str:
+    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+
+
+class PairingStore(Protocol):
+    """Pending codes and approved senders. `open` before use, `close` after."""
+
+    def open(self) -> None: ...
+
+    def close(self) -> None: ...
+
+    def is_approved(self, platform: str, user_id: str) -> bool: ...
+
+    def code_for(self, platform: str, user_id: str, user_name: str) -> PairingCode | None:
+        """The sender's live code (a new one if none); None when the platform already has too many pending."""
+        ...
+
+    def pending(self, platform: str | None = None) -> list[PairingCode]: ...
+
+    def approved(self, platform: str | None = None) -> list[PairedUser]: ...
+
+    def approve(self, platform: str, code: str) -> PairedUser | None:
+        """Admit the sender of a live `code` on `platform` (None: no such live code)."""
+        ...
+
+    def revoke(self, platform: str, user_id: str) -> bool: ...
+
+
+class SqlitePairingStore:
+    """Pending codes and approved senders in one SQLite file.
 
     Args:
         path: the database file (created on `open`).
@@ -91,7 +121,7 @@ class PairingStore:
             (pending,) = db.execute("SELECT count(*) FROM codes WHERE platform = ?", (platform,)).fetchone()
             if int(pending) >= MAX_PENDING:
                 return None
-            code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+            code = new_code()
             expires = now + CODE_TTL_SECONDS
             db.execute("INSERT INTO codes VALUES (?, ?, ?, ?, ?, ?)", (code, platform, user_id, user_name, now, expires))
         return PairingCode(code, platform, user_id, user_name, expires)
@@ -135,4 +165,7 @@ class PairingStore:
         return cursor.rowcount > 0
 
 
-__all__ = ["CODE_TTL_SECONDS", "PAIRING_DB_NAME", "PAIRING_TEXT", "PairedUser", "PairingCode", "PairingStore"]
+__all__ = [
+    "CODE_TTL_SECONDS", "PAIRING_DB_NAME", "PAIRING_TEXT", "PairedUser", "PairingCode", "PairingStore",
+    "SqlitePairingStore", "new_code",
+]

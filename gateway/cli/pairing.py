@@ -1,8 +1,9 @@
 """`chorus pairing`: admit unknown DM senders by the one-time code the bot sent them (no restart needed).
 
 Owns the command line only; the codes and approvals live in `gateway.chats.pairing`
-(`<home>/pairing.db`, read by the running gateway on the sender's next
-message). Exit codes: 0 done, 1 no such code or user, 2 bad input.
+(`<home>/pairing.db`, or the shared PostgreSQL store when `store.url` is set;
+read by the running gateways on the sender's next message). Exit codes: 0 done,
+1 no such code or user (or the store is unreachable), 2 bad input.
 
     chorus pairing list              [--platform P] [--json]
     chorus pairing approve CODE      --platform P
@@ -12,15 +13,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from typing import Any, Final
 
-from gateway.chats.pairing import PAIRING_DB_NAME, PairingStore
+from agent.store import StoreError
+from gateway.chats.pairing import PairingStore
 from gateway.config import load_config
 from gateway.ops.logs import configure_logging
+from gateway.stores import opened_pairing
 
 EXIT_OK: Final = 0
 EXIT_NOT_FOUND: Final = 1
+EXIT_RUNTIME: Final = 1
 PLATFORMS: Final = ("telegram", "discord", "slack")
 
 
@@ -63,23 +68,27 @@ def _list(store: PairingStore, platform: str | None, as_json: bool) -> int:
 def handle(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     configure_logging(level="error", fmt=config.logging.format)
-    store = PairingStore(config.home_dir / PAIRING_DB_NAME)
-    store.open()
     try:
-        if args.pairing_action == "list":
-            return _list(store, args.platform, args.json)
-        if args.pairing_action == "approve":
-            user = store.approve(args.platform, args.code)
-            if user is None:
-                print(f"chorus pairing: no live code {args.code!r} on {args.platform} (expired or mistyped); "
-                      "`chorus pairing list` shows the pending ones")
-                return EXIT_NOT_FOUND
-            print(f"approved {user.user_id} ({user.user_name}) on {user.platform}")
-            return EXIT_OK
-        if store.revoke(args.platform, args.user):
-            print(f"revoked {args.user} on {args.platform}")
-            return EXIT_OK
-        print(f"chorus pairing: {args.user} is not a paired sender on {args.platform}")
-        return EXIT_NOT_FOUND
-    finally:
-        store.close()
+        with opened_pairing(config) as store:
+            return _act(store, args)
+    except StoreError as exc:
+        print(f"chorus pairing: {exc}", file=sys.stderr)
+        return EXIT_RUNTIME
+
+
+def _act(store: PairingStore, args: argparse.Namespace) -> int:
+    if args.pairing_action == "list":
+        return _list(store, args.platform, args.json)
+    if args.pairing_action == "approve":
+        user = store.approve(args.platform, args.code)
+        if user is None:
+            print(f"chorus pairing: no live code {args.code!r} on {args.platform} (expired or mistyped); "
+                  "`chorus pairing list` shows the pending ones")
+            return EXIT_NOT_FOUND
+        print(f"approved {user.user_id} ({user.user_name}) on {user.platform}")
+        return EXIT_OK
+    if store.revoke(args.platform, args.user):
+        print(f"revoked {args.user} on {args.platform}")
+        return EXIT_OK
+    print(f"chorus pairing: {args.user} is not a paired sender on {args.platform}")
+    return EXIT_NOT_FOUND

@@ -17,10 +17,11 @@ from adapters.base import PlatformAdapter
 from agent.context.factory import auxiliary_endpoint
 from agent.messages import user
 from agent.model_client import OpenAIModelClient
-from agent.model_windows import WINDOWS_FILE, FileWindowStore, window_key
+from agent.model_windows import window_key
 from agent.store.probe import probe_store
 from chorus_errors import ConfigError, ModelError
 from gateway.config import ChorusConfig
+from gateway.stores import window_store
 
 PROBE_TIMEOUT_SECONDS = 10.0
 PLATFORM_NAMES = ("telegram", "discord", "slack")
@@ -146,7 +147,7 @@ async def check_fallbacks(config: ChorusConfig) -> list[Check]:
 
 def check_windows(config: ChorusConfig) -> list[Check]:
     """Windows learned from providers' overflow errors that are smaller than the configured ones."""
-    learned = FileWindowStore(config.home_dir / WINDOWS_FILE).load()
+    learned = window_store(config).load()
     model = config.model
     configured = [("model", model.name or "", model.base_url, model.context_length)] + [
         (f"model.fallbacks[{i}]", f.name, f.base_url or model.base_url, f.context_length)

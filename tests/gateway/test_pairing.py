@@ -9,7 +9,6 @@ import pytest
 import yaml
 
 from gateway.admin import Operations
-from gateway.chats.pairing import CODE_TTL_SECONDS, MAX_PENDING, PairingStore
 from gateway.cli import main
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.fakes.telegram_api import TOKEN, FakeTelegram, group_chat, message, private_chat, user
@@ -49,27 +48,6 @@ async def test_a_stranger_is_paired_through_the_cli(
     assert answer == "Welcome aboard."
     assert len(fake.requests) == 1
     assert fake.requests[0]["messages"][-1]["content"] == "now?"
-
-
-def test_codes_expire_repeat_and_are_bounded(tmp_path: Path) -> None:
-    """One live code per sender, gone after its TTL; at most MAX_PENDING per platform; revoke undoes approve."""
-    now = [1000.0]
-    store = PairingStore(tmp_path / "p.db", clock=lambda: now[0])
-    store.open()
-    first = store.code_for("telegram", "1", "a")
-    assert first is not None
-    assert store.code_for("telegram", "1", "a") == first
-    now[0] += CODE_TTL_SECONDS + 1
-    assert store.approve("telegram", first.code) is None
-    for user_id in range(MAX_PENDING):
-        assert store.code_for("telegram", str(user_id), "x") is not None
-    assert store.code_for("telegram", "overflow", "x") is None
-    live = store.code_for("telegram", "7", "x")
-    assert live is not None and store.approve("slack", live.code) is None
-    assert store.approve("telegram", live.code.lower()) is not None
-    assert store.is_approved("telegram", "7")
-    assert store.revoke("telegram", "7") and not store.is_approved("telegram", "7")
-    store.close()
 
 
 def test_approving_an_unknown_code_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -133,7 +133,52 @@ _V3 = Migration(
     ),
 )
 
-MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3)
+_V4 = Migration(
+    version=4,
+    description="per-chat settings and usage, pairing codes and approved senders, learned model windows",
+    statements=(
+        """
+        CREATE TABLE chats (
+            chat              TEXT PRIMARY KEY,
+            platform          TEXT NOT NULL DEFAULT '',
+            model             TEXT,
+            prompt_tokens     BIGINT NOT NULL DEFAULT 0,
+            completion_tokens BIGINT NOT NULL DEFAULT 0,
+            requests          BIGINT NOT NULL DEFAULT 0
+        )
+        """,
+        """
+        CREATE TABLE pairing_codes (
+            code       TEXT PRIMARY KEY,
+            platform   TEXT NOT NULL,
+            user_id    TEXT NOT NULL,
+            user_name  TEXT NOT NULL,
+            created_at DOUBLE PRECISION NOT NULL,
+            expires_at DOUBLE PRECISION NOT NULL,
+            UNIQUE (platform, user_id)
+        )
+        """,
+        """
+        CREATE TABLE pairing_approved (
+            platform    TEXT NOT NULL,
+            user_id     TEXT NOT NULL,
+            user_name   TEXT NOT NULL,
+            approved_at DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (platform, user_id)
+        )
+        """,
+        """
+        CREATE TABLE model_windows (
+            key        TEXT PRIMARY KEY,
+            tokens     INTEGER NOT NULL,
+            stated     BOOLEAN NOT NULL,
+            learned_at DOUBLE PRECISION NOT NULL
+        )
+        """,
+    ),
+)
+
+MIGRATIONS: tuple[Migration, ...] = (_V1, _V2, _V3, _V4)
 SCHEMA_VERSION = MIGRATIONS[-1].version
 
 

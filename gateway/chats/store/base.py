@@ -1,7 +1,7 @@
 """The per-chat settings store contract: a chat's chosen model and its all-time token usage.
 
 Owns `ChatStore` (a small sync Protocol, called through `asyncio.to_thread`
-like the session store, so a PostgreSQL backend can stand behind it later),
+like the session store; SQLite under home or PostgreSQL shared by replicas),
 `ChatRecord` and `Usage`. Chats are scoped `PLATFORM:CHAT_ID`. Knows nothing
 of agents or platforms.
 """
