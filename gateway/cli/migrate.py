@@ -1,7 +1,9 @@
 """`chorus sessions migrate --to URL`: copy the SQLite store, notes and skills under home into PostgreSQL.
 
 Notes (MEMORY.md, USER.md with their drift state, backups and staged
-writes) are copied per chat, and skills with their supporting files. Every session keeps its id, key, parent, open/closed state and every message
+writes) are copied per chat, skills with their supporting files, and each chat's
+settings and usage, the pairing approvals and codes and the learned model windows
+(`gateway.chats.copy`). Every session keeps its id, key, parent, open/closed state and every message
 (archived generations, sequence numbers, token counts, times), so a gateway
 pointed at the new store carries on each chat where it was. Sessions already
 in the target are skipped, so a re-run after an interruption copies the rest;
@@ -23,6 +25,7 @@ from agent.skills import SKILL_FILE, DirectorySkills
 from agent.skills.postgres import PostgresSkills
 from agent.store import STATE_DB_NAME, SqliteSessionStore, StoredSession, StoreError, is_postgres_url
 from agent.store.postgres import PostgresSessionStore, redact_url
+from gateway.chats.copy import copy_chat_files
 from gateway.config import load_config
 from gateway.ops.logs import configure_logging
 
@@ -193,11 +196,16 @@ def handle_migrate(args: argparse.Namespace) -> int:
             report = migrate(source, target)
             note_chats, note_texts = migrate_notes(config.home_dir, target)
             skill_count, skill_files = migrate_skills(config.home_dir, target)
+            chat_files = copy_chat_files(config.home_dir, target)
     except StoreError as exc:
         print(f"chorus sessions migrate: {exc}", file=sys.stderr)
         return EXIT_RUNTIME
     print(f"copied {report.copied} sessions ({report.messages:,} messages) from {path} to {redact_url(args.to)}"
           + (f"; {report.skipped} were already there" if report.skipped else "")
           + f"; counts match; {report.searched} sampled searches found their message"
-          + f"; notes of {note_chats} chats ({note_texts} texts copied); {skill_count} skills ({skill_files} files copied)")
+          + f"; notes of {note_chats} chats ({note_texts} texts copied); {skill_count} skills ({skill_files} files copied)"
+          + f"; settings of {chat_files.chats[0]} chats ({chat_files.chats[1]} copied), "
+          f"{chat_files.approved[0]} paired senders ({chat_files.approved[1]} copied), "
+          f"{chat_files.codes[0]} pairing codes ({chat_files.codes[1]} copied), "
+          f"{chat_files.windows[0]} learned model windows ({chat_files.windows[1]} copied)")
     return EXIT_OK

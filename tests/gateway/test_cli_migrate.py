@@ -11,11 +11,16 @@ from agent.memory.notes import NotesStore
 from agent.memory.postgres import postgres_notes
 from agent.memory.scanner import scan
 from agent.messages import assistant, user
+from agent.model_windows import WINDOWS_FILE, FileWindowStore, LearnedWindow
+from agent.model_windows_postgres import PostgresWindowStore
 from agent.settings import MemorySettings
 from agent.skills import SkillLibrary
 from agent.skills.postgres import PostgresSkills
 from agent.store import SqliteSessionStore, StoredMessage
 from agent.store.postgres import PostgresSessionStore
+from gateway.chats.pairing import PAIRING_DB_NAME, SqlitePairingStore
+from gateway.chats.pairing_postgres import PostgresPairingStore
+from gateway.chats.store import CHATS_DB_NAME, PostgresChatStore, SqliteChatStore, Usage
 from gateway.cli import main
 from tests.postgres import fresh_database
 
@@ -100,6 +105,38 @@ def test_migrate_copies_everything_and_a_rerun_copies_nothing(home: Path, config
     assert "notes of 1 chats (3 texts copied); 1 skills (2 files copied)" in first_out
     assert "copied 0 sessions (0 messages)" in second_out and f"{expected.sessions} were already there" in second_out
     assert "notes of 1 chats (0 texts copied); 1 skills (0 files copied)" in second_out
+
+
+def test_migrate_copies_chat_settings_pairing_and_learned_windows(
+    home: Path, config: str, target: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """/model, usage, paired senders, live codes and learned windows reach PostgreSQL once; a re-run doubles nothing."""
+    _fill(home, config)
+    local_chats = SqliteChatStore(home / CHATS_DB_NAME)
+    local_chats.open()
+    local_chats.set_model("telegram:42", "big-model")
+    local_chats.add_usage("telegram:42", "telegram", Usage(100, 20, 3))
+    local_chats.close()
+    local_pairing = SqlitePairingStore(home / PAIRING_DB_NAME)
+    local_pairing.open()
+    code = local_pairing.code_for("telegram", "7", "Eve")
+    waiting = local_pairing.code_for("telegram", "8", "Bob")
+    assert code is not None and waiting is not None and local_pairing.approve("telegram", code.code) is not None
+    local_pairing.close()
+    FileWindowStore(home / WINDOWS_FILE).save("fake@default", LearnedWindow(4096, True, 1.0))
+    for _ in range(2):
+        assert main(["sessions", "migrate", "--to", target, "--config", config]) == 0
+    first_out, second_out = capsys.readouterr().out.splitlines()[-2:]
+    with PostgresSessionStore(target) as copy:
+        record = PostgresChatStore(copy).get("telegram:42")
+        pairing = PostgresPairingStore(copy)
+        assert (record.model, record.usage) == ("big-model", Usage(100, 20, 3))
+        assert pairing.is_approved("telegram", "7")
+        assert [(c.code, c.user_id) for c in pairing.pending("telegram")] == [(waiting.code, "8")]
+    assert PostgresWindowStore(target).load() == {"fake@default": LearnedWindow(4096, True, 1.0)}
+    assert ("settings of 1 chats (1 copied), 1 paired senders (1 copied), 1 pairing codes (1 copied), "
+            "1 learned model windows (1 copied)") in first_out
+    assert "settings of 1 chats (0 copied), 1 paired senders (0 copied)" in second_out
 
 
 def test_migrate_refuses_a_database_holding_other_sessions(home: Path, config: str, target: str,
