@@ -108,7 +108,7 @@ class ChatCommands:
         configured = self._policy.configured_model(chat) or self._policy.config.model.name
         await asyncio.to_thread(self._chats.set_model, chat, None if name == configured else name)
         async with self._sessions.session(ctx.route):
-            await self._agents.switch_model(ctx.route, name)
+            await self._agents.switch_model(ctx.route, name, previous=current)
         return f"switched this chat to {name}."
 
     async def usage(self, ctx: CommandContext) -> str:

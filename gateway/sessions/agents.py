@@ -250,19 +250,32 @@ class AgentPool:
         await asyncio.to_thread(self._store.end_session, stored.id)
         return True
 
-    async def switch_model(self, route: Route, model: str) -> None:
-        """After `/model`: the session keeps its history and frozen prompt; the engine starts afresh on `model`.
+    async def switch_model(self, route: Route, model: str, *, previous: str) -> None:
+        """After `/model` (from `previous`): the session keeps its history and frozen prompt; the engine starts afresh.
 
         Called with the session lock held; the next `get` builds the agent on the chat's new model.
+        The saved state moves from the `previous` model's cache key to the new one even when
+        another replica holds the agent: evicting its key makes that replica rebuild, on `model`.
         """
         live = self._live.get(route.key)
-        if live is None:
-            return
-        state = live.agent.export_state()
-        state.engine = EngineState(model=model)
-        self._drop(route.key)
-        await self._cache.evict(live.cache_key)
-        await self._cache.save_state(self.cache_key(live.agent.session_id, model=model), state.to_json())
+        state: AgentState | None = None
+        if live is not None:
+            session_id, state = live.agent.session_id, live.agent.export_state()
+            self._drop(route.key)
+            await self._cache.evict(live.cache_key)
+        else:
+            stored = await asyncio.to_thread(self._store.active_session, route.key)
+            if stored is None:
+                return
+            session_id = stored.id
+        # The key the other replicas' agents are under (this one's may be built on `model` already).
+        old_key = self.cache_key(session_id, model=previous)
+        if state is None and (raw := await self._cache.load_state(old_key)) is not None:
+            state = AgentState.from_json(raw)
+        await self._cache.evict(old_key)
+        if state is not None:
+            state.engine = EngineState(model=model)
+            await self._cache.save_state(self.cache_key(session_id, model=model), state.to_json())
 
     def live_agents(self) -> Sequence[tuple[str, SessionAgent]]:
         return [(key, live.agent) for key, live in self._live.items()]

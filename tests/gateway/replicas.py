@@ -1,0 +1,89 @@
+"""`chorus run` replicas with separate homes for the multi-replica tests: their config files, started and stopped."""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+START_TIMEOUT = 90.0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def replica_config(tmp_path: Path, name: str, **sections: Any) -> Path:
+    """A config file for replica `name` (its own home and admin port); `sections` are merged over the defaults."""
+    config: dict[str, Any] = {
+        "home": str(tmp_path / name / "home"),
+        "admin": {"host": "127.0.0.1", "port": 0},
+        "gateway": {"shutdown_grace_seconds": 1},
+        "memory": {"nudge_interval": 0, "flush_min_turns": 0},
+        "logging": {"format": "json", "level": "info"},
+        **sections,
+    }
+    path = tmp_path / name / "config.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    return path
+
+
+@asynccontextmanager
+async def replica(config: Path) -> AsyncIterator[list[dict[str, Any]]]:
+    """`chorus run` until it logged `gateway.ready`, yielding its JSON log lines (still growing); SIGTERM at the end."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "gateway.cli", "run", "--config", str(config),
+        cwd=ROOT, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    ready = asyncio.Event()
+    lines: list[dict[str, Any]] = []
+    errors: list[str] = []
+
+    async def read() -> None:
+        assert process.stderr is not None
+        async for raw in process.stderr:
+            try:
+                line = json.loads(raw)
+            except ValueError:
+                errors.append(raw.decode(errors="replace"))
+                continue
+            lines.append(line)
+            if line.get("event") == "gateway.ready":
+                ready.set()
+
+    reader = asyncio.get_running_loop().create_task(read())
+    try:
+        waiter = asyncio.create_task(ready.wait())
+        await asyncio.wait({waiter, asyncio.create_task(process.wait())}, timeout=START_TIMEOUT,
+                           return_when=asyncio.FIRST_COMPLETED)
+        assert ready.is_set(), f"replica {config} did not start: {''.join(errors)[-2000:]}"
+        yield lines
+        process.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(process.wait(), 30) == 0
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+        reader.cancel()
+
+
+def admin_port(lines: list[dict[str, Any]]) -> int:
+    """The admin port a replica logged when it started listening (`admin.started`, url=http://host:port/healthz)."""
+    for line in lines:
+        if line.get("event") == "admin.started":
+            return int(urlsplit(str(line["url"])).port or 0)
+    raise AssertionError(f"no admin.started line among {[line.get('event') for line in lines]}")
