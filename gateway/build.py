@@ -32,6 +32,7 @@ from agent.model_retry import ChainEntry, ResilientModelClient, RetryPolicy
 from agent.model_windows import ModelEndpoint, ModelWindows
 from agent.prompt import DEFAULT_BASE_PROMPT
 from agent.review import BackgroundReviewer
+from agent.store import is_postgres_url
 from agent.tokens import default_counter
 from agent.tools.base import Tool, ToolSource
 from agent.tools.mcp import McpHub
@@ -62,6 +63,7 @@ from gateway.sessions.agents import AgentFactory, AgentPool
 from gateway.sessions.media import MediaReader, MediaSettings
 from gateway.sessions.review import ReviewHooks
 from gateway.sessions.service import SessionService
+from gateway.sessions.store_lock import StoreSessionLock
 from gateway.sessions.turns import PostTurnHook, TurnRunner, TurnSettings
 from gateway.stores import Stores, build_stores, window_store
 
@@ -82,7 +84,11 @@ def build_coordinator(config: ChorusConfig, *, node: str) -> tuple[Coordinator, 
     """The coordinator and the outbox the gateway records replies in."""
     size = config.gateway.agent_cache_size
     if config.redis.url:
-        coord = redis_coordinator(config.redis.url, prefix=config.redis.key_prefix, agent_cache_size=size, node=node)
+        url = config.store.url
+        outage = StoreSessionLock(url, node=node) if url is not None and is_postgres_url(url) else None
+        coord = redis_coordinator(
+            config.redis.url, prefix=config.redis.key_prefix, agent_cache_size=size, node=node, outage_lock=outage,
+        )
         return coord, coord.outbox
     coord = memory_coordinator(agent_cache_size=size, node=node)
     return coord, JournaledOutbox(coord.outbox, config.home_dir / "outbox.jsonl")

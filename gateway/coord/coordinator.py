@@ -144,6 +144,7 @@ def redis_coordinator(
     socket_timeout: float = SOCKET_TIMEOUT,
     retry_after: float = RETRY_AFTER,
     now: Callable[[], float] = time.time,
+    outage_lock: SessionLock | None = None,
 ) -> Coordinator:
     """Build the Redis coordinator (no I/O; `start()` connects).
 
@@ -157,6 +158,8 @@ def redis_coordinator(
         socket_timeout: Seconds before a silent Redis counts as down.
         retry_after: Seconds to skip Redis after a failure before trying again.
         now: Wall clock in epoch seconds (lease timestamps, outbox ages).
+        outage_lock: Session locks shared without Redis (the PostgreSQL store's advisory
+            locks), taken while Redis is down so replicas still run one turn per session.
     """
     if not prefix.strip():
         raise ValueError("redis_coordinator: prefix is empty; set redis.key_prefix (default 'chorus')")
@@ -171,7 +174,7 @@ def redis_coordinator(
         return Coordinator(lock, cache, dedup, lease, outbox, lifecycle=conn, backend="redis")
     health = BackendHealth(backend="redis", retry_after=retry_after)
     return Coordinator(
-        lock=FailOpenSessionLock(lock, MemorySessionLock(now=now, node=name), health),
+        lock=FailOpenSessionLock(lock, MemorySessionLock(now=now, node=name), health, during_outage=outage_lock),
         agent_cache=FailOpenAgentCache(cache, MemoryAgentCache(capacity=agent_cache_size, now=now), health),
         dedup=FailOpenDeduplicator(dedup, MemoryDeduplicator(now=now), health),
         poller_lease=FailOpenPollerLease(lease, MemoryPollerLease(now=now), health),

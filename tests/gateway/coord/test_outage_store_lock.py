@@ -1,0 +1,49 @@
+"""Redis unreachable: the PostgreSQL store's advisory locks keep one holder per session across replicas."""
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+
+from gateway.coord import Coordinator, redis_coordinator
+from gateway.sessions.store_lock import StoreSessionLock
+from tests.gateway.coord.test_redis_outage import OwnRedis, own_redis  # noqa: F401 - the fixture
+from tests.postgres import pg_url  # noqa: F401 - the fixture
+
+
+@pytest.fixture
+async def replicas(own_redis: OwnRedis, pg_url: str) -> AsyncIterator[tuple[Coordinator, Coordinator]]:  # noqa: F811
+    """Two coordinators as two replicas would build them: one Redis, one PostgreSQL store for outage locks."""
+    coords = tuple(
+        redis_coordinator(own_redis.url, prefix="storelock", agent_cache_size=4, node=node, retry_after=0.1,
+                          outage_lock=StoreSessionLock(pg_url, node=node))
+        for node in ("replica-a", "replica-b")
+    )
+    for coord in coords:
+        await coord.start()
+    yield coords[0], coords[1]
+    for coord in coords:
+        await coord.stop()
+
+
+async def test_with_redis_killed_two_replicas_still_exclude_each_other(
+    replicas: tuple[Coordinator, Coordinator], own_redis: OwnRedis  # noqa: F811
+) -> None:
+    """A's lease taken during the outage blocks B until A releases; then B gets it; both sides serialise."""
+    a, b = replicas
+    await own_redis.kill()
+    lease_a = await a.lock.acquire("web:dm:1", ttl=5)
+    assert lease_a is not None
+    assert await b.lock.acquire("web:dm:1", ttl=5) is None  # without the store lock B would run a second turn
+    assert await b.lock.acquire("web:dm:2", ttl=5) is not None  # other sessions are not held up
+    assert await a.lock.renew(lease_a, ttl=5) is True
+    waiting = asyncio.create_task(b.lock.acquire("web:dm:1", ttl=5, wait=10))
+    await asyncio.sleep(0)
+    assert not waiting.done()
+    assert await a.lock.release(lease_a) is True
+    lease_b = await asyncio.wait_for(waiting, 10)
+    assert lease_b is not None
+    assert await a.lock.acquire("web:dm:1", ttl=5) is None
+    assert await b.lock.release(lease_b) is True
+    assert await a.lock.acquire("web:dm:1", ttl=5) is not None
