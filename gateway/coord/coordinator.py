@@ -159,7 +159,8 @@ def redis_coordinator(
         retry_after: Seconds to skip Redis after a failure before trying again.
         now: Wall clock in epoch seconds (lease timestamps, outbox ages).
         outage_lock: Session locks shared without Redis (the PostgreSQL store's advisory
-            locks), taken while Redis is down so replicas still run one turn per session.
+            locks), taken while Redis is down so replicas still run one turn per session; with it,
+            live agents are rebuilt from the store during the outage (another replica may have run).
     """
     if not prefix.strip():
         raise ValueError("redis_coordinator: prefix is empty; set redis.key_prefix (default 'chorus')")
@@ -175,7 +176,9 @@ def redis_coordinator(
     health = BackendHealth(backend="redis", retry_after=retry_after)
     return Coordinator(
         lock=FailOpenSessionLock(lock, MemorySessionLock(now=now, node=name), health, during_outage=outage_lock),
-        agent_cache=FailOpenAgentCache(cache, MemoryAgentCache(capacity=agent_cache_size, now=now), health),
+        agent_cache=FailOpenAgentCache(
+            cache, MemoryAgentCache(capacity=agent_cache_size, now=now), health, replicas_share_store=outage_lock is not None,
+        ),
         dedup=FailOpenDeduplicator(dedup, MemoryDeduplicator(now=now), health),
         poller_lease=FailOpenPollerLease(lease, MemoryPollerLease(now=now), health),
         outbox=FailOpenOutbox(outbox, MemoryOutbox(now=now), health),

@@ -199,13 +199,19 @@ class FailOpenAgentCache:
     """The shared agent cache, or this process's own while it is unreachable.
 
     States saved during an outage are written back on the next `load_state`
-    once the shared backend answers, so the newer local state wins.
+    once the shared backend answers, so the newer local state wins. With
+    `replicas_share_store`, `owner` answers None during an outage: another
+    replica may have run a turn this process cannot hear of, so a live agent
+    is rebuilt from the shared store rather than trusted.
     """
 
-    def __init__(self, primary: AgentCache, fallback: AgentCache, health: BackendHealth) -> None:
+    def __init__(
+        self, primary: AgentCache, fallback: AgentCache, health: BackendHealth, *, replicas_share_store: bool = False
+    ) -> None:
         self._primary = primary
         self._fallback = fallback
         self._health = health
+        self._replicas_share_store = replicas_share_store
         self._dirty: set[str] = set()  # keys whose newest state is only local
 
     async def touch(self, key: str, *, owner: str) -> list[str]:
@@ -233,7 +239,9 @@ class FailOpenAgentCache:
 
     async def owner(self, key: str) -> str | None:
         shared = await self._health.attempt(lambda: self._primary.owner(key))
-        return await self._fallback.owner(key) if isinstance(shared, _Down) else shared
+        if not isinstance(shared, _Down):
+            return shared
+        return None if self._replicas_share_store else await self._fallback.owner(key)
 
     async def evict(self, key: str) -> None:
         await self._health.attempt(lambda: self._primary.evict(key))

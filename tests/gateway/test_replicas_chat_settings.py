@@ -1,20 +1,25 @@
-"""Two `chorus run` replicas with separate homes on one PostgreSQL store share per-chat settings and pairing.
+"""Two `chorus run` replicas with separate homes on one PostgreSQL store share per-chat settings, pairing and locks.
 
 /model switched through one replica is the model the other calls next; a pairing
-approved by `chorus pairing approve` against the shared store admits the sender on both.
+approved by `chorus pairing approve` against the shared store admits the sender on both;
+with Redis killed, the store's advisory locks still run one turn per session at a time.
 """
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import structlog
 
+from agent.store.postgres import PostgresSessionStore
 from gateway.cli import main
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.fakes.telegram_api import TOKEN, FakeTelegram, message, private_chat, user
+from tests.gateway.coord.test_redis_outage import OwnRedis, own_redis  # noqa: F401 - the fixture
 from tests.gateway.harness import chat
 from tests.gateway.replicas import free_port, replica, replica_config
 from tests.postgres import fresh_database
@@ -96,3 +101,38 @@ async def test_a_pairing_approved_against_the_shared_store_admits_the_sender_on_
     for name in "ab":
         assert not (tmp_path / name / "home" / "pairing.db").exists()
         assert not (tmp_path / name / "home" / "chats.db").exists()
+
+
+async def test_with_redis_killed_two_replicas_serialise_turns_of_one_session(
+    fake_openai: FakeOpenAI, tmp_path: Path, database: str, own_redis: OwnRedis
+) -> None:
+    """Redis SIGKILLed; both replicas take a message of one DM at the same moment, three times: each turn saw
+    every earlier one (the PostgreSQL advisory lock serialised them) and the stored history is one conversation."""
+    def count_history(request: dict[str, Any]) -> Reply:
+        texts = [m["content"] for m in request["messages"] if m.get("role") == "user"]
+        return Reply(content=f"#{len(texts)} {texts[-1]}", delay_seconds=0.3)
+
+    fake_openai.responder = count_history
+    ports = {name: free_port() for name in "ab"}
+    configs = {name: replica_config(
+        tmp_path, name, store={"url": database}, redis={"url": own_redis.url, "key_prefix": "serialise"},
+        model={"name": "fake-model", "base_url": fake_openai.base_url, "api_key": "sk-test-not-real"},
+        platforms={"web": {"enabled": True, "host": "127.0.0.1", "port": ports[name]}},
+    ) for name in "ab"}
+    async with replica(configs["a"]), replica(configs["b"]):
+        await own_redis.kill()
+        async with chat(ports["a"], "dm-r") as tab_a, chat(ports["b"], "dm-r") as tab_b:
+            replies = []
+            for round_ in range(3):
+                await asyncio.gather(tab_a.say(f"a{round_}"), tab_b.say(f"b{round_}"))
+                # The replica that waits for the lock says "queued: …" first.
+                for got in await asyncio.gather(*(tab.replies(1, timeout=REPLY_TIMEOUT)
+                                                   for tab in (tab_a, tab_b))):
+                    replies += got
+    assert all(reply.startswith("#") for reply in replies), replies
+    counts = sorted(int(reply.split()[0][1:]) for reply in replies)
+    assert counts == [1, 2, 3, 4, 5, 6], replies  # two turns at once would both have seen the same history
+    with PostgresSessionStore(database) as store:
+        (session,) = [s.session for s in store.list_sessions()]
+        roles = [m.role for m in store.active_messages(session.id)]
+    assert roles == ["user", "assistant"] * 6
