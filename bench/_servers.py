@@ -91,7 +91,7 @@ class _Discard(list[Any]):
         return None
 
 
-async def _gateway(home: str, model_url: str | None) -> tuple[Any, int]:
+async def _gateway(home: str, model_url: str | None, store_url: str | None = None) -> tuple[Any, int]:
     from adapters.web import WebAdapter
     from gateway.build import build_gateway
     from gateway.config import parse_config
@@ -107,6 +107,7 @@ async def _gateway(home: str, model_url: str | None) -> tuple[Any, int]:
             "memory": {"nudge_interval": 0, "flush_min_turns": 0},
             "gateway": {"agent_cache_size": 2048},
             "logging": {"level": "warning"},
+            **({"store": {"url": store_url}} if store_url else {}),
         },
         env={},
     )
@@ -117,7 +118,7 @@ async def _gateway(home: str, model_url: str | None) -> tuple[Any, int]:
     return gateway.stop, adapter.port
 
 
-async def _serve(conn: Connection, kind: str, home: str, model_url: str | None) -> None:
+async def _serve(conn: Connection, kind: str, home: str, model_url: str | None, store_url: str | None) -> None:
     import structlog
 
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
@@ -126,7 +127,7 @@ async def _serve(conn: Connection, kind: str, home: str, model_url: str | None) 
     elif kind == "openai":
         stop, port = await _fake_openai()
     else:
-        stop, port = await _gateway(home, model_url)
+        stop, port = await _gateway(home, model_url, store_url)
     loop = asyncio.get_running_loop()
     stopping = asyncio.Event()
 
@@ -146,8 +147,8 @@ async def _serve(conn: Connection, kind: str, home: str, model_url: str | None) 
     conn.send("stopped")
 
 
-def _child(conn: Connection, kind: str, home: str, model_url: str | None) -> None:
-    asyncio.run(_serve(conn, kind, home, model_url))
+def _child(conn: Connection, kind: str, home: str, model_url: str | None, store_url: str | None) -> None:
+    asyncio.run(_serve(conn, kind, home, model_url, store_url))
 
 
 @dataclass
@@ -171,10 +172,12 @@ class ServerProcess:
         self.process.join(START_TIMEOUT_SECONDS)
 
 
-def start_server(kind: str, *, home: str = "", model_url: str | None = None) -> ServerProcess:
+def start_server(
+    kind: str, *, home: str = "", model_url: str | None = None, store_url: str | None = None
+) -> ServerProcess:
     context = multiprocessing.get_context("spawn")
     parent, child = context.Pipe()
-    process = context.Process(target=_child, args=(child, kind, home, model_url), daemon=True)
+    process = context.Process(target=_child, args=(child, kind, home, model_url, store_url), daemon=True)
     process.start()
     if not parent.poll(START_TIMEOUT_SECONDS):
         process.kill()

@@ -15,7 +15,10 @@ streaming from a loopback fake OpenAI server (a third process), at histories
 of 10, 100 and 500 messages per chat; and the client alone (`complete()` on
 one history, in this process) for its CPU per turn.
 
-Run: `.venv/bin/python bench/gateway.py [--model instant|openai] [--chats 1,100,1000] [--messages 400]`
+`--store postgresql://…` runs the instant levels on a second gateway whose
+store (sessions, notes, chats) is that PostgreSQL database, beside SQLite.
+
+Run: `.venv/bin/python bench/gateway.py [--model instant|openai] [--chats 1,100,1000] [--messages 400] [--store URL]`
 """
 from __future__ import annotations
 
@@ -130,9 +133,12 @@ def _ratio(gateway: Result, echo: Result, label: str) -> str:
             f"  [{ok} for the instant model]")
 
 
-async def instant_levels(echo: ServerProcess, levels: list[int], messages: int) -> None:
-    with tempfile.TemporaryDirectory(prefix="chorus-bench-") as home:
+async def instant_levels(echo: ServerProcess, levels: list[int], messages: int, store_url: str | None = None) -> None:
+    """Each level on the SQLite gateway, and with `store_url` on a PostgreSQL one too, side by side."""
+    with tempfile.TemporaryDirectory(prefix="chorus-bench-") as home, \
+            tempfile.TemporaryDirectory(prefix="chorus-bench-pg-") as pg_home:
         gateway = start_server("gateway", home=home)
+        pg = start_server("gateway", home=pg_home, store_url=store_url) if store_url else None
         try:
             for chats in levels:
                 per_chat = max(1, messages // chats)
@@ -141,8 +147,16 @@ async def instant_levels(echo: ServerProcess, levels: list[int], messages: int) 
                 print(_row(echo_result), flush=True)
                 print(_row(gateway_result), flush=True)
                 print(_ratio(gateway_result, echo_result, f"chats={chats}"), flush=True)
+                if pg is not None:
+                    pg_result = await drive("gw-pg", pg, chats, per_chat)
+                    print(_row(pg_result), flush=True)
+                    print(_ratio(pg_result, echo_result, f"chats={chats}").replace("ratio   ", "ratio-pg"), flush=True)
+                    print(f"{'pg/sqlite':9} chats={chats:5} cpu x{pg_result.cpu_us / gateway_result.cpu_us:.2f}  "
+                          f"rate x{pg_result.rate / gateway_result.rate:.2f}", flush=True)
         finally:
             gateway.stop()
+            if pg is not None:
+                pg.stop()
 
 
 async def openai_levels(echo: ServerProcess, model: ServerProcess, messages: int) -> None:
@@ -244,13 +258,18 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chats", default="1,100,1000", help="comma-separated active chat counts (instant model)")
     parser.add_argument("--messages", type=int, default=400, help="messages per level (at least one per chat)")
     parser.add_argument("--turns", type=int, default=40, help="client-alone turns per history (--model openai)")
+    parser.add_argument("--store", default=None, metavar="URL",
+                        help="also run the instant levels on this empty PostgreSQL database (postgresql://…)")
     args = parser.parse_args(argv)
+    if args.store is not None and not args.store.startswith(("postgresql://", "postgres://")):
+        print("bench/gateway.py: --store must be a postgresql://user@host:port/db URL", file=sys.stderr)
+        return 2
     levels = [int(x) for x in args.chats.split(",") if x.strip()]
     echo = start_server("echo")
     model = start_server("openai") if args.model == "openai" else None
     try:
         if levels:
-            await instant_levels(echo, levels, args.messages)
+            await instant_levels(echo, levels, args.messages, args.store)
         if model is not None:
             await client_turns(model, args.turns)
             await openai_levels(echo, model, args.messages)
