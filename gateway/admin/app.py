@@ -28,6 +28,7 @@ from gateway.admin.backend import AdminBackend, SessionBusy, SessionNotFound
 from gateway.admin.config_file import save_changes
 from gateway.admin.events import EventKind, EventLog
 from gateway.intake.deadletter import DeadLetterBox
+from gateway.ops.config_sync import ConfigSync
 from gateway.ops.health import health_routes
 from gateway.ops.live_config import LIVE_KEYS, LiveConfig, flatten, live_values
 from gateway.ops.metrics import CONTENT_TYPE_LATEST, Metrics
@@ -85,10 +86,12 @@ class _Api:
     """The `/api/` handlers over one backend."""
 
     def __init__(
-        self, backend: AdminBackend, live: LiveConfig | None, events: EventLog, deadletters: DeadLetterBox | None
+        self, backend: AdminBackend, live: LiveConfig | None, events: EventLog, deadletters: DeadLetterBox | None,
+        sync: ConfigSync | None = None,
     ) -> None:
         self.backend = backend
         self.live = live
+        self.sync = sync
         self.events = events
         self.deadletters = deadletters
 
@@ -207,6 +210,9 @@ class _Api:
             response.update(path=str(saved.path), mode=saved.mode)
         else:
             response["note"] = RUNTIME_NOTE
+        if self.sync is not None and change.changes:
+            told = await self.sync.changed(body, who=request[WHO_KEY])
+            response["replicas"] = "told" if told else "not reached: this replica only"
         return web.json_response(response)
 
     async def reload(self, request: web.Request) -> web.Response:
@@ -218,13 +224,15 @@ class _Api:
         except ConfigError as exc:
             _log_rejection(exc, request[WHO_KEY])
             return _error(400, str(exc), key=exc.key, kept="the running config")
-        return web.json_response(
-            {
-                "changed": [{"key": c.key, "old": c.old, "new": c.new} for c in change.changes],
-                "restart_required": list(change.restart_required),
-                "values": live_values(change.config),
-            }
-        )
+        response: dict[str, object] = {
+            "changed": [{"key": c.key, "old": c.old, "new": c.new} for c in change.changes],
+            "restart_required": list(change.restart_required),
+            "values": live_values(change.config),
+        }
+        if self.sync is not None:
+            told = await self.sync.reloaded(who=request[WHO_KEY])
+            response["replicas"] = "told to re-read their files" if told else "not reached: this replica only"
+        return web.json_response(response)
 
 
 def dotted(body: dict[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -258,6 +266,7 @@ def build_admin_app(
     extra_routes: Sequence[web.RouteDef] = (),
     tools: Callable[[], Sequence[ServerStatus]] | None = None,
     deadletters: DeadLetterBox | None = None,
+    config_sync: ConfigSync | None = None,
 ) -> web.Application:
     """The admin `web.Application` (serve it on `admin.host:admin.port`).
 
@@ -271,8 +280,9 @@ def build_admin_app(
         extra_routes: routes served beside these (platform webhooks); outside `/api/`, so no token.
         tools: the MCP servers' statuses for `/api/tools` (None: no servers configured).
         deadletters: the quarantined messages `GET /api/deadletters` lists (None: an empty list).
+        config_sync: tells the other replicas of a PATCH or reload (None: this process only).
     """
-    api = _Api(backend, live, events if events is not None else EventLog(), deadletters)
+    api = _Api(backend, live, events if events is not None else EventLog(), deadletters, config_sync)
     app = web.Application(middlewares=[_auth_middleware(token)])
 
     async def scrape(_request: web.Request) -> web.Response:

@@ -40,6 +40,7 @@ from gateway.app import Gateway
 from gateway.build import model_windows
 from gateway.chats.policy import ModelChoice
 from gateway.config import ChorusConfig
+from gateway.ops.config_sync import RedisConfigSync
 from gateway.ops.events import EventBus
 from gateway.ops.live_config import LiveConfig, install_sighup
 from gateway.ops.metrics import Metrics
@@ -112,14 +113,25 @@ class Operations:
         if tap_logs:
             self._undo.append(install_log_tap(LogTap(self.events)))
         backend = GatewayBackend(gateway, events=self.events, live=self.live)
+        sync = self._config_sync()
         hub = gateway.parts.mcp
         notes = memory_routes(gateway.parts.notes) if gateway.parts.notes is not None else []
         return build_admin_app(
             backend, metrics=self.metrics, token=token, live=self.live, events=self.events,
             before_scrape=[lambda: backend.refresh_metrics(self.metrics)], extra_routes=[*extra_routes, *notes],
             tools=hub.statuses if hub is not None and len(hub) else None,
-            deadletters=gateway.parts.deadletters,
+            deadletters=gateway.parts.deadletters, config_sync=sync,
         )
+
+    def _config_sync(self) -> RedisConfigSync | None:
+        """With `redis.url`, PATCH and reload reach the other replicas (listening from now until `detach`)."""
+        redis = self.live.current().redis
+        if not redis.url:
+            return None
+        sync = RedisConfigSync(self.live, redis.url, prefix=redis.key_prefix)
+        sync.start()
+        self._undo.append(sync.stop)
+        return sync
 
     def install_sighup(self, loop: asyncio.AbstractEventLoop) -> None:
         """Reload the config file on SIGHUP (no-op without a file)."""

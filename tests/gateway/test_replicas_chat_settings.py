@@ -104,7 +104,7 @@ async def test_a_pairing_approved_against_the_shared_store_admits_the_sender_on_
 
 
 async def test_with_redis_killed_two_replicas_serialise_turns_of_one_session(
-    fake_openai: FakeOpenAI, tmp_path: Path, database: str, own_redis: OwnRedis
+    fake_openai: FakeOpenAI, tmp_path: Path, database: str, own_redis: OwnRedis,  # noqa: F811
 ) -> None:
     """Redis SIGKILLed; both replicas take a message of one DM at the same moment, three times: each turn saw
     every earlier one (the PostgreSQL advisory lock serialised them) and the stored history is one conversation."""
