@@ -59,6 +59,29 @@ FROM unnest(%(seq)s::int[], %(role)s::text[], %(kind)s::smallint[], %(text)s::te
             %(created)s::float8[], %(archived)s::int[], %(words)s::text[])
      AS u(seq, role, kind, text, chars, parts, calls, call_id, name, tokens, created, archived, words)
 """
+# Bulk imports stream rows with COPY into a per-connection staging table, then one INSERT … SELECT builds
+# the vectors server-side: no parameter arrays to encode, one statement per batch of sessions.
+_STAGE_COLUMNS = (
+    "session_id", "chat_id", "seq", "role", "content_kind", "text", "text_chars", "parts", "tool_calls",
+    "tool_call_id", "name", "token_count", "created_at", "archived", "words",
+)
+_CREATE_STAGE = """
+CREATE TEMP TABLE IF NOT EXISTS message_stage (
+    ord INTEGER, session_id TEXT, chat_id TEXT, seq INTEGER, role TEXT, content_kind SMALLINT, text TEXT, text_chars INTEGER,
+    parts TEXT, tool_calls TEXT, tool_call_id TEXT, name TEXT, token_count INTEGER, created_at DOUBLE PRECISION,
+    archived INTEGER, words TEXT
+) ON COMMIT DELETE ROWS
+"""
+_FROM_STAGE = f"""
+INSERT INTO messages ({", ".join(_STAGE_COLUMNS[:-1])}, tsv)
+SELECT {", ".join(_STAGE_COLUMNS[:-1])}, to_tsvector('simple', words) FROM message_stage ORDER BY ord
+"""
+_COUNT_STAGED = """
+INSERT INTO chat_stats (chat_id, messages, chars)
+SELECT chat_id, count(*), sum(text_chars) FROM message_stage GROUP BY chat_id
+ON CONFLICT (chat_id) DO UPDATE SET messages = chat_stats.messages + excluded.messages,
+                                    chars = chat_stats.chars + excluded.chars
+"""
 _COUNT_CHAT = """
 INSERT INTO chat_stats (chat_id, messages, chars) VALUES (%s, %s, %s)
 ON CONFLICT (chat_id) DO UPDATE SET messages = chat_stats.messages + excluded.messages,
@@ -94,6 +117,18 @@ def _clean(text: str | None) -> str | None:
 
 def _new_id() -> str:
     return uuid.uuid4().hex
+
+
+def _stage_row(session_id: str, chat_id: str, row: StoredMessage) -> tuple[object, ...]:
+    """One message as a `message_stage` row (the columns of `_STAGE_COLUMNS`)."""
+    message = row.message
+    kind, text, parts = encode_content(message)
+    text = _clean(text) or ""
+    return (
+        session_id, chat_id, row.seq, message.role, kind, text, len(text), _clean(parts),
+        _clean(encode_tool_calls(message.tool_calls)), _clean(message.tool_call_id), _clean(message.name),
+        row.token_count, row.created_at, row.archived, index_text(text, chat_id),
+    )
 
 
 class PostgresSessionStore:
@@ -461,8 +496,11 @@ class PostgresSessionStore:
         return session
 
     def import_sessions(self, sessions: Sequence[ImportedSession]) -> list[StoredSession]:
-        """Store finished sessions in one transaction (closed); an existing id writes nothing of the batch."""
-        stored = []
+        """Store finished sessions in one transaction (closed); an existing id writes nothing of the batch.
+
+        The messages of the whole batch go in with one COPY (see `_FROM_STAGE`).
+        """
+        stored, rows = [], []
         with self._write() as conn:
             for item in sessions:
                 if conn.execute("SELECT 1 FROM sessions WHERE id = %s", (item.id,)).fetchone():
@@ -471,9 +509,19 @@ class PostgresSessionStore:
                     conn, key=item.key, platform=item.platform, chat_id=item.chat_id, session_id=item.id,
                     active=False, created_at=item.created_at, ended_at=item.ended_at, meta=item.meta,
                 ))
-                if item.archived_messages:
-                    self._insert_messages(conn, item.id, item.chat_id, item.archived_messages, None, archived=1)
-                self._insert_messages(conn, item.id, item.chat_id, item.messages, None)
+                seq = 0
+                # Each generation is stamped when written, as `append` would stamp it.
+                for archived, messages in ((1, item.archived_messages), (0, item.messages)):
+                    now = self._clock() if messages else 0.0
+                    for message in messages:
+                        rows.append(_stage_row(item.id, item.chat_id, StoredMessage(seq, message, archived, None, now)))
+                        seq += 1
+            conn.execute(_CREATE_STAGE)
+            with conn.cursor().copy(f"COPY message_stage (ord, {', '.join(_STAGE_COLUMNS)}) FROM STDIN") as copy:
+                for index, row in enumerate(rows):  # ids follow the order written: newest last, as search expects
+                    copy.write_row((index, *row))
+            conn.execute(_FROM_STAGE)
+            conn.execute(_COUNT_STAGED)
         return stored
 
     def compact_index(self) -> int:
