@@ -20,7 +20,7 @@ from structlog.contextvars import bound_contextvars
 from adapters.base import ChatTarget
 from agent.context.thresholds import compute_threshold, threshold_ratio
 from agent.session import AgentState, SessionAgent, SessionMarks
-from agent.store import SessionSummary
+from agent.store import SessionSummary, StoreError
 from gateway.admin.backend import CompressOutcome, SessionBusy, SessionDetail, SessionNotFound, SessionView
 from gateway.admin.events import EventLog
 from gateway.app import Gateway
@@ -211,8 +211,14 @@ class GatewayBackend:
         metrics.queue_depth.set(sum(self._gateway.lanes.queued(key) for key in keys))
         metrics.live_agents.set(len(keys))
         chats = self._gateway.parts.chats
-        if chats is not None:
-            for platform, usage in chats.usage_by_platform().items():
+        # The chat store may be the shared database: while it fails its pings, keep the last figures
+        # rather than make the scrape wait for a pool timeout.
+        if chats is not None and self._gateway.store_health.ok:
+            try:
+                usage_by_platform = chats.usage_by_platform()
+            except StoreError:
+                usage_by_platform = {}
+            for platform, usage in usage_by_platform.items():
                 metrics.chat_tokens.labels(platform=platform, direction="prompt").set(usage.prompt_tokens)
                 metrics.chat_tokens.labels(platform=platform, direction="completion").set(usage.completion_tokens)
         hub = self._gateway.parts.mcp
