@@ -4,10 +4,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
+import psycopg
 import pytest
 
 from gateway.coord import Coordinator, redis_coordinator
-from gateway.sessions.store_lock import StoreSessionLock
+from gateway.sessions.store_lock import SESSION_LOCK_CLASS, StoreSessionLock
 from tests.gateway.coord.test_redis_outage import OwnRedis, own_redis  # noqa: F401 - the fixture
 from tests.postgres import pg_url  # noqa: F401 - the fixture
 
@@ -47,3 +48,20 @@ async def test_with_redis_killed_two_replicas_still_exclude_each_other(
     assert await a.lock.acquire("web:dm:1", ttl=5) is None
     assert await b.lock.release(lease_b) is True
     assert await a.lock.acquire("web:dm:1", ttl=5) is not None
+
+
+async def test_a_dead_holder_frees_the_store_lock(pg_url: str) -> None:  # noqa: F811
+    """The holder's connection cut (its replica died): the lock is free for another, and renew says it was lost."""
+    a, b = StoreSessionLock(pg_url, node="a"), StoreSessionLock(pg_url, node="b")
+    lease = await a.acquire("telegram:dm:9")
+    assert lease is not None and await a.holder("telegram:dm:9") == lease.token
+    assert await b.acquire("telegram:dm:9") is None
+    with psycopg.connect(pg_url, autocommit=True) as admin:
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND classid = %s AND granted",
+            (SESSION_LOCK_CLASS,),
+        )
+    taken = await b.acquire("telegram:dm:9", wait=10)
+    assert taken is not None
+    assert await a.renew(lease) is False and await a.holder("telegram:dm:9") is None
+    assert await b.release(taken) is True
