@@ -33,7 +33,9 @@ SCALE = 10_000
 def examples() -> list[tuple[list[int], int]]:
     rows: list[tuple[str, int]] = []
     for path in sorted(DATA.glob("*.jsonl")):
-        for line in path.read_text(encoding="utf-8").splitlines():
+        for line in path.read_text(encoding="utf-8").split("\n"):
+            if not line.strip():
+                continue
             row = json.loads(line)
             if row["split"] == "tune":
                 rows.append((row["text"], int(row["corpus"] in POSITIVE)))

@@ -241,7 +241,8 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("system_prompt", "context_dump_request",
        r"\b(?:repeat|print|output|show|display|copy|paste|dump|recite|reproduce|write out|return|echo|"
        r"continue|complete|translate|encode|summari[sz]e|put) (?:\w+ ){0,4}(?:(?:text|words|everything|all|content|"
-       r"messages?|lines|prompt) (?:above|before this|preceding|so far|prior)|(?:this|the) (?:entire|whole|full) "
+       r"messages?|lines|prompt) (?:above|before this|preceding|so far|prior)|(?:the |all )?(?:above|previous|preceding|"
+       r"prior|earlier|initial) (?:text|words|messages|prompt|instructions|conversation|input)\b|(?:this|the) (?:entire|whole|full) "
        r"(?:conversation|chat|context|prompt)|(?:the )?initiali[sz]ation\b|(?:the )?system (?:prompt|message|"
        r"instructions))"
        r"|\b(?:the )?system prompt (?:is|says|reads|was) ?:"

@@ -161,14 +161,31 @@ _NO_RULES_NOW: Final = re.compile(
 _PERSONA_RULE: Final = re.compile(r"\b(?:will|must|shall|should|never|always|cannot|can't|won't)\b")
 # A content task for the assistant plus rules for its output: a request wrapper, not a fact.
 _TASK: Final = re.compile(
-    r"(?:^|[.!?:;\n] ?)(?:please |now |first,? |firstly,? |then )?(?:write|generate|create|compose|draft|describe|explain|"
-    r"tell me|give me|list|continue|complete|enhance|improve|fill in|rewrite|provide|produce|output|answer|imagine|"
-    r"let's (?:play|imagine|pretend)|i want you to|i need you to|you will|you are to)\b")
+    r"(?:^|[.!?:;\n\"'*] ?)(?:please |now |first,? |firstly,? |then |ok,? |so )?(?:write|generate|create|compose|draft|"
+    r"describe|explain|tell me|give me|list|continue|complete|enhance|improve|fill in|rewrite|provide|produce|output|"
+    r"answer|imagine|supplement|elaborate|expand|summari[sz]e|translate|repeat|return|print|respond|reply|format|make it|"
+    r"let's (?:play|imagine|pretend)|i want you to|i need you to|you are to)\b")
 _OUTPUT_RULES: Final = re.compile(
-    r"\b(?:start|begin|end|prefix) (?:the |your |each |every |it |them )?(?:\w+ )?with\b|\bin the (?:form|format|style) of\b"
-    r"|\bat least \d+ (?:words|paragraphs|sentences|steps|lines)\b|\b(?:do not|don't|never) (?:include|mention|add|use|say|"
-    r"write|explain|break)\b|\bstep[- ]by[- ]step\b|\bin (?:great |full |extreme )?detail\b|\b(?:no|without) (?:any )?"
-    r"(?:warnings?|disclaimers?|caveats?|explanations?|commentary)\b|\bword for word\b|\bverbatim\b")
+    r"\b(?:start|begin|end|prefix) (?:the |your |each |every |it |them )?(?:\w+ )?with\b|\b(?:starting|beginning) with ['\"“]"
+    r"|\bin the (?:form|format|style) of\b|\b(?:format|formatted|presented) (?:it |them |this )?as\b"
+    r"|\b(?:at least|over|more than|no fewer than|minimum(?: of)?) \d+ (?:words|paragraphs|sentences|steps|lines|characters)\b"
+    r"|(?<!you )(?<!i )(?<!we )(?<!they )\b(?:do not|don't|never) (?:include|mention|add|use|say|write|explain|break)\b|\bstep[- ]by[- ]step\b"
+    r"|\bin (?:great |full |extreme |graphic |vivid |exhaustive )?detail\b|\b(?:extremely|graphically|highly|very|most) "
+    r"detailed\b|\b(?:no|without) (?:any )?(?:warnings?|disclaimers?|caveats?|explanations?|commentary)\b|\bword for word\b"
+    r"|\bverbatim\b|\b(?:only|exclusively) (?:in|as|with|using) (?:a |an |the )?(?:\w+ ){0,2}(?:json|code|format|block|"
+    r"list|markdown|speak|language|table|words?)\b|\b(?:in|as) (?:a )?(?:json|yaml|xml|csv|txt|markdown) (?:format|code ?block|"
+    r"block|object|list)\b|\bcode ?block\b|\b(?:return|output|give|print) (?:\w+ ){0,3}only\b|\*only\*"
+    r"|\baccording to the following\b|\bin the same (?:tone|style|format|manner|voice)\b|\bthe following (?:format|"
+    r"template|structure|prompts)\b|\binclude everything\b")
+# The assistant given a role or a task protocol: "You are a helpful assistant.", "Your task is to…",
+# "I will give you a description and you will create…". A note about the user never assigns one.
+_ASSIGNED_ROLE: Final = re.compile(
+    r"(?:^|[.!?:;\n\"] ?)(?:hi,? |hello,? |hey,? )?you are (?:a|an|the) (?:\w+ ){0,3}(?:assistants?|ai|a\.i|chatbot|"
+    r"language model|llm|bot|expert|writer|storyteller|narrator|game master|simulator|generator|translator|"
+    r"interpreter|terminal|console)\b(?! (?:named|called) \w+ (?:in|on|for) (?:my|our|the) )"
+    r"|\byour (?:role|task|job|mission|purpose|goal|objective|only task|sole purpose) (?:here |now )?(?:is|will be) to\b"
+    r"|\bi (?:will|'ll|am going to) (?:give|provide|send|tell|show|feed) you\b[^.!?\n]{0,120}\b(?:and |then )?you "
+    r"(?:will|must|should|shall|are to|'ll|need to)\b")
 _BOX: Final = re.compile(r"[\u2500-\u257f\u2580-\u259f]")
 _SPEAKER: Final = re.compile(r"(?m)^ ?[(\[]?([a-z][\w .-]{0,24})[)\]]? ?: ")
 
@@ -214,7 +231,10 @@ def judge(text: str, seen: Signals | None = None) -> Finding | None:
         return "prompt_injection", "prompt_template_markers"
     if seen.role_setting >= 2 and seen.lexicon >= 2:
         return "role_hijack", "role_setting"
-    if seen.words >= 25 and _TASK.search(text) and len(_OUTPUT_RULES.findall(text)) >= 2:
+    if _ASSIGNED_ROLE.search(text):
+        return "role_hijack", "assigned_role"
+    rules = len(_OUTPUT_RULES.findall(text))
+    if seen.words >= 6 and rules and (rules >= 2 or seen.words < 120) and _TASK.search(text):
         return "prompt_injection", "task_with_output_rules"
     if len(_BOX.findall(text)) >= 40:
         return "prompt_injection", "decorated_prompt_document"
