@@ -146,7 +146,14 @@ _PERSONA: Final = re.compile(
     r"role-?play as|role play as|play the (?:role|part) of|impersonate|take on the (?:role|persona|identity) of|"
     r"assume the (?:role|persona|identity) of|speak as|talk as|respond as|answer as|reply as|write as)\b"
     r"|\b(?:from now on|henceforth|from today on|for the rest of (?:this|the|our) conversation),? you(?:'re| are| will be)\b"
-    r"|\bstay in character\b|\bnever break(?:s|ing)? character\b")
+    r"|\bstay in character\b|\bnever break(?:s|ing)? character\b"
+    # The persona-prompt genre ("I want you to act as a Linux terminal. … My first command is pwd"): the
+    # assistant handed a role and then a first request.
+    r"|\b(?:i want|i need|i'd like|i would like|we want|i ask) you to (?:act|behave|pretend|role-?play|play|become|"
+    r"simulate|emulate|serve|function|work|respond|answer|reply) (?:as|like|to be|the role|the part)\b"
+    r"|\byou (?:will|are going to|'re going to|shall|must|should|'ll) (?:now )?(?:act|behave|pretend|role-?play|simulate|"
+    r"emulate|serve|function|respond|answer|reply|speak|talk) (?:as|like|to be)\b"
+    r"|\bmy first (?:request|command|question|sentence|prompt|suggestion|input|message|line|task) (?:is|will be)\b")
 # Output the assistant must emit verbatim, or links it must slip into its replies.
 _FORCED_OUTPUT: Final = re.compile(
     r"\b(?:begin|start|end|prefix|open|close|finish|sign) (?:every|each|all|your|any) (?:\w+ )?(?:answers?|responses?|"
@@ -186,6 +193,15 @@ _ASSIGNED_ROLE: Final = re.compile(
     r"|\byour (?:role|task|job|mission|purpose|goal|objective|only task|sole purpose) (?:here |now )?(?:is|will be) to\b"
     r"|\bi (?:will|'ll|am going to) (?:give|provide|send|tell|show|feed) you\b[^.!?\n]{0,120}\b(?:and |then )?you "
     r"(?:will|must|should|shall|are to|'ll|need to)\b")
+# Directives to the reader, counted over a long text: a prompt is a list of them, a note states facts.
+_DIRECTIVE: Final = re.compile(
+    r"\byou (?:will|must|should|shall|are to|are going to|need to|have to|may not|cannot|can't|won't|will not|must not|"
+    r"should not|are not allowed to|are allowed to|can now|can also|always|never|do not|don't)\b"
+    r"|(?:^|[.!?:;\n] ?)(?:please |and |also |then )?(?:do not|don't|never|always|remember to|make sure|ensure|keep|avoid|"
+    r"use|begin|start|end|respond|reply|answer|write|describe|include|wait|ask|stop|continue) "
+    r"|\byour (?:responses?|answers?|replies|output|messages?|first|next|goal|task|job|role)\b")
+DIRECTIVE_WORDS: Final = 60  # below this a text is a chat line or a note, whatever its mood
+
 _BOX: Final = re.compile(r"[\u2500-\u257f\u2580-\u259f]")
 _SPEAKER: Final = re.compile(r"(?m)^ ?[(\[]?([a-z][\w .-]{0,24})[)\]]? ?: ")
 
@@ -236,6 +252,8 @@ def judge(text: str, seen: Signals | None = None) -> Finding | None:
     rules = len(_OUTPUT_RULES.findall(text))
     if seen.words >= 6 and rules and (rules >= 2 or seen.words < 120) and _TASK.search(text):
         return "prompt_injection", "task_with_output_rules"
+    if seen.words >= DIRECTIVE_WORDS and len(_DIRECTIVE.findall(text)) * 12 >= seen.words and seen.second_person:
+        return "prompt_injection", "directive_document"
     if len(_BOX.findall(text)) >= 40:
         return "prompt_injection", "decorated_prompt_document"
     if _dialogue(text):
