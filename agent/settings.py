@@ -162,6 +162,9 @@ class MemorySettings(Section):
     # Writes of untrusted provenance (a turn that processed tool output; a group member who is not an admin):
     # gated by the stricter of this and write_approval.
     untrusted_writes: Literal["allow", "stage", "block"] = "stage"
+    # Ask the auxiliary (summariser) model about writes the deterministic scanner accepted: off, only the
+    # borderline ones (errors keep the deterministic verdict), or all (errors refuse): agent/memory/llm_screen.py.
+    llm_screen: Literal["off", "borderline", "all"] = "off"
 
 
 class SkillsSettings(Section):

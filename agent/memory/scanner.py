@@ -46,7 +46,7 @@ CATEGORIES: Final = (
     "invisible_unicode",
 )
 
-__all__ = ["CATEGORIES", "ScanVerdict", "scan", "pattern_names"]
+__all__ = ["CATEGORIES", "Assessment", "ScanVerdict", "assess", "scan", "pattern_names"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,43 +87,70 @@ def scan(text: str) -> ScanVerdict:
         `ScanVerdict(ok=True)` for clean text; otherwise the category and the
         name of the first pattern that matched.
     """
+    return _assess(text)[0]
+
+
+@dataclass(frozen=True, slots=True)
+class Assessment:
+    """The deterministic verdict plus whether an accepted text is close enough to the line to ask a model.
+
+    Attributes:
+        verdict: what `scan` returns.
+        borderline: accepted, but it addresses someone with persona/rule register or scores near the
+            learned layer's threshold (what `memory.llm_screen: borderline` asks the auxiliary model about).
+    """
+
+    verdict: ScanVerdict
+    borderline: bool = False
+
+
+def assess(text: str) -> Assessment:
+    """`scan` plus the borderline flag, for the optional model screen (agent/memory/llm_screen.py)."""
+    verdict, borderline = _assess(text)
+    return Assessment(verdict, borderline)
+
+
+def _assess(text: str) -> tuple[ScanVerdict, bool]:
     text = text.removeprefix("\ufeff")  # a leading byte-order mark is an encoding artefact and hides nothing
     hidden = invisible_kind(text)
     if hidden is not None:
-        return ScanVerdict(ok=False, category="invisible_unicode", pattern=hidden)
+        return ScanVerdict(ok=False, category="invisible_unicode", pattern=hidden), False
     seen = views(text)
     shape = signals(seen.lines)
     finding = judge(seen.lines, shape) if len(seen.latin) >= LONG_NOTE_CHARS else None
     if finding is not None:  # a long prompt: the shape layer decides in well under a millisecond
-        return ScanVerdict(ok=False, category=finding[0], pattern=finding[1])
+        return ScanVerdict(ok=False, category=finding[0], pattern=finding[1]), False
     for pattern in PATTERNS:
         if _matches(pattern, seen):
-            return ScanVerdict(ok=False, category=pattern.category, pattern=pattern.name)
+            return ScanVerdict(ok=False, category=pattern.category, pattern=pattern.name), False
     finding = finding or judge(seen.lines, shape)
     if finding is not None:
-        return ScanVerdict(ok=False, category=finding[0], pattern=finding[1])
-    if _learned(seen, shape):
-        return ScanVerdict(ok=False, category="prompt_injection", pattern=LEARNED_PATTERN)
-    return _OK
+        return ScanVerdict(ok=False, category=finding[0], pattern=finding[1]), False
+    learned = _learned(seen, shape)
+    if learned >= (REGISTER_THRESHOLD if shape.lexicon >= 4 else LEARNED_THRESHOLD):
+        return ScanVerdict(ok=False, category="prompt_injection", pattern=LEARNED_PATTERN), False
+    borderline = learned >= BORDERLINE_SCORE or bool(
+        shape.words >= 4 and (shape.role_setting or shape.future or shape.markers or shape.lexicon >= 2))
+    return _OK, borderline
 
 
 LEARNED_PATTERN: Final = "learned_instruction_shape"
 LEARNED_THRESHOLD: Final = 0.85
 REGISTER_THRESHOLD: Final = 0.6
+BORDERLINE_SCORE: Final = 0.4  # accepted, but close enough to the learned layer's bar to be worth a second opinion
 LONG_NOTE_CHARS: Final = 200  # above this, note shape runs before the (costlier) named patterns
 
 
-def _learned(seen: Views, shape: Signals) -> bool:
-    """The learned layer, only for text that addresses someone and is long enough to judge."""
+def _learned(seen: Views, shape: Signals) -> float:
+    """The learned layer's score, only for text that addresses someone and is long enough to judge (else 0)."""
     if shape.words < 8 or not (shape.second_person or shape.role_setting or shape.lexicon):
-        return False
-    # Much persona/rule vocabulary (more than any real chat line uses) lowers the bar.
-    threshold = REGISTER_THRESHOLD if shape.lexicon >= 4 else LEARNED_THRESHOLD
-    return _model.score(seen.deobfuscated) >= threshold
+        return 0.0
+    # Much persona/rule vocabulary (more than any real chat line uses) lowers the bar (see `_assess`).
+    return _model.score(seen.deobfuscated)
 
 
 def pattern_names() -> tuple[str, ...]:
     """Every pattern name the scanner can report (for docs and tests)."""
-    names = [pattern.name for pattern in PATTERNS]
+    names = [pattern.name for pattern in PATTERNS] + [LEARNED_PATTERN]
     names += ["zero_width_character", "bidi_control_character", "invisible_operator_character", "unicode_tag_character"]
     return tuple(names)
