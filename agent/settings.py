@@ -166,6 +166,11 @@ class MemorySettings(Section):
     # borderline ones (errors keep the deterministic verdict), or all (errors refuse): agent/memory/llm_screen.py.
     llm_screen: Literal["off", "borderline", "all"] = "off"
 
+    @field_validator("llm_screen", mode="before")
+    @classmethod
+    def _unquoted_off(cls, value: object) -> object:
+        return "off" if value is False else value  # YAML 1.1 reads a bare `off` as false
+
 
 class SkillsSettings(Section):
     creation_nudge_interval: int = Field(default=15, ge=0)

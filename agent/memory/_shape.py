@@ -15,7 +15,7 @@ stays a fact. Input is the `latin` or `deobfuscated` view (casefolded, homoglyph
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from functools import cached_property
 from typing import Final
 
 # Words that describe an AI, a persona or the rules binding it: the register of a jailbreak. Matched per
@@ -82,48 +82,57 @@ _MARKERS: Final = re.compile(
 _SCRIPT_LINE: Final = re.compile(r"(?m)^ ?(?:\(|\[)?[a-z][\w .-]{0,24}(?:\)|\])? ?: ")
 
 
-@dataclass(frozen=True, slots=True)
 class Signals:
-    """What the shape layer sees in one note (casefolded view).
+    """What the shape layer sees in one note (casefolded view keeping newlines).
+
+    The token counts are measured at once (one pass in C plus set lookups); the regex counts on first
+    use, so a long prompt whose vocabulary already decides pays for none of them.
 
     Attributes:
         lexicon: distinct persona/rule vocabulary terms.
         core: distinct terms of the strongest subset (ChatGPT, jailbreak, unfiltered, in character…).
+        second_person: "you/your" count.
+        words: word count.
         role_setting: constructions that set the assistant's role, rules or manner of answering.
         future: future-behaviour triggers ("from now on", "whenever someone asks").
         markers: chat-template markers, placeholders, "Name:" speaker tags.
         script_lines: lines that start with a speaker tag.
-        second_person: "you/your" count.
-        words: word count.
         paragraphs: blank-line separated blocks.
     """
 
-    lexicon: int
-    core: int
-    role_setting: int
-    future: int
-    markers: int
-    script_lines: int
-    second_person: int
-    words: int
-    paragraphs: int
+    def __init__(self, text: str) -> None:
+        self.text = text
+        tokens = [token.rstrip(".") if not token.startswith("a.i") else "a.i" for token in _TOKENS.findall(text)]
+        terms = _terms(tokens)
+        self.lexicon = len(terms)
+        self.core = len(terms & _CORE) + sum(1 for term in terms if term.startswith(_CORE_PREFIXES))
+        self.second_person = sum(1 for token in tokens if token in _SECOND)
+        self.words = len(tokens)
+
+    @cached_property
+    def role_setting(self) -> int:
+        return len(_ROLE_SETTING.findall(self.text))
+
+    @cached_property
+    def future(self) -> int:
+        return len(_FUTURE.findall(self.text))
+
+    @cached_property
+    def markers(self) -> int:
+        return len(_MARKERS.findall(self.text))
+
+    @cached_property
+    def script_lines(self) -> int:
+        return len(_SCRIPT_LINE.findall(self.text))
+
+    @cached_property
+    def paragraphs(self) -> int:
+        return len([block for block in re.split(r"\n\s*\n", self.text) if block.strip()])
 
 
 def signals(text: str) -> Signals:
     """Measure `text` (a casefolded view that keeps newlines)."""
-    tokens = [token.rstrip(".") if not token.startswith("a.i") else "a.i" for token in _TOKENS.findall(text)]
-    terms = _terms(tokens)
-    return Signals(
-        lexicon=len(terms),
-        core=len(terms & _CORE) + sum(1 for term in terms if term.startswith(_CORE_PREFIXES)),
-        role_setting=len(_ROLE_SETTING.findall(text)),
-        future=len(_FUTURE.findall(text)),
-        markers=len(_MARKERS.findall(text)),
-        script_lines=len(_SCRIPT_LINE.findall(text)),
-        second_person=sum(1 for token in tokens if token in _SECOND),
-        words=len(tokens),
-        paragraphs=len([block for block in re.split(r"\n\s*\n", text) if block.strip()]),
-    )
+    return Signals(text)
 
 _RULES_REMOVED: Final = re.compile(
     r"\b(?:no|zero|without (?:any )?|free (?:of|from) (?:any |all )?|not bound by (?:any )?|not (?:restricted|limited) by "
@@ -215,6 +224,30 @@ def _dialogue(text: str) -> bool:
 Finding = tuple[str, str]  # (category, reason)
 
 
+def _register(text: str, seen: Signals) -> Finding | None:
+    """The rules that need persona/rule vocabulary (at least two terms, or one of the core ones)."""
+    addressed = seen.second_person > 0 or seen.role_setting > 0
+    # Talk *about* AI rules ("ChatGPT refuses anything the content policy flags") is not addressed to the
+    # assistant: the register must come with second person, role setting, a trigger or template markers.
+    aimed = addressed or seen.future or seen.markers or len(_PERSONA_RULE.findall(text)) >= 2
+    if aimed and (seen.lexicon >= 6 or seen.core >= 2 or (seen.lexicon >= 5 and seen.words >= 20)):
+        return "role_hijack", "persona_rule_register"
+    removed = bool(_RULES_REMOVED.search(text))
+    if seen.lexicon >= 4 and aimed and (seen.role_setting or seen.core or seen.future or seen.markers or removed):
+        return "role_hijack", "persona_rule_register"
+    if seen.core and (seen.role_setting or seen.future):
+        return "role_hijack", "persona_setup"
+    if removed and seen.lexicon >= 2 and aimed:
+        return "prompt_injection", "no_rules_for_assistant"
+    if seen.lexicon < 2:
+        return None
+    if seen.future and addressed:
+        return "prompt_injection", "future_behaviour_rule"
+    if seen.role_setting and (seen.markers or seen.role_setting >= 2):
+        return ("prompt_injection", "prompt_template_markers") if seen.markers else ("role_hijack", "role_setting")
+    return None
+
+
 def judge(text: str, seen: Signals | None = None) -> Finding | None:
     """The shape verdict for one note (casefolded view keeping newlines): (category, reason) or None.
 
@@ -222,39 +255,28 @@ def judge(text: str, seen: Signals | None = None) -> Finding | None:
     chat lines use at most three distinct persona/rule terms, jailbreaks mostly six or more.
     """
     seen = seen or signals(text)
-    removed = bool(_RULES_REMOVED.search(text))
-    addressed = seen.role_setting > 0 or seen.second_person > 0
-    # Talk *about* AI rules ("ChatGPT refuses anything the content policy flags") is not addressed to the
-    # assistant: the register must come with second person, role setting, a trigger or template markers.
-    aimed = addressed or seen.future or seen.markers or len(_PERSONA_RULE.findall(text)) >= 2
-    if aimed and (seen.lexicon >= 6 or seen.core >= 2 or (seen.lexicon >= 5 and seen.words >= 20)):
-        return "role_hijack", "persona_rule_register"
-    if seen.lexicon >= 4 and aimed and (seen.role_setting or seen.core or seen.future or seen.markers or removed):
-        return "role_hijack", "persona_rule_register"
-    if seen.core and (seen.role_setting or seen.future):
-        return "role_hijack", "persona_setup"
-    if _NO_RULES_NOW.search(text) or (removed and seen.lexicon >= 2 and aimed):
+    # Cheap conditions first throughout: the token counts are known, each regex runs only when needed.
+    finding = _register(text, seen) if seen.lexicon >= 2 or seen.core else None
+    if finding is not None:
+        return finding
+    if _NO_RULES_NOW.search(text):
         return "prompt_injection", "no_rules_for_assistant"
     if _PERSONA.search(text):
         return "role_hijack", "persona_adoption"
-    if _FORCED_OUTPUT.search(text) or (seen.future and _LINK.search(text) and addressed):
+    addressed = seen.second_person > 0 or seen.role_setting > 0
+    if _FORCED_OUTPUT.search(text) or (addressed and seen.future and _LINK.search(text)):
         return "prompt_injection", "forced_output"
-    if seen.future and seen.lexicon >= 2 and addressed:
-        return "prompt_injection", "future_behaviour_rule"
     if _THIRD_PARTY_TRIGGER.search(text) and (_STEER.search(text) or _LINK.search(text)):
         return "exfiltration", "conditional_steering"
-    if seen.markers and seen.lexicon >= 2 and seen.role_setting:
-        return "prompt_injection", "prompt_template_markers"
-    if seen.role_setting >= 2 and seen.lexicon >= 2:
-        return "role_hijack", "role_setting"
-    if _ASSIGNED_ROLE.search(text):
+    if seen.second_person and _ASSIGNED_ROLE.search(text):
         return "role_hijack", "assigned_role"
-    rules = len(_OUTPUT_RULES.findall(text))
-    if seen.words >= 6 and rules and (rules >= 2 or seen.words < 120) and _TASK.search(text):
-        return "prompt_injection", "task_with_output_rules"
-    if seen.words >= DIRECTIVE_WORDS and len(_DIRECTIVE.findall(text)) * 12 >= seen.words and seen.second_person:
+    if seen.words >= 6 and _TASK.search(text):
+        rules = len(_OUTPUT_RULES.findall(text))
+        if rules >= 2 or (rules and seen.words < 120):
+            return "prompt_injection", "task_with_output_rules"
+    if seen.words >= DIRECTIVE_WORDS and seen.second_person and len(_DIRECTIVE.findall(text)) * 12 >= seen.words:
         return "prompt_injection", "directive_document"
-    if len(_BOX.findall(text)) >= 40:
+    if not text.isascii() and len(_BOX.findall(text)) >= 40:
         return "prompt_injection", "decorated_prompt_document"
     if _dialogue(text):
         return "prompt_injection", "scripted_dialogue"

@@ -33,7 +33,7 @@ from typing import Final
 
 from agent.memory import _model
 from agent.memory._normalize import Views, invisible_kind, views
-from agent.memory._patterns import PATTERNS, Pattern
+from agent.memory._patterns import PATTERNS
 from agent.memory._shape import Signals, judge, signals
 
 CATEGORIES: Final = (
@@ -73,8 +73,21 @@ class ScanVerdict:
 _OK: Final = ScanVerdict(ok=True)
 
 
-def _matches(pattern: Pattern, seen: Views) -> bool:
-    return any(pattern.search(getattr(seen, view)) for view in pattern.views)
+def _distinct(seen: Views) -> dict[tuple[str, ...], tuple[str, ...]]:
+    """Each view tuple the patterns use, mapped to its distinct texts: on plain ASCII text `native`, `latin`
+    and `deobfuscated` are one string, and a pattern need not run three times over it."""
+    found: dict[tuple[str, ...], tuple[str, ...]] = {}
+    for names in _VIEW_TUPLES:
+        texts: list[str] = []
+        for name in names:
+            text = getattr(seen, name)
+            if text not in texts:
+                texts.append(text)
+        found[names] = tuple(texts)
+    return found
+
+
+_VIEW_TUPLES: Final = tuple(dict.fromkeys(pattern.views for pattern in PATTERNS))
 
 
 def scan(text: str) -> ScanVerdict:
@@ -120,8 +133,9 @@ def _assess(text: str) -> tuple[ScanVerdict, bool]:
     finding = judge(seen.lines, shape) if len(seen.latin) >= LONG_NOTE_CHARS else None
     if finding is not None:  # a long prompt: the shape layer decides in well under a millisecond
         return ScanVerdict(ok=False, category=finding[0], pattern=finding[1]), False
+    texts = _distinct(seen)
     for pattern in PATTERNS:
-        if _matches(pattern, seen):
+        if any(pattern.search(text) for text in texts[pattern.views]):
             return ScanVerdict(ok=False, category=pattern.category, pattern=pattern.name), False
     finding = finding or judge(seen.lines, shape)
     if finding is not None:
@@ -143,7 +157,7 @@ LONG_NOTE_CHARS: Final = 200  # above this, note shape runs before the (costlier
 
 def _learned(seen: Views, shape: Signals) -> float:
     """The learned layer's score, only for text that addresses someone and is long enough to judge (else 0)."""
-    if shape.words < 8 or not (shape.second_person or shape.role_setting or shape.lexicon):
+    if shape.words < 8 or not (shape.second_person or shape.lexicon or shape.role_setting):
         return 0.0
     # Much persona/rule vocabulary (more than any real chat line uses) lowers the bar (see `_assess`).
     return _model.score(seen.deobfuscated)

@@ -4,12 +4,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import SecretStr
+import pytest
+from pydantic import SecretStr, ValidationError
 
 from agent.memory.llm_screen import build_llm_screen
 from agent.memory.notes import NotesStore
 from agent.memory.scanner import assess
-from agent.settings import AuxiliaryModelSettings, AuxiliarySettings, ModelSettings
+from agent.settings import AuxiliaryModelSettings, AuxiliarySettings, MemorySettings, ModelSettings
 from agent.tools.base import ToolContext
 from agent.tools.memory_tool import MemoryTool
 from tests.fakes.openai_server import FakeOpenAI, Reply
@@ -94,3 +95,11 @@ async def test_the_model_never_overturns_a_deterministic_refusal(fake_openai: Fa
     await tool.close()
     assert result["success"] is False and result["pattern"] != "llm_screen"
     assert fake_openai.requests == []
+
+
+def test_the_setting_reads_a_bare_yaml_off_and_refuses_unknown_modes() -> None:
+    """YAML 1.1 turns an unquoted `off` into false; anything but off|borderline|all is a clear error."""
+    assert MemorySettings.model_validate({"llm_screen": False}).llm_screen == "off"
+    assert MemorySettings.model_validate({"llm_screen": "all"}).llm_screen == "all"
+    with pytest.raises(ValidationError, match="llm_screen"):
+        MemorySettings.model_validate({"llm_screen": "sometimes"})
