@@ -29,6 +29,23 @@ guardrail guardrails policies responses response replies answer answers output o
 command commands mode enabled disabled token tokens character characters rule rules anthropic claude gemini bard
 llama mistral deepseek grok copilot bot bots godmode compliance comply complies
 """.split())
+# The same register in other languages. Latin-script words join the token lexicon; for text in other scripts
+# (no spaces to split on in Chinese or Japanese) the terms are looked for as substrings, only in non-ASCII text.
+_LEXICON_WORDS_LATIN: Final = frozenset("""
+reglas regras restricciones restrições restricoes filtros personaje personajes personagem instrucciones instruções
+respuestas respostas censura ética etica moralidad directrices diretrizes regeln einschränkungen beschränkungen
+anweisungen richtlinien zensur ethik antworten consignes règles restrictions filtres éthique personnage réponses
+""".split())
+_FOREIGN_TERMS: Final = (
+    "扮演", "角色", "规则", "限制", "道德", "伦理", "过滤", "开发者模式", "模式", "回答", "回复", "指令", "提示词",
+    "人工智能", "不受", "无视", "忽略", "从现在开始", "现在你是", "你将", "你必须", "你不能", "输出", "格式", "审查",
+    "内容政策", "违反", "假装", "模拟", "越狱", "猫娘", "規則", "倫理", "過濾", "模式", "回覆", "角色扮演",
+    "ロールプレイ", "ルール", "制限", "出力", "回答", "演じ", "キャラクター", "モード", "フィルター",
+    "역할", "규칙", "제한", "윤리", "답변", "출력", "모드", "캐릭터", "필터",
+    "правила", "ограничени", "фильтр", "этик", "морал", "роль", "персонаж", "отвечай", "ответ", "режим",
+    "инструкци", "цензур",
+)
+_FOREIGN_SECOND: Final = ("你", "您", "あなた", "당신", "너는", "ты ", "вы ", "тебя", "você", "eres ", "tu es ", "du bist ")
 _LEXICON_PREFIXES: Final = ("gpt-", "gpt3", "gpt4", "gpt5", "jailbr", "ethic", "censor", "refus", "apologi", "simulat",
                             "pretend", "obey", "respond")
 _LEXICON_PAIRS: Final = frozenset({
@@ -45,12 +62,14 @@ _CORE: Final = frozenset({
     "roleplay",
 })
 _CORE_PREFIXES: Final = ("jailbr",)
-_TOKENS: Final = re.compile(r"[a-z0-9][a-z0-9'.-]*[a-z0-9]|[a-z0-9]")
-_SECOND: Final = frozenset({"you", "your", "yours", "yourself", "you're", "you'll", "you've", "youre"})
+_TOKENS: Final = re.compile(r"[a-z0-9\u00c0-\u024f][a-z0-9\u00c0-\u024f'.-]*[a-z0-9\u00c0-\u024f]|[a-z0-9\u00c0-\u024f]")
+_SECOND: Final = frozenset({"you", "your", "yours", "yourself", "you're", "you'll", "you've", "youre",
+                            "eres", "tú", "tus", "você", "du", "dich", "dein", "deine", "toi", "vous"})
 
 
 def _terms(tokens: list[str]) -> set[str]:
-    terms = {token for token in tokens if token in _LEXICON_WORDS or token.startswith(_LEXICON_PREFIXES)}
+    terms = {token for token in tokens
+             if token in _LEXICON_WORDS or token in _LEXICON_WORDS_LATIN or token.startswith(_LEXICON_PREFIXES)}
     for first, second, third in zip(tokens, tokens[1:], [*tokens[2:], ""]):
         if (first, second) in _LEXICON_PAIRS:
             terms.add(f"{first} {second}")
@@ -74,7 +93,9 @@ _FUTURE: Final = re.compile(
     r"(?:future |following |subsequent )?(?:conversations?|chats?|sessions?|messages?|responses?|prompts?|questions?)\b"
     r"|\b(?:whenever|every time|each time|any time|anytime|if ever) (?:someone|anyone|somebody|anybody|a user|users|"
     r"people|they|a customer|customers|a person|i|the user|you)\b"
-    r"|\b(?:in|for) (?:all|every|each) (?:of )?(?:your |future )?(?:responses?|replies|answers|messages|outputs)\b")
+    r"|\b(?:in|for) (?:all|every|each) (?:of )?(?:your |future )?(?:responses?|replies|answers|messages|outputs)\b"
+    r"|\ba partir de (?:ahora|agora|hoy|hoje|maintenant)\b|\bab (?:jetzt|sofort)\b|\bdésormais\b|\bdorénavant\b"
+    r"|从现在开始|从今以后|今後は|지금부터|с этого момента|\bотныне\b")
 _MARKERS: Final = re.compile(
     r"<\|[a-z_]+\|>|\[/?(?:inst|system|sys|user|assistant)\]|<</?sys>>|#{1,4} ?(?:instructions?|system|rules|"
     r"response|role|persona|context|input|output|task)\b|\b(?:system|assistant|user|human|ai|model|chatgpt|gpt) ?:"
@@ -104,9 +125,12 @@ class Signals:
         self.text = text
         tokens = [token.rstrip(".") if not token.startswith("a.i") else "a.i" for token in _TOKENS.findall(text)]
         terms = _terms(tokens)
-        self.lexicon = len(terms)
         self.core = len(terms & _CORE) + sum(1 for term in terms if term.startswith(_CORE_PREFIXES))
         self.second_person = sum(1 for token in tokens if token in _SECOND)
+        if not text.isascii():
+            terms |= {term for term in _FOREIGN_TERMS if term in text}
+            self.second_person += sum(1 for term in _FOREIGN_SECOND if term in text)
+        self.lexicon = len(terms)
         self.words = len(tokens)
 
     @cached_property
