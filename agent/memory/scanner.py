@@ -1,6 +1,7 @@
 """The memory security scanner: one verdict per text, naming the pattern that matched.
 
-Owns `ScanVerdict` and `scan`. Every write to notes (memory tool, CLI,
+Owns `ScanVerdict`, `scan` and `assess` (`scan` plus a borderline flag, for the
+optional model screen of `llm_screen.py`). Every write to notes (memory tool, CLI,
 background review) and every load of notes goes through `scan`; the skill
 store uses it too. It knows nothing of files, chats or tools.
 
@@ -11,9 +12,12 @@ leetspeak undone); the note shape of `_shape.judge` (a note states a fact; text
 that addresses the assistant and sets personas, rules, output or future
 behaviour is an instruction); and the learned layer of `_model` (a hashed n-gram
 logistic regression, `scanner_model.json`, trained by bench/scanner_train.py),
-only above `LEARNED_THRESHOLD` and only for text that addresses someone. A note
-longer than `LONG_NOTE_CHARS` meets the note shape first, for cost: the named
-patterns are the expensive part on long text. Figures: bench/scanner.py.
+only for text that addresses someone, above a bar that falls with persona/rule
+vocabulary and with length (`_threshold`). A note longer than `LONG_NOTE_CHARS`
+meets the note shape first, for cost: the named patterns are the expensive part
+on long text. Cost: each distinct view is matched once (plain ASCII text is one
+string in three views), views and shape signals not needed are never built.
+Figures (refused/accepted per corpus, wall and CPU time): bench/scanner.py.
 
 Decisions (pinned by the corpus in tests/agent/memory/):
 - Refused invisible characters are refused wherever they stand, including a
