@@ -2,8 +2,8 @@
 
 Deterministic: rows in file order, fixed epochs, no random state; the same corpora give the same
 weights. Positives: jailbreak, jailbreak_cut and extraction rows of the tune split, plus the hand-written
-instruction-shaped notes of tests/agent/memory/corpus_hostile.json. Negatives: tune-split chat lines and
-notes, plus tests/agent/memory/corpus_benign.json. The held-out split is never read.
+instruction-shaped notes of tests/agent/memory/corpus_hostile.json. Negatives: tune-split chat lines,
+developer prose and notes, plus tests/agent/memory/corpus_benign.json. The held-out and validation splits are never read.
 
     .venv/bin/python bench/scanner_train.py
 """
