@@ -155,7 +155,7 @@ def _assess(text: str) -> tuple[ScanVerdict, bool]:
 LEARNED_PATTERN: Final = "learned_instruction_shape"
 LEARNED_THRESHOLD: Final = 0.85
 REGISTER_THRESHOLD: Final = 0.6
-LONG_THRESHOLD: Final = 0.5
+LONG_THRESHOLD: Final = 0.3  # about 3x the highest benign score at that length (chat, devnotes: 0.09)
 LONG_WORDS: Final = 40
 BORDERLINE_SCORE: Final = 0.4  # accepted, but close enough to the learned layer's bar to be worth a second opinion
 LONG_NOTE_CHARS: Final = 200  # above this, note shape runs before the (costlier) named patterns
@@ -163,7 +163,7 @@ LONG_NOTE_CHARS: Final = 200  # above this, note shape runs before the (costlier
 
 def _threshold(shape: Signals) -> float:
     """The learned layer's bar. Much persona/rule vocabulary (more than any real chat line uses) lowers it; so
-    does length: no real chat line or developer note of 40+ words that addresses someone scores above 0.1
+    does length: none of 750 real chat lines and developer notes of 40+ words scores above 0.1
     (bench/scanner.py: chat, devnotes), while a long text that addresses the assistant is most often a prompt."""
     if shape.lexicon >= 4:
         return REGISTER_THRESHOLD
