@@ -16,7 +16,7 @@ from typing import Literal
 
 from agent.memory.notes import NotesStore
 from agent.memory.postgres import postgres_notes
-from agent.memory.scanner import scan
+from agent.memory.scanner import scan_procedure
 from agent.skills.library import SkillLibrary
 from agent.skills.postgres import PostgresSkills
 from agent.store import SessionStore, is_postgres_url, store_for
@@ -48,9 +48,9 @@ def build_stores(config: ChorusConfig) -> Stores:
     if url is not None and is_postgres_url(url):
         shared = PostgresSessionStore(url)
         notes = NotesStore(home, config.memory, files=postgres_notes(shared))
-        skills = SkillLibrary(home / SKILLS_DIRNAME, scanner=scan, storage=PostgresSkills(shared))
+        skills = SkillLibrary(home / SKILLS_DIRNAME, scanner=scan_procedure, storage=PostgresSkills(shared))
         return Stores(shared, notes, skills, "postgresql", shared.location)
-    skills = SkillLibrary(home / SKILLS_DIRNAME, scanner=scan)
+    skills = SkillLibrary(home / SKILLS_DIRNAME, scanner=scan_procedure)
     return Stores(store_for(url, home), NotesStore(home, config.memory), skills, "sqlite", str(home))
 
 

@@ -205,18 +205,25 @@ _TASK: Final = re.compile(
     r"describe|explain|tell me|give me|list|continue|complete|enhance|improve|fill in|rewrite|provide|produce|output|"
     r"answer|imagine|supplement|elaborate|expand|summari[sz]e|translate|repeat|return|print|respond|reply|format|make it|"
     r"let's (?:play|imagine|pretend)|i want you to|i need you to|you are to)\b")
-_OUTPUT_RULES: Final = re.compile(
-    r"\b(?:start|begin|end|prefix) (?:the |your |each |every |it |them )?(?:\w+ )?with\b|\b(?:starting|beginning) with ['\"“]"
-    r"|\bin the (?:form|format|style) of\b|\b(?:format|formatted|presented) (?:it |them |this )?as\b"
-    r"|\b(?:at least|over|more than|no fewer than|minimum(?: of)?) \d+ (?:words|paragraphs|sentences|steps|lines|characters)\b"
-    r"|(?<!you )(?<!i )(?<!we )(?<!they )\b(?:do not|don't|never) (?:include|mention|add|use|say|write|explain|break)\b|\bstep[- ]by[- ]step\b"
-    r"|\bin (?:great |full |extreme |graphic |vivid |exhaustive )?detail\b|\b(?:extremely|graphically|highly|very|most) "
-    r"detailed\b|\b(?:no|without) (?:any )?(?:warnings?|disclaimers?|caveats?|explanations?|commentary)\b|\bword for word\b"
-    r"|\bverbatim\b|\b(?:only|exclusively) (?:in|as|with|using) (?:a |an |the )?(?:\w+ ){0,2}(?:json|code|format|block|"
-    r"list|markdown|speak|language|table|words?)\b|\b(?:in|as) (?:a )?(?:json|yaml|xml|csv|txt|markdown) (?:format|code ?block|"
-    r"block|object|list)\b|\bcode ?block\b|\b(?:return|output|give|print) (?:\w+ ){0,3}only\b|\*only\*"
-    r"|\baccording to the following\b|\bin the same (?:tone|style|format|manner|voice)\b|\bthe following (?:format|"
-    r"template|structure|prompts)\b|\binclude everything\b")
+# Rules for a task's output. Strong ones force wording or shape the way a jailbreak wrapper does (a quoted
+# opening, "only in JSON", "extremely detailed", "over 300 words"); weak ones are also ordinary style
+# preferences ("start with a verb", "do not include ticket numbers"), so it takes two of them in a longer text.
+_OUTPUT_RULES_STRONG: Final = re.compile(
+    r"\b(?:start|begin|starting|beginning|prefix|open|opening) (?:\w+ ){0,3}with ['\"“]"
+    r"|\b(?:format|formatted|presented) (?:it|them|this) as\b"
+    r"|\b(?:over|more than|no fewer than|minimum(?: of)?) \d+ (?:words|paragraphs|sentences|steps|lines|characters)\b"
+    r"|\b(?:extremely|graphically|vividly|exhaustively) detailed\b|\b(?:no|without) (?:any )?(?:warnings?|disclaimers?|"
+    r"caveats?)\b|\bword for word\b|\bverbatim\b|\b(?:only|exclusively) (?:in|as|with|using) (?:a |an |the )?(?:\w+ ){0,2}"
+    r"(?:json|code|block|l33t ?speak|leet ?speak|speak)\b|\bcode ?block\b|\b(?:return|output|give|print) (?:\w+ ){0,3}only\b"
+    r"|\*only\*|\baccording to the following\b|\bin the same (?:tone|style|format|manner|voice)\b"
+    r"|\bthe following (?:template|prompts)\b|\binclude everything\b")
+_OUTPUT_RULES_WEAK: Final = re.compile(
+    r"\b(?:start|begin|end) (?:the |your |each |every |it |them )?(?:\w+ )?with\b|\bin the (?:form|format|style) of\b"
+    r"|\bat least \d+ (?:words|paragraphs|sentences|steps|lines)\b"
+    r"|(?<!you )(?<!i )(?<!we )(?<!they )\b(?:do not|don't|never) (?:include|mention|add|use|say|write|explain|break)\b"
+    r"|\bstep[- ]by[- ]step\b|\bin (?:great |full |extreme |graphic |vivid )?detail\b|\b(?:highly|very) detailed\b"
+    r"|\b(?:no|without) (?:any )?(?:explanations?|commentary)\b|\b(?:in|as) (?:a )?(?:json|yaml|xml|csv|markdown) "
+    r"(?:format|object|list)\b|\bthe following format\b")
 # The assistant given a role or a task protocol: "You are a helpful assistant.", "Your task is to…",
 # "I will give you a description and you will create…". A note about the user never assigns one.
 _ASSIGNED_ROLE: Final = re.compile(
@@ -294,10 +301,9 @@ def judge(text: str, seen: Signals | None = None) -> Finding | None:
         return "exfiltration", "conditional_steering"
     if seen.second_person and _ASSIGNED_ROLE.search(text):
         return "role_hijack", "assigned_role"
-    if seen.words >= 6 and _TASK.search(text):
-        rules = len(_OUTPUT_RULES.findall(text))
-        if rules >= 2 or (rules and seen.words < 120):
-            return "prompt_injection", "task_with_output_rules"
+    if seen.words >= 6 and _TASK.search(text) and (
+            _OUTPUT_RULES_STRONG.search(text) or (seen.words >= 25 and len(_OUTPUT_RULES_WEAK.findall(text)) >= 2)):
+        return "prompt_injection", "task_with_output_rules"
     if seen.words >= DIRECTIVE_WORDS and seen.second_person and len(_DIRECTIVE.findall(text)) * 12 >= seen.words:
         return "prompt_injection", "directive_document"
     if not text.isascii() and len(_BOX.findall(text)) >= 40:

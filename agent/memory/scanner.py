@@ -3,7 +3,8 @@
 Owns `ScanVerdict`, `scan` and `assess` (`scan` plus a borderline flag, for the
 optional model screen of `llm_screen.py`). Every write to notes (memory tool, CLI,
 background review) and every load of notes goes through `scan`; the skill
-store uses it too. It knows nothing of files, chats or tools.
+store uses `scan_procedure` (the same without the note-shape and learned layers:
+a skill is a procedure, an instruction by design). It knows nothing of files, chats or tools.
 
 Layers, in order: refused invisible characters on the raw text (a hit on their
 own, whatever they hide); the named patterns of `_patterns.PATTERNS` against the
@@ -50,7 +51,7 @@ CATEGORIES: Final = (
     "invisible_unicode",
 )
 
-__all__ = ["CATEGORIES", "Assessment", "ScanVerdict", "assess", "scan", "pattern_names"]
+__all__ = ["CATEGORIES", "Assessment", "ScanVerdict", "assess", "scan", "scan_procedure", "pattern_names"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +126,21 @@ def assess(text: str) -> Assessment:
     """`scan` plus the borderline flag, for the optional model screen (agent/memory/llm_screen.py)."""
     verdict, borderline = _assess(text)
     return Assessment(verdict, borderline)
+
+
+def scan_procedure(text: str) -> ScanVerdict:
+    """`scan` for texts that are instructions by design (skills): invisible characters and the named threat
+    patterns (injection phrases, hijack, exfiltration, persistence, secrets) only. The note-shape and learned
+    layers refuse instructions as such ("a note states a fact"), which a procedure is meant to be."""
+    text = text.removeprefix("\ufeff")
+    hidden = invisible_kind(text)
+    if hidden is not None:
+        return ScanVerdict(ok=False, category="invisible_unicode", pattern=hidden)
+    texts = _distinct(views(text))
+    for pattern in PATTERNS:
+        if any(pattern.search(view) for view in texts[pattern.views]):
+            return ScanVerdict(ok=False, category=pattern.category, pattern=pattern.name)
+    return _OK
 
 
 def _assess(text: str) -> tuple[ScanVerdict, bool]:
