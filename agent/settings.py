@@ -162,6 +162,14 @@ class MemorySettings(Section):
     # Writes of untrusted provenance (a turn that processed tool output; a group member who is not an admin):
     # gated by the stricter of this and write_approval.
     untrusted_writes: Literal["allow", "stage", "block"] = "stage"
+    # Ask the auxiliary (summariser) model about writes the deterministic scanner accepted: off, only the
+    # borderline ones (errors keep the deterministic verdict), or all (errors refuse): agent/memory/llm_screen.py.
+    llm_screen: Literal["off", "borderline", "all"] = "off"
+
+    @field_validator("llm_screen", mode="before")
+    @classmethod
+    def _unquoted_off(cls, value: object) -> object:
+        return "off" if value is False else value  # YAML 1.1 reads a bare `off` as false
 
 
 class SkillsSettings(Section):

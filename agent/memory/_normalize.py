@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
+from functools import cached_property
 
 # Characters refused outright (docs/design.md §4.1), plus the Unicode "tag" block, which
 # smuggles invisible ASCII through copy-paste just like zero-width characters.
@@ -51,9 +51,11 @@ _WHITESPACE = re.compile(r"\s+")
 _NOT_ALNUM = re.compile(r"[\W_]+")
 
 
-@dataclass(frozen=True, slots=True)
 class Views:
     """One note seen five ways; every view has invisible format characters removed.
+
+    `deobfuscated` and `squashed` are built on first use: a long prompt that the note-shape layer
+    refuses on `lines` never pays for them.
 
     Attributes:
         raw: NFKC text with case kept (secret shapes such as `AKIA…` are case-sensitive).
@@ -64,12 +66,19 @@ class Views:
         lines: `latin` before whitespace is collapsed: line structure kept (note-shape signals).
     """
 
-    raw: str
-    native: str
-    latin: str
-    deobfuscated: str
-    squashed: str
-    lines: str
+    def __init__(self, raw: str, native: str, latin: str, lines: str) -> None:
+        self.raw = raw
+        self.native = native
+        self.latin = latin
+        self.lines = lines
+
+    @cached_property
+    def deobfuscated(self) -> str:
+        return _WHITESPACE.sub(" ", _undo_leet(_join_spaced(self.latin)))
+
+    @cached_property
+    def squashed(self) -> str:
+        return _NOT_ALNUM.sub("", self.deobfuscated)
 
 
 def _class(points: frozenset[int] | range) -> str:
@@ -122,7 +131,4 @@ def views(text: str) -> Views:
     else:
         latin = unicodedata.normalize("NFKC", native.translate(_CONFUSABLE_TABLE))
         lines = unicodedata.normalize("NFKC", folded.translate(_CONFUSABLE_TABLE))
-    deobfuscated = _WHITESPACE.sub(" ", _undo_leet(_join_spaced(latin)))
-    squashed = _NOT_ALNUM.sub("", deobfuscated)
-    return Views(raw=raw, native=native, latin=latin, deobfuscated=deobfuscated, squashed=squashed,
-                 lines=lines)
+    return Views(raw=raw, native=native, latin=latin, lines=lines)

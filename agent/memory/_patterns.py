@@ -49,10 +49,18 @@ class Pattern:
             return False  # a substring test in C; Python's re tries every alternative at every position
         if self.regex is not None and self.regex.search(text):
             return True
-        return any(_chain_found(chain, text) for chain in self.chains)
+        present: dict[re.Pattern[str], bool] = {}  # chains share parts: each is looked for once
+        return any(_chain_found(chain, text, present) for chain in self.chains)
 
 
-def _chain_found(chain: Chain, text: str) -> bool:
+def _chain_found(chain: Chain, text: str, present: dict[re.Pattern[str], bool]) -> bool:
+    # A part that occurs nowhere fails the chain: `search` stops at the first hit, so checking every part
+    # first is cheap, and the ordered pass below runs only when each part occurs somewhere.
+    for regex, _ in chain:
+        if regex not in present:
+            present[regex] = regex.search(text) is not None
+        if not present[regex]:
+            return False
     ends: list[int] | None = None
     for regex, gap in chain:
         reachable: list[int] = []
@@ -174,7 +182,9 @@ PATTERNS: tuple[Pattern, ...] = (
        r"(?:指令|指示|规则|说明|提示|设定|命令)"
        r"|(?:игнорируй|проигнорируй|игнорировать|забудь|не обращай внимания на|отбрось)\w* "
        r"(?:(?:все|всё|свои|твои|мои)\s+)*(?:предыдущие |прежние |прошлые |вышеуказанные |изначальные )?"
-       r"(?:инструкции|указания|правила|команды|ограничения)", _WORDS),
+       r"(?:инструкции|указания|правила|команды|ограничения)", _WORDS,
+       needles=("ignor", "vergiss", "missachte", "übergehe", "oublie", "ne tiens pas", "olvid", "descarta", "忽略", "无视",
+                "忽视", "不要理会", "忘记", "忘掉", "不理会", "跳过", "игнорир", "забудь", "не обращай", "отбрось")),
     _p("prompt_injection", "squashed_ignore_instructions",
        r"(?:ignore|disregard|forget|bypass|override)(?:a[il]{2}|any|the|your|of)*"
        r"(?:previous|prior|above|earlier|preceding|system)(?:instructions?|rules|guidelines|prompts?|directives)",
@@ -205,7 +215,7 @@ PATTERNS: tuple[Pattern, ...] = (
        r"(?:otr[ao]|nuev[ao]|diferente) (?:ia|asistente|modelo|bot))"
        r"|你现在是(?:一个)?(?:不同的|新的|另一个|没有(?:任何)?限制的|不受(?:任何)?限制的|邪恶的|越狱的)(?:ai|人工智能|助手|模型|机器人)"
        r"|\bты теперь (?:друг(?:ой|ая)|нов(?:ый|ая)|свободн(?:ый|ая)|злой|без ограничений)\s*(?:ии|ai|ассистент|бот|"
-       r"модель|помощник|нейросеть)?", _WORDS),
+       r"модель|помощник|нейросеть)?", _WORDS, needles=("du bist", "tu es", "ahora eres", "你现在是", "ты теперь")),
     _p("role_hijack", "squashed_role_hijack",
        rf"youarenow(?:an?|the)?{_EVIL.replace(' ', '')}(?:ai|assistant|model|bot|persona|agent)",
        ("squashed",)),
@@ -228,7 +238,8 @@ PATTERNS: tuple[Pattern, ...] = (
        r"|(?:revela|muestra|muéstrame|dime|enséñame) (?:tu|el) (?:prompt|mensaje|indicaciones?) del sistema"
        r"|(?:泄露|显示|输出|打印|告诉我|透露|展示|给我看)(?:一下)?(?:你的)?(?:系统提示|系统提示词|系统指令|初始指令|系统设定)"
        r"|(?:покажи|выведи|раскрой|напечатай|повтори) (?:мне )?(?:свой |твой |весь )?(?:системный (?:промпт|запрос)|"
-       r"системные инструкции|исходные инструкции)", _WORDS),
+       r"системные инструкции|исходные инструкции)", _WORDS,
+       needles=("syst", "sistema", "系统", "初始指令", "системн", "исходные инструкции")),
     _p("system_prompt", "own_configuration_request",
        r"\byour (?:very )?(?:system|initial|original|hidden|first|starting|secret|internal|underlying|pre-?set|"
        r"developer|core|base) ?(?:-| )?(?:prompt|instructions?|message|configuration|config|settings|rules|directives|"
@@ -241,7 +252,8 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("system_prompt", "context_dump_request",
        r"\b(?:repeat|print|output|show|display|copy|paste|dump|recite|reproduce|write out|return|echo|"
        r"continue|complete|translate|encode|summari[sz]e|put) (?:\w+ ){0,4}(?:(?:text|words|everything|all|content|"
-       r"messages?|lines|prompt) (?:above|before this|preceding|so far|prior)|(?:this|the) (?:entire|whole|full) "
+       r"messages?|lines|prompt) (?:above|before this|preceding|so far|prior)|(?:the |all )?(?:above|previous|preceding|"
+       r"prior|earlier|initial) (?:text|words|messages|prompt|instructions|conversation|input)\b|(?:this|the) (?:entire|whole|full) "
        r"(?:conversation|chat|context|prompt)|(?:the )?initiali[sz]ation\b|(?:the )?system (?:prompt|message|"
        r"instructions))"
        r"|\b(?:the )?system prompt (?:is|says|reads|was) ?:"
@@ -258,7 +270,8 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("system_prompt", "authority_override",
        r"\b(?:admin(?:istrator)?|developer|root|sudo|maintenance|debug|emergency|security|operator) override\b"
        r"|(?:内部指令|系统提示词?|系統提示詞?|初始指令|系统指令|系統指令|内部設定|内部设定)[^。]{0,80}"
-       r"(?:分享|输出|輸出|显示|顯示|告诉|告訴|导出|導出|透露)"),
+       r"(?:分享|输出|輸出|显示|顯示|告诉|告訴|导出|導出|透露)",
+       needles=("override", "内部指令", "系统提示", "系統提示", "初始指令", "系统指令", "系統指令", "内部設定", "内部设定")),
     _p("prompt_injection", "disable_safety",
        r"\b(?:skip|bypass|disable|ignore|turn off|switch off|remove|drop|lift|suspend|deactivate|waive|circumvent) "
        r"(?:\w+ ){0,2}(?:safety|security|content|moderation|ethic\w*|moral) (?:checks?|filters?|rules|guidelines|"
@@ -281,7 +294,8 @@ PATTERNS: tuple[Pattern, ...] = (
        r"\b(?:printenv|env|set|export -p|get-childitem env:|gci env:)\s*(?:\||>)"
        r"|\bos\.environ\b[^\n]{0,80}(?:requests|urllib|http|post|send)"
        r"|(?:requests\.(?:post|put|get)|urlopen|urllib\.request|httpx\.(?:post|put|get))[^\n]{0,120}\bos\.environ\b"
-       r"|\bprocess\.env\b[^\n]{0,80}(?:fetch|axios|http|post|send)", _COMMANDS),
+       r"|\bprocess\.env\b[^\n]{0,80}(?:fetch|axios|http|post|send)", _COMMANDS,
+       needles=("env", "set", "export -p")),
     _c("exfiltration", "read_secret_file", (rf"(?:^|[\s`'\"(]){_READ}\b", 60, _SECRET_FILE), needles=_SECRET_FILE_NEEDLES),
     _c("exfiltration", "send_secrets_to_url",
        (_SEND, 80, _SECRET_NOUN, 80, _SINK), (_SEND, 40, _SINK, 80, _SECRET_NOUN), (_SECRET_NOUN, 40, _SEND, 80, _SINK)),

@@ -15,7 +15,7 @@ stays a fact. Input is the `latin` or `deobfuscated` view (casefolded, homoglyph
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from functools import cached_property
 from typing import Final
 
 # Words that describe an AI, a persona or the rules binding it: the register of a jailbreak. Matched per
@@ -29,6 +29,23 @@ guardrail guardrails policies responses response replies answer answers output o
 command commands mode enabled disabled token tokens character characters rule rules anthropic claude gemini bard
 llama mistral deepseek grok copilot bot bots godmode compliance comply complies
 """.split())
+# The same register in other languages. Latin-script words join the token lexicon; for text in other scripts
+# (no spaces to split on in Chinese or Japanese) the terms are looked for as substrings, only in non-ASCII text.
+_LEXICON_WORDS_LATIN: Final = frozenset("""
+reglas regras restricciones restrições restricoes filtros personaje personajes personagem instrucciones instruções
+respuestas respostas censura ética etica moralidad directrices diretrizes regeln einschränkungen beschränkungen
+anweisungen richtlinien zensur ethik antworten consignes règles restrictions filtres éthique personnage réponses
+""".split())
+_FOREIGN_TERMS: Final = (
+    "扮演", "角色", "规则", "限制", "道德", "伦理", "过滤", "开发者模式", "模式", "回答", "回复", "指令", "提示词",
+    "人工智能", "不受", "无视", "忽略", "从现在开始", "现在你是", "你将", "你必须", "你不能", "输出", "格式", "审查",
+    "内容政策", "违反", "假装", "模拟", "越狱", "猫娘", "規則", "倫理", "過濾", "模式", "回覆", "角色扮演",
+    "ロールプレイ", "ルール", "制限", "出力", "回答", "演じ", "キャラクター", "モード", "フィルター",
+    "역할", "규칙", "제한", "윤리", "답변", "출력", "모드", "캐릭터", "필터",
+    "правила", "ограничени", "фильтр", "этик", "морал", "роль", "персонаж", "отвечай", "ответ", "режим",
+    "инструкци", "цензур",
+)
+_FOREIGN_SECOND: Final = ("你", "您", "あなた", "당신", "너는", "ты ", "вы ", "тебя", "você", "eres ", "tu es ", "du bist ")
 _LEXICON_PREFIXES: Final = ("gpt-", "gpt3", "gpt4", "gpt5", "jailbr", "ethic", "censor", "refus", "apologi", "simulat",
                             "pretend", "obey", "respond")
 _LEXICON_PAIRS: Final = frozenset({
@@ -45,12 +62,14 @@ _CORE: Final = frozenset({
     "roleplay",
 })
 _CORE_PREFIXES: Final = ("jailbr",)
-_TOKENS: Final = re.compile(r"[a-z0-9][a-z0-9'.-]*[a-z0-9]|[a-z0-9]")
-_SECOND: Final = frozenset({"you", "your", "yours", "yourself", "you're", "you'll", "you've", "youre"})
+_TOKENS: Final = re.compile(r"[a-z0-9\u00c0-\u024f][a-z0-9\u00c0-\u024f'.-]*[a-z0-9\u00c0-\u024f]|[a-z0-9\u00c0-\u024f]")
+_SECOND: Final = frozenset({"you", "your", "yours", "yourself", "you're", "you'll", "you've", "youre",
+                            "eres", "tú", "tus", "você", "du", "dich", "dein", "deine", "toi", "vous"})
 
 
 def _terms(tokens: list[str]) -> set[str]:
-    terms = {token for token in tokens if token in _LEXICON_WORDS or token.startswith(_LEXICON_PREFIXES)}
+    terms = {token for token in tokens
+             if token in _LEXICON_WORDS or token in _LEXICON_WORDS_LATIN or token.startswith(_LEXICON_PREFIXES)}
     for first, second, third in zip(tokens, tokens[1:], [*tokens[2:], ""]):
         if (first, second) in _LEXICON_PAIRS:
             terms.add(f"{first} {second}")
@@ -74,7 +93,9 @@ _FUTURE: Final = re.compile(
     r"(?:future |following |subsequent )?(?:conversations?|chats?|sessions?|messages?|responses?|prompts?|questions?)\b"
     r"|\b(?:whenever|every time|each time|any time|anytime|if ever) (?:someone|anyone|somebody|anybody|a user|users|"
     r"people|they|a customer|customers|a person|i|the user|you)\b"
-    r"|\b(?:in|for) (?:all|every|each) (?:of )?(?:your |future )?(?:responses?|replies|answers|messages|outputs)\b")
+    r"|\b(?:in|for) (?:all|every|each) (?:of )?(?:your |future )?(?:responses?|replies|answers|messages|outputs)\b"
+    r"|\ba partir de (?:ahora|agora|hoy|hoje|maintenant)\b|\bab (?:jetzt|sofort)\b|\bdésormais\b|\bdorénavant\b"
+    r"|从现在开始|从今以后|今後は|지금부터|с этого момента|\bотныне\b")
 _MARKERS: Final = re.compile(
     r"<\|[a-z_]+\|>|\[/?(?:inst|system|sys|user|assistant)\]|<</?sys>>|#{1,4} ?(?:instructions?|system|rules|"
     r"response|role|persona|context|input|output|task)\b|\b(?:system|assistant|user|human|ai|model|chatgpt|gpt) ?:"
@@ -82,48 +103,60 @@ _MARKERS: Final = re.compile(
 _SCRIPT_LINE: Final = re.compile(r"(?m)^ ?(?:\(|\[)?[a-z][\w .-]{0,24}(?:\)|\])? ?: ")
 
 
-@dataclass(frozen=True, slots=True)
 class Signals:
-    """What the shape layer sees in one note (casefolded view).
+    """What the shape layer sees in one note (casefolded view keeping newlines).
+
+    The token counts are measured at once (one pass in C plus set lookups); the regex counts on first
+    use, so a long prompt whose vocabulary already decides pays for none of them.
 
     Attributes:
         lexicon: distinct persona/rule vocabulary terms.
         core: distinct terms of the strongest subset (ChatGPT, jailbreak, unfiltered, in character…).
+        second_person: "you/your" count.
+        words: word count.
         role_setting: constructions that set the assistant's role, rules or manner of answering.
         future: future-behaviour triggers ("from now on", "whenever someone asks").
         markers: chat-template markers, placeholders, "Name:" speaker tags.
         script_lines: lines that start with a speaker tag.
-        second_person: "you/your" count.
-        words: word count.
         paragraphs: blank-line separated blocks.
     """
 
-    lexicon: int
-    core: int
-    role_setting: int
-    future: int
-    markers: int
-    script_lines: int
-    second_person: int
-    words: int
-    paragraphs: int
+    def __init__(self, text: str) -> None:
+        self.text = text
+        tokens = [token.rstrip(".") if not token.startswith("a.i") else "a.i" for token in _TOKENS.findall(text)]
+        terms = _terms(tokens)
+        self.core = len(terms & _CORE) + sum(1 for term in terms if term.startswith(_CORE_PREFIXES))
+        self.second_person = sum(1 for token in tokens if token in _SECOND)
+        if not text.isascii():
+            terms |= {term for term in _FOREIGN_TERMS if term in text}
+            self.second_person += sum(1 for term in _FOREIGN_SECOND if term in text)
+        self.lexicon = len(terms)
+        self.words = len(tokens)
+
+    @cached_property
+    def role_setting(self) -> int:
+        return len(_ROLE_SETTING.findall(self.text))
+
+    @cached_property
+    def future(self) -> int:
+        return len(_FUTURE.findall(self.text))
+
+    @cached_property
+    def markers(self) -> int:
+        return len(_MARKERS.findall(self.text))
+
+    @cached_property
+    def script_lines(self) -> int:
+        return len(_SCRIPT_LINE.findall(self.text))
+
+    @cached_property
+    def paragraphs(self) -> int:
+        return len([block for block in re.split(r"\n\s*\n", self.text) if block.strip()])
 
 
 def signals(text: str) -> Signals:
     """Measure `text` (a casefolded view that keeps newlines)."""
-    tokens = [token.rstrip(".") if not token.startswith("a.i") else "a.i" for token in _TOKENS.findall(text)]
-    terms = _terms(tokens)
-    return Signals(
-        lexicon=len(terms),
-        core=len(terms & _CORE) + sum(1 for term in terms if term.startswith(_CORE_PREFIXES)),
-        role_setting=len(_ROLE_SETTING.findall(text)),
-        future=len(_FUTURE.findall(text)),
-        markers=len(_MARKERS.findall(text)),
-        script_lines=len(_SCRIPT_LINE.findall(text)),
-        second_person=sum(1 for token in tokens if token in _SECOND),
-        words=len(tokens),
-        paragraphs=len([block for block in re.split(r"\n\s*\n", text) if block.strip()]),
-    )
+    return Signals(text)
 
 _RULES_REMOVED: Final = re.compile(
     r"\b(?:no|zero|without (?:any )?|free (?:of|from) (?:any |all )?|not bound by (?:any )?|not (?:restricted|limited) by "
@@ -146,7 +179,14 @@ _PERSONA: Final = re.compile(
     r"role-?play as|role play as|play the (?:role|part) of|impersonate|take on the (?:role|persona|identity) of|"
     r"assume the (?:role|persona|identity) of|speak as|talk as|respond as|answer as|reply as|write as)\b"
     r"|\b(?:from now on|henceforth|from today on|for the rest of (?:this|the|our) conversation),? you(?:'re| are| will be)\b"
-    r"|\bstay in character\b|\bnever break(?:s|ing)? character\b")
+    r"|\bstay in character\b|\bnever break(?:s|ing)? character\b"
+    # The persona-prompt genre ("I want you to act as a Linux terminal. … My first command is pwd"): the
+    # assistant handed a role and then a first request.
+    r"|\b(?:i want|i need|i'd like|i would like|we want|i ask) you to (?:act|behave|pretend|role-?play|play|become|"
+    r"simulate|emulate|serve|function|work|respond|answer|reply) (?:as|like|to be|the role|the part)\b"
+    r"|\byou (?:will|are going to|'re going to|shall|must|should|'ll) (?:now )?(?:act|behave|pretend|role-?play|simulate|"
+    r"emulate|serve|function|respond|answer|reply|speak|talk) (?:as|like|to be)\b"
+    r"|\bmy first (?:request|command|question|sentence|prompt|suggestion|input|message|line|task) (?:is|will be)\b")
 # Output the assistant must emit verbatim, or links it must slip into its replies.
 _FORCED_OUTPUT: Final = re.compile(
     r"\b(?:begin|start|end|prefix|open|close|finish|sign) (?:every|each|all|your|any) (?:\w+ )?(?:answers?|responses?|"
@@ -161,14 +201,47 @@ _NO_RULES_NOW: Final = re.compile(
 _PERSONA_RULE: Final = re.compile(r"\b(?:will|must|shall|should|never|always|cannot|can't|won't)\b")
 # A content task for the assistant plus rules for its output: a request wrapper, not a fact.
 _TASK: Final = re.compile(
-    r"(?:^|[.!?:;\n] ?)(?:please |now |first,? |firstly,? |then )?(?:write|generate|create|compose|draft|describe|explain|"
-    r"tell me|give me|list|continue|complete|enhance|improve|fill in|rewrite|provide|produce|output|answer|imagine|"
-    r"let's (?:play|imagine|pretend)|i want you to|i need you to|you will|you are to)\b")
-_OUTPUT_RULES: Final = re.compile(
-    r"\b(?:start|begin|end|prefix) (?:the |your |each |every |it |them )?(?:\w+ )?with\b|\bin the (?:form|format|style) of\b"
-    r"|\bat least \d+ (?:words|paragraphs|sentences|steps|lines)\b|\b(?:do not|don't|never) (?:include|mention|add|use|say|"
-    r"write|explain|break)\b|\bstep[- ]by[- ]step\b|\bin (?:great |full |extreme )?detail\b|\b(?:no|without) (?:any )?"
-    r"(?:warnings?|disclaimers?|caveats?|explanations?|commentary)\b|\bword for word\b|\bverbatim\b")
+    r"(?:^|[.!?:;\n\"'*] ?)(?:please |now |first,? |firstly,? |then |ok,? |so )?(?:write|generate|create|compose|draft|"
+    r"describe|explain|tell me|give me|list|continue|complete|enhance|improve|fill in|rewrite|provide|produce|output|"
+    r"answer|imagine|supplement|elaborate|expand|summari[sz]e|translate|repeat|return|print|respond|reply|format|make it|"
+    r"let's (?:play|imagine|pretend)|i want you to|i need you to|you are to)\b")
+# Rules for a task's output. Strong ones force wording or shape the way a jailbreak wrapper does (a quoted
+# opening, "only in JSON", "extremely detailed", "over 300 words"); weak ones are also ordinary style
+# preferences ("start with a verb", "do not include ticket numbers"), so it takes two of them in a longer text.
+_OUTPUT_RULES_STRONG: Final = re.compile(
+    r"\b(?:start|begin|starting|beginning|prefix|open|opening) (?:\w+ ){0,3}with ['\"“]"
+    r"|\b(?:format|formatted|presented) (?:it|them|this) as\b"
+    r"|\b(?:over|more than|no fewer than|minimum(?: of)?) \d+ (?:words|paragraphs|sentences|steps|lines|characters)\b"
+    r"|\b(?:extremely|graphically|vividly|exhaustively) detailed\b|\b(?:no|without) (?:any )?(?:warnings?|disclaimers?|"
+    r"caveats?)\b|\bword for word\b|\bverbatim\b|\b(?:only|exclusively) (?:in|as|with|using) (?:a |an |the )?(?:\w+ ){0,2}"
+    r"(?:json|code|block|l33t ?speak|leet ?speak|speak)\b|\bcode ?block\b|\b(?:return|output|give|print) (?:\w+ ){0,3}only\b"
+    r"|\*only\*|\baccording to the following\b|\bin the same (?:tone|style|format|manner|voice)\b"
+    r"|\bthe following (?:template|prompts)\b|\binclude everything\b")
+_OUTPUT_RULES_WEAK: Final = re.compile(
+    r"\b(?:start|begin|end) (?:the |your |each |every |it |them )?(?:\w+ )?with\b|\bin the (?:form|format|style) of\b"
+    r"|\bat least \d+ (?:words|paragraphs|sentences|steps|lines)\b"
+    r"|(?<!you )(?<!i )(?<!we )(?<!they )\b(?:do not|don't|never) (?:include|mention|add|use|say|write|explain|break)\b"
+    r"|\bstep[- ]by[- ]step\b|\bin (?:great |full |extreme |graphic |vivid )?detail\b|\b(?:highly|very) detailed\b"
+    r"|\b(?:no|without) (?:any )?(?:explanations?|commentary)\b|\b(?:in|as) (?:a )?(?:json|yaml|xml|csv|markdown) "
+    r"(?:format|object|list)\b|\bthe following format\b")
+# The assistant given a role or a task protocol: "You are a helpful assistant.", "Your task is to…",
+# "I will give you a description and you will create…". A note about the user never assigns one.
+_ASSIGNED_ROLE: Final = re.compile(
+    r"(?:^|[.!?:;\n\"] ?)(?:hi,? |hello,? |hey,? )?you are (?:a|an|the) (?:\w+ ){0,3}(?:assistants?|ai|a\.i|chatbot|"
+    r"language model|llm|bot|expert|writer|storyteller|narrator|game master|simulator|generator|translator|"
+    r"interpreter|terminal|console)\b(?! (?:named|called) \w+ (?:in|on|for) (?:my|our|the) )"
+    r"|\byour (?:role|task|job|mission|purpose|goal|objective|only task|sole purpose) (?:here |now )?(?:is|will be) to\b"
+    r"|\bi (?:will|'ll|am going to) (?:give|provide|send|tell|show|feed) you\b[^.!?\n]{0,120}\b(?:and |then )?you "
+    r"(?:will|must|should|shall|are to|'ll|need to)\b")
+# Directives to the reader, counted over a long text: a prompt is a list of them, a note states facts.
+_DIRECTIVE: Final = re.compile(
+    r"\byou (?:will|must|should|shall|are to|are going to|need to|have to|may not|cannot|can't|won't|will not|must not|"
+    r"should not|are not allowed to|are allowed to|can now|can also|always|never|do not|don't)\b"
+    r"|(?:^|[.!?:;\n] ?)(?:please |and |also |then )?(?:do not|don't|never|always|remember to|make sure|ensure|keep|avoid|"
+    r"use|begin|start|end|respond|reply|answer|write|describe|include|wait|ask|stop|continue) "
+    r"|\byour (?:responses?|answers?|replies|output|messages?|first|next|goal|task|job|role)\b")
+DIRECTIVE_WORDS: Final = 60  # below this a text is a chat line or a note, whatever its mood
+
 _BOX: Final = re.compile(r"[\u2500-\u257f\u2580-\u259f]")
 _SPEAKER: Final = re.compile(r"(?m)^ ?[(\[]?([a-z][\w .-]{0,24})[)\]]? ?: ")
 
@@ -182,6 +255,30 @@ def _dialogue(text: str) -> bool:
 Finding = tuple[str, str]  # (category, reason)
 
 
+def _register(text: str, seen: Signals) -> Finding | None:
+    """The rules that need persona/rule vocabulary (at least two terms, or one of the core ones)."""
+    addressed = seen.second_person > 0 or seen.role_setting > 0
+    # Talk *about* AI rules ("ChatGPT refuses anything the content policy flags") is not addressed to the
+    # assistant: the register must come with second person, role setting, a trigger or template markers.
+    aimed = addressed or seen.future or seen.markers or len(_PERSONA_RULE.findall(text)) >= 2
+    if aimed and (seen.lexicon >= 6 or seen.core >= 2 or (seen.lexicon >= 5 and seen.words >= 20)):
+        return "role_hijack", "persona_rule_register"
+    removed = bool(_RULES_REMOVED.search(text))
+    if seen.lexicon >= 4 and aimed and (seen.role_setting or seen.core or seen.future or seen.markers or removed):
+        return "role_hijack", "persona_rule_register"
+    if seen.core and (seen.role_setting or seen.future):
+        return "role_hijack", "persona_setup"
+    if removed and seen.lexicon >= 2 and aimed:
+        return "prompt_injection", "no_rules_for_assistant"
+    if seen.lexicon < 2:
+        return None
+    if seen.future and addressed:
+        return "prompt_injection", "future_behaviour_rule"
+    if seen.role_setting and (seen.markers or seen.role_setting >= 2):
+        return ("prompt_injection", "prompt_template_markers") if seen.markers else ("role_hijack", "role_setting")
+    return None
+
+
 def judge(text: str, seen: Signals | None = None) -> Finding | None:
     """The shape verdict for one note (casefolded view keeping newlines): (category, reason) or None.
 
@@ -189,34 +286,27 @@ def judge(text: str, seen: Signals | None = None) -> Finding | None:
     chat lines use at most three distinct persona/rule terms, jailbreaks mostly six or more.
     """
     seen = seen or signals(text)
-    removed = bool(_RULES_REMOVED.search(text))
-    addressed = seen.role_setting > 0 or seen.second_person > 0
-    # Talk *about* AI rules ("ChatGPT refuses anything the content policy flags") is not addressed to the
-    # assistant: the register must come with second person, role setting, a trigger or template markers.
-    aimed = addressed or seen.future or seen.markers or len(_PERSONA_RULE.findall(text)) >= 2
-    if aimed and (seen.lexicon >= 6 or seen.core >= 2 or (seen.lexicon >= 5 and seen.words >= 20)):
-        return "role_hijack", "persona_rule_register"
-    if seen.lexicon >= 4 and aimed and (seen.role_setting or seen.core or seen.future or seen.markers or removed):
-        return "role_hijack", "persona_rule_register"
-    if seen.core and (seen.role_setting or seen.future):
-        return "role_hijack", "persona_setup"
-    if _NO_RULES_NOW.search(text) or (removed and seen.lexicon >= 2 and aimed):
+    # Cheap conditions first throughout: the token counts are known, each regex runs only when needed.
+    finding = _register(text, seen) if seen.lexicon >= 2 or seen.core else None
+    if finding is not None:
+        return finding
+    if _NO_RULES_NOW.search(text):
         return "prompt_injection", "no_rules_for_assistant"
     if _PERSONA.search(text):
         return "role_hijack", "persona_adoption"
-    if _FORCED_OUTPUT.search(text) or (seen.future and _LINK.search(text) and addressed):
+    addressed = seen.second_person > 0 or seen.role_setting > 0
+    if _FORCED_OUTPUT.search(text) or (addressed and seen.future and _LINK.search(text)):
         return "prompt_injection", "forced_output"
-    if seen.future and seen.lexicon >= 2 and addressed:
-        return "prompt_injection", "future_behaviour_rule"
     if _THIRD_PARTY_TRIGGER.search(text) and (_STEER.search(text) or _LINK.search(text)):
         return "exfiltration", "conditional_steering"
-    if seen.markers and seen.lexicon >= 2 and seen.role_setting:
-        return "prompt_injection", "prompt_template_markers"
-    if seen.role_setting >= 2 and seen.lexicon >= 2:
-        return "role_hijack", "role_setting"
-    if seen.words >= 25 and _TASK.search(text) and len(_OUTPUT_RULES.findall(text)) >= 2:
+    if seen.second_person and _ASSIGNED_ROLE.search(text):
+        return "role_hijack", "assigned_role"
+    if seen.words >= 6 and _TASK.search(text) and (
+            _OUTPUT_RULES_STRONG.search(text) or (seen.words >= 25 and len(_OUTPUT_RULES_WEAK.findall(text)) >= 2)):
         return "prompt_injection", "task_with_output_rules"
-    if len(_BOX.findall(text)) >= 40:
+    if seen.words >= DIRECTIVE_WORDS and seen.second_person and len(_DIRECTIVE.findall(text)) * 12 >= seen.words:
+        return "prompt_injection", "directive_document"
+    if not text.isascii() and len(_BOX.findall(text)) >= 40:
         return "prompt_injection", "decorated_prompt_document"
     if _dialogue(text):
         return "prompt_injection", "scripted_dialogue"

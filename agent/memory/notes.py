@@ -252,13 +252,17 @@ class ChatNotes:
             return self._queue.items()
 
     # -- writing ---------------------------------------------------------------------------------
-    def add(self, target: Target, content: str, *, untrusted: str | None = None) -> WriteResult:
-        """Add one entry. `untrusted` names why its provenance is untrusted (`memory.untrusted_writes` applies)."""
-        return self._write("add", target, content=content, old_text=None, untrusted=untrusted)
+    def add(self, target: Target, content: str, *, untrusted: str | None = None,
+            screened: ScanVerdict | None = None) -> WriteResult:
+        """Add one entry. `untrusted` names why its provenance is untrusted (`memory.untrusted_writes` applies);
+        `screened` is a refusal already reached for `content` (the `memory.llm_screen` model), used instead of the scan."""
+        return self._write("add", target, content=content, old_text=None, untrusted=untrusted, screened=screened)
 
-    def replace(self, target: Target, old_text: str, content: str, *, untrusted: str | None = None) -> WriteResult:
-        """Replace the one entry containing `old_text` with `content` (`untrusted` as for `add`)."""
-        return self._write("replace", target, content=content, old_text=old_text, untrusted=untrusted)
+    def replace(self, target: Target, old_text: str, content: str, *, untrusted: str | None = None,
+                screened: ScanVerdict | None = None) -> WriteResult:
+        """Replace the one entry containing `old_text` with `content` (`untrusted`, `screened` as for `add`)."""
+        return self._write("replace", target, content=content, old_text=old_text, untrusted=untrusted,
+                           screened=screened)
 
     def remove(self, target: Target, old_text: str) -> WriteResult:
         """Remove the one entry containing `old_text` (never held for approval)."""
@@ -334,7 +338,8 @@ class ChatNotes:
         return WriteResult("refused", target, message, usage, refusal=refusal, verdict=verdict, candidates=candidates,
                            drift=drift)
 
-    def _validate(self, action: Action, target: Target, content: str | None, old_text: str | None) -> WriteResult | None:
+    def _validate(self, action: Action, target: Target, content: str | None, old_text: str | None,
+                  screened: ScanVerdict | None = None) -> WriteResult | None:
         if target not in TARGETS:
             return self._refuse("memory", "invalid", f"Unknown target {target!r}: use 'memory' or 'user'.")
         if not self._enabled(target):
@@ -351,7 +356,7 @@ class ChatNotes:
                                     f"{LABELS[target].lower()} limit ({limit:,} chars). Shorten it to the durable facts.")
             if len(parse_entries(content or "")) != 1:
                 return self._refuse(target, "invalid", "content must be one entry: a line holding only '§' separates entries.")
-            verdict = scan(content or "")
+            verdict = screened if screened is not None and not screened.ok else scan(content or "")
             if not verdict.ok:
                 log.warning("memory.write_blocked", chat_dir=self.files.label, verdict=verdict.describe())
                 return self._refuse(target, "scan", f"Refused by the memory scanner: {verdict.describe()}. "
@@ -359,8 +364,8 @@ class ChatNotes:
         return None
 
     def _write(self, action: Action, target: Target, *, content: str | None, old_text: str | None,
-               staged: bool = False, untrusted: str | None = None) -> WriteResult:
-        invalid = self._validate(action, target, content, old_text)
+               staged: bool = False, untrusted: str | None = None, screened: ScanVerdict | None = None) -> WriteResult:
+        invalid = self._validate(action, target, content, old_text, screened)
         if invalid is not None:
             return invalid
         new_text = (content or "").strip()

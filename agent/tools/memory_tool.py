@@ -16,8 +16,9 @@ import structlog
 
 from agent.memory import ChatIdError
 from agent.memory.approval import Target
+from agent.memory.llm_screen import LlmScreen
 from agent.memory.notes import Entry, NotesStore, WriteResult, prompt_text
-from agent.memory.scanner import scan
+from agent.memory.scanner import ScanVerdict, scan
 from agent.messages import ToolSchema
 from agent.tools.base import ToolContext, ok, refused
 
@@ -90,12 +91,14 @@ class MemoryTool:
 
     Args:
         store: the notes of every chat under the home; the context's chat id picks one.
+        screen: `memory.llm_screen` (None when off): asked about the content of an add or replace first.
     """
 
     schema: ToolSchema = SCHEMA
 
-    def __init__(self, store: NotesStore) -> None:
+    def __init__(self, store: NotesStore, screen: LlmScreen | None = None) -> None:
         self._store = store
+        self._screen = screen
 
     async def __call__(self, arguments: Mapping[str, Any], context: ToolContext) -> str:
         action = arguments.get("action")
@@ -106,21 +109,27 @@ class MemoryTool:
             return refused(f"target must be 'memory' or 'user'; got {target!r}.", reason="invalid")
         content = _text_argument(arguments, "content")
         old_text = _text_argument(arguments, "old_text")
+        screened = await self._screen.check(content) if self._screen and action != "remove" and content else None
         try:
-            result = await asyncio.to_thread(self._apply, context, action, target, content, old_text)
+            result = await asyncio.to_thread(self._apply, context, action, target, content, old_text, screened)
         except ChatIdError as exc:
             return refused(str(exc), reason="invalid")
         log.info("memory.tool", action=action, target=target, outcome=result.outcome, refusal=result.refusal,
                  session_id=context.session_id, untrusted=context.untrusted)
         return render_result(result)
 
+    async def close(self) -> None:
+        """Release the screen's model connections (idempotent)."""
+        if self._screen is not None:
+            await self._screen.close()
+
     def _apply(self, context: ToolContext, action: str, target: Target, content: str | None,
-               old_text: str | None) -> WriteResult:
+               old_text: str | None, screened: ScanVerdict | None = None) -> WriteResult:
         notes = self._store.chat(context.chat_id)
         if action == "add":
-            return notes.add(target, content or "", untrusted=context.untrusted)
+            return notes.add(target, content or "", untrusted=context.untrusted, screened=screened)
         if action == "replace":
-            return notes.replace(target, old_text or "", content or "", untrusted=context.untrusted)
+            return notes.replace(target, old_text or "", content or "", untrusted=context.untrusted, screened=screened)
         return notes.remove(target, old_text or "")
 
 
