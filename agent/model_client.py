@@ -7,7 +7,9 @@ retries and fallbacks from the typed errors, so one 429 never stalls a turn.
 The request body is built here as JSON bytes (`agent._request_body`, each
 history message serialised once) and sent through the SDK's raw request path,
 skipping its per-field transform (most of a turn's CPU on long histories);
-responses, streams and errors still come from the SDK, as its own types. The
+responses and errors still come from the SDK, as its own types; a stream's
+events are read off the HTTP response by `agent._sse` (the SDK's per-line
+reader cost more than the rest of the turn) with the same error types. The
 SDK is imported on first use, so commands that never call a model never load it.
 """
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agent._request_body import RequestBodies
+from agent._sse import stream_events
 from agent.messages import Message, ToolCall, ToolSchema
 from agent.provider_limits import is_overflow_text, stated_limit
 from chorus_errors import (
@@ -30,6 +33,7 @@ from chorus_errors import (
 )
 
 if TYPE_CHECKING:
+    import httpx2
     import openai
 
 TextSink = Callable[[str], Awaitable[None]]
@@ -204,13 +208,13 @@ class OpenAIModelClient:
             model=_text(_field(response, "model")) or self.model,
         )
 
-    async def _stream(self, stream: Any, on_text: TextSink) -> Completion:
+    async def _stream(self, response: httpx2.Response, on_text: TextSink) -> Completion:
         text: list[str] = []
         calls: dict[int, dict[str, str]] = {}
         prompt_tokens = completion_tokens = None
         finish_reason = None
         model = self.model
-        async for chunk in stream:  # parsed JSON objects: the SDK frames the events and raises on error events
+        async for chunk in stream_events(response):  # parsed JSON objects; an error event raises
             model = _text(_field(chunk, "model")) or model
             if _field(chunk, "usage"):
                 prompt_tokens, completion_tokens = _usage(_field(chunk, "usage"))
@@ -273,16 +277,17 @@ async def _post(sdk: openai.AsyncOpenAI, body: bytes, *, stream: bool) -> Any:
     The SDK still sends it (auth, headers, timeout, its `max_retries`) and
     still raises its own errors (`APIStatusError` with status and response
     headers, `APITimeoutError`, `APIConnectionError`), so callers and
-    wrappers classify failures exactly as before.
+    wrappers classify failures exactly as before. A stream comes back as the
+    open HTTP response, its events read by `agent._sse` (which raises the
+    SDK's stream errors too).
     """
-    from openai import AsyncStream
-
-    # `object`: the SDK hands back the parsed JSON as is; building its pydantic models cost more than the request.
     if stream:
+        import httpx2
+
         return await sdk.post(
-            "/chat/completions", cast_to=object, content=body, options=_REQUEST_OPTIONS,
-            stream=True, stream_cls=AsyncStream[object],
+            "/chat/completions", cast_to=httpx2.Response, content=body, options=_REQUEST_OPTIONS, stream=True
         )
+    # `object`: the SDK hands back the parsed JSON as is; building its pydantic models cost more than the request.
     return await sdk.post("/chat/completions", cast_to=object, content=body, options=_REQUEST_OPTIONS)
 
 
