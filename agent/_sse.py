@@ -41,7 +41,7 @@ class SseLines:
         buffer = self._tail + chunk if self._tail else chunk
         lines = buffer.splitlines(keepends=True)
         # An unterminated last line, or one ending in CR (its LF may be in the next read), waits for more.
-        if lines and (not lines[-1].endswith((b"\n", b"\r")) or lines[-1].endswith(b"\r")):
+        if lines and not lines[-1].endswith(b"\n"):
             self._tail = lines.pop()
         else:
             self._tail = b""
