@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import ssl
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
@@ -107,6 +106,8 @@ async def stream_events(response: httpx2.Response) -> AsyncIterator[Any]:
 
 async def _read(chunks: AsyncIterator[bytes], response: httpx2.Response) -> bytes | None:
     """The next read (None at the end of the body); a broken read raises as the SDK's stream does."""
+    import ssl
+
     import anyio
     import httpx2
     import openai

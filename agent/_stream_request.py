@@ -12,7 +12,6 @@ policy read them exactly as before.
 from __future__ import annotations
 
 import json
-import ssl
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -68,6 +67,8 @@ class StreamRequests:
         self._headers = dict(headers)
 
     async def post(self, body: bytes) -> httpx2.Response:
+        import ssl
+
         import anyio
         import httpx2
         import openai
