@@ -7,7 +7,11 @@ retries and fallbacks from the typed errors, so one 429 never stalls a turn.
 The request body is built here as JSON bytes (`agent._request_body`, each
 history message serialised once) and sent through the SDK's raw request path,
 skipping its per-field transform (most of a turn's CPU on long histories);
-responses, streams and errors still come from the SDK, as its own types. The
+responses and errors still come from the SDK, as its own types. A streamed
+call, the gateway's hot path, skips the SDK's request machinery as well: it
+is POSTed through the SDK's HTTP client by `agent._stream_request` and its
+events read off the response by `agent._sse`, both raising the SDK's error
+types as the SDK would. The
 SDK is imported on first use, so commands that never call a model never load it.
 """
 from __future__ import annotations
@@ -18,6 +22,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agent._request_body import RequestBodies
+from agent._sse import stream_events
+from agent._stream_request import StreamRequests
 from agent.messages import Message, ToolCall, ToolSchema
 from agent.provider_limits import is_overflow_text, stated_limit
 from chorus_errors import (
@@ -30,6 +36,7 @@ from chorus_errors import (
 )
 
 if TYPE_CHECKING:
+    import httpx2
     import openai
 
 TextSink = Callable[[str], Awaitable[None]]
@@ -141,23 +148,34 @@ class OpenAIModelClient:
         self._api_key = api_key
         self._timeout = timeout_seconds
         self._client: openai.AsyncOpenAI | None = None
+        self._streams: StreamRequests | None = None
         self._bodies = RequestBodies()
 
     def _sdk(self) -> openai.AsyncOpenAI:
+        return self._endpoint()[0]
+
+    def _endpoint(self) -> tuple[openai.AsyncOpenAI, StreamRequests]:
+        """The SDK client and the streaming requests beside it, made on first use (sharing one HTTP client)."""
         if not self.model:
             raise ModelNotConfigured("no model configured: set model.name (and model.base_url, model.api_key)")
-        if self._client is None:
+        if self._client is None or self._streams is None:
             import openai
 
+            key = self._api_key or "unset"
+            http = openai.DefaultAsyncHttpxClient(timeout=self._timeout)  # the SDK's defaults, one pool for both paths
             self._client = openai.AsyncOpenAI(
-                base_url=self._base_url, api_key=self._api_key or "unset", max_retries=0, timeout=self._timeout
+                base_url=self._base_url, api_key=key, max_retries=0, timeout=self._timeout, http_client=http
             )
-        return self._client
+            headers = {name: value for name, value in self._client.default_headers.items() if isinstance(value, str)}
+            self._streams = StreamRequests(
+                http, str(self._client.base_url.join("chat/completions")), {**headers, "Authorization": f"Bearer {key}"}
+            )
+        return self._client, self._streams
 
     async def close(self) -> None:
         if self._client is not None:
-            await self._client.close()
-            self._client = None
+            await self._client.close()  # closes the shared HTTP client too
+            self._client = self._streams = None
 
     async def complete(
         self,
@@ -167,7 +185,7 @@ class OpenAIModelClient:
         max_tokens: int | None = None,
         on_text: TextSink | None = None,
     ) -> Completion:
-        sdk = self._sdk()  # first: an unconfigured model fails before anything is loaded or built
+        sdk, streams = self._endpoint()  # first: an unconfigured model fails before anything is loaded or built
         import openai
 
         body = self._bodies.build(
@@ -175,8 +193,8 @@ class OpenAIModelClient:
         )
         try:
             if on_text is None:
-                return self._from_response(await _post(sdk, body, stream=False))
-            return await self._stream(await _post(sdk, body, stream=True), on_text)
+                return self._from_response(await _post(sdk, body))
+            return await self._stream(await streams.post(body), on_text)
         except openai.OpenAIError as exc:
             raise translate_error(exc, self.model) from None
 
@@ -204,13 +222,13 @@ class OpenAIModelClient:
             model=_text(_field(response, "model")) or self.model,
         )
 
-    async def _stream(self, stream: Any, on_text: TextSink) -> Completion:
+    async def _stream(self, response: httpx2.Response, on_text: TextSink) -> Completion:
         text: list[str] = []
         calls: dict[int, dict[str, str]] = {}
         prompt_tokens = completion_tokens = None
         finish_reason = None
         model = self.model
-        async for chunk in stream:  # parsed JSON objects: the SDK frames the events and raises on error events
+        async for chunk in stream_events(response):  # parsed JSON objects; an error event raises
             model = _text(_field(chunk, "model")) or model
             if _field(chunk, "usage"):
                 prompt_tokens, completion_tokens = _usage(_field(chunk, "usage"))
@@ -267,7 +285,7 @@ def _usage(value: Any) -> tuple[int | None, int | None]:
     return (prompt if isinstance(prompt, int) else None, completion if isinstance(completion, int) else None)
 
 
-async def _post(sdk: openai.AsyncOpenAI, body: bytes, *, stream: bool) -> Any:
+async def _post(sdk: openai.AsyncOpenAI, body: bytes) -> Any:
     """POST a prepared body the way `chat.completions.create` does, minus its transform of every field.
 
     The SDK still sends it (auth, headers, timeout, its `max_retries`) and
@@ -275,14 +293,7 @@ async def _post(sdk: openai.AsyncOpenAI, body: bytes, *, stream: bool) -> Any:
     headers, `APITimeoutError`, `APIConnectionError`), so callers and
     wrappers classify failures exactly as before.
     """
-    from openai import AsyncStream
-
     # `object`: the SDK hands back the parsed JSON as is; building its pydantic models cost more than the request.
-    if stream:
-        return await sdk.post(
-            "/chat/completions", cast_to=object, content=body, options=_REQUEST_OPTIONS,
-            stream=True, stream_cls=AsyncStream[object],
-        )
     return await sdk.post("/chat/completions", cast_to=object, content=body, options=_REQUEST_OPTIONS)
 
 

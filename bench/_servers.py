@@ -121,7 +121,12 @@ async def _gateway(home: str, model_url: str | None, store_url: str | None = Non
 async def _serve(conn: Connection, kind: str, home: str, model_url: str | None, store_url: str | None) -> None:
     import structlog
 
-    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    if kind == "gateway":  # the production pipeline, as `chorus run` configures it: its per-message cost counts
+        from gateway.ops.logs import configure_logging
+
+        configure_logging(level="warning")
+    else:
+        structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     if kind == "echo":
         stop, port = await _echo()
     elif kind == "openai":

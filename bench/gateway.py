@@ -1,7 +1,8 @@
 """Benchmark of the gateway's own cost: CPU per message, messages/s and p50/p99 gateway-added latency.
 
 The gateway runs on its embedded defaults (SQLite under a temporary home,
-in-process coordination, the web adapter on loopback) in a child process of
+in-process coordination, the web adapter on loopback, logging through the
+production pipeline at level warning) in a child process of
 its own, so its CPU time is read cleanly: websocket intake, de-duplication,
 allowlist/routing/triggers, the journal, the session lock, the agent, the
 session store, the outbox and the reply frame. Clients are websocket chats

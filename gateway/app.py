@@ -205,11 +205,12 @@ class Gateway:
         if isinstance(self.parts.outbox, JournaledOutbox):
             self.parts.outbox.close()
         if self._store_open:
-            await asyncio.to_thread(self.parts.store.close)
+            # Chats and pairing first: on PostgreSQL they borrow the session store's pool (pending usage is flushed).
             if self.parts.chats is not None:
                 await asyncio.to_thread(self.parts.chats.close)
             if self.parts.pairing is not None:
                 await asyncio.to_thread(self.parts.pairing.close)
+            await asyncio.to_thread(self.parts.store.close)
             self._store_open = False
         log.info("gateway.stopped")
 

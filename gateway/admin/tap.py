@@ -30,6 +30,7 @@ from gateway.ops.events import (
     TurnFailed,
     TurnFinished,
 )
+from gateway.ops.logs import EarlyGate
 from gateway.ops.metrics import Metrics
 
 # Log events shown as operator notices / errors, with the text the dashboard lists.
@@ -130,6 +131,8 @@ class EventObserver:
 class LogTap:
     """A structlog processor listing the gateway's warning and error lines on the dashboard (no metrics)."""
 
+    wanted = frozenset(NOTICE_EVENTS) | frozenset(ERROR_EVENTS)  # passed by `EarlyGate` whatever the level
+
     def __init__(self, events: EventLog) -> None:
         self.events = events
 
@@ -153,9 +156,12 @@ class LogTap:
 def install_log_tap(tap: LogTap) -> Callable[[], None]:
     """Insert `tap` into the structlog pipeline before the renderer; returns the function that removes it.
 
-    Call after `configure_logging` (a later `configure_logging` drops it).
+    Call after `configure_logging` (a later `configure_logging` drops it). The
+    pipeline's `EarlyGate` is widened to let the tap's events through.
     """
-    processors = list(structlog.get_config()["processors"])
+    processors = [
+        p.keeping(tap.wanted) if isinstance(p, EarlyGate) else p for p in structlog.get_config()["processors"]
+    ]
     position = max(len(processors) - 1, 0)
     processors.insert(position, tap)
     structlog.configure(processors=processors)

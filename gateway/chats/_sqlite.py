@@ -1,6 +1,6 @@
 """One small SQLite file under `home` (the chat store, the pairing store): open, close, one connection behind a lock.
 
-Owns `SqliteFile`. WAL mode, autocommit (callers open their own transactions), one connection shared by the
+Owns `SqliteFile`. WAL mode (synchronous NORMAL), autocommit (callers open their own transactions), one connection shared by the
 worker threads the stores are called from, serialised by a lock.
 """
 from __future__ import annotations
@@ -30,6 +30,8 @@ class SqliteFile:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_SECONDS, check_same_thread=False, isolation_level=None)
         conn.execute("PRAGMA journal_mode=WAL")
+        # WAL + NORMAL: a commit survives a process crash and skips the fsync per write (as the session store does).
+        conn.execute("PRAGMA synchronous=NORMAL")
         for statement in self._schema:
             conn.execute(statement)
         self._conn = conn

@@ -14,6 +14,7 @@ ever look at that type.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import time
 import uuid
@@ -147,9 +148,14 @@ def check_ttl(ttl: float, what: str) -> None:
         raise ValueError(f"{what}: ttl must be > 0 seconds, got {ttl}")
 
 
+# Unique per acquisition without a uuid4 each: a random prefix drawn once per process, then a counter.
+_TOKEN_PREFIX = uuid.uuid4().hex[:16]
+_TOKEN_SERIAL = itertools.count(1)
+
+
 def new_token(node: str) -> str:
     """A lock token that names its process (for `holder`) and is unique per acquisition."""
-    return f"{node}:{uuid.uuid4().hex}"
+    return f"{node}:{_TOKEN_PREFIX}{next(_TOKEN_SERIAL):x}"
 
 
 def dump_state(key: str, state: Mapping[str, Any]) -> str:

@@ -1,7 +1,9 @@
 """`hold`: a session lock held for the duration of an `async with` body, renewed in the background.
 
-Owns the renewal task and the `Held` handle that reports a lost lease. Knows
-only the `SessionLock` Protocol, never a backend.
+Owns the renewals and the `Held` handle that reports a lost lease. A renewal
+is a loop timer that starts a task only when due, so the common body, shorter
+than ttl/3, costs no task at all. Knows only the `SessionLock` Protocol,
+never a backend.
 """
 from __future__ import annotations
 
@@ -43,6 +45,7 @@ class Held:
         self._ttl = ttl
         self._wait = wait
         self._lease: LockLease | None = None
+        self._timer: asyncio.TimerHandle | None = None
         self._task: asyncio.Task[None] | None = None
         self.lost_event = asyncio.Event()
 
@@ -64,14 +67,16 @@ class Held:
         if lease is None:
             raise LockBusy(self._key, holder=await self._lock.holder(self._key))
         self._lease = lease
-        self._task = asyncio.create_task(self._renew_forever(lease), name=f"coord-renew:{self._key}")
+        self._schedule(lease)
         return self
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        task, lease = self._task, self._lease
-        self._task = None
+        task, lease, timer = self._task, self._lease, self._timer
+        self._task = self._timer = None
+        if timer is not None:
+            timer.cancel()
         if task is not None:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -85,18 +90,24 @@ class Held:
                 # The TTL frees it anyway; never let cleanup hide the body's own outcome.
                 log.warning("coord.lock_release_failed", key=self._key)
 
-    async def _renew_forever(self, lease: LockLease) -> None:
-        interval = self._ttl / RENEWALS_PER_TTL
-        while True:
-            await asyncio.sleep(interval)  # a timer, not synchronisation
-            try:
-                kept = await self._lock.renew(lease, ttl=self._ttl)
-            except CoordUnavailable:
-                kept = False
-            if not kept:
-                log.warning("coord.lock_lost", key=self._key)
-                self.lost_event.set()
-                return
+    def _schedule(self, lease: LockLease) -> None:
+        self._timer = asyncio.get_running_loop().call_later(self._ttl / RENEWALS_PER_TTL, self._due, lease)
+
+    def _due(self, lease: LockLease) -> None:
+        self._timer = None  # a timer fires only inside the body: `__aexit__` cancels it
+        self._task = asyncio.create_task(self._renew(lease), name=f"coord-renew:{self._key}")
+
+    async def _renew(self, lease: LockLease) -> None:
+        try:
+            kept = await self._lock.renew(lease, ttl=self._ttl)
+        except CoordUnavailable:
+            kept = False
+        self._task = None
+        if not kept:
+            log.warning("coord.lock_lost", key=self._key)
+            self.lost_event.set()
+            return
+        self._schedule(lease)
 
 
 def hold(lock: SessionLock, key: str, *, ttl: float = DEFAULT_LOCK_TTL, wait: float | None = None) -> Held:

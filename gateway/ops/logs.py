@@ -50,8 +50,8 @@ def redact_secrets(_logger: Any, _method: str, event_dict: MutableMapping[str, A
     return event_dict
 
 
-# Metrics are read from info lines (see gateway/admin/tap.py), so info events always run
-# through the processors; the configured level is applied only at rendering.
+# The dashboard's log tap (gateway/admin/tap.py) lists a few info lines too, so the bound
+# logger lets info through; `EarlyGate` then drops at once every quieter event no tap named.
 _PIPELINE_FLOOR = logging.INFO
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "warn": logging.WARNING,
            "error": logging.ERROR, "exception": logging.ERROR, "critical": logging.CRITICAL}
@@ -68,6 +68,27 @@ class LevelGate:
         if _LEVELS.get(method, logging.INFO) < self.level:
             raise structlog.DropEvent
         return self.renderer(logger, method, event_dict)
+
+
+class EarlyGate:
+    """The first processor: an event below the level, unless a tap wants its name, is dropped before any work.
+
+    Two info lines per message would otherwise each be merged, timestamped
+    and redacted only for `LevelGate` to drop them.
+    """
+
+    def __init__(self, level: int, wanted: frozenset[str] = frozenset()) -> None:
+        self.level = level
+        self.wanted = wanted
+
+    def keeping(self, names: frozenset[str]) -> EarlyGate:
+        """This gate, also letting `names` through (for a tap that lists them)."""
+        return EarlyGate(self.level, self.wanted | names)
+
+    def __call__(self, _logger: Any, method: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+        if _LEVELS.get(method, logging.INFO) < self.level and event_dict.get("event") not in self.wanted:
+            raise structlog.DropEvent
+        return event_dict
 
 
 class BadRequestLine(logging.Filter):
@@ -107,6 +128,7 @@ def configure_logging(
     )
     structlog.configure(
         processors=[
+            EarlyGate(level_number),
             merge_contextvars,
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
@@ -129,4 +151,4 @@ def bind_message_context(*, platform: str, chat_id: str, session_key: str | None
     bind_contextvars(**fields)
 
 
-__all__ = ["REDACTED", "bind_message_context", "configure_logging", "redact_secrets"]
+__all__ = ["REDACTED", "EarlyGate", "bind_message_context", "configure_logging", "redact_secrets"]

@@ -350,7 +350,7 @@ class TurnRunner:
             )
         if result.compressed:
             agent.state.marks.stalled_at = None
-        await self._count_usage(job, agent, result.usage)
+        self._count_usage(job, agent, result.usage)
         new = result.new_messages[1:] if retry and not result.compressed else result.new_messages
         await asyncio.shield(self._sessions.persist(job.route, agent, compressed=result.compressed, new=new))
         if result.notice:
@@ -388,13 +388,13 @@ class TurnRunner:
             self._syncs.add(sync)
             sync.add_done_callback(self._syncs.discard)
 
-    async def _count_usage(self, job: Job, agent: SessionAgent, usage: TurnUsage) -> None:
+    def _count_usage(self, job: Job, agent: SessionAgent, usage: TurnUsage) -> None:
         """This session's running total (in the agent state) and the chat's all-time total (in the chat store)."""
         turn = Usage(usage.prompt_tokens, usage.completion_tokens, usage.requests)
         agent.state.marks.usage = session_usage(agent).plus(turn).to_json()
         if self._chats is not None:
             try:
-                await asyncio.to_thread(self._chats.add_usage, job.route.chat_scope, job.message.platform, turn)
+                self._chats.add_usage(job.route.chat_scope, job.message.platform, turn)  # queued: no I/O here
             except Exception as exc:  # noqa: BLE001 - usage figures must never fail a turn
                 log.warning("usage.store_failed", error=type(exc).__name__)
 

@@ -77,7 +77,7 @@ async def test_sdk_errors_keep_their_types_status_and_headers(fake_openai: FakeO
     client = _client(fake_openai)
     sdk = client._sdk()
     with pytest.raises(openai.RateLimitError) as caught:
-        await _post(sdk, b'{"model":"fake-model","messages":[]}', stream=False)
+        await _post(sdk, b'{"model":"fake-model","messages":[]}')
     await client.close()
     translated = translate_error(caught.value, "fake-model")
     assert (caught.value.status_code, caught.value.response.headers["retry-after"]) == (429, "3")
@@ -104,7 +104,7 @@ async def test_timeout_is_the_sdk_timeout(fake_openai: FakeOpenAI) -> None:
     with pytest.raises(ModelUnavailable) as caught:
         await client.complete([user("hi")])
     await client.close()
-    assert caught.value.timeout is True  # type: ignore[attr-defined]
+    assert caught.value.timeout is True
 
 
 def test_body_matches_a_whole_serialisation() -> None:

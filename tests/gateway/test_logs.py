@@ -4,12 +4,13 @@ from __future__ import annotations
 import io
 import logging
 
+import pytest
 import structlog
 
 from gateway.admin.events import EventLog
 from gateway.admin.tap import EventObserver, LogTap, install_log_tap
 from gateway.ops.events import EventBus, MessageAccepted, TurnFailed
-from gateway.ops.logs import configure_logging
+from gateway.ops.logs import EarlyGate, configure_logging
 from gateway.ops.metrics import Metrics
 
 
@@ -55,3 +56,24 @@ def test_secrets_are_redacted_and_httpx_urls_not_logged() -> None:
     printed = out.getvalue()
     assert "abcdefghijkl" not in printed and "zyxwvutsrqpo" not in printed
     assert logging.getLogger("httpx").getEffectiveLevel() >= logging.WARNING
+
+
+def test_quiet_events_drop_first_unless_the_tap_lists_them() -> None:
+    """At level warning an info line is dropped by the first processor, except one the dashboard tap lists."""
+    out = io.StringIO()
+    configure_logging(level="warning", fmt="json", stream=out)
+    gate = structlog.get_config()["processors"][0]
+    assert isinstance(gate, EarlyGate)
+    with pytest.raises(structlog.DropEvent):
+        gate(None, "info", {"event": "intake.accepted"})
+    assert gate(None, "warning", {"event": "x"}) == {"event": "x"}
+    events = EventLog()
+    remove = install_log_tap(LogTap(events))
+    try:
+        log = structlog.get_logger("test")
+        log.info("intake.accepted", platform="web")
+        log.info("agent.evicted", session_key="agent:default:web:dm:1")  # an info line the dashboard lists
+    finally:
+        remove()
+    assert out.getvalue() == ""
+    assert [e.text for e in events.recent()] == ["agent evicted from the shared cache"]

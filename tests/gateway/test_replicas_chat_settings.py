@@ -64,10 +64,19 @@ async def test_model_switched_on_one_replica_is_used_by_the_other(
             await tab_b.say("and now?")
             got = await tab_b.reply(timeout=REPLY_TIMEOUT)
             assert got == "on big-model"
-            await tab_a.say("/usage")
-            usage = await tab_a.reply(timeout=REPLY_TIMEOUT)
+            usage = await _usage_until(tab_a, "3 request(s)")  # B's count is written behind, within ~50 ms
     assert [r["model"] for r in fake_openai.requests] == ["fake-model", "fake-model", "big-model"]
     assert "this chat, all time:" in usage and "3 request(s)" in usage.splitlines()[-1]  # both replicas counted
+
+
+async def _usage_until(tab: Any, wanted: str) -> str:
+    """`/usage` asked again until its last line shows `wanted` (another replica's usage is written behind)."""
+    deadline = asyncio.get_running_loop().time() + REPLY_TIMEOUT
+    while True:
+        await tab.say("/usage")
+        usage = str(await tab.reply(timeout=REPLY_TIMEOUT))
+        if wanted in usage.splitlines()[-1] or asyncio.get_running_loop().time() > deadline:
+            return usage
 
 
 async def test_a_pairing_approved_against_the_shared_store_admits_the_sender_on_both(

@@ -1,7 +1,8 @@
 """The per-chat settings store contract: a chat's chosen model and its all-time token usage.
 
 Owns `ChatStore` (a small sync Protocol, called through `asyncio.to_thread`
-like the session store; SQLite under home or PostgreSQL shared by replicas),
+like the session store; SQLite under home or PostgreSQL shared by replicas;
+`add_usage` alone never blocks, so turns call it directly),
 `ChatRecord` and `Usage`. Chats are scoped `PLATFORM:CHAT_ID`. Knows nothing
 of agents or platforms.
 """
@@ -67,7 +68,11 @@ class ChatStore(Protocol):
         ...
 
     def add_usage(self, chat: str, platform: str, usage: Usage) -> None:
-        """Add one turn's usage to the chat's all-time figures."""
+        """Add one turn's usage to the chat's all-time figures.
+
+        Never blocks on I/O (callable on the event loop): a store may write it
+        behind, but its reads and `close` must include every addition made before.
+        """
         ...
 
     def usage_by_platform(self) -> dict[str, Usage]:

@@ -2,12 +2,14 @@
 
 Owns `PostgresChatStore`. It borrows the session store's pool (the table is one of its
 migrations), so `open`/`close` only check that the pool is there: the gateway opens and
-closes the session store itself. Usage is added with one atomic upsert, so replicas
-counting the same chat at once lose nothing. Knows nothing of agents or platforms.
+closes the session store itself. Usage is written behind (`UsageQueue`: one thread,
+one transaction a batch, flushed before every read) with atomic upserts, so replicas
+counting the same chat at once lose nothing and a turn never waits on the database. Knows nothing of agents or platforms.
 """
 from __future__ import annotations
 
 from agent.store.postgres import PostgresSessionStore
+from gateway.chats.store._usage_queue import Batch, UsageQueue
 from gateway.chats.store.base import ChatRecord, Usage
 
 _SET_MODEL = """
@@ -31,6 +33,7 @@ class PostgresChatStore:
 
     def __init__(self, shared: PostgresSessionStore) -> None:
         self._shared = shared
+        self._usage = UsageQueue(self._write_usage)
 
     @property
     def location(self) -> str:
@@ -38,11 +41,14 @@ class PostgresChatStore:
 
     def open(self) -> None:
         self._shared.ping()  # the pool is the session store's: raises StoreError when it is not open
+        self._usage.start()
 
     def close(self) -> None:
-        """Nothing to release: the pool closes with the session store."""
+        """Commit pending usage; the pool itself closes with the session store."""
+        self._usage.stop()
 
     def get(self, chat: str) -> ChatRecord:
+        self._usage.flush()
         with self._shared.connection() as conn:
             row = conn.execute(
                 "SELECT model, prompt_tokens, completion_tokens, requests FROM chats WHERE chat = %s", (chat,)
@@ -57,10 +63,16 @@ class PostgresChatStore:
             conn.execute(_SET_MODEL, (chat, chat.split(":", 1)[0], model))
 
     def add_usage(self, chat: str, platform: str, usage: Usage) -> None:
-        with self._shared.connection() as conn:
-            conn.execute(_ADD_USAGE, (chat, platform, usage.prompt_tokens, usage.completion_tokens, usage.requests))
+        """Queued: no I/O on the caller's thread (turns call this on the event loop)."""
+        self._usage.add(chat, platform, usage)
+
+    def _write_usage(self, batch: Batch) -> None:
+        rows = [(chat, platform, u.prompt_tokens, u.completion_tokens, u.requests) for (chat, platform), u in batch.items()]
+        with self._shared.connection() as conn, conn.transaction():
+            conn.cursor().executemany(_ADD_USAGE, rows)
 
     def usage_by_platform(self) -> dict[str, Usage]:
+        self._usage.flush()
         with self._shared.connection() as conn:
             rows = conn.execute(
                 "SELECT platform, sum(prompt_tokens) AS p, sum(completion_tokens) AS c, sum(requests) AS r "

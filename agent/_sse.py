@@ -1,0 +1,145 @@
+"""A chat-completion event stream read straight off the HTTP response: one `json.loads` per event.
+
+Owns `SseLines` (server-sent-event framing, incremental) and `stream_events`
+(the parsed `data:` objects of one response). The SDK's own stream reader
+builds a Python object per line and per event and decodes each line apart;
+this splits a whole read at once (`bytes.splitlines`) and keeps only `data`
+fields, which is all a chat completion sends. Failures look exactly as the
+SDK's stream raises them (`APIError` for an error event, `APITimeoutError` /
+`APIConnectionError` for a broken read), so `translate_error` and the retry
+policy see the same types as before.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import httpx2
+
+_DONE = b"[DONE]"
+_STREAM_ERROR = "An error occurred during streaming"
+DRAIN_SECONDS = 1.0
+
+
+class SseLines:
+    """Incremental SSE framing: feed raw reads, get the `data` of each completed event.
+
+    Lines end in LF, CR or CRLF (a CRLF split across two reads counts once);
+    `data` lines of one event are joined with LF; comments and the other
+    fields (`event`, `id`, `retry`) are dropped.
+    """
+
+    def __init__(self) -> None:
+        self._tail = b""
+        self._data: list[bytes] = []
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        buffer = self._tail + chunk if self._tail else chunk
+        lines = buffer.splitlines(keepends=True)
+        # An unterminated last line, or one ending in CR (its LF may be in the next read), waits for more.
+        if lines and not lines[-1].endswith(b"\n"):
+            self._tail = lines.pop()
+        else:
+            self._tail = b""
+        events: list[bytes] = []
+        for raw in lines:
+            self._line(raw.rstrip(b"\r\n"), events)
+        return events
+
+    def finish(self) -> list[bytes]:
+        """The end of the body: a last event without its blank line still counts (as the SDK reads it)."""
+        events: list[bytes] = []
+        if self._tail:
+            self._line(self._tail.rstrip(b"\r\n"), events)
+            self._tail = b""
+        self._line(b"", events)
+        return events
+
+    def _line(self, line: bytes, events: list[bytes]) -> None:
+        if not line:
+            if self._data:
+                events.append(self._data[0] if len(self._data) == 1 else b"\n".join(self._data))
+                self._data = []
+            return
+        if line.startswith(b"data:"):
+            value = line[5:]
+            self._data.append(value[1:] if value.startswith(b" ") else value)
+        elif line == b"data":
+            self._data.append(b"")
+
+
+def _error_event(data: Any, response: httpx2.Response) -> Exception | None:
+    """The SDK's `APIError` for an object carrying `error` (a provider failing after the stream began)."""
+    if not isinstance(data, dict) or not data.get("error"):
+        return None
+    import openai
+
+    error = data["error"]
+    message = error.get("message") if isinstance(error, dict) else None
+    return openai.APIError(
+        message=message if isinstance(message, str) and message else _STREAM_ERROR, request=response.request, body=error
+    )
+
+
+async def stream_events(response: httpx2.Response) -> AsyncIterator[Any]:
+    """The JSON object of each event until `[DONE]`; the response is closed at the end, however it ends."""
+    lines = SseLines()
+    chunks = response.aiter_bytes()
+    try:
+        while True:
+            chunk = await _read(chunks, response)
+            batch = lines.feed(chunk) if chunk is not None else lines.finish()
+            for data in batch:
+                if data.startswith(_DONE):
+                    if chunk is not None:
+                        await _drain(chunks)
+                    return
+                yield _event(data, response)
+            if chunk is None:
+                return
+    finally:
+        await response.aclose()
+
+
+async def _read(chunks: AsyncIterator[bytes], response: httpx2.Response) -> bytes | None:
+    """The next read (None at the end of the body); a broken read raises as the SDK's stream does."""
+    import ssl
+
+    import anyio
+    import httpx2
+    import openai
+
+    try:
+        return await anext(chunks)
+    except StopAsyncIteration:
+        return None
+    except httpx2.TimeoutException as exc:
+        raise openai.APITimeoutError(request=response.request) from exc
+    except (httpx2.RequestError, ssl.SSLError, anyio.EndOfStream) as exc:
+        raise openai.APIConnectionError(request=response.request) from exc
+
+
+def _event(data: bytes, response: httpx2.Response) -> Any:
+    value = json.loads(data)
+    error = _error_event(value, response)
+    if error is not None:
+        raise error
+    return value
+
+
+async def _drain(chunks: AsyncIterator[bytes]) -> None:
+    """Read what follows `[DONE]` (bounded), so an HTTP/1.1 connection goes back to the pool."""
+    import httpx2
+
+    try:
+        async with asyncio.timeout(DRAIN_SECONDS):
+            async for _ in chunks:
+                pass
+    except (TimeoutError, httpx2.HTTPError):
+        pass  # the answer is complete: a slow or broken tail only costs the connection
+
+
+__all__ = ["DRAIN_SECONDS", "SseLines", "stream_events"]
