@@ -184,13 +184,16 @@ _PERSONA: Final = re.compile(
     # assistant handed a role and then a first request.
     r"|\b(?:i want|i need|i'd like|i would like|we want|i ask) you to (?:act|behave|pretend|role-?play|play|become|"
     r"simulate|emulate|serve|function|work|respond|answer|reply) (?:as|like|to be|the role|the part)\b"
-    r"|\byou (?:will|are going to|'re going to|shall|must|should|'ll) (?:now )?(?:act|behave|pretend|role-?play|simulate|"
+    r"|\byou (?:will|are going to|'re going to|shall|must|should|'ll|are to|need to|have to) (?:now )?(?:act|behave|pretend|role-?play|simulate|"
     r"emulate|serve|function|respond|answer|reply|speak|talk) (?:as|like|to be)\b"
-    r"|\bmy first (?:request|command|question|sentence|prompt|suggestion|input|message|line|task) (?:is|will be)\b")
+    r"|\bmy (?:first|next) (?:request|command|question|sentence|prompt|suggestion|input|message|line|task) (?:is|will be)\b"
+    # A name handed to the assistant: "you are now \"Sneaky Pete\"" (a quoted name, not "you are now ready").
+    r"|\byou(?:'re| are) now (?:called |named |known as )?[\"“'«]")
 # Output the assistant must emit verbatim, or links it must slip into its replies.
 _FORCED_OUTPUT: Final = re.compile(
     r"\b(?:begin|start|end|prefix|open|close|finish|sign) (?:every|each|all|your|any) (?:\w+ )?(?:answers?|responses?|"
-    r"replies|messages?|outputs?|sentences?) with\b"
+    r"repl(?:y|ies)|messages?|outputs?|sentences?) with (?:(?:the|this|these) (?:words?|phrase|sentence|line|text|"
+    r"string|symbols?|characters?)\b|exactly\b|['\"“«`]|[^\w\s]|u\+)"
     r"|\b(?:include|add|append|insert|put|place|embed|mention) (?:\w+ ){0,3}(?:links?|urls?)\b.{0,80}?"
     r"\b(?:in|into|to|at the end of) (?:every|each|all|your|any) (?:\w+ )?(?:answers?|responses?|replies|messages?)")
 _NO_RULES_NOW: Final = re.compile(
@@ -204,12 +207,14 @@ _TASK: Final = re.compile(
     r"(?:^|[.!?:;\n\"'*] ?)(?:please |now |first,? |firstly,? |then |ok,? |so )?(?:write|generate|create|compose|draft|"
     r"describe|explain|tell me|give me|list|continue|complete|enhance|improve|fill in|rewrite|provide|produce|output|"
     r"answer|imagine|supplement|elaborate|expand|summari[sz]e|translate|repeat|return|print|respond|reply|format|make it|"
+    r"rephrase|reword|paraphrase|simulate|emulate|narrate|"
     r"let's (?:play|imagine|pretend)|i want you to|i need you to|you are to)\b")
 # Rules for a task's output. Strong ones force wording or shape the way a jailbreak wrapper does (a quoted
 # opening, "only in JSON", "extremely detailed", "over 300 words"); weak ones are also ordinary style
 # preferences ("start with a verb", "do not include ticket numbers"), so it takes two of them in a longer text.
 _OUTPUT_RULES_STRONG: Final = re.compile(
-    r"\b(?:start|begin|starting|beginning|prefix|open|opening) (?:\w+ ){0,3}with ['\"“]"
+    r"\b(?:start|begin|starting|beginning|prefix|open|opening|end|ending|finish|close|sign off) (?:\w+ ){0,3}with ['\"“]"
+    r"|\bin the (?:voice|persona|words) of\b|\b(?:this|that|the) exact (?:format|wording|words|order)\b"
     r"|\b(?:format|formatted|presented) (?:it|them|this) as\b"
     r"|\b(?:over|more than|no fewer than|minimum(?: of)?) \d+ (?:words|paragraphs|sentences|steps|lines|characters)\b"
     r"|\b(?:extremely|graphically|vividly|exhaustively) detailed\b|\b(?:no|without) (?:any )?(?:warnings?|disclaimers?|"
@@ -242,8 +247,33 @@ _DIRECTIVE: Final = re.compile(
     r"|\byour (?:responses?|answers?|replies|output|messages?|first|next|goal|task|job|role)\b")
 DIRECTIVE_WORDS: Final = 60  # below this a text is a chat line or a note, whatever its mood
 
+# A slot to be filled with the request ("[PROMPT]", "(<prompt>)", "[Put your prompt]"): a prompt template.
+_SLOT: Final = re.compile(
+    r"[\[<({] ?(?:(?:put|insert|type|enter|add|paste|write) )?(?:your |the |a |my )?(?:prompt|question|request|query|"
+    r"targetlanguage|target language|keyword)s?(?: here)? ?[\]>)}]")
+# The model addressed by name before a request: "Hi ChatGPT, I need…", "ChatGPT, create…".
+_VOCATIVE: Final = re.compile(
+    r"(?:^|[.!?\n] ?)(?:(?:hi|hello|hey|dear|ok|okay|yo)[ ,]+)?(?:chat ?gpt|gpt(?:-?\d)?|openai|bard|claude|gemini|"
+    r"llama|copilot|grok|deepseek|mistral)[,!:] ?(?:\w+ ){0,3}(?:please|i need|i want|help me|can you|could you|"
+    r"you|write|create|generate|tell|give|make|simulate|act|pretend|imagine)\b")
+# A game set up with the assistant as a player: the frame token/points and persona prompts use.
+_GAME: Final = re.compile(
+    r"\b(?:let'?s|i want to|i'd like to|we(?:'re| are)(?: going to)?) play(?:ing)? a (?:\w+ )?game\b(?! (?:of|at|on|with|"
+    r"tonight|tomorrow|later))")
+# Labels the assistant must put before two (or more) answers: "[🔒CLASSIC] … [🔓JAILBREAK]", "[AI] … [DAN]".
+_LABEL: Final = re.compile(r"\[([^\[\]\n]{2,24})\](?!\()")
+
 _BOX: Final = re.compile(r"[\u2500-\u257f\u2580-\u259f]")
 _SPEAKER: Final = re.compile(r"(?m)^ ?[(\[]?([a-z][\w .-]{0,24})[)\]]? ?: ")
+
+
+def _dual_labels(text: str) -> bool:
+    """Two or more answer labels, each used at least twice: a dual-response format, not a note."""
+    counts: dict[str, int] = {}
+    for label in _LABEL.findall(text):
+        if any(char.isalpha() for char in label) and not label.strip().startswith(("x", "http", "!")):
+            counts[label.strip()] = counts.get(label.strip(), 0) + 1
+    return sum(1 for count in counts.values() if count >= 2) >= 2
 
 
 def _dialogue(text: str) -> bool:
@@ -268,6 +298,8 @@ def _register(text: str, seen: Signals) -> Finding | None:
         return "role_hijack", "persona_rule_register"
     if seen.core and (seen.role_setting or seen.future):
         return "role_hijack", "persona_setup"
+    if seen.core and seen.markers:
+        return "prompt_injection", "prompt_template_markers"
     if removed and seen.lexicon >= 2 and aimed:
         return "prompt_injection", "no_rules_for_assistant"
     if seen.lexicon < 2:
@@ -301,6 +333,14 @@ def judge(text: str, seen: Signals | None = None) -> Finding | None:
         return "exfiltration", "conditional_steering"
     if seen.second_person and _ASSIGNED_ROLE.search(text):
         return "role_hijack", "assigned_role"
+    if _SLOT.search(text) and (seen.second_person or _TASK.search(text)):
+        return "prompt_injection", "prompt_template_slot"
+    if _VOCATIVE.search(text):
+        return "prompt_injection", "addressed_to_model"
+    if seen.second_person and _GAME.search(text):
+        return "role_hijack", "game_setup"
+    if seen.second_person and seen.lexicon >= 2 and _dual_labels(text):
+        return "role_hijack", "dual_response_format"
     if seen.words >= 6 and _TASK.search(text) and (
             _OUTPUT_RULES_STRONG.search(text) or (seen.words >= 25 and len(_OUTPUT_RULES_WEAK.findall(text)) >= 2)):
         return "prompt_injection", "task_with_output_rules"
