@@ -177,7 +177,7 @@ _LINK: Final = re.compile(r"https?://|\bwww\.|[\w.+-]+@[\w-]+\.[a-z]{2,}|\b[a-z0
 _PERSONA: Final = re.compile(
     r"(?:^|[.!?:;,\n] ?)(?:please |now |so |ok,? )?(?:act as|act like|pretend (?:to be|you are|you're|that you)|"
     r"role-?play as|role play as|play the (?:role|part) of|impersonate|take on the (?:role|persona|identity) of|"
-    r"assume the (?:role|persona|identity) of|speak as|talk as|respond as|answer as|reply as|write as)\b"
+    r"assume the (?:role|persona|identity) of|(?:speak|talk|respond|answer|reply|write)(?: to me| me| us)? as)\b"
     r"|\b(?:from now on|henceforth|from today on|for the rest of (?:this|the|our) conversation),? you(?:'re| are| will be)\b"
     r"|\bstay in character\b|\bnever break(?:s|ing)? character\b"
     # The persona-prompt genre ("I want you to act as a Linux terminal. … My first command is pwd"): the
@@ -196,6 +196,12 @@ _FORCED_OUTPUT: Final = re.compile(
     r"string|symbols?|characters?)\b|exactly\b|['\"“«`]|[^\w\s]|u\+)"
     r"|\b(?:include|add|append|insert|put|place|embed|mention) (?:\w+ ){0,3}(?:links?|urls?)\b.{0,80}?"
     r"\b(?:in|into|to|at the end of) (?:every|each|all|your|any) (?:\w+ )?(?:answers?|responses?|replies|messages?)")
+# Every future reply bound by a rule: "respond to every prompt I give you with…", "you will answer my questions…".
+_EVERY_REPLY: Final = re.compile(
+    r"(?:^|[.!?:;\n] ?)(?:please |now |always )?(?:respond|reply|answer) to (?:every|each|all|any) (?:of )?(?:my |the )?"
+    r"(?:prompts?|questions?|messages?|requests?|inputs?|queries)\b"
+    r"|\byou (?:will|must|shall|are to|'ll|should) (?:only |always |now )?(?:respond|reply|answer) to (?:my|every|each|all|"
+    r"any)\b")
 _NO_RULES_NOW: Final = re.compile(
     r"\byou (?:now )?(?:have|has|got) no (?:\w+ )?(?:rules|filters|restrictions|content polic\w+|guidelines|ethics|"
     r"morals|boundaries|limitations|censorship|programming)\b"
@@ -232,9 +238,9 @@ _OUTPUT_RULES_WEAK: Final = re.compile(
 # The assistant given a role or a task protocol: "You are a helpful assistant.", "Your task is to…",
 # "I will give you a description and you will create…". A note about the user never assigns one.
 _ASSIGNED_ROLE: Final = re.compile(
-    r"(?:^|[.!?:;\n\"] ?)(?:hi,? |hello,? |hey,? )?you are (?:a|an|the) (?:\w+ ){0,3}(?:assistants?|ai|a\.i|chatbot|"
-    r"language model|llm|bot|expert|writer|storyteller|narrator|game master|simulator|generator|translator|"
-    r"interpreter|terminal|console)\b(?! (?:named|called) \w+ (?:in|on|for) (?:my|our|the) )"
+    r"(?:^|[.!?:;,\n\"] ?)(?:hi,? |hello,? |hey,? )?you (?:are|will be|are going to be|'ll be|are now|shall be) (?:a|an|the) "
+    r"(?:\w+ ){0,3}(?:assistants?|ai|a\.i|chatbot|language model|llm|bot|expert|writer|storyteller|narrator|"
+    r"game master|dungeon master|simulator|generator|translator|interpreter|terminal|console|text adventure|game)\b(?! (?:named|called) \w+ (?:in|on|for) (?:my|our|the) )"
     r"|\byour (?:role|task|job|mission|purpose|goal|objective|only task|sole purpose) (?:here |now )?(?:is|will be) to\b"
     r"|\bi (?:will|'ll|am going to) (?:give|provide|send|tell|show|feed) you\b[^.!?\n]{0,120}\b(?:and |then )?you "
     r"(?:will|must|should|shall|are to|'ll|need to)\b")
@@ -327,7 +333,7 @@ def judge(text: str, seen: Signals | None = None) -> Finding | None:
     if _PERSONA.search(text):
         return "role_hijack", "persona_adoption"
     addressed = seen.second_person > 0 or seen.role_setting > 0
-    if _FORCED_OUTPUT.search(text) or (addressed and seen.future and _LINK.search(text)):
+    if _FORCED_OUTPUT.search(text) or (addressed and seen.future and _LINK.search(text)) or _EVERY_REPLY.search(text):
         return "prompt_injection", "forced_output"
     if _THIRD_PARTY_TRIGGER.search(text) and (_STEER.search(text) or _LINK.search(text)):
         return "exfiltration", "conditional_steering"
