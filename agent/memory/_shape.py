@@ -267,6 +267,7 @@ _GAME: Final = re.compile(
     r"\b(?:let'?s|i want to|i'd like to|we(?:'re| are)(?: going to)?) play(?:ing)? a (?:\w+ )?game\b(?! (?:of|at|on|with|"
     r"tonight|tomorrow|later))")
 # Labels the assistant must put before two (or more) answers: "[🔒CLASSIC] … [🔓JAILBREAK]", "[AI] … [DAN]".
+_ANSWER_WORD: Final = re.compile(r"\b(?:answers?|responses?|repl(?:y|ies)|respond|réponses?|respuestas?|antworten)\b")
 _LABEL: Final = re.compile(r"\[([^\[\]\n]{2,24})\](?!\()")
 
 _BOX: Final = re.compile(r"[\u2500-\u257f\u2580-\u259f]")
@@ -345,7 +346,7 @@ def judge(text: str, seen: Signals | None = None) -> Finding | None:
         return "prompt_injection", "addressed_to_model"
     if seen.second_person and _GAME.search(text):
         return "role_hijack", "game_setup"
-    if seen.second_person and seen.lexicon >= 2 and _dual_labels(text):
+    if seen.second_person and (seen.lexicon >= 2 or _ANSWER_WORD.search(text)) and _dual_labels(text):
         return "role_hijack", "dual_response_format"
     if seen.words >= 6 and _TASK.search(text) and (
             _OUTPUT_RULES_STRONG.search(text) or (seen.words >= 25 and len(_OUTPUT_RULES_WEAK.findall(text)) >= 2)):
