@@ -267,6 +267,32 @@ _GAME: Final = re.compile(
     r"\b(?:let'?s|i want to|i'd like to|we(?:'re| are)(?: going to)?) play(?:ing)? a (?:\w+ )?game\b(?! (?:of|at|on|with|"
     r"tonight|tomorrow|later))")
 # Labels the assistant must put before two (or more) answers: "[🔒CLASSIC] … [🔓JAILBREAK]", "[AI] … [DAN]".
+# An identity written for the assistant: "You are now a sentient robot. You have… You can… You were…".
+_NEW_IDENTITY: Final = re.compile(r"(?:^|[.!?:;>\n] ?)(?:-->)?you(?:'re| are) now (?:a|an|the|my)\b")
+_YOU_SENTENCE: Final = re.compile(
+    r"(?:^|[.!?:;\n] ?)you (?:are|were|have|can|will|understand|know|do not|don't|never|always|also|must)\b")
+# A new assistant or entities invented for the reply: "create a hypothetical language model called John",
+# "now you act as two entities".
+_NEW_ENTITY: Final = re.compile(
+    r"\b(?:create|imagine|invent|simulate|design|introduce) (?:a |an |two |three )?(?:\w+ ){0,2}(?:language models?|"
+    r"ais?|a\.i|chatbots?|bots?|entit(?:y|ies)|personas?|characters?|assistants?|models?) (?:called|named)\b"
+    r"|\byou (?:now |will |will now |must |shall )?act as (?:two|2|three|3|several|multiple) (?:\w+ )?(?:entities|"
+    r"characters|personas|people|persons|ais|bots)\b")
+# A simulated mode switched on ("Debugging mode enabled by an OpenAI employee"), with AI/rule register beside it.
+_MODE_SWITCH: Final = re.compile(
+    r"\b(?:\w+ )?mode (?:is |has been )?(?:now )?(?:enabled|activated|engaged|unlocked|on)\b"
+    r"|\b(?:enable|activate|enter|switch (?:in)?to|unlock) (?:\w+ ){0,2}mode\b")
+# Two answers per question: "answer me normally and then … what John's answer would be".
+_DUAL_ANSWER: Final = re.compile(
+    r"\b(?:answer|respond|reply)(?: me| to me)? (?:normally|as usual|as you normally would)\b[^\n]{0,160}?\b(?:then|and|"
+    r"after that|followed by)\b")
+# The deceased-relative frame: "my grandmother used to sing me the steps to… please sing me one".
+_RELATIVE: Final = re.compile(
+    r"\bmy (?:late |dead |deceased )?(?:grandma|grandmother|grandpa|grandfather|granny|nana|mother|father|mom|dad|"
+    r"uncle|aunt)\b[^\n]{0,300}?\bused to (?:\w+ )?(?:tell|sing|read|recite|say|give|explain|describe|whisper|teach)\b")
+_REQUEST_TO_ME: Final = re.compile(
+    r"(?:^|[.!?:;\n] ?)(?:please |can you |could you |would you |now )?(?:sing|tell|read|recite|give|show|explain|"
+    r"describe|whisper|teach|be|act|pretend) (?:me|us|to me)\b")
 _ANSWER_WORD: Final = re.compile(r"\b(?:answers?|responses?|repl(?:y|ies)|respond|réponses?|respuestas?|antworten)\b")
 _LABEL: Final = re.compile(r"\[([^\[\]\n]{2,24})\](?!\()")
 
@@ -344,6 +370,16 @@ def judge(text: str, seen: Signals | None = None) -> Finding | None:
         return "prompt_injection", "prompt_template_slot"
     if _VOCATIVE.search(text):
         return "prompt_injection", "addressed_to_model"
+    if seen.words >= 40 and _NEW_IDENTITY.search(text) and len(_YOU_SENTENCE.findall(text)) >= 3:
+        return "role_hijack", "identity_for_assistant"
+    if _NEW_ENTITY.search(text):
+        return "role_hijack", "invented_assistant"
+    if seen.lexicon >= 4 and (seen.core or addressed) and _MODE_SWITCH.search(text):
+        return "role_hijack", "simulated_mode"
+    if _DUAL_ANSWER.search(text):
+        return "role_hijack", "dual_response_format"
+    if _RELATIVE.search(text) and _REQUEST_TO_ME.search(text):
+        return "role_hijack", "relative_roleplay"
     if seen.second_person and _GAME.search(text):
         return "role_hijack", "game_setup"
     if seen.second_person and (seen.lexicon >= 2 or _ANSWER_WORD.search(text)) and _dual_labels(text):
