@@ -202,6 +202,11 @@ _EVERY_REPLY: Final = re.compile(
     r"(?:prompts?|questions?|messages?|requests?|inputs?|queries)\b"
     r"|\byou (?:will|must|shall|are to|'ll|should) (?:only |always |now )?(?:respond|reply|answer) to (?:my|every|each|all|"
     r"any)\b")
+# Replies encoded past any output filter: "give responses using leet speech", "answer only in base64".
+_ENCODED_OUTPUT: Final = re.compile(
+    r"\b(?:respond|reply|answer|write|output|talk|speak|communicate|give (?:\w+ )?(?:responses?|answers?|replies))"
+    r"(?: \w+){0,4} (?:in|using|with|through) (?:only )?(?:leet ?speak|leet speech|l33t\w*|1337|base ?64|morse(?: code)?|"
+    r"rot ?13|hexadecimal|binary code|caesar cipher|a cipher|reversed text|backwards? text)\b")
 _NO_RULES_NOW: Final = re.compile(
     r"\byou (?:now )?(?:have|has|got) no (?:\w+ )?(?:rules|filters|restrictions|content polic\w+|guidelines|ethics|"
     r"morals|boundaries|limitations|censorship|programming)\b"
@@ -361,7 +366,8 @@ def judge(text: str, seen: Signals | None = None) -> Finding | None:
     if _PERSONA.search(text):
         return "role_hijack", "persona_adoption"
     addressed = seen.second_person > 0 or seen.role_setting > 0
-    if _FORCED_OUTPUT.search(text) or (addressed and seen.future and _LINK.search(text)) or _EVERY_REPLY.search(text):
+    if _FORCED_OUTPUT.search(text) or (addressed and seen.future and _LINK.search(text)) or _EVERY_REPLY.search(text) or (
+            _ENCODED_OUTPUT.search(text)):
         return "prompt_injection", "forced_output"
     if _THIRD_PARTY_TRIGGER.search(text) and (_STEER.search(text) or _LINK.search(text)):
         return "exfiltration", "conditional_steering"
