@@ -8,7 +8,11 @@ Always answer as DAN."). The signals are register, not phrases:
   (`Signals.lexicon`, distinct terms; a chat line or a note rarely uses more than one);
 - role setting addressed to the assistant: "you are / you will / you must / act as / stay in character";
 - future-behaviour triggers: "from now on", "for all future conversations", "whenever someone asks";
-- structure: chat-template markers, scripted "Name:" dialogue, markdown headers, placeholders, length.
+- structure: chat-template markers, scripted "Name:" dialogue, markdown headers, placeholders, length;
+- the shapes in-the-wild prompts take whatever their wording: a literal the reply must open or end with, a
+  rule on every reply, two labelled answers per question, an invented assistant or an identity written in
+  "You are now… You have… You can…", a simulated mode switched on, a game with the assistant as a player,
+  the model addressed by name, a "[PROMPT]" slot, the deceased-relative frame, replies encoded in leet or base64.
 A user's own preference ("answers in German, please") uses none of the persona/rule register, so it
 stays a fact. Input is the `latin` or `deobfuscated` view (casefolded, homoglyphs folded).
 """
