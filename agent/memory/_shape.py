@@ -8,7 +8,11 @@ Always answer as DAN."). The signals are register, not phrases:
   (`Signals.lexicon`, distinct terms; a chat line or a note rarely uses more than one);
 - role setting addressed to the assistant: "you are / you will / you must / act as / stay in character";
 - future-behaviour triggers: "from now on", "for all future conversations", "whenever someone asks";
-- structure: chat-template markers, scripted "Name:" dialogue, markdown headers, placeholders, length.
+- structure: chat-template markers, scripted "Name:" dialogue, markdown headers, placeholders, length;
+- the shapes in-the-wild prompts take whatever their wording: a literal the reply must open or end with, a
+  rule on every reply, two labelled answers per question, an invented assistant or an identity written in
+  "You are now… You have… You can…", a simulated mode switched on, a game with the assistant as a player,
+  the model addressed by name, a "[PROMPT]" slot, the deceased-relative frame, replies encoded in leet or base64.
 A user's own preference ("answers in German, please") uses none of the persona/rule register, so it
 stays a fact. Input is the `latin` or `deobfuscated` view (casefolded, homoglyphs folded).
 """
@@ -177,22 +181,36 @@ _LINK: Final = re.compile(r"https?://|\bwww\.|[\w.+-]+@[\w-]+\.[a-z]{2,}|\b[a-z0
 _PERSONA: Final = re.compile(
     r"(?:^|[.!?:;,\n] ?)(?:please |now |so |ok,? )?(?:act as|act like|pretend (?:to be|you are|you're|that you)|"
     r"role-?play as|role play as|play the (?:role|part) of|impersonate|take on the (?:role|persona|identity) of|"
-    r"assume the (?:role|persona|identity) of|speak as|talk as|respond as|answer as|reply as|write as)\b"
+    r"assume the (?:role|persona|identity) of|(?:speak|talk|respond|answer|reply|write)(?: to me| me| us)? as)\b"
     r"|\b(?:from now on|henceforth|from today on|for the rest of (?:this|the|our) conversation),? you(?:'re| are| will be)\b"
     r"|\bstay in character\b|\bnever break(?:s|ing)? character\b"
     # The persona-prompt genre ("I want you to act as a Linux terminal. … My first command is pwd"): the
     # assistant handed a role and then a first request.
     r"|\b(?:i want|i need|i'd like|i would like|we want|i ask) you to (?:act|behave|pretend|role-?play|play|become|"
     r"simulate|emulate|serve|function|work|respond|answer|reply) (?:as|like|to be|the role|the part)\b"
-    r"|\byou (?:will|are going to|'re going to|shall|must|should|'ll) (?:now )?(?:act|behave|pretend|role-?play|simulate|"
+    r"|\byou (?:will|are going to|'re going to|shall|must|should|'ll|are to|need to|have to) (?:now )?(?:act|behave|pretend|role-?play|simulate|"
     r"emulate|serve|function|respond|answer|reply|speak|talk) (?:as|like|to be)\b"
-    r"|\bmy first (?:request|command|question|sentence|prompt|suggestion|input|message|line|task) (?:is|will be)\b")
+    r"|\bmy (?:first|next) (?:request|command|question|sentence|prompt|suggestion|input|message|line|task) (?:is|will be)\b"
+    # A name handed to the assistant: "you are now \"Sneaky Pete\"" (a quoted name, not "you are now ready").
+    r"|\byou(?:'re| are) now (?:called |named |known as )?[\"“'«]")
 # Output the assistant must emit verbatim, or links it must slip into its replies.
 _FORCED_OUTPUT: Final = re.compile(
     r"\b(?:begin|start|end|prefix|open|close|finish|sign) (?:every|each|all|your|any) (?:\w+ )?(?:answers?|responses?|"
-    r"replies|messages?|outputs?|sentences?) with\b"
+    r"repl(?:y|ies)|messages?|outputs?|sentences?) with (?:(?:the|this|these) (?:words?|phrase|sentence|line|text|"
+    r"string|symbols?|characters?)\b|exactly\b|['\"“«`]|[^\w\s]|u\+)"
     r"|\b(?:include|add|append|insert|put|place|embed|mention) (?:\w+ ){0,3}(?:links?|urls?)\b.{0,80}?"
     r"\b(?:in|into|to|at the end of) (?:every|each|all|your|any) (?:\w+ )?(?:answers?|responses?|replies|messages?)")
+# Every future reply bound by a rule: "respond to every prompt I give you with…", "you will answer my questions…".
+_EVERY_REPLY: Final = re.compile(
+    r"(?:^|[.!?:;\n] ?)(?:please |now |always )?(?:respond|reply|answer) to (?:every|each|all|any) (?:of )?(?:my |the )?"
+    r"(?:prompts?|questions?|messages?|requests?|inputs?|queries)\b"
+    r"|\byou (?:will|must|shall|are to|'ll|should) (?:only |always |now )?(?:respond|reply|answer) to (?:my|every|each|all|"
+    r"any)\b")
+# Replies encoded past any output filter: "give responses using leet speech", "answer only in base64".
+_ENCODED_OUTPUT: Final = re.compile(
+    r"\b(?:respond|reply|answer|write|output|talk|speak|communicate|give (?:\w+ )?(?:responses?|answers?|replies))"
+    r"(?: \w+){0,4} (?:in|using|with|through) (?:only )?(?:leet ?speak|leet speech|l33t\w*|1337|base ?64|morse(?: code)?|"
+    r"rot ?13|hexadecimal|binary code|caesar cipher|a cipher|reversed text|backwards? text)\b")
 _NO_RULES_NOW: Final = re.compile(
     r"\byou (?:now )?(?:have|has|got) no (?:\w+ )?(?:rules|filters|restrictions|content polic\w+|guidelines|ethics|"
     r"morals|boundaries|limitations|censorship|programming)\b"
@@ -204,12 +222,14 @@ _TASK: Final = re.compile(
     r"(?:^|[.!?:;\n\"'*] ?)(?:please |now |first,? |firstly,? |then |ok,? |so )?(?:write|generate|create|compose|draft|"
     r"describe|explain|tell me|give me|list|continue|complete|enhance|improve|fill in|rewrite|provide|produce|output|"
     r"answer|imagine|supplement|elaborate|expand|summari[sz]e|translate|repeat|return|print|respond|reply|format|make it|"
+    r"rephrase|reword|paraphrase|simulate|emulate|narrate|"
     r"let's (?:play|imagine|pretend)|i want you to|i need you to|you are to)\b")
 # Rules for a task's output. Strong ones force wording or shape the way a jailbreak wrapper does (a quoted
 # opening, "only in JSON", "extremely detailed", "over 300 words"); weak ones are also ordinary style
 # preferences ("start with a verb", "do not include ticket numbers"), so it takes two of them in a longer text.
 _OUTPUT_RULES_STRONG: Final = re.compile(
-    r"\b(?:start|begin|starting|beginning|prefix|open|opening) (?:\w+ ){0,3}with ['\"“]"
+    r"\b(?:start|begin|starting|beginning|prefix|open|opening|end|ending|finish|close|sign off) (?:\w+ ){0,3}with ['\"“]"
+    r"|\bin the (?:voice|persona|words) of\b|\b(?:this|that|the) exact (?:format|wording|words|order)\b"
     r"|\b(?:format|formatted|presented) (?:it|them|this) as\b"
     r"|\b(?:over|more than|no fewer than|minimum(?: of)?) \d+ (?:words|paragraphs|sentences|steps|lines|characters)\b"
     r"|\b(?:extremely|graphically|vividly|exhaustively) detailed\b|\b(?:no|without) (?:any )?(?:warnings?|disclaimers?|"
@@ -227,9 +247,10 @@ _OUTPUT_RULES_WEAK: Final = re.compile(
 # The assistant given a role or a task protocol: "You are a helpful assistant.", "Your task is to…",
 # "I will give you a description and you will create…". A note about the user never assigns one.
 _ASSIGNED_ROLE: Final = re.compile(
-    r"(?:^|[.!?:;\n\"] ?)(?:hi,? |hello,? |hey,? )?you are (?:a|an|the) (?:\w+ ){0,3}(?:assistants?|ai|a\.i|chatbot|"
-    r"language model|llm|bot|expert|writer|storyteller|narrator|game master|simulator|generator|translator|"
-    r"interpreter|terminal|console)\b(?! (?:named|called) \w+ (?:in|on|for) (?:my|our|the) )"
+    r"(?:^|[.!?:;,\n\"] ?)(?:hi,? |hello,? |hey,? )?you (?:are|will be|are going to be|'ll be|are now|shall be) (?:a|an|the) "
+    r"(?:\w+ ){0,3}(?:assistants?|ai|a\.i|chatbot|language model|llm|bot|expert|writer|storyteller|narrator|"
+    r"game master|dungeon master|simulator|generator|translator|interpreter|terminal|console|text adventure|game)\b"
+    r"(?! (?:named|called) \w+ (?:in|on|for) (?:my|our|the) )"
     r"|\byour (?:role|task|job|mission|purpose|goal|objective|only task|sole purpose) (?:here |now )?(?:is|will be) to\b"
     r"|\bi (?:will|'ll|am going to) (?:give|provide|send|tell|show|feed) you\b[^.!?\n]{0,120}\b(?:and |then )?you "
     r"(?:will|must|should|shall|are to|'ll|need to)\b")
@@ -242,8 +263,60 @@ _DIRECTIVE: Final = re.compile(
     r"|\byour (?:responses?|answers?|replies|output|messages?|first|next|goal|task|job|role)\b")
 DIRECTIVE_WORDS: Final = 60  # below this a text is a chat line or a note, whatever its mood
 
+# A slot to be filled with the request ("[PROMPT]", "(<prompt>)", "[Put your prompt]"): a prompt template.
+_SLOT: Final = re.compile(
+    r"[\[<({] ?(?:(?:put|insert|type|enter|add|paste|write) )?(?:your |the |a |my )?(?:prompt|question|request|query|"
+    r"targetlanguage|target language|keyword)s?(?: here)? ?[\]>)}]")
+# The model addressed by name before a request: "Hi ChatGPT, I need…", "ChatGPT, create…".
+_VOCATIVE: Final = re.compile(
+    r"(?:^|[.!?\n] ?)(?:(?:hi|hello|hey|dear|ok|okay|yo)[ ,]+)?(?:chat ?gpt|gpt(?:-?\d)?|openai|bard|claude|gemini|"
+    r"llama|copilot|grok|deepseek|mistral)[,!:] ?(?:\w+ ){0,3}(?:please|i need|i want|help me|can you|could you|"
+    r"you|write|create|generate|tell|give|make|simulate|act|pretend|imagine)\b")
+# A game set up with the assistant as a player: the frame token/points and persona prompts use.
+_GAME: Final = re.compile(
+    r"\b(?:let'?s|i want to|i'd like to|we(?:'re| are)(?: going to)?) play(?:ing)? a (?:\w+ )?game\b(?! (?:of|at|on|with|"
+    r"tonight|tomorrow|later))")
+# Labels the assistant must put before two (or more) answers: "[🔒CLASSIC] … [🔓JAILBREAK]", "[AI] … [DAN]".
+# An identity written for the assistant: "You are now a sentient robot. You have… You can… You were…".
+_NEW_IDENTITY: Final = re.compile(r"(?:^|[.!?:;>\n] ?)(?:-->)?you(?:'re| are) now (?:a|an|the|my)\b")
+_YOU_SENTENCE: Final = re.compile(
+    r"(?:^|[.!?:;\n] ?)you (?:are|were|have|can|will|understand|know|do not|don't|never|always|also|must)\b")
+# A new assistant or entities invented for the reply: "create a hypothetical language model called John",
+# "now you act as two entities".
+_NEW_ENTITY: Final = re.compile(
+    r"\b(?:create|imagine|invent|simulate|design|introduce) (?:a |an |two |three )?(?:\w+ ){0,2}(?:language models?|"
+    r"ais?|a\.i|chatbots?|bots?|entit(?:y|ies)|personas?|characters?|assistants?|models?) (?:called|named)\b"
+    r"|\byou (?:now |will |will now |must |shall )?act as (?:two|2|three|3|several|multiple) (?:\w+ )?(?:entities|"
+    r"characters|personas|people|persons|ais|bots)\b")
+# A simulated mode switched on ("Debugging mode enabled by an OpenAI employee"), with AI/rule register beside it.
+_MODE_SWITCH: Final = re.compile(
+    r"\b(?:\w+ )?mode (?:is |has been )?(?:now )?(?:enabled|activated|engaged|unlocked|on)\b"
+    r"|\b(?:enable|activate|enter|switch (?:in)?to|unlock) (?:\w+ ){0,2}mode\b")
+# Two answers per question: "answer me normally and then … what John's answer would be".
+_DUAL_ANSWER: Final = re.compile(
+    r"\b(?:answer|respond|reply)(?: me| to me)? (?:normally|as usual|as you normally would)\b[^\n]{0,160}?\b(?:then|and|"
+    r"after that|followed by)\b")
+# The deceased-relative frame: "my grandmother used to sing me the steps to… please sing me one".
+_RELATIVE: Final = re.compile(
+    r"\bmy (?:late |dead |deceased )?(?:grandma|grandmother|grandpa|grandfather|granny|nana|mother|father|mom|dad|"
+    r"uncle|aunt)\b[^\n]{0,300}?\bused to (?:\w+ )?(?:tell|sing|read|recite|say|give|explain|describe|whisper|teach)\b")
+_REQUEST_TO_ME: Final = re.compile(
+    r"(?:^|[.!?:;\n] ?)(?:please |can you |could you |would you |now )?(?:sing|tell|read|recite|give|show|explain|"
+    r"describe|whisper|teach|be|act|pretend) (?:me|us|to me)\b")
+_ANSWER_WORD: Final = re.compile(r"\b(?:answers?|responses?|repl(?:y|ies)|respond|réponses?|respuestas?|antworten)\b")
+_LABEL: Final = re.compile(r"\[([^\[\]\n]{2,24})\](?!\()")
+
 _BOX: Final = re.compile(r"[\u2500-\u257f\u2580-\u259f]")
 _SPEAKER: Final = re.compile(r"(?m)^ ?[(\[]?([a-z][\w .-]{0,24})[)\]]? ?: ")
+
+
+def _dual_labels(text: str) -> bool:
+    """Two or more answer labels, each used at least twice: a dual-response format, not a note."""
+    counts: dict[str, int] = {}
+    for label in _LABEL.findall(text):
+        if any(char.isalpha() for char in label) and not label.strip().startswith(("x", "http", "!")):
+            counts[label.strip()] = counts.get(label.strip(), 0) + 1
+    return sum(1 for count in counts.values() if count >= 2) >= 2
 
 
 def _dialogue(text: str) -> bool:
@@ -268,6 +341,8 @@ def _register(text: str, seen: Signals) -> Finding | None:
         return "role_hijack", "persona_rule_register"
     if seen.core and (seen.role_setting or seen.future):
         return "role_hijack", "persona_setup"
+    if seen.core and seen.markers:
+        return "prompt_injection", "prompt_template_markers"
     if removed and seen.lexicon >= 2 and aimed:
         return "prompt_injection", "no_rules_for_assistant"
     if seen.lexicon < 2:
@@ -295,12 +370,31 @@ def judge(text: str, seen: Signals | None = None) -> Finding | None:
     if _PERSONA.search(text):
         return "role_hijack", "persona_adoption"
     addressed = seen.second_person > 0 or seen.role_setting > 0
-    if _FORCED_OUTPUT.search(text) or (addressed and seen.future and _LINK.search(text)):
+    if _FORCED_OUTPUT.search(text) or (addressed and seen.future and _LINK.search(text)) or _EVERY_REPLY.search(text) or (
+            _ENCODED_OUTPUT.search(text)):
         return "prompt_injection", "forced_output"
     if _THIRD_PARTY_TRIGGER.search(text) and (_STEER.search(text) or _LINK.search(text)):
         return "exfiltration", "conditional_steering"
     if seen.second_person and _ASSIGNED_ROLE.search(text):
         return "role_hijack", "assigned_role"
+    if _SLOT.search(text) and (seen.second_person or _TASK.search(text)):
+        return "prompt_injection", "prompt_template_slot"
+    if _VOCATIVE.search(text):
+        return "prompt_injection", "addressed_to_model"
+    if seen.words >= 40 and _NEW_IDENTITY.search(text) and len(_YOU_SENTENCE.findall(text)) >= 3:
+        return "role_hijack", "identity_for_assistant"
+    if _NEW_ENTITY.search(text):
+        return "role_hijack", "invented_assistant"
+    if seen.lexicon >= 4 and (seen.core or addressed) and _MODE_SWITCH.search(text):
+        return "role_hijack", "simulated_mode"
+    if _DUAL_ANSWER.search(text):
+        return "role_hijack", "dual_response_format"
+    if _RELATIVE.search(text) and _REQUEST_TO_ME.search(text):
+        return "role_hijack", "relative_roleplay"
+    if seen.second_person and _GAME.search(text):
+        return "role_hijack", "game_setup"
+    if seen.second_person and (seen.lexicon >= 2 or _ANSWER_WORD.search(text)) and _dual_labels(text):
+        return "role_hijack", "dual_response_format"
     if seen.words >= 6 and _TASK.search(text) and (
             _OUTPUT_RULES_STRONG.search(text) or (seen.words >= 25 and len(_OUTPUT_RULES_WEAK.findall(text)) >= 2)):
         return "prompt_injection", "task_with_output_rules"

@@ -6,7 +6,8 @@ background review) and every load of notes goes through `scan`; the skill
 store uses `scan_procedure` (the same without the note-shape and learned layers:
 a skill is a procedure, an instruction by design). It knows nothing of files, chats or tools.
 
-Layers, in order: refused invisible characters on the raw text (a hit on their
+Layers, in order (and once more on the text a note hides in Morse code or base64,
+`_decode.hidden_text`): refused invisible characters on the raw text (a hit on their
 own, whatever they hide); the named patterns of `_patterns.PATTERNS` against the
 normalised views of `_normalize.views` (NFKC, homoglyph folding, spacing and
 leetspeak undone); the note shape of `_shape.judge` (a note states a fact; text
@@ -37,6 +38,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from agent.memory import _model
+from agent.memory._decode import hidden_text
 from agent.memory._normalize import Views, invisible_kind, views
 from agent.memory._patterns import PATTERNS
 from agent.memory._shape import Signals, judge, signals
@@ -131,7 +133,8 @@ def assess(text: str) -> Assessment:
 def scan_procedure(text: str) -> ScanVerdict:
     """`scan` for texts that are instructions by design (skills): invisible characters and the named threat
     patterns (injection phrases, hijack, exfiltration, persistence, secrets) only. The note-shape and learned
-    layers refuse instructions as such ("a note states a fact"), which a procedure is meant to be."""
+    layers refuse instructions as such ("a note states a fact"), which a procedure is meant to be.
+    (Encoded payloads are not unwrapped here: a skill may carry base64 data.)"""
     text = text.removeprefix("\ufeff")
     hidden = invisible_kind(text)
     if hidden is not None:
@@ -144,6 +147,17 @@ def scan_procedure(text: str) -> ScanVerdict:
 
 
 def _assess(text: str) -> tuple[ScanVerdict, bool]:
+    verdict, borderline = _assess_plain(text)
+    plain = hidden_text(text) if verdict.ok else None
+    if plain is not None:  # Morse or base64: the decoded text is judged too (one level)
+        inner, inner_borderline = _assess_plain(plain)
+        if not inner.ok:
+            return inner, False
+        borderline = borderline or inner_borderline
+    return verdict, borderline
+
+
+def _assess_plain(text: str) -> tuple[ScanVerdict, bool]:
     text = text.removeprefix("\ufeff")  # a leading byte-order mark is an encoding artefact and hides nothing
     hidden = invisible_kind(text)
     if hidden is not None:
