@@ -274,8 +274,8 @@ PATTERNS: tuple[Pattern, ...] = (
        needles=("override", "内部指令", "系统提示", "系統提示", "初始指令", "系统指令", "系統指令", "内部設定", "内部设定")),
     _p("prompt_injection", "disable_safety",
        r"\b(?:skip|bypass|disable|ignore|turn off|switch off|remove|drop|lift|suspend|deactivate|waive|circumvent) "
-       r"(?:\w+ ){0,2}(?:safety|security|content|moderation|ethic\w*|moral) (?:checks?|filters?|rules|guidelines|"
-       r"guardrails|restrictions|measures|protocols|policies|review|screening|limits)\b"
+       r"(?:\w+ ){0,2}(?:safety|security|content|moderation|ethic\w*|moral) (?:checks?|filters?|rules?|guidelines?|"
+       r"guardrails|restrictions|measures|protocols?|polic(?:y|ies)|review|screening|limits)\b"
        r"|\b(?:safety|content|ethics?|moderation) (?:filters?|checks?|guardrails|protocols) (?:are |is )?"
        r"(?:disabled|off|suspended|removed|lifted|bypassed)\b"),
     _p("prompt_injection", "adopt_new_instructions",
