@@ -27,9 +27,9 @@ from agent.context._statements import (
     assignment,
     bare_answer,
     closes_statement,
-    exact_value,
     is_question,
     may_hold_fact,
+    stated_value,
     words_of,
 )
 
@@ -369,7 +369,7 @@ def _matches(text: str, speaker: Speaker) -> list[tuple[FactKind, int, int]]:
         if number:
             found.append(("value", start, start + number.end()))
         words = value.split()
-        token = exact_value(words[0]) if words else None
+        token = stated_value(words[0], key_value[0]) if words else None
         if token is not None and closes_statement(value[value.find(words[0]) + len(words[0]):]):
             found.append(("assignment", start, start + len(token)))
     return found
@@ -397,7 +397,7 @@ def _key_value(clause: str) -> tuple[str, str] | None:
             continue
         value = match.group("value")
         first = value.split()[0] if value.split() else ""
-        if not (_LEADING_NUMBER.match(value) or _has_value(first) or exact_value(first)):
+        if not (_LEADING_NUMBER.match(value) or _has_value(first) or stated_value(first, match.group("key"))):
             continue
         key = _key_words(match.group("key"))
         if key:

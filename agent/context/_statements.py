@@ -108,11 +108,12 @@ def may_hold_fact(text: str, lower: str) -> bool:
         text, lower = text[addressee.end():], lower[addressee.end():]
     if SHAPES.search(lower) is not None or CASED_SHAPES.search(text) is not None:
         return True
-    return not RULE_WORDS.isdisjoint(words_of(lower))
+    words = words_of(lower)
+    return not (RULE_WORDS.isdisjoint(words) and VALUE_NOUNS.isdisjoint(words))
 
 
 # Original-case shapes the lower-case gate cannot see: CamelCase (all-caps codes hold a digit).
-CASED_SHAPES = re.compile(r"[a-z0-9][A-Z]")
+CASED_SHAPES = re.compile(r"[a-z0-9][A-Z]|[A-Z]{4}")
 
 
 def exact_value(text: str) -> str | None:
@@ -127,6 +128,34 @@ def exact_value(text: str) -> str | None:
     return None
 
 
+# A word with no shape of a value is still one by its position, right after "is/=/:/set to": a code of
+# capitals ("the code is YTHFKSA"), or any single word when the key names
+# something whose value is arbitrary ("the password is swordfish"). An ordinary word after "is" is not
+# ("the problem is mine", "the fix is simple").
+_CODE_WORD = re.compile(r"[A-Z]{4,24}")
+_PLAIN_WORD = re.compile(r"[^\W\d_]{3,32}")
+VALUE_NOUNS = frozenset(
+    "code password passphrase passcode pin token key id tag ref reference secret serial login username "
+    "codename nickname handle word passwort schlüssel kennwort code mot clé clave contraseña código пароль код "
+    "ключ токен".split()
+)
+
+
+def stated_value(text: str, key: str) -> str | None:
+    """The exact value at the value position of a statement about `key`: any exact token, or a word
+    that is one by position only (see `_CODE_WORD`, `VALUE_NOUNS`)."""
+    token = exact_value(text)
+    if token is not None:
+        return token
+    word = text.strip().rstrip(_TRAILING)
+    if _CODE_WORD.fullmatch(word) is not None:
+        return word
+    keys = key.casefold().split()
+    if keys and keys[-1] in VALUE_NOUNS and _PLAIN_WORD.fullmatch(word) is not None:
+        return word
+    return None
+
+
 def closes_statement(rest: str) -> bool:
     """What follows a stated value ends the statement: nothing, punctuation, or one word ("... 4471 please").
 
@@ -138,15 +167,23 @@ def closes_statement(rest: str) -> bool:
 
 def assignment(clause: str) -> tuple[str, str] | None:
     """(key, exact value) of a plain statement of a value ("the door code is 4471"), or None."""
-    if EXACT_TOKEN.search(clause) is None:
+    if EXACT_TOKEN.search(clause) is None and not _positional(clause):
         return None  # no value to state: skip the patterns
     for pattern in ASSIGNMENTS:
         for match in pattern.finditer(clause):
-            value = exact_value(match.group("value"))
+            value = stated_value(match.group("value"), match.group("key"))
             after = match.start("value") + len(value) if value and match.end("value") == match.end() else match.end()
             if value is not None and closes_statement(clause[after:]):
                 return match.group("key"), value
     return None
+
+
+_CAPS_WORD = re.compile(r"(?<![\w-])[A-Z]{4,24}(?![\w-])")
+
+
+def _positional(clause: str) -> bool:
+    """Whether a clause without a value-shaped token may still state one by position (cheap test)."""
+    return _CAPS_WORD.search(clause) is not None or not VALUE_NOUNS.isdisjoint(words_of(clause.lower()))
 
 
 def bare_answer(text: str) -> str | None:
