@@ -228,6 +228,13 @@ _ASSIGN_WORDS = r"[=:：→]| is | ist | est | es | son | sind |значение
 _DIGIT = re.compile(r"\d")
 _ASSIGN_GATE = re.compile(_ASSIGN_WORDS + r"|agreed|settled|decided|auf |accord|convenu|acordamos|quedamos|把|将")
 
+# "don't know", "never used it", "nie gehört": a negated verb of knowing or experience reports, it rules nothing.
+_NOT_A_RULE = re.compile(
+    r"\s+(?:know|knew|think|thought|care|remember|understand|see|mind|used|heard|tried|seen|had|done|been|got|"
+    r"worked|really|weiß|gehört|benutzt|sais|connais|sé|conozco|знаю|помню)\b",
+    _I,
+)
+
 # Key/value statements: "timeout = 30s", "API port: 8443", "set the timeout to 45 s", "le port est 8080".
 _KEY = r"(?P<key>[^\W\d][\w.-]*(?:[ \t][^\W\d][\w.-]*){0,2})"
 KEY_VALUE_PATTERNS: tuple[re.Pattern[str], ...] = (
@@ -350,7 +357,7 @@ def _matches(text: str, speaker: Speaker) -> list[tuple[FactKind, int, int]]:
     # The rule patterns only run when one of their words (or CJK text) is there: see `RULE_WORDS`.
     rules = _CJK.search(text) is not None or not RULE_WORDS.isdisjoint(words_of(lower))
     if rules and speaker == "user" and _ANY_CONSTRAINT_LOWER.search(lower):
-        found.extend(("constraint", s, e) for s, e in _spans(text, CONSTRAINT_PATTERNS))
+        found.extend(("constraint", s, e) for s, e in _spans(text, CONSTRAINT_PATTERNS) if not _NOT_A_RULE.match(text, e))
     if rules and _ANY_DECISION_LOWER.search(lower):
         found.extend(("decision", s, e) for s, e in _spans(text, DECISION_PATTERNS))
     masked = text

@@ -30,7 +30,7 @@ COMMON_TOKENS = frozenset(
 _TRAILING = ".,;:!?)]}»”\"'。，！？；"
 
 # Assignment forms: (?P<key>) is what the value is about, (?P<value>) must be an exact token.
-_K = r"(?P<key>[^\W\d][\w.'-]*(?:[ \t][^\W\d][\w.'-]*){0,3})"
+_K = r"(?P<key>[^\W\d][\w.'-]*(?:[ \t][\w.'-]+){0,4})"
 _V = r"(?P<value>[`\"«“][^`\"»”\n]{1,80}[`\"»”]|\S+)"
 ASSIGNMENTS: tuple[re.Pattern[str], ...] = (
     # "the value of X is Y", in each language: the thing named is the key, not "value".
@@ -194,6 +194,24 @@ def bare_answer(text: str) -> str | None:
     tokens = [exact_value(word) for word in body.split()]
     found = [token for token in tokens if token is not None]
     return found[-1] if found else None
+
+
+# A question that asks for a value: a wh-word of the ledger's languages, or a noun whose value is arbitrary
+# ("anyone have the door code?"). "people do that?" or "can anybody use this app?" is answered by no value.
+_VALUE_QUESTION = re.compile(
+    r"\b(?:what|what's|whats|which|wat|was|welche[rsnm]?|wie|quel(?:le)?s?|qu'est|qué|que|cuál(?:es)?|cual|"
+    r"какой|какая|какое|какие|что|сколько)\b|什么|多少|哪",
+    _I,
+)
+
+
+def asks_value(text: str) -> bool:
+    """A question whose answer may be a bare value (see `_VALUE_QUESTION`)."""
+    if not is_question(text):
+        return False
+    lines = [line for line in text.splitlines() if line.strip()]
+    last = lines[-1].lower() if lines else ""
+    return _VALUE_QUESTION.search(last) is not None or not VALUE_NOUNS.isdisjoint(words_of(last))
 
 
 def is_question(text: str) -> bool:

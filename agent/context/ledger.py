@@ -31,7 +31,7 @@ from agent.context._span import SpanMessage as SpanMessage
 from agent.context._span import read_span as read_span
 from agent.context._span import section_body as section_body
 from agent.context._span import turns_line as turns_line
-from agent.context._statements import is_question
+from agent.context._statements import asks_value, is_question
 from agent.context.sections import SectionDrops
 from agent.messages import Message
 from agent.tokens import TokenCounter, estimate_tokens
@@ -131,6 +131,8 @@ def _message_facts(item: SpanMessage, before: Sequence[SpanMessage]) -> tuple[Fa
     if item.speaker == "user" and not any(_is_exact_statement(f) or f.is_statement for f in facts):
         for earlier in reversed(before[-ANSWER_LOOKBACK:]):
             if (earlier.name != item.name or earlier.speaker != item.speaker) and is_question(earlier.text):
+                if not asks_value(earlier.text):
+                    break
                 answer = answer_fact(item.text, earlier.text, earlier.name or earlier.speaker)
                 if answer is not None:
                     return (answer,)
@@ -156,6 +158,17 @@ def _only_names(fact: Fact, names: frozenset[str]) -> bool:
     if not names or not fact.needles or fact.is_statement or "assignment" in fact.kinds:
         return False
     return all(needle.casefold().rstrip(":,") in names for needle in fact.needles)
+
+
+def is_group(span: Span) -> bool:
+    """A span whose user lines come from several named speakers (a group chat), carried handoffs included."""
+    names = {item.name for item in span.items if isinstance(item, SpanMessage) and item.speaker == "user" and item.name}
+    if len(names) >= 2:
+        return True
+    return any(isinstance(item, Carried) and _NAMED_LINE.search(item.text) for item in span.items) and bool(names)
+
+
+_NAMED_LINE = re.compile(r"\[turn \d+, user:")
 
 
 def collect_entries(span: Span, words: VerbatimUserWords | None = None) -> list[LedgerEntry]:
@@ -282,9 +295,11 @@ class _Selection:
 
 
 # Statements of an exact value, answers and names may use the whole budget; every other line (constraints,
-# decisions, mentions of values) may use this part of it. A smaller share trims a busy group's ledger, but
-# costs the coding sessions planted constraints and ids (bench/retention.py): all of it for now.
+# decisions, mentions of values) may use this part of it. One person's session keeps them all (its few user
+# messages are the task: the constraints and ids in it matter); a group chat with several speakers pastes
+# paths, numbers and "don't"s all day, and there only the statements of a value are sure to be facts.
 MINOR_SHARE = 1.0
+GROUP_MINOR_SHARE = 0.2
 # Texts hold fewer tokens than chars / this (about 4 in prose): a cheap bound that skips exact counts.
 MIN_CHARS_PER_TOKEN_BOUND = 10
 EXACT_KINDS = frozenset({"assignment", "answer", "name"})
@@ -292,6 +307,11 @@ EXACT_KINDS = frozenset({"assignment", "answer", "name"})
 
 def _is_exact_statement(fact: Fact) -> bool:
     return bool(EXACT_KINDS.intersection(fact.kinds))
+
+
+def states_value(fact: Fact) -> bool:
+    """A fact that states an exact value, an answer or a name (not a rule, a decision or a passing mention)."""
+    return _is_exact_statement(fact)
 
 
 # The section never takes more than this share of what the compression removes (carried handoffs included):
@@ -383,7 +403,8 @@ class FactLedger:
         limit = span_budget(dropped, span, self.title, self.max_tokens, LEDGER_SPAN_SHARE, counter)
         budget = limit - counter.count_text(f"## {self.title}\n{first_line}\n")
         rank = _ranking(entries, span, budget)
-        selection = _Selection(budget=budget, counter=counter, minor_budget=int(self.max_tokens * MINOR_SHARE))
+        share = GROUP_MINOR_SHARE if is_group(span) else MINOR_SHARE
+        selection = _Selection(budget=budget, counter=counter, minor_budget=int(self.max_tokens * share))
         over: dict[int, LedgerEntry] = {}
         for entry in sorted(entries, key=rank, reverse=True):
             if budget <= 0 or selection.offer(entry) == "over_budget":

@@ -27,7 +27,8 @@ from agent.context._span import (
     turns_line,
 )
 from agent.context._span import USER_WORDS_TITLE as USER_WORDS_TITLE
-from agent.context.ledger import FactLedger, span_budget
+from agent.context._facts import extract_facts
+from agent.context.ledger import FactLedger, is_group, span_budget, states_value
 from agent.context.sections import HandoffSection
 from agent.messages import Message
 from agent.settings import CompressionSettings
@@ -161,6 +162,10 @@ class UserWords:
                 candidates.extend(replace(m, turn=m.turn + item.offset) for m in parse_user_words(item.text))
             elif item.speaker == "user":
                 candidates.append(item)
+        if is_group(span):
+            # A group's chit-chat is no user word worth keeping, nor a line that mentions a path or a number in
+            # passing, nor its "don't"s and "should"s: only lines that state a value (the ledger keeps the rest).
+            candidates = [m for m in candidates if any(states_value(f) for f in extract_facts(m.text, "user"))]
         newest: dict[str, int] = {_repeat_key(m.text): index for index, m in enumerate(candidates)}
         unique = [m for index, m in enumerate(candidates) if newest[_repeat_key(m.text)] == index]
         repeats = len(candidates) - len(unique)
