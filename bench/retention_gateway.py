@@ -47,7 +47,7 @@ CONFIGS = ("none", "ledger+words")
 TOKEN = "123456:bench-token-not-real"
 SECRET = "bench-retention-secret"
 GROUP_ID = -100_424_242
-REPLY_TIMEOUT = 60.0
+REPLY_TIMEOUT = 120.0
 
 
 def _free_port() -> int:
@@ -162,7 +162,7 @@ async def run_log(log: GroupLog, kind: str, config: str, run: GatewayRun, seed: 
             ports = {"telegram": _free_port(), "admin": _free_port()}
             path = Path(tmp) / "config.yaml"
             _config(path, home, openai.base_url, f"http://127.0.0.1:{telegram.port}", ports, run, config != "none")
-            process, _log_lines = await start_daemon(path)
+            process, log_lines = await start_daemon(path)
             try:
                 async with aiohttp.ClientSession() as http:
                     sender = _Sender(http, ports["telegram"])
@@ -175,6 +175,9 @@ async def run_log(log: GroupLog, kind: str, config: str, run: GatewayRun, seed: 
                             await telegram.wait_for_calls("sendMessage", answered, timeout=REPLY_TIMEOUT)
                     await sender.say("asker", "list every value that was noted here", mention=True)
                     await telegram.wait_for_calls("sendMessage", answered + 1, timeout=REPLY_TIMEOUT)
+            except TimeoutError:
+                problems = [line for line in log_lines if line.get("level") in ("warning", "error")]
+                raise RuntimeError(f"no reply within {REPLY_TIMEOUT:.0f} s; the gateway logged {problems[-3:]}") from None
             finally:
                 process.send_signal(signal.SIGTERM)
                 try:
