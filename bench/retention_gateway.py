@@ -14,7 +14,7 @@ request the fake model receives is searched for every planted sentence
 VERBATIM, and its tokens are compared with the same run with
 `compression.fact_ledger: false` (`overhead`).
 
-    .venv/bin/python bench/retention.py --gateway [--gateway-logs 2] [--gateway-messages 400] [--gateway-hard-limit 60]
+    .venv/bin/python bench/retention.py --gateway [--gateway-logs 2] [--gateway-messages 1200] [--gateway-hard-limit 300]
 """
 from __future__ import annotations
 
@@ -246,9 +246,9 @@ def _verdict(table: dict[tuple[str, str], Outcome]) -> int:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("gateway mode (--gateway; --turn-every and --keep are shared)")
     group.add_argument("--gateway-logs", type=int, default=2, help="the first N logs (0: all)")
-    group.add_argument("--gateway-messages", type=int, default=400, help="lines of each log sent")
-    group.add_argument("--gateway-hard-limit", type=int, default=60, help="compression.hygiene_hard_message_limit")
-    group.add_argument("--gateway-window", type=int, default=16_000, help="model.context_length")
+    group.add_argument("--gateway-messages", type=int, default=1200, help="lines of each log sent")
+    group.add_argument("--gateway-hard-limit", type=int, default=300, help="compression.hygiene_hard_message_limit")
+    group.add_argument("--gateway-window", type=int, default=32_000, help="model.context_length")
 
 
 __all__ = ["add_arguments", "run_gateway", "run_log"]

@@ -30,7 +30,8 @@ COMMON_TOKENS = frozenset(
 _TRAILING = ".,;:!?)]}»”\"'。，！？；"
 
 # Assignment forms: (?P<key>) is what the value is about, (?P<value>) must be an exact token.
-_K = r"(?P<key>[^\W\d][\w.'-]*(?:[ \t][\w.'-]+){0,4})"
+_K = r"(?P<key>[^\W\d][\w.'-]*(?:[ \t][\w.'-]+){0,4})"  # "the shard key for region 2 is ..."
+_K_WORDS = r"(?P<key>[^\W\d][\w.'-]*(?:[ \t][^\W\d][\w.'-]*){0,3})"
 _V = r"(?P<value>[`\"«“][^`\"»”\n]{1,80}[`\"»”]|\S+)"
 ASSIGNMENTS: tuple[re.Pattern[str], ...] = (
     # "the value of X is Y", in each language: the thing named is the key, not "value".
@@ -53,7 +54,8 @@ ASSIGNMENTS: tuple[re.Pattern[str], ...] = (
         rf"should be|changed to|ist jetzt|ist|est maintenant|est|es ahora|es|теперь|будет|—)\s+{_V}",
         _I,
     ),
-    re.compile(rf"(?:^|[\s(,;])(?:the |our )?{_K}\s*(?:=|:=|:(?!//)|：|->|→)\s*{_V}"),
+    # "X = Y", "X: Y": the key opens the clause (a colon inside a line of chatter or a log is no statement).
+    re.compile(rf"(?:^|[(,;:]\s*)(?:the |our )?{_K_WORDS}\s*(?:=|:=|:(?!//)|：|->|→)\s*{_V}"),
     re.compile(r"(?:把|将)(?P<key>[\u4e00-\u9fff\w]{1,12})(?:设为|设置为|改为|改成)\s*(?P<value>\S+)"),
 )
 

@@ -53,6 +53,21 @@ def _repeat_key(text: str) -> str:
     return _WHITESPACE.sub(" ", _DIGITS.sub("#", text)).strip()
 
 
+def _states_a_value(text: str) -> bool:
+    """A group line that is mostly a statement of a value (its fact clause is at least half of it)."""
+    return any(states_value(f) and len(f.text) * 2 >= len(text) for f in extract_facts(text, "user"))
+
+
+def _newest_statements(messages: list[SpanMessage]) -> list[SpanMessage]:
+    """Drop a line all of whose subjects a newer line restates ("Change merged: a" then "Change merged: b")."""
+    subjects = [{s for f in extract_facts(m.text, "user") if states_value(f) for s in f.subjects} for m in messages]
+    latest: dict[str, int] = {}
+    for index, found in enumerate(subjects):
+        for subject in found:
+            latest[subject] = index
+    return [m for i, m in enumerate(messages) if not subjects[i] or any(latest[s] == i for s in subjects[i])]
+
+
 def handoff_sections(settings: CompressionSettings) -> tuple[HandoffSection, ...]:
     """The fact ledger and the user-words section as configured (`compression.fact_ledger` and budgets).
 
@@ -164,8 +179,9 @@ class UserWords:
                 candidates.append(item)
         if is_group(span):
             # A group's chit-chat is no user word worth keeping, nor a line that mentions a path or a number in
-            # passing, nor its "don't"s and "should"s: only lines that state a value (the ledger keeps the rest).
-            candidates = [m for m in candidates if any(states_value(f) for f in extract_facts(m.text, "user"))]
+            # passing, nor its "don't"s and "should"s: only lines that are mostly a statement of a value. The
+            # ledger keeps the clause of the rest (a long paste with one "x: 1" in it costs the whole paste here).
+            candidates = _newest_statements([m for m in candidates if _states_a_value(m.text)])
         newest: dict[str, int] = {_repeat_key(m.text): index for index, m in enumerate(candidates)}
         unique = [m for index, m in enumerate(candidates) if newest[_repeat_key(m.text)] == index]
         repeats = len(candidates) - len(unique)
