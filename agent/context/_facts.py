@@ -29,6 +29,7 @@ from agent.context._statements import (
     closes_statement,
     is_question,
     may_hold_fact,
+    names_value,
     stated_value,
     words_of,
 )
@@ -224,7 +225,7 @@ _ANY_CONSTRAINT_LOWER = re.compile("|".join(f"(?:{pattern.pattern})" for pattern
 _NAME_LEAD_LOWER = re.compile(
     r"my name is|i am|i'm|call me|named|mein name ist|ich heiße|je m'appelle|me llamo|mi nombre es|меня зовут|我叫|我的名字"
 )
-_ASSIGN_WORDS = r"[=:：→]| is | ist | est | es | son | sind |значение|договорились|是|为|為|设为|改成|商定|约定| set | to "
+_ASSIGN_WORDS = r"[=:：→]| is | ist | lautet | est | es | son | sind |значение|договорились|是|为|為|设为|改成|商定|约定| set | to "
 _DIGIT = re.compile(r"\d")
 _ASSIGN_GATE = re.compile(_ASSIGN_WORDS + r"|agreed|settled|decided|auf |accord|convenu|acordamos|quedamos|把|将")
 
@@ -305,7 +306,7 @@ MAX_QUESTION_CHARS = 120
 
 def answer_fact(answer: str, question: str, asker: str) -> Fact | None:
     """A bare answer ("4471") to `question` as a fact carrying the question, or None if it is no bare value."""
-    token = bare_answer(answer)
+    token = bare_answer(answer, question)
     if token is None:
         return None
     line = next((ln.strip() for ln in reversed(question.splitlines()) if ln.strip()), "")[:MAX_QUESTION_CHARS]
@@ -368,7 +369,7 @@ def _matches(text: str, speaker: Speaker) -> list[tuple[FactKind, int, int]]:
                 found.append((kind, start, start + len(needle)))
         if kind in ("url", "email"):
             masked = _mask(masked, _spans(masked, patterns))
-    key_value = _key_value(text) if _ASSIGN_GATE.search(lower) else None
+    key_value = _key_value(text) if _ASSIGN_GATE.search(lower) or names_value(lower) else None
     if key_value is not None:
         value = key_value[1]
         start = text.rfind(value)

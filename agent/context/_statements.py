@@ -29,6 +29,15 @@ COMMON_TOKENS = frozenset(
 )
 _TRAILING = ".,;:!?)]}»”\"'。，！？；"
 
+_VALUE_NOUN_WORDS = frozenset(
+    "code password passphrase passcode pin token key id tag ref reference secret serial login username "
+    "codename nickname passwort schlüssel kennwort code clé clave contraseña código пароль код "
+    "ключ токен".split()
+)
+# Nouns whose value is arbitrary: after them any word is a value by position (see `stated_value`).
+VALUE_NOUNS = _VALUE_NOUN_WORDS
+SECRET_NOUNS = frozenset("password passphrase passcode pin secret codename username passwort kennwort contraseña пароль".split())
+
 # Assignment forms: (?P<key>) is what the value is about, (?P<value>) must be an exact token.
 _K = r"(?P<key>[^\W\d][\w.'-]*(?:[ \t][\w.'-]+){0,4})"  # "the shard key for region 2 is ..."
 _K_WORDS = r"(?P<key>[^\W\d][\w.'-]*(?:[ \t][^\W\d][\w.'-]*){0,3})"
@@ -51,13 +60,17 @@ ASSIGNMENTS: tuple[re.Pattern[str], ...] = (
     # "X is now Y", "X will be Y" after a determiner or at the clause start.
     re.compile(
         rf"(?:^|\b(?:the|our|my|new|die|der|das|le|la|les|el|los|las)\s+){_K}\s+(?:is now|is|are|will be|"
-        rf"should be|changed to|ist jetzt|ist|est maintenant|est|es ahora|es|теперь|будет|—)\s+{_V}",
+        rf"should be|changed to|ist jetzt|ist|lautet|est maintenant|est|es ahora|es|теперь|будет|—)\s+{_V}",
         _I,
     ),
     # "X = Y", "X: Y": the key opens the clause (a colon inside a line of chatter or a log is no statement).
     re.compile(rf"(?:^|[(,;:]\s*)(?:the |our )?{_K_WORDS}\s*(?:=|:=|:(?!//)|：|->|→)\s*{_V}"),
     re.compile(r"(?:把|将)(?P<key>[\u4e00-\u9fff\w]{1,12})(?:设为|设置为|改为|改成)\s*(?P<value>\S+)"),
+    # No verb at all after a noun whose value is arbitrary: "door code QX-77", "код доступа 7731", "pin 4471".
+    re.compile(rf"(?P<key>\b(?:{'|'.join(sorted(_VALUE_NOUN_WORDS))})(?:[ \t][^\W\d][\w'-]*)?)[ \t]+{_V}\s*$", _I),
 )
+
+_NO_VERB = ASSIGNMENTS[-1]
 
 # A bare answer: a few words at most, holding an exact token (see `bare_answer`).
 MAX_ANSWER_WORDS = 3
@@ -131,16 +144,11 @@ def exact_value(text: str) -> str | None:
 
 
 # A word with no shape of a value is still one by its position, right after "is/=/:/set to": a code of
-# capitals ("the code is YTHFKSA"), or any single word when the key names
-# something whose value is arbitrary ("the password is swordfish"). An ordinary word after "is" is not
-# ("the problem is mine", "the fix is simple").
+# capitals ("the code is YTHFKSA"), or any single word when the key names something whose value is
+# arbitrary ("the password is swordfish", "the door code is banana"). An ordinary word after "is" is not
+# ("the problem is mine", "the fix is simple", "the code is simple").
 _CODE_WORD = re.compile(r"[A-Z]{4,24}")
 _PLAIN_WORD = re.compile(r"[^\W\d_]{3,32}")
-VALUE_NOUNS = frozenset(
-    "code password passphrase passcode pin token key id tag ref reference secret serial login username "
-    "codename nickname handle word passwort schlüssel kennwort code mot clé clave contraseña código пароль код "
-    "ключ токен".split()
-)
 
 
 def stated_value(text: str, key: str) -> str | None:
@@ -153,9 +161,11 @@ def stated_value(text: str, key: str) -> str | None:
     if _CODE_WORD.fullmatch(word) is not None:
         return word
     keys = key.casefold().split()
-    if keys and keys[-1] in VALUE_NOUNS and _PLAIN_WORD.fullmatch(word) is not None:
-        return word
-    return None
+    if not keys or keys[-1] not in VALUE_NOUNS or _PLAIN_WORD.fullmatch(word) is None:
+        return None
+    # "the code is simple", "the key is consistency": a bare "code" or "key" may be about anything; a
+    # password is always a value, and so is a "door code" or a "backup key".
+    return word if keys[-1] in SECRET_NOUNS or len(keys) >= 2 else None
 
 
 def closes_statement(rest: str) -> bool:
@@ -173,7 +183,8 @@ def assignment(clause: str) -> tuple[str, str] | None:
         return None  # no value to state: skip the patterns
     for pattern in ASSIGNMENTS:
         for match in pattern.finditer(clause):
-            value = stated_value(match.group("value"), match.group("key"))
+            # With no verb, only a value-shaped token or a code of capitals is one ("login fails" is not).
+            value = stated_value(match.group("value"), match.group("key") if pattern is not _NO_VERB else "")
             after = match.start("value") + len(value) if value and match.end("value") == match.end() else match.end()
             if value is not None and closes_statement(clause[after:]):
                 return match.group("key"), value
@@ -183,17 +194,28 @@ def assignment(clause: str) -> tuple[str, str] | None:
 _CAPS_WORD = re.compile(r"(?<![\w-])[A-Z]{4,24}(?![\w-])")
 
 
+def names_value(lower: str) -> bool:
+    """Whether lower-cased text holds a noun whose value is arbitrary (password, code, pin...)."""
+    return not VALUE_NOUNS.isdisjoint(words_of(lower))
+
+
 def _positional(clause: str) -> bool:
     """Whether a clause without a value-shaped token may still state one by position (cheap test)."""
     return _CAPS_WORD.search(clause) is not None or not VALUE_NOUNS.isdisjoint(words_of(clause.lower()))
 
 
-def bare_answer(text: str) -> str | None:
-    """The exact token of a short reply that is just a value ("4471", "it's QX-77-B"), or None."""
+def bare_answer(text: str, question: str = "") -> str | None:
+    """The exact token of a short reply that is just a value ("4471", "it's QX-77-B"), or None.
+
+    By position, a capital-letter code is one too, and so is any word when the question asks for a
+    password, code, pin... ("what's the wifi password?" - "swordfish").
+    """
     body = text.strip()
     if not body or "\n" in body or body.endswith("?") or len(body.split()) > MAX_ANSWER_WORDS:
         return None
-    tokens = [exact_value(word) for word in body.split()]
+    nouns = [word for word in words_of(question.lower()) if word in VALUE_NOUNS] if question else []
+    key = nouns[0] if nouns and len(body.split()) == 1 else ""
+    tokens = [stated_value(word, key) for word in body.split()]
     found = [token for token in tokens if token is not None]
     return found[-1] if found else None
 
