@@ -252,6 +252,15 @@ KEY_VALUE_PATTERNS: tuple[re.Pattern[str], ...] = (
     ),
     re.compile(r"(?P<key>[\u4e00-\u9fff]{1,6})(?:是|为|為|改成|改为|设为|设置为)\s*(?P<value>\S.*)$"),
 )
+# The literals each of KEY_VALUE_PATTERNS cannot match without (see `_NEEDS`).
+_KEY_VALUE_NEEDS: tuple[tuple[str, ...], ...] = (
+    (":", "=", "："),
+    ("set", "chang", "switch", "updat", "move", "bump", "raise", "lower", "setze", "ändere", "mets", "cambia", "pon",
+     "установи", "измени"),
+    (" is ", " are ", " is now ", " should be ", " must be ", " will be ", " ist ", " sind ", " est ", " sont ", " es ",
+     " son ", " está ", "равен", "равна", "равно"),
+    ("是", "为", "為", "改成", "改为", "设为", "设置为"),
+)
 _SUBJECT_STOPWORDS = frozenset(
     "please the a an to we you i it is are be that this all any our your my und der die das bitte wir du ich "
     "le la les un une de des nous vous il on el los las un una por favor nosotros tu yo пожалуйста мы ты я "
@@ -322,8 +331,45 @@ def normalise(text: str) -> str:
     return _WHITESPACE.sub(" ", text.casefold()).strip(" .,;:!?。！？")
 
 
-def _spans(text: str, patterns: tuple[re.Pattern[str], ...]) -> Iterator[tuple[int, int]]:
+# The literal text each pattern cannot match without (any one of these, in lower-cased text): a substring
+# test costs a fraction of a scan, and most chat lines lack most of them. A pattern not listed always runs.
+_NEEDS: dict[re.Pattern[str], tuple[str, ...]] = {
+    VALUE_PATTERNS[1]: ("秒", "分钟", "小时", "天", "个", "元", "块", "兆", "gb", "mb"),
+    VALUE_PATTERNS[2]: ("$", "€", "£", "¥"),
+    VALUE_PATTERNS[3]: (":",),
+    VALUE_PATTERNS[4]: ("am", "pm", "a.m", "p.m"),
+    VALUE_PATTERNS[5]: ("-", "/", "月"),
+    VALUE_PATTERNS[6]: ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"),
+    VALUE_PATTERNS[7]: ("port", "puerto", "порт", "端口"),
+    VALUE_PATTERNS[8]: (":", "."),
+    VALUE_PATTERNS[9]: (".",),
+    VALUE_PATTERNS[10]: ("version", "versión", "versio", "версия", "版本"),
+    VALUE_PATTERNS[11]: ("==", ">=", "<=", "~=", "!="),
+    VALUE_PATTERNS[12]: (
+        "python", "node", "java", "go", "ruby", "php", "postgres", "mysql", "redis", "ubuntu", "debian", "django",
+        "rails", "react", "numpy", "pandas", "kubernetes", "docker", "nginx",
+    ),
+    TICKET_PATTERNS[0]: ("-",),
+    TICKET_PATTERNS[1]: ("#",),
+    TICKET_PATTERNS[2]: ("issue", "ticket", "bug", "pr", "pull request", "mr"),
+    PATH_PATTERNS[0]: ("/",),
+    PATH_PATTERNS[1]: ("/",),
+    PATH_PATTERNS[2]: ("/",),
+    PATH_PATTERNS[3]: (".",),
+    PATH_PATTERNS[4]: (":\\",),
+    IDENTIFIER_PATTERNS[0]: ("`",),
+    IDENTIFIER_PATTERNS[1]: ("_",),
+    IDENTIFIER_PATTERNS[5]: ("-",),
+}
+
+
+def _spans(
+    text: str, patterns: tuple[re.Pattern[str], ...], lower: str | None = None
+) -> Iterator[tuple[int, int]]:
     for pattern in patterns:
+        needs = _NEEDS.get(pattern) if lower is not None else None
+        if needs is not None and not any(part in lower for part in needs):  # type: ignore[operator]
+            continue
         for match in pattern.finditer(text):
             if match.end() > match.start():
                 yield match.start(), match.end()
@@ -357,13 +403,18 @@ def _matches(text: str, speaker: Speaker) -> list[tuple[FactKind, int, int]]:
     lower = text.lower()
     # The rule patterns only run when one of their words (or CJK text) is there: see `RULE_WORDS`.
     rules = _CJK.search(text) is not None or not RULE_WORDS.isdisjoint(words_of(lower))
-    if rules and speaker == "user" and _ANY_CONSTRAINT_LOWER.search(lower):
-        found.extend(("constraint", s, e) for s, e in _spans(text, CONSTRAINT_PATTERNS) if not _NOT_A_RULE.match(text, e))
-    if rules and _ANY_DECISION_LOWER.search(lower):
-        found.extend(("decision", s, e) for s, e in _spans(text, DECISION_PATTERNS))
+    # One scan of the combined pattern over the lower-cased text finds the rule words (lower() keeps the
+    # offsets unless a character changes length: then each pattern runs on the text).
+    same = len(lower) == len(text)
+    if rules and speaker == "user":
+        spans = _lower_spans(lower, _ANY_CONSTRAINT_LOWER) if same else list(_spans(text, CONSTRAINT_PATTERNS))
+        found.extend(("constraint", s, e) for s, e in spans if not _NOT_A_RULE.match(text, e))
+    if rules:
+        spans = _lower_spans(lower, _ANY_DECISION_LOWER) if same else list(_spans(text, DECISION_PATTERNS))
+        found.extend(("decision", s, e) for s, e in spans)
     masked = text
     for kind, patterns in _families(text, lower, speaker):
-        for start, end in _spans(masked, patterns):
+        for start, end in _spans(masked, patterns, lower):
             needle = text[start:end].rstrip(".,;:!?)")
             if needle:
                 found.append((kind, start, start + len(needle)))
@@ -383,6 +434,10 @@ def _matches(text: str, speaker: Speaker) -> list[tuple[FactKind, int, int]]:
     return found
 
 
+def _lower_spans(lower: str, pattern: re.Pattern[str]) -> list[tuple[int, int]]:
+    return [(m.start(), m.end()) for m in pattern.finditer(lower) if m.end() > m.start()]
+
+
 def _mask(text: str, spans: Iterator[tuple[int, int]]) -> str:
     chars = list(text)
     for start, end in spans:
@@ -399,7 +454,10 @@ def _key_value(clause: str) -> tuple[str, str] | None:
         key = _key_words(stated[0])
         if key:
             return key, stated[1]
-    for pattern in KEY_VALUE_PATTERNS:
+    lower = body.lower()
+    for pattern, needs in zip(KEY_VALUE_PATTERNS, _KEY_VALUE_NEEDS, strict=True):
+        if not any(part in lower for part in needs):
+            continue
         match = pattern.search(body)
         if match is None:
             continue

@@ -71,6 +71,18 @@ ASSIGNMENTS: tuple[re.Pattern[str], ...] = (
 )
 
 _NO_VERB = ASSIGNMENTS[-1]
+_COPULAS = (
+    " is ", " are ", " will be ", " should be ", " changed to ", " ist ", " lautet ", " est ", " es ", "теперь", "будет",
+    "—",
+)
+# For each pattern of ASSIGNMENTS, the lower-case literals it cannot match without (any one of them): most
+# chat lines have none of a pattern's, and a substring test costs a fraction of one scan by the pattern.
+_ASSIGNMENT_NEEDS: tuple[tuple[str, ...], ...] = (
+    ("value",), ("wert",), ("valeur",), ("valor",), ("значение",), ("的值",),
+    ("agreed", "settled", "decided"), ("auf",), ("accord", "convenu", "décidé"),
+    ("acordamos", "acordado", "decidimos", "quedamos"), ("договорились",), ("商定", "约定", "同意", "决定"),
+    _COPULAS, ("=", ":", "：", "->", "→"), ("把", "将"), (),
+)
 
 # A bare answer: a few words at most, holding an exact token (see `bare_answer`).
 MAX_ANSWER_WORDS = 3
@@ -181,7 +193,12 @@ def assignment(clause: str) -> tuple[str, str] | None:
     """(key, exact value) of a plain statement of a value ("the door code is 4471"), or None."""
     if EXACT_TOKEN.search(clause) is None and not _positional(clause):
         return None  # no value to state: skip the patterns
-    for pattern in ASSIGNMENTS:
+    lower = clause.lower()
+    for pattern, needs in zip(ASSIGNMENTS, _ASSIGNMENT_NEEDS, strict=True):
+        if needs and not any(part in lower for part in needs):
+            continue
+        if pattern is _NO_VERB and not names_value(lower):
+            continue
         for match in pattern.finditer(clause):
             # With no verb, only a value-shaped token or a code of capitals is one ("login fails" is not).
             value = stated_value(match.group("value"), match.group("key") if pattern is not _NO_VERB else "")
