@@ -17,6 +17,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from agent.context._facts import extract_facts
 from agent.context._span import (
     DEFAULT_PROTECT_FIRST_N,
     Carried,
@@ -27,7 +28,6 @@ from agent.context._span import (
     turns_line,
 )
 from agent.context._span import USER_WORDS_TITLE as USER_WORDS_TITLE
-from agent.context._facts import extract_facts
 from agent.context.ledger import FactLedger, is_group, span_budget, states_value
 from agent.context.sections import HandoffSection
 from agent.messages import Message
