@@ -221,6 +221,25 @@ def _positional(clause: str) -> bool:
     return _CAPS_WORD.search(clause) is not None or not VALUE_NOUNS.isdisjoint(words_of(clause.lower()))
 
 
+# A rule given as a rule: the clause opens with its rule word ("Never deploy on Fridays", "ann, don't push
+# to main", "bitte niemals ...", "不要..."), after an addressee or a "please". "you should get a better
+# adapter" or "it shouldn't require anything" advise or predict; they rank as mentions in a group.
+_RULE_OPENING = re.compile(
+    r"^(?:(?:please|pls|and|but|so|just|ok|okay|also|bitte|por favor|пожалуйста|s'il te plaît)[,]?\s+)*"
+    r"(?:never|always|don'?t|do not|mustn'?t|must not|avoid|make sure|ensure|stop using|no longer|under no|"
+    r"nie|niemals|immer|stets|keinesfalls|auf keinen fall|jamais|toujours|ne\b|n'|surtout|il faut|nunca|siempre|"
+    r"jamás|no\s+\w+(?:es|as)\b|evita|hay que|никогда|всегда|нельзя|обязательно|永远|不要|必须|务必|一定要|禁止|请勿|别)",
+    _I,
+)
+
+
+def opens_with_rule(text: str) -> bool:
+    """Whether a clause is worded as a rule: it opens with the rule word (see `_RULE_OPENING`)."""
+    addressee = _ADDRESSEE.match(text)
+    body = text[addressee.end():] if addressee is not None else text
+    return _RULE_OPENING.match(body.lstrip("-*• ")) is not None
+
+
 def bare_answer(text: str, question: str = "") -> str | None:
     """The exact token of a short reply that is just a value ("4471", "it's QX-77-B"), or None.
 
@@ -246,12 +265,22 @@ _VALUE_QUESTION = re.compile(
 )
 
 
+# "what do you think?", "was meinst du?": asks for an opinion, whatever the reply looks like.
+_OPINION = re.compile(
+    r"\b(?:what|which)(?: do| did| would)? (?:you|u|y'all|people|others) (?:think|mean|say|suggest|recommend|prefer)"
+    r"|\bwas (?:meinst|denkst|haltet|hältst)|qu'en penses|qu'en pensez|qué (?:opinas|piensas)|что (?:думаешь|скажешь)",
+    _I,
+)
+
+
 def asks_value(text: str) -> bool:
     """A question whose answer may be a bare value (see `_VALUE_QUESTION`)."""
     if not is_question(text):
         return False
     lines = [line for line in text.splitlines() if line.strip()]
     last = lines[-1].lower() if lines else ""
+    if _OPINION.search(last) is not None:
+        return False
     return _VALUE_QUESTION.search(last) is not None or not VALUE_NOUNS.isdisjoint(words_of(last))
 
 

@@ -31,7 +31,7 @@ from agent.context._span import SpanMessage as SpanMessage
 from agent.context._span import read_span as read_span
 from agent.context._span import section_body as section_body
 from agent.context._span import turns_line as turns_line
-from agent.context._statements import asks_value, is_question
+from agent.context._statements import asks_value, is_question, opens_with_rule
 from agent.context.sections import SectionDrops
 from agent.messages import Message
 from agent.tokens import TokenCounter, estimate_tokens
@@ -129,10 +129,14 @@ def _message_facts(item: SpanMessage, before: Sequence[SpanMessage]) -> tuple[Fa
     """The facts of one span message; a bare value right after someone's question is that question's answer."""
     facts = extract_facts(item.text, item.speaker)
     if item.speaker == "user" and not any(_is_exact_statement(f) or f.is_statement for f in facts):
-        for earlier in reversed(before[-ANSWER_LOOKBACK:]):
+        window = before[-ANSWER_LOOKBACK:]
+        for index in range(len(window) - 1, -1, -1):
+            earlier = window[index]
             if (earlier.name != item.name or earlier.speaker != item.speaker) and is_question(earlier.text):
                 if not asks_value(earlier.text):
-                    break
+                    continue  # "what do you think?" in between: the value question may be just before
+                if any(_answers(m, earlier) for m in window[index + 1:]):
+                    break  # answered already ("96562", then "What about PING")
                 answer = answer_fact(item.text, earlier.text, earlier.name or earlier.speaker)
                 if answer is not None:
                     return (answer,)
@@ -144,7 +148,14 @@ def _message_facts(item: SpanMessage, before: Sequence[SpanMessage]) -> tuple[Fa
     return facts
 
 
-def _addressed(fact: Fact, names: frozenset[str]) -> Fact:
+def _answers(reply: SpanMessage, question: SpanMessage) -> bool:
+    """Whether `reply` is a bare-value answer to `question` by someone else."""
+    if reply.speaker != "user" or reply.name == question.name or is_question(reply.text):
+        return False
+    return answer_fact(reply.text, question.text, "") is not None
+
+
+def unaddressed(fact: Fact, names: frozenset[str]) -> Fact:
     """ "karllekko: req_123" addresses someone, it assigns nothing: the speaker's name is no key."""
     if "assignment" not in fact.kinds or not any(s[2:] in names for s in fact.subjects if s.startswith("k:")):
         return fact
@@ -179,7 +190,7 @@ def collect_entries(span: Span, words: VerbatimUserWords | None = None) -> list[
     before: list[SpanMessage] = []
     for item in span.items:
         if isinstance(item, SpanMessage):
-            facts = [_addressed(f, names) for f in _message_facts(item, before)]
+            facts = [unaddressed(f, names) for f in _message_facts(item, before)]
             raw.extend((item.turn, item.speaker, item.name, f) for f in facts if not _only_names(f, names))
             before.append(item)
             continue
@@ -273,7 +284,7 @@ class _Selection:
         freed = sum(self.costs[order] for order in contained)
         if self.used - freed + cost > self.budget:
             return "over_budget"
-        minor = not _is_exact_statement(entry.fact)
+        minor = not _is_exact_statement(entry.fact) and not _worded_as_rule(entry.fact)
         if minor and self.minor_used - sum(self.costs[o] for o in contained if o in self.minor) + cost > self.minor_budget:
             return "over_budget"
         for order in contained:
@@ -299,7 +310,7 @@ class _Selection:
 # messages are the task: the constraints and ids in it matter); a group chat with several speakers pastes
 # paths, numbers and "don't"s all day, and there only the statements of a value are sure to be facts.
 MINOR_SHARE = 1.0
-GROUP_MINOR_SHARE = 0.2
+GROUP_MINOR_SHARE = 0.1
 # Texts hold fewer tokens than chars / this (about 4 in prose): a cheap bound that skips exact counts.
 MIN_CHARS_PER_TOKEN_BOUND = 10
 EXACT_KINDS = frozenset({"assignment", "answer", "name"})
@@ -307,6 +318,11 @@ EXACT_KINDS = frozenset({"assignment", "answer", "name"})
 
 def _is_exact_statement(fact: Fact) -> bool:
     return bool(EXACT_KINDS.intersection(fact.kinds))
+
+
+def _worded_as_rule(fact: Fact) -> bool:
+    """A user constraint that opens with its rule word ("Never deploy on Fridays"): given as a rule."""
+    return fact.weight == USER_WEIGHTS["constraint"] and "constraint" in fact.kinds and opens_with_rule(fact.text)
 
 
 def states_value(fact: Fact) -> bool:
@@ -323,7 +339,8 @@ DROP_POLICY = (
     "when the budget binds, the lowest rank goes first (assistant decisions, then mentions of ids, paths, "
     "links and values, then constraints and decisions, plain statements of a value and answers last), "
     "within a rank an unreferenced line (nothing said later repeats its value) before a referenced one, "
-    "oldest first"
+    "oldest first; in a group chat mentions, and rules and decisions not worded as one (\"you should...\"), "
+    "may take only a share of the budget"
 )
 
 

@@ -28,7 +28,7 @@ from agent.context._span import (
     turns_line,
 )
 from agent.context._span import USER_WORDS_TITLE as USER_WORDS_TITLE
-from agent.context.ledger import FactLedger, is_group, span_budget, states_value
+from agent.context.ledger import FactLedger, is_group, span_budget, states_value, unaddressed
 from agent.context.sections import HandoffSection
 from agent.messages import Message
 from agent.settings import CompressionSettings
@@ -53,9 +53,11 @@ def _repeat_key(text: str) -> str:
     return _WHITESPACE.sub(" ", _DIGITS.sub("#", text)).strip()
 
 
-def _states_a_value(text: str) -> bool:
-    """A group line that is mostly a statement of a value (its fact clause is at least half of it)."""
-    return any(states_value(f) and len(f.text) * 2 >= len(text) for f in extract_facts(text, "user"))
+def _states_a_value(text: str, names: frozenset[str]) -> bool:
+    """A group line that is mostly a statement of a value (its fact clause is at least half of it);
+    "jowi: 0 snd_hda_intel" addresses a speaker, it assigns nothing."""
+    facts = (unaddressed(f, names) for f in extract_facts(text, "user"))
+    return any(states_value(f) and len(f.text) * 2 >= len(text) for f in facts)
 
 
 def _newest_statements(messages: list[SpanMessage]) -> list[SpanMessage]:
@@ -181,7 +183,8 @@ class UserWords:
             # A group's chit-chat is no user word worth keeping, nor a line that mentions a path or a number in
             # passing, nor its "don't"s and "should"s: only lines that are mostly a statement of a value. The
             # ledger keeps the clause of the rest (a long paste with one "x: 1" in it costs the whole paste here).
-            candidates = _newest_statements([m for m in candidates if _states_a_value(m.text)])
+            names = frozenset(m.name.casefold() for m in candidates if m.name)
+            candidates = _newest_statements([m for m in candidates if _states_a_value(m.text, names)])
         newest: dict[str, int] = {_repeat_key(m.text): index for index, m in enumerate(candidates)}
         unique = [m for index, m in enumerate(candidates) if newest[_repeat_key(m.text)] == index]
         repeats = len(candidates) - len(unique)
