@@ -135,11 +135,24 @@ DECISION_PATTERNS: tuple[re.Pattern[str], ...] = (
         _I,
     ),
 )
-# One pass instead of six: most assistant text states no decision and is skipped on this test.
-_ANY_DECISION = re.compile("|".join(f"(?:{pattern.pattern})" for pattern in DECISION_PATTERNS), _I)
 # The same over lower-cased text without IGNORECASE: about twice as fast on whole messages
 # (the patterns are all lower case), used as the message-level gate.
 _ANY_DECISION_LOWER = re.compile("|".join(f"(?:{pattern.pattern})" for pattern in DECISION_PATTERNS))
+# A decision pattern cannot match without one of these (lower case): substring tests run at memory speed over
+# a long assistant message, where the combined pattern tries every branch at every position.
+_DECISION_NEEDLES = (
+    "decid", "decision", "décision", "decisión", "we'll", "we will", "let's", "lets ", "going with", "agreed",
+    "settled on", "chose", "confirmed", "the plan is", "entschieden", "entscheidung", "beschlossen", "wir nehmen", "wir verwenden",
+    "wir bleiben", "festgelegt", "bestätigt", "vereinbart", "geeinigt", "décid", "on part sur", "on garde",
+    "nous utiliserons", "on utilisera", "convenu", "confirmé", "vamos con", "usaremos", "nos quedamos", "acord",
+    "confirmado", "决定", "决策", "就用", "采用", "确定", "确认", "定了", "商定", "选用", "решил", "решено", "решение",
+    "договорились", "будем использовать", "выбрали", "подтвержд", "утверждено",
+)
+
+
+def may_decide(lower: str) -> bool:
+    """False when no decision pattern can match the lower-cased text (see `_DECISION_NEEDLES`)."""
+    return any(needle in lower for needle in _DECISION_NEEDLES) and _ANY_DECISION_LOWER.search(lower) is not None
 
 _UNITS = (
     r"ms|s|secs?|seconds?|min|mins|minutes?|h|hrs?|hours?|days?|weeks?|months?|years?|"
@@ -410,8 +423,9 @@ def _matches(text: str, speaker: Speaker) -> list[tuple[FactKind, int, int]]:
         spans = _lower_spans(lower, _ANY_CONSTRAINT_LOWER) if same else list(_spans(text, CONSTRAINT_PATTERNS))
         found.extend(("constraint", s, e) for s, e in spans if not _NOT_A_RULE.match(text, e))
     if rules:
-        spans = _lower_spans(lower, _ANY_DECISION_LOWER) if same else list(_spans(text, DECISION_PATTERNS))
-        found.extend(("decision", s, e) for s, e in spans)
+        if any(needle in lower for needle in _DECISION_NEEDLES):
+            spans = _lower_spans(lower, _ANY_DECISION_LOWER) if same else list(_spans(text, DECISION_PATTERNS))
+            found.extend(("decision", s, e) for s, e in spans)
     masked = text
     for kind, patterns in _families(text, lower, speaker):
         for start, end in _spans(masked, patterns, lower):
@@ -531,7 +545,7 @@ def _units(line: str) -> Iterator[str]:
 @lru_cache(maxsize=CLASSIFY_CACHE_SIZE)
 def classify(text: str, speaker: Speaker) -> Fact | None:
     """The fact a clause states, or None. Deterministic: parsing a stored fact back gives the same fact."""
-    if speaker == "assistant" and not _ANY_DECISION.search(text):
+    if speaker == "assistant" and not may_decide(text.lower()):
         return None  # the assistant's clauses only count as decisions: skip the other patterns
     if is_question(text):
         return None  # asking for a value states none; the answer does (see `agent.context.ledger`)
@@ -571,7 +585,7 @@ def extract_facts(text: str, speaker: Speaker) -> tuple[Fact, ...]:
             assistant's only count when it states a decision.
     """
     lower = text.lower()
-    if speaker == "assistant" and not _ANY_DECISION_LOWER.search(lower):
+    if speaker == "assistant" and not may_decide(lower):
         return ()
     if not may_hold_fact(text, lower):
         return ()  # the prefilter: no shape of a value and no rule word anywhere in the message
