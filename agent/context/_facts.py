@@ -28,6 +28,7 @@ from agent.context._statements import (
     bare_answer,
     closes_statement,
     is_question,
+    literals,
     may_hold_fact,
     names_value,
     stated_value,
@@ -238,7 +239,10 @@ _ANY_CONSTRAINT_LOWER = re.compile("|".join(f"(?:{pattern.pattern})" for pattern
 _NAME_LEAD_LOWER = re.compile(
     r"my name is|i am|i'm|call me|named|mein name ist|ich heiße|je m'appelle|me llamo|mi nombre es|меня зовут|我叫|我的名字"
 )
-_ASSIGN_WORDS = r"[=:：→]| is | ist | lautet | est | es | son | sind |значение|договорились|是|为|為|设为|改成|商定|约定| set | to "
+_ASSIGN_WORDS = (
+    r"[=:：→]| is | ist | lautet | est | es | son | sind |значение|договорились|是|为|為|设为|改成|商定|约定"
+    r"|set |chang|switch|updat|move |bump|raise|lower|setze|ändere|mets |cambia|pon |установи|измени"
+)
 _DIGIT = re.compile(r"\d")
 _ASSIGN_GATE = re.compile(_ASSIGN_WORDS + r"|agreed|settled|decided|auf |accord|convenu|acordamos|quedamos|把|将")
 
@@ -265,15 +269,15 @@ KEY_VALUE_PATTERNS: tuple[re.Pattern[str], ...] = (
     ),
     re.compile(r"(?P<key>[\u4e00-\u9fff]{1,6})(?:是|为|為|改成|改为|设为|设置为)\s*(?P<value>\S.*)$"),
 )
-# The literals each of KEY_VALUE_PATTERNS cannot match without (see `_NEEDS`).
-_KEY_VALUE_NEEDS: tuple[tuple[str, ...], ...] = (
+# The literals each of KEY_VALUE_PATTERNS cannot match without (see `_NEEDS`), as one alternation each.
+_KEY_VALUE_NEEDS: tuple[re.Pattern[str], ...] = tuple(map(literals, (
     (":", "=", "："),
     ("set", "chang", "switch", "updat", "move", "bump", "raise", "lower", "setze", "ändere", "mets", "cambia", "pon",
      "установи", "измени"),
     (" is ", " are ", " is now ", " should be ", " must be ", " will be ", " ist ", " sind ", " est ", " sont ", " es ",
      " son ", " está ", "равен", "равна", "равно"),
     ("是", "为", "為", "改成", "改为", "设为", "设置为"),
-)
+)))
 _SUBJECT_STOPWORDS = frozenset(
     "please the a an to we you i it is are be that this all any our your my und der die das bitte wir du ich "
     "le la les un une de des nous vous il on el los las un una por favor nosotros tu yo пожалуйста мы ты я "
@@ -346,7 +350,7 @@ def normalise(text: str) -> str:
 
 # The literal text each pattern cannot match without (any one of these, in lower-cased text): a substring
 # test costs a fraction of a scan, and most chat lines lack most of them. A pattern not listed always runs.
-_NEEDS: dict[re.Pattern[str], tuple[str, ...]] = {
+_NEEDS_LITERALS: dict[re.Pattern[str], tuple[str, ...]] = {
     VALUE_PATTERNS[1]: ("秒", "分钟", "小时", "天", "个", "元", "块", "兆", "gb", "mb"),
     VALUE_PATTERNS[2]: ("$", "€", "£", "¥"),
     VALUE_PATTERNS[3]: (":",),
@@ -376,12 +380,15 @@ _NEEDS: dict[re.Pattern[str], tuple[str, ...]] = {
 }
 
 
+_NEEDS = {pattern: literals(parts) for pattern, parts in _NEEDS_LITERALS.items()}
+
+
 def _spans(
     text: str, patterns: tuple[re.Pattern[str], ...], lower: str | None = None
 ) -> Iterator[tuple[int, int]]:
     for pattern in patterns:
         needs = _NEEDS.get(pattern) if lower is not None else None
-        if needs is not None and not any(part in lower for part in needs):  # type: ignore[operator]
+        if needs is not None and needs.search(lower) is None:  # type: ignore[arg-type]
             continue
         for match in pattern.finditer(text):
             if match.end() > match.start():
@@ -470,7 +477,7 @@ def _key_value(clause: str) -> tuple[str, str] | None:
             return key, stated[1]
     lower = body.lower()
     for pattern, needs in zip(KEY_VALUE_PATTERNS, _KEY_VALUE_NEEDS, strict=True):
-        if not any(part in lower for part in needs):
+        if needs.search(lower) is None:
             continue
         match = pattern.search(body)
         if match is None:
@@ -504,8 +511,15 @@ def _subjects(clause: str, kinds: set[FactKind]) -> tuple[str, ...]:
     return tuple(subjects)
 
 
+# Every value, path, id and URL pattern needs one of these characters: a word without any holds none.
+_VALUE_CHARS = re.compile(r"[\d/.\\_`$€£¥A-Z]")
+_VALUE_FAMILIES = VALUE_PATTERNS + PATH_PATTERNS + IDENTIFIER_PATTERNS + (URL_PATTERN,)
+
+
 def _has_value(text: str) -> bool:
-    return any(True for _ in _spans(text, VALUE_PATTERNS + PATH_PATTERNS + IDENTIFIER_PATTERNS + (URL_PATTERN,)))
+    if _VALUE_CHARS.search(text) is None:
+        return False
+    return any(True for _ in _spans(text, _VALUE_FAMILIES, text.lower()))
 
 
 def _narrow(sentence: str, start: int, end: int) -> str:
