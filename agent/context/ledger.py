@@ -305,12 +305,13 @@ class _Selection:
         return "kept"
 
 
-# Statements of an exact value, answers and names may use the whole budget; every other line (constraints,
-# decisions, mentions of values) may use this part of it. One person's session keeps them all (its few user
-# messages are the task: the constraints and ids in it matter); a group chat with several speakers pastes
-# paths, numbers and "don't"s all day, and there only the statements of a value are sure to be facts.
+# Statements of an exact value, answers, names, user decisions and rules worded as rules ("Never deploy on
+# Fridays") may use the whole budget; every other line (mentions of values, ids and paths, advice such as
+# "you should...") may use this part of it. One person's session keeps them all (its few user messages are
+# the task: the ids in it matter); a group chat with several speakers pastes paths, numbers and "should"s
+# all day (bench/retention.py --group: most such lines of real IRC logs are chatter).
 MINOR_SHARE = 1.0
-GROUP_MINOR_SHARE = 0.1
+GROUP_MINOR_SHARE = 0.05
 # Texts hold fewer tokens than chars / this (about 4 in prose): a cheap bound that skips exact counts.
 MIN_CHARS_PER_TOKEN_BOUND = 10
 EXACT_KINDS = frozenset({"assignment", "answer", "name"})
@@ -321,7 +322,9 @@ def _is_exact_statement(fact: Fact) -> bool:
 
 
 def _worded_as_rule(fact: Fact) -> bool:
-    """A user constraint that opens with its rule word ("Never deploy on Fridays"): given as a rule."""
+    """A user decision, or a user constraint that opens with its rule word ("Never deploy on Fridays")."""
+    if fact.weight == USER_WEIGHTS["decision"] and "decision" in fact.kinds:
+        return True
     return fact.weight == USER_WEIGHTS["constraint"] and "constraint" in fact.kinds and opens_with_rule(fact.text)
 
 
@@ -339,8 +342,8 @@ DROP_POLICY = (
     "when the budget binds, the lowest rank goes first (assistant decisions, then mentions of ids, paths, "
     "links and values, then constraints and decisions, plain statements of a value and answers last), "
     "within a rank an unreferenced line (nothing said later repeats its value) before a referenced one, "
-    "oldest first; in a group chat mentions, and rules and decisions not worded as one (\"you should...\"), "
-    "may take only a share of the budget"
+    "oldest first; in a group chat mentions and advice not worded as a rule (\"you should...\") may take "
+    "only a twentieth of the budget"
 )
 
 

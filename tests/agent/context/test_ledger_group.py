@@ -102,6 +102,18 @@ def test_in_a_group_mentions_and_rules_get_a_share_of_the_budget_statements_of_a
     assert build.over_budget and all("/var/log" in e.fact.text for e in build.over_budget)
 
 
+def test_in_a_group_rules_worded_as_rules_and_decisions_outlive_advice_and_mentions() -> None:
+    lines: list[Message] = [user("ann: Never deploy the billing service on Fridays."),
+                            user("bob: we decided to use PostgreSQL 15.2 for the analytics store")]
+    for i in range(60):
+        lines.append(user(f"{'cy' if i % 2 else 'dee'}: you should check /var/log/app-{i}.log on host-{i} first"))
+    build = FactLedger().compute([*lines, assistant("ok " * 5000)], None, COUNTER)
+    kept = [e.fact.text for e in build.kept]
+    assert "Never deploy the billing service on Fridays." in kept
+    assert "we decided to use PostgreSQL 15.2 for the analytics store" in kept
+    assert sum("you should" in t for t in kept) < 10 and build.over_budget
+
+
 class NothingUseful:
     @property
     def available(self) -> bool:
