@@ -151,9 +151,23 @@ _DECISION_NEEDLES = (
 )
 
 
+_DECISION_GATE = literals(_DECISION_NEEDLES)
+
+
+# Over a long text `in` tests run at memory speed; over a short one a single scan costs less than the loop.
+_LONG_TEXT_CHARS = 300
+
+
 def may_decide(lower: str) -> bool:
     """False when no decision pattern can match the lower-cased text (see `_DECISION_NEEDLES`)."""
-    return any(needle in lower for needle in _DECISION_NEEDLES) and _ANY_DECISION_LOWER.search(lower) is not None
+    if len(lower) > _LONG_TEXT_CHARS:
+        return any(needle in lower for needle in _DECISION_NEEDLES)
+    return _DECISION_GATE.search(lower) is not None
+
+
+def decides(lower: str) -> bool:
+    """Whether a decision pattern matches the lower-cased clause."""
+    return may_decide(lower) and _ANY_DECISION_LOWER.search(lower) is not None
 
 _UNITS = (
     r"ms|s|secs?|seconds?|min|mins|minutes?|h|hrs?|hours?|days?|weeks?|months?|years?|"
@@ -430,7 +444,7 @@ def _matches(text: str, speaker: Speaker) -> list[tuple[FactKind, int, int]]:
         spans = _lower_spans(lower, _ANY_CONSTRAINT_LOWER) if same else list(_spans(text, CONSTRAINT_PATTERNS))
         found.extend(("constraint", s, e) for s, e in spans if not _NOT_A_RULE.match(text, e))
     if rules:
-        if any(needle in lower for needle in _DECISION_NEEDLES):
+        if may_decide(lower):
             spans = _lower_spans(lower, _ANY_DECISION_LOWER) if same else list(_spans(text, DECISION_PATTERNS))
             found.extend(("decision", s, e) for s, e in spans)
     masked = text
@@ -559,7 +573,7 @@ def _units(line: str) -> Iterator[str]:
 @lru_cache(maxsize=CLASSIFY_CACHE_SIZE)
 def classify(text: str, speaker: Speaker) -> Fact | None:
     """The fact a clause states, or None. Deterministic: parsing a stored fact back gives the same fact."""
-    if speaker == "assistant" and not may_decide(text.lower()):
+    if speaker == "assistant" and not decides(text.lower()):
         return None  # the assistant's clauses only count as decisions: skip the other patterns
     if is_question(text):
         return None  # asking for a value states none; the answer does (see `agent.context.ledger`)
@@ -599,7 +613,7 @@ def extract_facts(text: str, speaker: Speaker) -> tuple[Fact, ...]:
             assistant's only count when it states a decision.
     """
     lower = text.lower()
-    if speaker == "assistant" and not may_decide(lower):
+    if speaker == "assistant" and not may_decide(lower):  # the pattern runs per clause (`classify`)
         return ()
     if not may_hold_fact(text, lower):
         return ()  # the prefilter: no shape of a value and no rule word anywhere in the message
