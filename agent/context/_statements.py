@@ -181,9 +181,22 @@ def stated_value(text: str, key: str) -> str | None:
     keys = key.casefold().split()
     if not keys or keys[-1] not in VALUE_NOUNS or _PLAIN_WORD.fullmatch(word) is None:
         return None
+    if word.casefold() in NOT_VALUES:
+        return None  # "the password is wrong", "the pin is required": a state, not a value
     # "the code is simple", "the key is consistency": a bare "code" or "key" may be about anything; a
     # password is always a value, and so is a "door code" or a "backup key".
     return word if keys[-1] in SECRET_NOUNS or len(keys) >= 2 else None
+
+
+# Words that say how a value is rather than what it is (after "the password is ..."), in the ledger's languages.
+NOT_VALUES = frozenset(
+    "wrong incorrect invalid valid required needed expired missing empty blank correct right fine ok okay too "
+    "not very same different changed reset set there here gone broken weak strong long short secret private "
+    "public new old hidden visible mandatory optional unknown known obvious simple easy hard the a an my your "
+    "our their his her its this that what which fixed working ready done "
+    "falsch richtig ungültig abgelaufen leer neu alt faux correct invalide expiré vide nouveau ancien "
+    "incorrecto incorrecta correcto válido inválido vacío nuevo viejo неверный верный пустой новый старый".split()
+)
 
 
 def closes_statement(rest: str) -> bool:
@@ -209,6 +222,11 @@ def assignment(clause: str) -> tuple[str, str] | None:
             # With no verb, only a value-shaped token or a code of capitals is one ("login fails" is not).
             value = stated_value(match.group("value"), match.group("key") if pattern is not _NO_VERB else "")
             after = match.start("value") + len(value) if value and match.end("value") == match.end() else match.end()
+            positional = value is not None and exact_value(value) is None and _CODE_WORD.fullmatch(value) is None
+            rest = clause[after:].strip()
+            # A plain word is a value only where the clause ends ("... is swordfish", not "... is too short").
+            if positional and rest and rest[0] not in _TRAILING + "—–-(":
+                continue
             if value is not None and closes_statement(clause[after:]):
                 return match.group("key"), value
     return None

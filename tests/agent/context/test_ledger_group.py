@@ -47,6 +47,7 @@ def test_a_value_is_exact_by_its_position_in_a_statement(text: str, value: str) 
     [
         "the code is simple", "the key is consistency", "the problem is mine", "the fix is simple", "login fails",
         "the word is out", "yep, don't know anything about that", "never used it", "I think the issue is NAT here",
+        "the password is wrong", "the wifi password is too short",
     ],
 )
 def test_ordinary_words_after_is_are_no_values(text: str) -> None:
