@@ -59,8 +59,9 @@ ASSIGNMENTS: tuple[re.Pattern[str], ...] = (
     re.compile(r"(?:商定|约定|同意|决定)(?P<key>[\u4e00-\u9fff\w]{1,12})(?:用|为|是)\s*(?P<value>\S+)"),
     # "X is now Y", "X will be Y" after a determiner or at the clause start.
     re.compile(
-        rf"(?:^|\b(?:the|our|my|new|die|der|das|le|la|les|el|los|las)\s+){_K}\s+(?:is now|is|are|will be|"
-        rf"should be|changed to|ist jetzt|ist|lautet|est maintenant|est|es ahora|es|теперь|будет|—)\s+{_V}",
+        rf"(?:^|\b(?:the|our|my|new|die|der|das|le|la|les|el|los|las)\s+){_K}\s+(?:is now|is at|is on|is due|is|are|"
+        rf"will be|should be|changed to|moved to|starts at|starts on|starts|begins|ends|ist jetzt|ist|lautet|"
+        rf"est maintenant|est|es ahora|es|теперь|будет|—)\s+{_V}",
         _I,
     ),
     # "X = Y", "X: Y": the key opens the clause (a colon inside a line of chatter or a log is no statement).
@@ -72,8 +73,8 @@ ASSIGNMENTS: tuple[re.Pattern[str], ...] = (
 
 _NO_VERB = ASSIGNMENTS[-1]
 _COPULAS = (
-    " is ", " are ", " will be ", " should be ", " changed to ", " ist ", " lautet ", " est ", " es ", "теперь", "будет",
-    "—",
+    " is ", " are ", " will be ", " should be ", " changed to ", " moved to ", " starts ", " begins ", " ends ",
+    " ist ", " lautet ", " est ", " es ", "теперь", "будет", "—",
 )
 # For each pattern of ASSIGNMENTS, the lower-case literals it cannot match without (any one of them): most
 # chat lines have none of a pattern's, and a substring test costs a fraction of one scan by the pattern.
@@ -166,7 +167,16 @@ def exact_value(text: str) -> str | None:
 # arbitrary ("the password is swordfish", "the door code is banana"). An ordinary word after "is" is not
 # ("the problem is mine", "the fix is simple", "the code is simple").
 _CODE_WORD = re.compile(r"[A-Z]{4,24}")
+_HAS_DIGIT = re.compile(r"\d")
 _PLAIN_WORD = re.compile(r"[^\W\d_]{3,32}")
+
+
+def _odd_token(word: str) -> bool:
+    """ "Tr0ub4dor&3", "8812#": a digit in a word the exact-token shape does not cover (links and standards
+    such as UTF-8 were turned down by shape, not for want of one)."""
+    if not 3 <= len(word) <= 64 or _HAS_DIGIT.search(word) is None or "://" in word:
+        return False
+    return EXACT_TOKEN.fullmatch(word) is None and word.casefold() not in COMMON_TOKENS
 
 
 def stated_value(text: str, key: str) -> str | None:
@@ -176,7 +186,7 @@ def stated_value(text: str, key: str) -> str | None:
     if token is not None:
         return token
     word = text.strip().rstrip(_TRAILING)
-    if _CODE_WORD.fullmatch(word) is not None:
+    if _CODE_WORD.fullmatch(word) is not None or _odd_token(word):
         return word
     keys = key.casefold().split()
     if not keys or keys[-1] not in VALUE_NOUNS or _PLAIN_WORD.fullmatch(word) is None:

@@ -34,6 +34,8 @@ def _irc_lines() -> list[str]:
         ("Der Code lautet QWERTZ", "QWERTZ"),
         ("код доступа 7731", "7731"),
         ("the shard key for region 2 is SK-200-X", "SK-200-X"),
+        ("fyi the staging db password is Tr0ub4dor&3", "Tr0ub4dor&3"),
+        ("deploy freeze starts 2024-12-20", "2024-12-20"),
     ],
 )
 def test_a_value_is_exact_by_its_position_in_a_statement(text: str, value: str) -> None:
