@@ -41,7 +41,7 @@ def _irc_lines() -> list[str]:
 def test_a_value_is_exact_by_its_position_in_a_statement(text: str, value: str) -> None:
     facts = extract_facts(text, "user")
     assert [f.text for f in facts] == [text]
-    assert facts[0].kinds[0] == "assignment"
+    assert facts[0].kinds[0] == "assignment" and value in facts[0].needles
 
 
 @pytest.mark.parametrize(
