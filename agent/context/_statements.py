@@ -209,13 +209,20 @@ NOT_VALUES = frozenset(
 )
 
 
-def closes_statement(rest: str) -> bool:
-    """What follows a stated value ends the statement: nothing, punctuation, or one word ("... 4471 please").
+MAX_TAIL_CHARS = 40
 
-    "the LUN is stuck writing LBA=2940h" states a value; "w32codecs: win32 binary codecs" describes one.
+
+def closes_statement(rest: str) -> bool:
+    """What follows a stated value ends the statement: nothing, one word ("... 4471 please"), or punctuation
+    and a short tail ("..., don't lose it").
+
+    "the LUN is stuck writing LBA=2940h" states a value; "w32codecs: win32 binary codecs" describes one, and
+    "Change merged: jenkins-bot; [mediawiki/core] (master) - https://..." is a log line, not a statement.
     """
     stripped = rest.strip()
-    return not stripped or stripped[0] in ",;.!)(—–-:。，；！" or len(stripped.split()) <= 1
+    if not stripped or len(stripped.split()) <= 1:
+        return True
+    return stripped[0] in ",;.!)(—–-:。，；！" and len(stripped) <= MAX_TAIL_CHARS
 
 
 def assignment(clause: str) -> tuple[str, str] | None:
