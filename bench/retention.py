@@ -340,6 +340,10 @@ async def main_async(args: argparse.Namespace) -> int:
         from bench.retention_group import run_group  # imports this module: loaded on demand
 
         return await run_group(args, counter)
+    if args.gateway:
+        from bench.retention_gateway import run_gateway
+
+        return await run_gateway(args, counter)
     names = AGENT_FILES + (CHAT_FILES if args.include_chat else ())
     agent_tables: list[Table] = []
     agent_sessions = 0
@@ -371,9 +375,11 @@ def main() -> int:
     parser.add_argument("--context-length", type=int, default=128_000, help="largest window given to a session")
     parser.add_argument("--include-chat", action="store_true", help="also run the IRC group chats (slow)")
     parser.add_argument("--group", action="store_true", help="the group-chat mode (see bench/retention_group.py)")
-    from bench.retention_group import add_arguments
+    parser.add_argument("--gateway", action="store_true", help="through chorus run (see bench/retention_gateway.py)")
+    from bench import retention_gateway, retention_group
 
-    add_arguments(parser)
+    retention_group.add_arguments(parser)
+    retention_gateway.add_arguments(parser)
     args = parser.parse_args()
     if args.steps < 3:
         parser.error("--steps must be at least 3 (three successive compressions)")

@@ -27,9 +27,11 @@ from agent.context._statements import (
     assignment,
     bare_answer,
     closes_statement,
-    exact_value,
     is_question,
+    literals,
     may_hold_fact,
+    names_value,
+    stated_value,
     words_of,
 )
 
@@ -134,11 +136,38 @@ DECISION_PATTERNS: tuple[re.Pattern[str], ...] = (
         _I,
     ),
 )
-# One pass instead of six: most assistant text states no decision and is skipped on this test.
-_ANY_DECISION = re.compile("|".join(f"(?:{pattern.pattern})" for pattern in DECISION_PATTERNS), _I)
 # The same over lower-cased text without IGNORECASE: about twice as fast on whole messages
 # (the patterns are all lower case), used as the message-level gate.
 _ANY_DECISION_LOWER = re.compile("|".join(f"(?:{pattern.pattern})" for pattern in DECISION_PATTERNS))
+# A decision pattern cannot match without one of these (lower case): substring tests run at memory speed over
+# a long assistant message, where the combined pattern tries every branch at every position.
+_DECISION_NEEDLES = (
+    "decid", "decision", "décision", "decisión", "we'll", "we will", "let's", "lets ", "going with", "agreed",
+    "settled on", "chose", "confirmed", "the plan is", "entschieden", "entscheidung", "beschlossen", "wir nehmen", "wir verwenden",
+    "wir bleiben", "festgelegt", "bestätigt", "vereinbart", "geeinigt", "décid", "on part sur", "on garde",
+    "nous utiliserons", "on utilisera", "convenu", "confirmé", "vamos con", "usaremos", "nos quedamos", "acord",
+    "confirmado", "决定", "决策", "就用", "采用", "确定", "确认", "定了", "商定", "选用", "решил", "решено", "решение",
+    "договорились", "будем использовать", "выбрали", "подтвержд", "утверждено",
+)
+
+
+_DECISION_GATE = literals(_DECISION_NEEDLES)
+
+
+# Over a long text `in` tests run at memory speed; over a short one a single scan costs less than the loop.
+_LONG_TEXT_CHARS = 300
+
+
+def may_decide(lower: str) -> bool:
+    """False when no decision pattern can match the lower-cased text (see `_DECISION_NEEDLES`)."""
+    if len(lower) > _LONG_TEXT_CHARS:
+        return any(needle in lower for needle in _DECISION_NEEDLES)
+    return _DECISION_GATE.search(lower) is not None
+
+
+def decides(lower: str) -> bool:
+    """Whether a decision pattern matches the lower-cased clause."""
+    return may_decide(lower) and _ANY_DECISION_LOWER.search(lower) is not None
 
 _UNITS = (
     r"ms|s|secs?|seconds?|min|mins|minutes?|h|hrs?|hours?|days?|weeks?|months?|years?|"
@@ -224,9 +253,20 @@ _ANY_CONSTRAINT_LOWER = re.compile("|".join(f"(?:{pattern.pattern})" for pattern
 _NAME_LEAD_LOWER = re.compile(
     r"my name is|i am|i'm|call me|named|mein name ist|ich heiße|je m'appelle|me llamo|mi nombre es|меня зовут|我叫|我的名字"
 )
-_ASSIGN_WORDS = r"[=:：→]| is | ist | est | es | son | sind |значение|договорились|是|为|為|设为|改成|商定|约定| set | to "
+_ASSIGN_WORDS = (
+    r"[=:：→]| is | ist | lautet | est | es | son | sind | starts | begins | ends | moved to "
+    r"|значение|договорились|是|为|為|设为|改成|商定|约定"
+    r"|set |chang|switch|updat|move |bump|raise|lower|setze|ändere|mets |cambia|pon |установи|измени"
+)
 _DIGIT = re.compile(r"\d")
 _ASSIGN_GATE = re.compile(_ASSIGN_WORDS + r"|agreed|settled|decided|auf |accord|convenu|acordamos|quedamos|把|将")
+
+# "don't know", "never used it", "nie gehört": a negated verb of knowing or experience reports, it rules nothing.
+_NOT_A_RULE = re.compile(
+    r"\s+(?:know|knew|think|thought|care|remember|understand|see|mind|used|heard|tried|seen|had|done|been|got|"
+    r"worked|really|weiß|gehört|benutzt|sais|connais|sé|conozco|знаю|помню)\b",
+    _I,
+)
 
 # Key/value statements: "timeout = 30s", "API port: 8443", "set the timeout to 45 s", "le port est 8080".
 _KEY = r"(?P<key>[^\W\d][\w.-]*(?:[ \t][^\W\d][\w.-]*){0,2})"
@@ -244,6 +284,15 @@ KEY_VALUE_PATTERNS: tuple[re.Pattern[str], ...] = (
     ),
     re.compile(r"(?P<key>[\u4e00-\u9fff]{1,6})(?:是|为|為|改成|改为|设为|设置为)\s*(?P<value>\S.*)$"),
 )
+# The literals each of KEY_VALUE_PATTERNS cannot match without (see `_NEEDS`), as one alternation each.
+_KEY_VALUE_NEEDS: tuple[re.Pattern[str], ...] = tuple(map(literals, (
+    (":", "=", "："),
+    ("set", "chang", "switch", "updat", "move", "bump", "raise", "lower", "setze", "ändere", "mets", "cambia", "pon",
+     "установи", "измени"),
+    (" is ", " are ", " is now ", " should be ", " must be ", " will be ", " ist ", " sind ", " est ", " sont ", " es ",
+     " son ", " está ", "равен", "равна", "равно"),
+    ("是", "为", "為", "改成", "改为", "设为", "设置为"),
+)))
 _SUBJECT_STOPWORDS = frozenset(
     "please the a an to we you i it is are be that this all any our your my und der die das bitte wir du ich "
     "le la les un une de des nous vous il on el los las un una por favor nosotros tu yo пожалуйста мы ты я "
@@ -298,7 +347,7 @@ MAX_QUESTION_CHARS = 120
 
 def answer_fact(answer: str, question: str, asker: str) -> Fact | None:
     """A bare answer ("4471") to `question` as a fact carrying the question, or None if it is no bare value."""
-    token = bare_answer(answer)
+    token = bare_answer(answer, question)
     if token is None:
         return None
     line = next((ln.strip() for ln in reversed(question.splitlines()) if ln.strip()), "")[:MAX_QUESTION_CHARS]
@@ -314,8 +363,48 @@ def normalise(text: str) -> str:
     return _WHITESPACE.sub(" ", text.casefold()).strip(" .,;:!?。！？")
 
 
-def _spans(text: str, patterns: tuple[re.Pattern[str], ...]) -> Iterator[tuple[int, int]]:
+# The literal text each pattern cannot match without (any one of these, in lower-cased text): a substring
+# test costs a fraction of a scan, and most chat lines lack most of them. A pattern not listed always runs.
+_NEEDS_LITERALS: dict[re.Pattern[str], tuple[str, ...]] = {
+    VALUE_PATTERNS[1]: ("秒", "分钟", "小时", "天", "个", "元", "块", "兆", "gb", "mb"),
+    VALUE_PATTERNS[2]: ("$", "€", "£", "¥"),
+    VALUE_PATTERNS[3]: (":",),
+    VALUE_PATTERNS[4]: ("am", "pm", "a.m", "p.m"),
+    VALUE_PATTERNS[5]: ("-", "/", "月"),
+    VALUE_PATTERNS[6]: ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"),
+    VALUE_PATTERNS[7]: ("port", "puerto", "порт", "端口"),
+    VALUE_PATTERNS[8]: (":", "."),
+    VALUE_PATTERNS[9]: (".",),
+    VALUE_PATTERNS[10]: ("version", "versión", "versio", "версия", "版本"),
+    VALUE_PATTERNS[11]: ("==", ">=", "<=", "~=", "!="),
+    VALUE_PATTERNS[12]: (
+        "python", "node", "java", "go", "ruby", "php", "postgres", "mysql", "redis", "ubuntu", "debian", "django",
+        "rails", "react", "numpy", "pandas", "kubernetes", "docker", "nginx",
+    ),
+    TICKET_PATTERNS[0]: ("-",),
+    TICKET_PATTERNS[1]: ("#",),
+    TICKET_PATTERNS[2]: ("issue", "ticket", "bug", "pr", "pull request", "mr"),
+    PATH_PATTERNS[0]: ("/",),
+    PATH_PATTERNS[1]: ("/",),
+    PATH_PATTERNS[2]: ("/",),
+    PATH_PATTERNS[3]: (".",),
+    PATH_PATTERNS[4]: (":\\",),
+    IDENTIFIER_PATTERNS[0]: ("`",),
+    IDENTIFIER_PATTERNS[1]: ("_",),
+    IDENTIFIER_PATTERNS[5]: ("-",),
+}
+
+
+_NEEDS = {pattern: literals(parts) for pattern, parts in _NEEDS_LITERALS.items()}
+
+
+def _spans(
+    text: str, patterns: tuple[re.Pattern[str], ...], lower: str | None = None
+) -> Iterator[tuple[int, int]]:
     for pattern in patterns:
+        needs = _NEEDS.get(pattern) if lower is not None else None
+        if needs is not None and needs.search(lower) is None:  # type: ignore[arg-type]
+            continue
         for match in pattern.finditer(text):
             if match.end() > match.start():
                 yield match.start(), match.end()
@@ -349,19 +438,25 @@ def _matches(text: str, speaker: Speaker) -> list[tuple[FactKind, int, int]]:
     lower = text.lower()
     # The rule patterns only run when one of their words (or CJK text) is there: see `RULE_WORDS`.
     rules = _CJK.search(text) is not None or not RULE_WORDS.isdisjoint(words_of(lower))
-    if rules and speaker == "user" and _ANY_CONSTRAINT_LOWER.search(lower):
-        found.extend(("constraint", s, e) for s, e in _spans(text, CONSTRAINT_PATTERNS))
-    if rules and _ANY_DECISION_LOWER.search(lower):
-        found.extend(("decision", s, e) for s, e in _spans(text, DECISION_PATTERNS))
+    # One scan of the combined pattern over the lower-cased text finds the rule words (lower() keeps the
+    # offsets unless a character changes length: then each pattern runs on the text).
+    same = len(lower) == len(text)
+    if rules and speaker == "user":
+        spans = _lower_spans(lower, _ANY_CONSTRAINT_LOWER) if same else list(_spans(text, CONSTRAINT_PATTERNS))
+        found.extend(("constraint", s, e) for s, e in spans if not _NOT_A_RULE.match(text, e))
+    if rules:
+        if may_decide(lower):
+            spans = _lower_spans(lower, _ANY_DECISION_LOWER) if same else list(_spans(text, DECISION_PATTERNS))
+            found.extend(("decision", s, e) for s, e in spans)
     masked = text
     for kind, patterns in _families(text, lower, speaker):
-        for start, end in _spans(masked, patterns):
+        for start, end in _spans(masked, patterns, lower):
             needle = text[start:end].rstrip(".,;:!?)")
             if needle:
                 found.append((kind, start, start + len(needle)))
         if kind in ("url", "email"):
             masked = _mask(masked, _spans(masked, patterns))
-    key_value = _key_value(text) if _ASSIGN_GATE.search(lower) else None
+    key_value = _key_value(text) if _ASSIGN_GATE.search(lower) or names_value(lower) else None
     if key_value is not None:
         value = key_value[1]
         start = text.rfind(value)
@@ -369,10 +464,14 @@ def _matches(text: str, speaker: Speaker) -> list[tuple[FactKind, int, int]]:
         if number:
             found.append(("value", start, start + number.end()))
         words = value.split()
-        token = exact_value(words[0]) if words else None
+        token = stated_value(words[0], key_value[0]) if words else None
         if token is not None and closes_statement(value[value.find(words[0]) + len(words[0]):]):
             found.append(("assignment", start, start + len(token)))
     return found
+
+
+def _lower_spans(lower: str, pattern: re.Pattern[str]) -> list[tuple[int, int]]:
+    return [(m.start(), m.end()) for m in pattern.finditer(lower) if m.end() > m.start()]
 
 
 def _mask(text: str, spans: Iterator[tuple[int, int]]) -> str:
@@ -391,13 +490,16 @@ def _key_value(clause: str) -> tuple[str, str] | None:
         key = _key_words(stated[0])
         if key:
             return key, stated[1]
-    for pattern in KEY_VALUE_PATTERNS:
+    lower = body.lower()
+    for pattern, needs in zip(KEY_VALUE_PATTERNS, _KEY_VALUE_NEEDS, strict=True):
+        if needs.search(lower) is None:
+            continue
         match = pattern.search(body)
         if match is None:
             continue
         value = match.group("value")
         first = value.split()[0] if value.split() else ""
-        if not (_LEADING_NUMBER.match(value) or _has_value(first) or exact_value(first)):
+        if not (_LEADING_NUMBER.match(value) or _has_value(first) or stated_value(first, match.group("key"))):
             continue
         key = _key_words(match.group("key"))
         if key:
@@ -424,8 +526,15 @@ def _subjects(clause: str, kinds: set[FactKind]) -> tuple[str, ...]:
     return tuple(subjects)
 
 
+# Every value, path, id and URL pattern needs one of these characters: a word without any holds none.
+_VALUE_CHARS = re.compile(r"[\d/.\\_`$€£¥A-Z]")
+_VALUE_FAMILIES = VALUE_PATTERNS + PATH_PATTERNS + IDENTIFIER_PATTERNS + (URL_PATTERN,)
+
+
 def _has_value(text: str) -> bool:
-    return any(True for _ in _spans(text, VALUE_PATTERNS + PATH_PATTERNS + IDENTIFIER_PATTERNS + (URL_PATTERN,)))
+    if _VALUE_CHARS.search(text) is None:
+        return False
+    return any(True for _ in _spans(text, _VALUE_FAMILIES, text.lower()))
 
 
 def _narrow(sentence: str, start: int, end: int) -> str:
@@ -465,7 +574,7 @@ def _units(line: str) -> Iterator[str]:
 @lru_cache(maxsize=CLASSIFY_CACHE_SIZE)
 def classify(text: str, speaker: Speaker) -> Fact | None:
     """The fact a clause states, or None. Deterministic: parsing a stored fact back gives the same fact."""
-    if speaker == "assistant" and not _ANY_DECISION.search(text):
+    if speaker == "assistant" and not decides(text.lower()):
         return None  # the assistant's clauses only count as decisions: skip the other patterns
     if is_question(text):
         return None  # asking for a value states none; the answer does (see `agent.context.ledger`)
@@ -505,7 +614,7 @@ def extract_facts(text: str, speaker: Speaker) -> tuple[Fact, ...]:
             assistant's only count when it states a decision.
     """
     lower = text.lower()
-    if speaker == "assistant" and not _ANY_DECISION_LOWER.search(lower):
+    if speaker == "assistant" and not may_decide(lower):  # the pattern runs per clause (`classify`)
         return ()
     if not may_hold_fact(text, lower):
         return ()  # the prefilter: no shape of a value and no rule word anywhere in the message

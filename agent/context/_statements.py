@@ -29,8 +29,18 @@ COMMON_TOKENS = frozenset(
 )
 _TRAILING = ".,;:!?)]}»”\"'。，！？；"
 
+_VALUE_NOUN_WORDS = frozenset(
+    "code password passphrase passcode pin token key id tag ref reference secret serial login username "
+    "codename nickname passwort schlüssel kennwort code clé clave contraseña código пароль код "
+    "ключ токен".split()
+)
+# Nouns whose value is arbitrary: after them any word is a value by position (see `stated_value`).
+VALUE_NOUNS = _VALUE_NOUN_WORDS
+SECRET_NOUNS = frozenset("password passphrase passcode pin secret codename username passwort kennwort contraseña пароль".split())
+
 # Assignment forms: (?P<key>) is what the value is about, (?P<value>) must be an exact token.
-_K = r"(?P<key>[^\W\d][\w.'-]*(?:[ \t][^\W\d][\w.'-]*){0,3})"
+_K = r"(?P<key>[^\W\d][\w.'-]*(?:[ \t][\w.'-]+){0,4})"  # "the shard key for region 2 is ..."
+_K_WORDS = r"(?P<key>[^\W\d][\w.'-]*(?:[ \t][^\W\d][\w.'-]*){0,3})"
 _V = r"(?P<value>[`\"«“][^`\"»”\n]{1,80}[`\"»”]|\S+)"
 ASSIGNMENTS: tuple[re.Pattern[str], ...] = (
     # "the value of X is Y", in each language: the thing named is the key, not "value".
@@ -49,13 +59,37 @@ ASSIGNMENTS: tuple[re.Pattern[str], ...] = (
     re.compile(r"(?:商定|约定|同意|决定)(?P<key>[\u4e00-\u9fff\w]{1,12})(?:用|为|是)\s*(?P<value>\S+)"),
     # "X is now Y", "X will be Y" after a determiner or at the clause start.
     re.compile(
-        rf"(?:^|\b(?:the|our|my|new|die|der|das|le|la|les|el|los|las)\s+){_K}\s+(?:is now|is|are|will be|"
-        rf"should be|changed to|ist jetzt|ist|est maintenant|est|es ahora|es|теперь|будет|—)\s+{_V}",
+        rf"(?:^|\b(?:the|our|my|new|die|der|das|le|la|les|el|los|las)\s+){_K}\s+(?:is now|is at|is on|is due|is|are|"
+        rf"will be|should be|changed to|moved to|starts at|starts on|starts|begins|ends|ist jetzt|ist|lautet|"
+        rf"est maintenant|est|es ahora|es|теперь|будет|—)\s+{_V}",
         _I,
     ),
-    re.compile(rf"(?:^|[\s(,;])(?:the |our )?{_K}\s*(?:=|:=|:(?!//)|：|->|→)\s*{_V}"),
+    # "X = Y", "X: Y": the key opens the clause (a colon inside a line of chatter or a log is no statement).
+    re.compile(rf"(?:^|[(,;:]\s*)(?:the |our )?{_K_WORDS}\s*(?:=|:=|:(?!//)|：|->|→)\s*{_V}"),
     re.compile(r"(?:把|将)(?P<key>[\u4e00-\u9fff\w]{1,12})(?:设为|设置为|改为|改成)\s*(?P<value>\S+)"),
+    # No verb at all after a noun whose value is arbitrary: "door code QX-77", "код доступа 7731", "pin 4471".
+    re.compile(rf"(?P<key>\b(?:{'|'.join(sorted(_VALUE_NOUN_WORDS))})(?:[ \t][^\W\d][\w'-]*)?)[ \t]+{_V}\s*$", _I),
 )
+
+_NO_VERB = ASSIGNMENTS[-1]
+_COPULAS = (
+    " is ", " are ", " will be ", " should be ", " changed to ", " moved to ", " starts ", " begins ", " ends ",
+    " ist ", " lautet ", " est ", " es ", "теперь", "будет", "—",
+)
+# For each pattern of ASSIGNMENTS, the lower-case literals it cannot match without (any one of them): most
+# chat lines have none of a pattern's, and a substring test costs a fraction of one scan by the pattern.
+def literals(parts: tuple[str, ...]) -> re.Pattern[str]:
+    """One pattern that finds any of `parts` verbatim (faster than a loop of `in` tests)."""
+    return re.compile("|".join(re.escape(part) for part in sorted(parts, key=len, reverse=True)) or "(?!)")
+
+
+_ASSIGNMENT_NEEDS: tuple[tuple[str, ...], ...] = (
+    ("value",), ("wert",), ("valeur",), ("valor",), ("значение",), ("的值",),
+    ("agreed", "settled", "decided"), ("auf",), ("accord", "convenu", "décidé"),
+    ("acordamos", "acordado", "decidimos", "quedamos"), ("договорились",), ("商定", "约定", "同意", "决定"),
+    _COPULAS, ("=", ":", "：", "->", "→"), ("把", "将"), (),
+)
+_ASSIGNMENT_GATES = tuple(literals(parts) if parts else None for parts in _ASSIGNMENT_NEEDS)
 
 # A bare answer: a few words at most, holding an exact token (see `bare_answer`).
 MAX_ANSWER_WORDS = 3
@@ -108,11 +142,12 @@ def may_hold_fact(text: str, lower: str) -> bool:
         text, lower = text[addressee.end():], lower[addressee.end():]
     if SHAPES.search(lower) is not None or CASED_SHAPES.search(text) is not None:
         return True
-    return not RULE_WORDS.isdisjoint(words_of(lower))
+    words = words_of(lower)
+    return not (RULE_WORDS.isdisjoint(words) and VALUE_NOUNS.isdisjoint(words))
 
 
 # Original-case shapes the lower-case gate cannot see: CamelCase (all-caps codes hold a digit).
-CASED_SHAPES = re.compile(r"[a-z0-9][A-Z]")
+CASED_SHAPES = re.compile(r"[a-z0-9][A-Z]|[A-Z]{4}")
 
 
 def exact_value(text: str) -> str | None:
@@ -127,36 +162,167 @@ def exact_value(text: str) -> str | None:
     return None
 
 
-def closes_statement(rest: str) -> bool:
-    """What follows a stated value ends the statement: nothing, punctuation, or one word ("... 4471 please").
+# A word with no shape of a value is still one by its position, right after "is/=/:/set to": a code of
+# capitals ("the code is YTHFKSA"), or any single word when the key names something whose value is
+# arbitrary ("the password is swordfish", "the door code is banana"). An ordinary word after "is" is not
+# ("the problem is mine", "the fix is simple", "the code is simple").
+_CODE_WORD = re.compile(r"[A-Z]{4,24}")
+_HAS_DIGIT = re.compile(r"\d")
+_PLAIN_WORD = re.compile(r"[^\W\d_]{3,32}")
 
-    "the LUN is stuck writing LBA=2940h" states a value; "w32codecs: win32 binary codecs" describes one.
+
+def _odd_token(word: str) -> bool:
+    """ "Tr0ub4dor&3", "8812#": a digit in a word the exact-token shape does not cover (links and standards
+    such as UTF-8 were turned down by shape, not for want of one)."""
+    if not 3 <= len(word) <= 64 or _HAS_DIGIT.search(word) is None or "://" in word:
+        return False
+    return EXACT_TOKEN.fullmatch(word) is None and word.casefold() not in COMMON_TOKENS
+
+
+def stated_value(text: str, key: str) -> str | None:
+    """The exact value at the value position of a statement about `key`: any exact token, or a word
+    that is one by position only (see `_CODE_WORD`, `VALUE_NOUNS`)."""
+    token = exact_value(text)
+    if token is not None:
+        return token
+    word = text.strip().rstrip(_TRAILING)
+    if _CODE_WORD.fullmatch(word) is not None or _odd_token(word):
+        return word
+    keys = key.casefold().split()
+    if not keys or keys[-1] not in VALUE_NOUNS or _PLAIN_WORD.fullmatch(word) is None:
+        return None
+    if word.casefold() in NOT_VALUES:
+        return None  # "the password is wrong", "the pin is required": a state, not a value
+    # "the code is simple", "the key is consistency": a bare "code" or "key" may be about anything; a
+    # password is always a value, and so is a "door code" or a "backup key".
+    return word if keys[-1] in SECRET_NOUNS or len(keys) >= 2 else None
+
+
+# Words that say how a value is rather than what it is (after "the password is ..."), in the ledger's languages.
+NOT_VALUES = frozenset(
+    "wrong incorrect invalid valid required needed expired missing empty blank correct right fine ok okay too "
+    "not very same different changed reset set there here gone broken weak strong long short secret private "
+    "public new old hidden visible mandatory optional unknown known obvious simple easy hard the a an my your "
+    "our their his her its this that what which fixed working ready done "
+    "falsch richtig ungültig abgelaufen leer neu alt faux correct invalide expiré vide nouveau ancien "
+    "incorrecto incorrecta correcto válido inválido vacío nuevo viejo неверный верный пустой новый старый".split()
+)
+
+
+MAX_TAIL_CHARS = 40
+
+
+def closes_statement(rest: str) -> bool:
+    """What follows a stated value ends the statement: nothing, one word ("... 4471 please"), or punctuation
+    and a short tail ("..., don't lose it").
+
+    "the LUN is stuck writing LBA=2940h" states a value; "w32codecs: win32 binary codecs" describes one, and
+    "Change merged: jenkins-bot; [mediawiki/core] (master) - https://..." is a log line, not a statement.
     """
     stripped = rest.strip()
-    return not stripped or stripped[0] in ",;.!)(—–-:。，；！" or len(stripped.split()) <= 1
+    if not stripped or len(stripped.split()) <= 1:
+        return True
+    return stripped[0] in ",;.!)(—–-:。，；！" and len(stripped) <= MAX_TAIL_CHARS
 
 
 def assignment(clause: str) -> tuple[str, str] | None:
     """(key, exact value) of a plain statement of a value ("the door code is 4471"), or None."""
-    if EXACT_TOKEN.search(clause) is None:
+    if EXACT_TOKEN.search(clause) is None and not _positional(clause):
         return None  # no value to state: skip the patterns
-    for pattern in ASSIGNMENTS:
+    lower = clause.lower()
+    for pattern, needs in zip(ASSIGNMENTS, _ASSIGNMENT_GATES, strict=True):
+        if needs is not None and needs.search(lower) is None:
+            continue
+        if pattern is _NO_VERB and not names_value(lower):
+            continue
         for match in pattern.finditer(clause):
-            value = exact_value(match.group("value"))
+            # With no verb, only a value-shaped token or a code of capitals is one ("login fails" is not).
+            value = stated_value(match.group("value"), match.group("key") if pattern is not _NO_VERB else "")
             after = match.start("value") + len(value) if value and match.end("value") == match.end() else match.end()
+            positional = value is not None and exact_value(value) is None and _CODE_WORD.fullmatch(value) is None
+            rest = clause[after:].strip()
+            # A plain word is a value only where the clause ends ("... is swordfish", not "... is too short").
+            if positional and rest and rest[0] not in _TRAILING + "—–-(":
+                continue
             if value is not None and closes_statement(clause[after:]):
                 return match.group("key"), value
     return None
 
 
-def bare_answer(text: str) -> str | None:
-    """The exact token of a short reply that is just a value ("4471", "it's QX-77-B"), or None."""
+_CAPS_WORD = re.compile(r"(?<![\w-])[A-Z]{4,24}(?![\w-])")
+
+
+def names_value(lower: str) -> bool:
+    """Whether lower-cased text holds a noun whose value is arbitrary (password, code, pin...)."""
+    return not VALUE_NOUNS.isdisjoint(words_of(lower))
+
+
+def _positional(clause: str) -> bool:
+    """Whether a clause without a value-shaped token may still state one by position (cheap test)."""
+    return _CAPS_WORD.search(clause) is not None or not VALUE_NOUNS.isdisjoint(words_of(clause.lower()))
+
+
+# A rule given as a rule: the clause opens with its rule word ("Never deploy on Fridays", "ann, don't push
+# to main", "bitte niemals ...", "不要..."), after an addressee or a "please". "you should get a better
+# adapter" or "it shouldn't require anything" advise or predict; they rank as mentions in a group.
+_RULE_OPENING = re.compile(
+    r"^(?:(?:please|pls|and|but|so|just|ok|okay|also|bitte|por favor|пожалуйста|s'il te plaît)[,]?\s+)*"
+    r"(?:never|always|don'?t|do not|mustn'?t|must not|avoid|make sure|ensure|stop using|no longer|under no|"
+    r"nie|niemals|immer|stets|keinesfalls|auf keinen fall|jamais|toujours|ne\b|n'|surtout|il faut|nunca|siempre|"
+    r"jamás|no\s+\w+(?:es|as)\b|evita|hay que|никогда|всегда|нельзя|обязательно|永远|不要|必须|务必|一定要|禁止|请勿|别)",
+    _I,
+)
+
+
+def opens_with_rule(text: str) -> bool:
+    """Whether a clause is worded as a rule: it opens with the rule word (see `_RULE_OPENING`)."""
+    addressee = _ADDRESSEE.match(text)
+    body = text[addressee.end():] if addressee is not None else text
+    return _RULE_OPENING.match(body.lstrip("-*• ")) is not None
+
+
+def bare_answer(text: str, question: str = "") -> str | None:
+    """The exact token of a short reply that is just a value ("4471", "it's QX-77-B"), or None.
+
+    By position, a capital-letter code is one too, and so is any word when the question asks for a
+    password, code, pin... ("what's the wifi password?" - "swordfish").
+    """
     body = text.strip()
     if not body or "\n" in body or body.endswith("?") or len(body.split()) > MAX_ANSWER_WORDS:
         return None
-    tokens = [exact_value(word) for word in body.split()]
+    nouns = [word for word in words_of(question.lower()) if word in VALUE_NOUNS] if question else []
+    key = nouns[0] if nouns and len(body.split()) == 1 else ""
+    tokens = [stated_value(word, key) for word in body.split()]
     found = [token for token in tokens if token is not None]
     return found[-1] if found else None
+
+
+# A question that asks for a value: a wh-word of the ledger's languages, or a noun whose value is arbitrary
+# ("anyone have the door code?"). "people do that?" or "can anybody use this app?" is answered by no value.
+_VALUE_QUESTION = re.compile(
+    r"\b(?:what|what's|whats|which|wat|was|welche[rsnm]?|wie|quel(?:le)?s?|qu'est|qué|que|cuál(?:es)?|cual|"
+    r"какой|какая|какое|какие|что|сколько)\b|什么|多少|哪",
+    _I,
+)
+
+
+# "what do you think?", "was meinst du?": asks for an opinion, whatever the reply looks like.
+_OPINION = re.compile(
+    r"\b(?:what|which)(?: do| did| would)? (?:you|u|y'all|people|others) (?:think|mean|say|suggest|recommend|prefer)"
+    r"|\bwas (?:meinst|denkst|haltet|hältst)|qu'en penses|qu'en pensez|qué (?:opinas|piensas)|что (?:думаешь|скажешь)",
+    _I,
+)
+
+
+def asks_value(text: str) -> bool:
+    """A question whose answer may be a bare value (see `_VALUE_QUESTION`)."""
+    if not is_question(text):
+        return False
+    lines = [line for line in text.splitlines() if line.strip()]
+    last = lines[-1].lower() if lines else ""
+    if _OPINION.search(last) is not None:
+        return False
+    return _VALUE_QUESTION.search(last) is not None or not VALUE_NOUNS.isdisjoint(words_of(last))
 
 
 def is_question(text: str) -> bool:

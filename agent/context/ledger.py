@@ -31,7 +31,7 @@ from agent.context._span import SpanMessage as SpanMessage
 from agent.context._span import read_span as read_span
 from agent.context._span import section_body as section_body
 from agent.context._span import turns_line as turns_line
-from agent.context._statements import is_question
+from agent.context._statements import asks_value, is_question, opens_with_rule
 from agent.context.sections import SectionDrops
 from agent.messages import Message
 from agent.tokens import TokenCounter, estimate_tokens
@@ -129,8 +129,14 @@ def _message_facts(item: SpanMessage, before: Sequence[SpanMessage]) -> tuple[Fa
     """The facts of one span message; a bare value right after someone's question is that question's answer."""
     facts = extract_facts(item.text, item.speaker)
     if item.speaker == "user" and not any(_is_exact_statement(f) or f.is_statement for f in facts):
-        for earlier in reversed(before[-ANSWER_LOOKBACK:]):
+        window = before[-ANSWER_LOOKBACK:]
+        for index in range(len(window) - 1, -1, -1):
+            earlier = window[index]
             if (earlier.name != item.name or earlier.speaker != item.speaker) and is_question(earlier.text):
+                if not asks_value(earlier.text):
+                    continue  # "what do you think?" in between: the value question may be just before
+                if any(_answers(m, earlier) for m in window[index + 1:]):
+                    break  # answered already ("96562", then "What about PING")
                 answer = answer_fact(item.text, earlier.text, earlier.name or earlier.speaker)
                 if answer is not None:
                     return (answer,)
@@ -142,7 +148,14 @@ def _message_facts(item: SpanMessage, before: Sequence[SpanMessage]) -> tuple[Fa
     return facts
 
 
-def _addressed(fact: Fact, names: frozenset[str]) -> Fact:
+def _answers(reply: SpanMessage, question: SpanMessage) -> bool:
+    """Whether `reply` is a bare-value answer to `question` by someone else."""
+    if reply.speaker != "user" or reply.name == question.name or is_question(reply.text):
+        return False
+    return answer_fact(reply.text, question.text, "") is not None
+
+
+def unaddressed(fact: Fact, names: frozenset[str]) -> Fact:
     """ "karllekko: req_123" addresses someone, it assigns nothing: the speaker's name is no key."""
     if "assignment" not in fact.kinds or not any(s[2:] in names for s in fact.subjects if s.startswith("k:")):
         return fact
@@ -158,6 +171,17 @@ def _only_names(fact: Fact, names: frozenset[str]) -> bool:
     return all(needle.casefold().rstrip(":,") in names for needle in fact.needles)
 
 
+def is_group(span: Span) -> bool:
+    """A span whose user lines come from several named speakers (a group chat), carried handoffs included."""
+    names = {item.name for item in span.items if isinstance(item, SpanMessage) and item.speaker == "user" and item.name}
+    if len(names) >= 2:
+        return True
+    return any(isinstance(item, Carried) and _NAMED_LINE.search(item.text) for item in span.items) and bool(names)
+
+
+_NAMED_LINE = re.compile(r"\[turn \d+, user:")
+
+
 def collect_entries(span: Span, words: VerbatimUserWords | None = None) -> list[LedgerEntry]:
     """Every candidate entry, chronological; a previous handoff contributes its ledger lines and the
     facts of the user messages it showed verbatim, by turn."""
@@ -166,7 +190,7 @@ def collect_entries(span: Span, words: VerbatimUserWords | None = None) -> list[
     before: list[SpanMessage] = []
     for item in span.items:
         if isinstance(item, SpanMessage):
-            facts = [_addressed(f, names) for f in _message_facts(item, before)]
+            facts = [unaddressed(f, names) for f in _message_facts(item, before)]
             raw.extend((item.turn, item.speaker, item.name, f) for f in facts if not _only_names(f, names))
             before.append(item)
             continue
@@ -260,7 +284,7 @@ class _Selection:
         freed = sum(self.costs[order] for order in contained)
         if self.used - freed + cost > self.budget:
             return "over_budget"
-        minor = not _is_exact_statement(entry.fact)
+        minor = not _is_exact_statement(entry.fact) and not _worded_as_rule(entry.fact)
         if minor and self.minor_used - sum(self.costs[o] for o in contained if o in self.minor) + cost > self.minor_budget:
             return "over_budget"
         for order in contained:
@@ -281,10 +305,13 @@ class _Selection:
         return "kept"
 
 
-# Statements of an exact value, answers and names may use the whole budget; every other line (constraints,
-# decisions, mentions of values) may use this part of it. A smaller share trims a busy group's ledger, but
-# costs the coding sessions planted constraints and ids (bench/retention.py): all of it for now.
+# Statements of an exact value, answers, names, user decisions and rules worded as rules ("Never deploy on
+# Fridays") may use the whole budget; every other line (mentions of values, ids and paths, advice such as
+# "you should...") may use this part of it. One person's session keeps them all (its few user messages are
+# the task: the ids in it matter); a group chat with several speakers pastes paths, numbers and "should"s
+# all day (bench/retention.py --group: most such lines of real IRC logs are chatter).
 MINOR_SHARE = 1.0
+GROUP_MINOR_SHARE = 0.05
 # Texts hold fewer tokens than chars / this (about 4 in prose): a cheap bound that skips exact counts.
 MIN_CHARS_PER_TOKEN_BOUND = 10
 EXACT_KINDS = frozenset({"assignment", "answer", "name"})
@@ -292,6 +319,18 @@ EXACT_KINDS = frozenset({"assignment", "answer", "name"})
 
 def _is_exact_statement(fact: Fact) -> bool:
     return bool(EXACT_KINDS.intersection(fact.kinds))
+
+
+def _worded_as_rule(fact: Fact) -> bool:
+    """A user decision, or a user constraint that opens with its rule word ("Never deploy on Fridays")."""
+    if fact.weight == USER_WEIGHTS["decision"] and "decision" in fact.kinds:
+        return True
+    return fact.weight == USER_WEIGHTS["constraint"] and "constraint" in fact.kinds and opens_with_rule(fact.text)
+
+
+def states_value(fact: Fact) -> bool:
+    """A fact that states an exact value, an answer or a name (not a rule, a decision or a passing mention)."""
+    return _is_exact_statement(fact)
 
 
 # The section never takes more than this share of what the compression removes (carried handoffs included):
@@ -303,7 +342,8 @@ DROP_POLICY = (
     "when the budget binds, the lowest rank goes first (assistant decisions, then mentions of ids, paths, "
     "links and values, then constraints and decisions, plain statements of a value and answers last), "
     "within a rank an unreferenced line (nothing said later repeats its value) before a referenced one, "
-    "oldest first"
+    "oldest first; in a group chat mentions and advice not worded as a rule (\"you should...\") may take "
+    "only a twentieth of the budget"
 )
 
 
@@ -383,7 +423,8 @@ class FactLedger:
         limit = span_budget(dropped, span, self.title, self.max_tokens, LEDGER_SPAN_SHARE, counter)
         budget = limit - counter.count_text(f"## {self.title}\n{first_line}\n")
         rank = _ranking(entries, span, budget)
-        selection = _Selection(budget=budget, counter=counter, minor_budget=int(self.max_tokens * MINOR_SHARE))
+        share = GROUP_MINOR_SHARE if is_group(span) else MINOR_SHARE
+        selection = _Selection(budget=budget, counter=counter, minor_budget=int(self.max_tokens * share))
         over: dict[int, LedgerEntry] = {}
         for entry in sorted(entries, key=rank, reverse=True):
             if budget <= 0 or selection.offer(entry) == "over_budget":

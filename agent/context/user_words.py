@@ -17,6 +17,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from agent.context._facts import extract_facts
 from agent.context._span import (
     DEFAULT_PROTECT_FIRST_N,
     Carried,
@@ -27,7 +28,7 @@ from agent.context._span import (
     turns_line,
 )
 from agent.context._span import USER_WORDS_TITLE as USER_WORDS_TITLE
-from agent.context.ledger import FactLedger, span_budget
+from agent.context.ledger import FactLedger, is_group, span_budget, states_value, unaddressed
 from agent.context.sections import HandoffSection
 from agent.messages import Message
 from agent.settings import CompressionSettings
@@ -50,6 +51,23 @@ _ENTRY_HEADER = re.compile(r"^\[turn (\d+), user(?::([^\]\n]{1,40}))?\]$")
 def _repeat_key(text: str) -> str:
     """Messages equal but for their numbers and spacing ("found 2 actions" / "found 5 actions") repeat each other."""
     return _WHITESPACE.sub(" ", _DIGITS.sub("#", text)).strip()
+
+
+def _states_a_value(text: str, names: frozenset[str]) -> bool:
+    """A group line that is mostly a statement of a value (its fact clause is at least half of it);
+    "jowi: 0 snd_hda_intel" addresses a speaker, it assigns nothing."""
+    facts = (unaddressed(f, names) for f in extract_facts(text, "user"))
+    return any(states_value(f) and len(f.text) * 2 >= len(text) for f in facts)
+
+
+def _newest_statements(messages: list[SpanMessage]) -> list[SpanMessage]:
+    """Drop a line all of whose subjects a newer line restates ("Change merged: a" then "Change merged: b")."""
+    subjects = [{s for f in extract_facts(m.text, "user") if states_value(f) for s in f.subjects} for m in messages]
+    latest: dict[str, int] = {}
+    for index, found in enumerate(subjects):
+        for subject in found:
+            latest[subject] = index
+    return [m for i, m in enumerate(messages) if not subjects[i] or any(latest[s] == i for s in subjects[i])]
 
 
 def handoff_sections(settings: CompressionSettings) -> tuple[HandoffSection, ...]:
@@ -161,6 +179,12 @@ class UserWords:
                 candidates.extend(replace(m, turn=m.turn + item.offset) for m in parse_user_words(item.text))
             elif item.speaker == "user":
                 candidates.append(item)
+        if is_group(span):
+            # A group's chit-chat is no user word worth keeping, nor a line that mentions a path or a number in
+            # passing, nor its "don't"s and "should"s: only lines that are mostly a statement of a value. The
+            # ledger keeps the clause of the rest (a long paste with one "x: 1" in it costs the whole paste here).
+            names = frozenset(m.name.casefold() for m in candidates if m.name)
+            candidates = _newest_statements([m for m in candidates if _states_a_value(m.text, names)])
         newest: dict[str, int] = {_repeat_key(m.text): index for index, m in enumerate(candidates)}
         unique = [m for index, m in enumerate(candidates) if newest[_repeat_key(m.text)] == index]
         repeats = len(candidates) - len(unique)

@@ -28,6 +28,7 @@ PLANTED = (
     ("bob", "we agreed on quika-vexro-93 for the meeting room"),
     ("cy", "der Wert für api quota ist 49284"),
     ("dee", "la valeur de canary slot est v2.3.4"),
+    ("ann", "the vpn code is YTHFKSA"),
 )
 QUESTION = ("ann", "what's the backup key again?")
 ANSWER = ("dee", "ZX-5521-K")
@@ -82,5 +83,5 @@ async def test_group_facts_from_several_speakers_survive_several_compressions(
     assert missing == []
     assert f"{ANSWER[1]} (answer to ann: {QUESTION[1]})" in sent
     # Each fact keeps its speaker; most of the chatter itself is gone from the request.
-    assert "user:bob] the door code is KZ-3388-A" in sent
+    assert any(f"user:bob]{gap}the door code is KZ-3388-A" in sent for gap in (" ", "\n> "))  # ledger or user words
     assert len(answering["messages"]) < len(script) // 3

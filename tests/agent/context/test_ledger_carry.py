@@ -150,10 +150,13 @@ def test_speakers_come_from_the_name_the_bracket_or_a_shared_prefix() -> None:
 
 
 def test_when_the_budget_binds_minor_lines_go_first_unreferenced_then_oldest() -> None:
-    """Mentions before statements of a value; among mentions the unreferenced oldest first; all reported."""
-    mentions = [user(f"ann: I saw /var/log/app-{i}.log fill up again") for i in range(8)]
-    statements = [user(f"bob: the shard key for region {i} is SK-{i}00-X") for i in range(4)]
-    later = [user("cy: /var/log/app-0.log is the one to watch")]
+    """Mentions before statements of a value; among mentions the unreferenced oldest first; all reported.
+
+    One person's chat: in a group, mentions have a smaller share of their own (tests/agent/context/test_ledger_group.py).
+    """
+    mentions = [user(f"I saw /var/log/app-{i}.log fill up again") for i in range(8)]
+    statements = [user(f"the shard key for region {i} is SK-{i}00-X") for i in range(4)]
+    later = [user("/var/log/app-0.log is the one to watch")]
     dropped = [*mentions, *statements, *later, assistant("ok " * 3000)]
     full = FactLedger().compute(dropped, None, COUNTER)
     assert not full.over_budget
