@@ -23,7 +23,6 @@ from gateway.coord.base import OutboundItem, Outbox
 log = structlog.get_logger(__name__)
 
 SEND_CLAIM_TTL = 30.0
-RESEND_CLAIM_TTL = 30.0
 MAX_RETRY_AFTER = 30.0
 TYPING_INTERVAL = 4.0
 STREAM_DRAFT_AFTER = 0.5  # a reply that comes quicker than this is sent whole, without a draft
@@ -69,14 +68,19 @@ class Delivery:
         adapters: by platform name.
         outbox: where replies are recorded before sending.
         owner: this process's id (outbox claims).
+        claim_ttl: seconds a claimed reply stays this sender's; a sender that dies leaves it to another after this.
     """
 
-    def __init__(self, *, adapters: Mapping[str, PlatformAdapter], outbox: Outbox, owner: str) -> None:
+    def __init__(
+        self, *, adapters: Mapping[str, PlatformAdapter], outbox: Outbox, owner: str, claim_ttl: float = SEND_CLAIM_TTL,
+    ) -> None:
         self._adapters = adapters
         self._outbox = outbox
         self._owner = owner
+        self._claim_ttl = claim_ttl
         self.throttle = EditThrottle()
         self._in_flight: set[str] = set()
+        self._not_ours: set[str] = set()  # recorded by another sender first (a shared outbox): never sent from here
 
     def _claimer(self, item_id: str) -> str:
         # One owner per item in this process: a retry here may re-claim, another process may not.
@@ -88,11 +92,15 @@ class Delivery:
     async def record(self, item: OutboundItem) -> str:
         """Record a reply (before anything is sent) and claim it for this sender."""
         item_id = await self._outbox.put(item)
-        await self._outbox.claim(item_id, owner=self._claimer(item_id), ttl=SEND_CLAIM_TTL)
+        if not await self._outbox.claim(item_id, owner=self._claimer(item_id), ttl=self._claim_ttl):
+            self._not_ours.add(item_id)  # its first recorder (or whoever took it over) sends it, once
         return item_id
 
     async def send_recorded(self, item_id: str, item: OutboundItem, *, draft: SentMessage | None = None) -> DeliveryResult:
         """Send a recorded reply; ack it when it went out."""
+        if item_id in self._not_ours:
+            self._not_ours.discard(item_id)
+            return DeliveryResult(False, item_id, "claimed by another sender")
         self._in_flight.add(item_id)
         try:
             reason = await self._send(item, draft=draft)
@@ -114,7 +122,7 @@ class Delivery:
             adapter = self._adapters.get(pending.item.platform)
             if adapter is None or pending.id in self._in_flight or not adapter.can_send:
                 continue  # another process (e.g. the token's poller) delivers it
-            if not await self._outbox.claim(pending.id, owner=self._claimer(pending.id), ttl=RESEND_CLAIM_TTL):
+            if not await self._outbox.claim(pending.id, owner=self._claimer(pending.id), ttl=self._claim_ttl):
                 continue
             self._in_flight.add(pending.id)
             try:
