@@ -376,7 +376,8 @@ class Gateway:
             if journal_entry is not None:
                 self.parts.journal.done(journal_entry)
             return
-        log.info("intake.accepted", platform=message.platform, verdict=decision.verdict)
+        log.info("intake.accepted", platform=message.platform, verdict=decision.verdict, message_id=message.message_id,
+                 resumed=resumed)
         self.parts.bus.publish(MessageAccepted(message.platform, decision.verdict))
         command = decision.trigger.command if decision.trigger else None
         refusal = admin_refusal(command, message, self.parts.policy) if command and self.parts.policy else None
