@@ -39,7 +39,7 @@ from gateway.intake.allowlist import REFUSAL_TEXT
 from gateway.intake.commands import HELP_TEXT, Command, StatusInfo, render_status
 from gateway.intake.deadletter import DeadLetterBox, Stage
 from gateway.intake.decide import Intake, IntakeDecision
-from gateway.intake.journals import MAX_TAKEOVERS, DuplicateDelivery, Journal, SharedJournal
+from gateway.intake.journals import MAX_TAKEOVERS, DuplicateDelivery, Journal, JournalBacklog, SharedJournal
 from gateway.intake.queueing import BusyMode, Job, SessionLanes
 from gateway.intake.routing import Route
 from gateway.ops.events import DeadLettered, EventBus, MessageAccepted, TaskDied
@@ -139,6 +139,7 @@ class Gateway:
         self._running = False
         self.decisions: dict[str, int] = {}
         self.store_health = StoreHealth()
+        self.journal_backlog: JournalBacklog | None = None  # the shared journal's, as of the last lease round
 
     # lifecycle ----------------------------------------------------------------
 
@@ -507,6 +508,7 @@ class Gateway:
             await asyncio.sleep(journal.lease_seconds / 3)  # a renewal timer
             try:
                 await asyncio.to_thread(journal.renew)
+                self.journal_backlog = await asyncio.to_thread(journal.backlog)
                 rounds += 1
                 if rounds % PRUNE_EVERY == 0:
                     await asyncio.to_thread(journal.prune)
