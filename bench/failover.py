@@ -27,13 +27,13 @@ from tests.postgres import fresh_database  # noqa: E402
 
 
 def _print(figures: Figures, args: argparse.Namespace) -> None:
-    print(f"replicas 3, chats {args.chats}, lease {args.lease:g} s, model latency {args.latency_low:g}-{args.latency_high:g} s")
+    print(f"replicas 3 (at most {args.max_down} down), chats {args.chats}, lease {args.lease:g} s, model latency {args.latency_low:g}-{args.latency_high:g} s")
     print(f"kills               {figures.kills} ({figures.kills_mid_turn} with the victim's turns unanswered)")
     print(f"messages            {figures.messages}")
     print(f"lost                {figures.lost}")
     print(f"answered twice      {figures.doubled}")
     print(f"stored twice        {figures.history_doubled} (missing from history: {figures.history_missing})")
-    print(f"webhook re-posts    {figures.retried_posts}")
+    print(f"webhook re-posts    {figures.retried_posts}; failed restarts {figures.failed_starts}")
     print(f"takeover latency    p50 {figures.percentile(0.50):.2f} s  p99 {figures.percentile(0.99):.2f} s"
           f"  (n={len(figures.takeover_seconds)}, kill -> answer)")
     print(f"wall time           {figures.seconds:.1f} s")
@@ -45,7 +45,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--kills", type=int, default=20)
     parser.add_argument("--chats", type=int, default=50)
-    parser.add_argument("--lease", type=float, default=2.0, help="gateway.lease_seconds of the replicas")
+    parser.add_argument("--lease", type=float, default=3.0, help="gateway.lease_seconds of the replicas")
+    parser.add_argument("--max-down", type=int, default=1, help="replicas down (killed, restarting) at once, at most")
     parser.add_argument("--kill-every", type=float, default=1.0, help="seconds between kill attempts")
     parser.add_argument("--latency-low", type=float, default=0.2)
     parser.add_argument("--latency-high", type=float, default=0.4)
@@ -58,7 +59,7 @@ def main() -> int:
         try:
             figures = asyncio.run(run_failover(
                 args.keep or Path(tmp), store_url=url, redis_url=args.redis, prefix=prefix, chats=args.chats, kills=args.kills,
-                kill_every=args.kill_every, lease=args.lease, latency=(args.latency_low, args.latency_high),
+                kill_every=args.kill_every, lease=args.lease, max_down=args.max_down, latency=(args.latency_low, args.latency_high),
             ))
         finally:
             client = redis.Redis.from_url(args.redis)

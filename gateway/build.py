@@ -32,13 +32,13 @@ from agent.model_retry import ChainEntry, ResilientModelClient, RetryPolicy
 from agent.model_windows import WINDOWS_FILE, FileWindowStore, ModelEndpoint, ModelWindows
 from agent.prompt import DEFAULT_BASE_PROMPT
 from agent.review import BackgroundReviewer
+from agent.store.postgres import PostgresSessionStore
 from agent.tokens import default_counter
 from agent.tools.base import Tool, ToolSource
 from agent.tools.mcp import McpHub
 from agent.tools.memory_tool import MemoryTool
 from agent.tools.session_search import SessionSearchTool
 from agent.tools.skills import SkillManageTool, SkillViewTool
-from agent.store.postgres import PostgresSessionStore
 from agent.transcription import OpenAITranscriber
 from gateway.app import Gateway, GatewayParts
 from gateway.chats.commands import ChatCommands
@@ -66,8 +66,8 @@ from gateway.sessions.agents import AgentFactory, AgentPool
 from gateway.sessions.media import MediaReader, MediaSettings
 from gateway.sessions.review import ReviewHooks
 from gateway.sessions.service import SessionService
-from gateway.shared import PostgresJournal, PostgresOutbox
 from gateway.sessions.turns import PostTurnHook, TurnRunner, TurnSettings
+from gateway.shared import PostgresJournal, PostgresOutbox
 from gateway.stores import Stores, build_stores
 
 log = structlog.get_logger(__name__)

@@ -51,12 +51,32 @@ _STATEMENTS = (
 )
 
 
+_NAMES = ("chorus_inbound", "chorus_inbound_live", "chorus_inbound_owner", "chorus_outbox", "chorus_outbox_pending")
+
+
+def _present(conn: Conn) -> bool:
+    row = conn.execute(
+        "SELECT count(*) AS n FROM pg_class WHERE relname = ANY(%s) AND relnamespace = current_schema()::regnamespace",
+        (list(_NAMES),),
+    ).fetchone()
+    return bool(row and row["n"] == len(_NAMES))
+
+
 def ensure_tables(connect: Connect) -> None:
-    """Create the tables once; replicas starting together wait on one advisory lock instead of racing."""
-    with connect() as conn, conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK_KEY,))
-        for statement in _STATEMENTS:
-            conn.execute(statement)
+    """Create the tables once; replicas starting together wait on one advisory lock instead of racing.
+
+    Checked first without DDL: `CREATE INDEX IF NOT EXISTS` locks its table even when the index exists,
+    and a replica starting while others write would deadlock with their transactions.
+    """
+    with connect() as conn:
+        if _present(conn):
+            return
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK_KEY,))
+            if _present(conn):
+                return
+            for statement in _STATEMENTS:
+                conn.execute(statement)
 
 
 def prune_finished(connect: Connect) -> int:

@@ -68,6 +68,7 @@ class Figures:
     history_doubled: int = 0  # user messages stored twice in the shared session history
     history_missing: int = 0
     retried_posts: int = 0
+    failed_starts: int = 0
     takeover_seconds: list[float] = field(default_factory=list)  # kill -> answer, for the victim's unanswered turns
     seconds: float = 0.0
     events: list[str] = field(default_factory=list)  # kills, restarts and every lost or doubled message, timed
@@ -229,16 +230,18 @@ class Load:
             await asyncio.sleep(RETRY_PAUSE)  # a retry pause, as a load balancer spaces its retries
 
 
-async def _kill_loop(replicas: list[Replica], load: Load, figures: Figures, kills: int, every: float) -> None:
-    """Kill a ready replica that has unanswered turns, `kills` times; each is started again at once."""
+async def _kill_loop(replicas: list[Replica], load: Load, figures: Figures, kills: int, every: float,
+                     max_down: int) -> None:
+    """Kill a ready replica that has unanswered turns, `kills` times, at most `max_down` down at once; each is
+    started again at once."""
     restarts: list[asyncio.Task[None]] = []
     while figures.kills < kills:
         await asyncio.sleep(every)  # the kill schedule
         busy = [r for r in replicas if r.ready and any(s.accepted_by == r.index and s.answered_at is None
                                                        for s in load.sent)]
-        others_ready = [r for r in replicas if r.ready]
-        if not busy or len(others_ready) < 2:
-            continue  # keep one replica serving while another restarts
+        down = sum(1 for r in replicas if not r.ready)
+        if not busy or down >= max_down:
+            continue  # at most `max_down` replicas down: the others serve while they restart
         victim = random.choice(busy)
         killed_at = time.monotonic()
         in_flight = [s for s in load.sent if s.accepted_by == victim.index and s.answered_at is None]
@@ -252,10 +255,18 @@ async def _kill_loop(replicas: list[Replica], load: Load, figures: Figures, kill
 
 
 async def _restart(replica: Replica, figures: Figures) -> None:
+    """Start the killed replica again (as a supervisor would, retrying a start that failed)."""
     assert replica.process is not None
     await replica.process.wait()
-    await replica.start()
-    figures.note(f"replica {replica.index} ready again")
+    for attempt in range(3):
+        try:
+            await replica.start()
+        except RuntimeError as exc:
+            figures.note(f"replica {replica.index} failed to start (attempt {attempt + 1}): {str(exc)[-300:]}")
+            figures.failed_starts += 1
+            continue
+        figures.note(f"replica {replica.index} ready again")
+        return
 
 
 async def _time_takeovers(in_flight: list[Sent], killed_at: float, figures: Figures) -> None:
@@ -310,7 +321,7 @@ def _count(telegram: FakeTelegram, load: Load, store_url: str, figures: Figures)
 
 async def run_failover(
     tmp: Path, *, store_url: str, redis_url: str, prefix: str, chats: int = 50, kills: int = 20,
-    kill_every: float = 1.0, lease: float = 2.0, latency: tuple[float, float] = (0.2, 0.4),
+    kill_every: float = 1.0, lease: float = 3.0, latency: tuple[float, float] = (0.2, 0.4), max_down: int = 1,
 ) -> Figures:
     """The whole run; returns the figures (the replicas are stopped, the fakes closed)."""
     figures = Figures()
@@ -328,7 +339,7 @@ async def run_failover(
             load = Load(replicas, telegram, chats, reply_timeout=max(60.0, lease * 10))
             async with aiohttp.ClientSession() as session:
                 generating = asyncio.create_task(load.run(session))
-                await _kill_loop(replicas, load, figures, kills, kill_every)
+                await _kill_loop(replicas, load, figures, kills, kill_every, max_down)
                 load.stopping = True
                 figures.note("kills done; the chats finish their last message")
                 await generating
