@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -318,7 +319,7 @@ class Gateway:
     async def _record(self, accepted: list[InboundMessage]) -> list[str | Exception]:
         """Journal entries for `accepted` (per message its entry or the error that kept it out)."""
         try:
-            if len(accepted) <= 1:
+            if len(accepted) <= 1 and not isinstance(self.parts.journal, SharedJournal):
                 return self.parts.journal.record_many(accepted)  # one file: no thread hop for a lone message
             writing = asyncio.ensure_future(asyncio.to_thread(self.parts.journal.record_many, accepted))
             try:
@@ -503,17 +504,20 @@ class Gateway:
         """Renew this replica's journal leases, three times per lease (apart from takeovers, so never delayed by them)."""
         journal = self.parts.journal
         assert isinstance(journal, SharedJournal)
-        rounds = 0
-        while True:
-            await asyncio.sleep(journal.lease_seconds / 3)  # a renewal timer
-            try:
-                await asyncio.to_thread(journal.renew)
-                self.journal_backlog = await asyncio.to_thread(journal.backlog)
-                rounds += 1
-                if rounds % PRUNE_EVERY == 0:
-                    await asyncio.to_thread(journal.prune)
-            except Exception as exc:  # noqa: BLE001 - retried on the next tick
-                log.warning("journal.renew_failed", error=type(exc).__name__)
+        loop = asyncio.get_running_loop()
+        # A thread of its own: behind a busy default executor a renewal could come after the lease ran out.
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="journal-lease") as leases:
+            rounds = 0
+            while True:
+                await asyncio.sleep(journal.lease_seconds / 3)  # a renewal timer
+                try:
+                    await loop.run_in_executor(leases, journal.renew)
+                    self.journal_backlog = await loop.run_in_executor(leases, journal.backlog)
+                    rounds += 1
+                    if rounds % PRUNE_EVERY == 0:
+                        await loop.run_in_executor(leases, journal.prune)
+                except Exception as exc:  # noqa: BLE001 - retried on the next tick
+                    log.warning("journal.renew_failed", error=type(exc).__name__)
 
     async def _takeover_loop(self) -> None:
         """Take over the journal entries of replicas that died (their leases ran out) and run them here."""

@@ -92,7 +92,15 @@ class Delivery:
     async def record(self, item: OutboundItem) -> str:
         """Record a reply (before anything is sent) and claim it for this sender."""
         item_id = await self._outbox.put(item)
-        if not await self._outbox.claim(item_id, owner=self._claimer(item_id), ttl=self._claim_ttl):
+        # Ours to send from now on: the resend loop must not pick it up as "pending" while the worker
+        # threads are slow to answer the claim below (it would send it a second time).
+        self._in_flight.add(item_id)
+        try:
+            claimed = await self._outbox.claim(item_id, owner=self._claimer(item_id), ttl=self._claim_ttl)
+        except BaseException:
+            self._in_flight.discard(item_id)  # cancelled or failed: the resend loop sends it
+            raise
+        if not claimed:
             self._not_ours.add(item_id)  # its first recorder (or whoever took it over) sends it, once
         return item_id
 
@@ -100,6 +108,7 @@ class Delivery:
         """Send a recorded reply; ack it when it went out."""
         if item_id in self._not_ours:
             self._not_ours.discard(item_id)
+            self._in_flight.discard(item_id)
             return DeliveryResult(False, item_id, "claimed by another sender")
         self._in_flight.add(item_id)
         try:
@@ -124,6 +133,8 @@ class Delivery:
                 continue  # another process (e.g. the token's poller) delivers it
             if not await self._outbox.claim(pending.id, owner=self._claimer(pending.id), ttl=self._claim_ttl):
                 continue
+            if pending.id in self._in_flight:
+                continue  # recorded here while the claim was on its way: its turn sends it
             self._in_flight.add(pending.id)
             try:
                 reason = await self._send(pending.item, draft=None)

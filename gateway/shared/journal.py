@@ -13,6 +13,7 @@ finished within a day) records nothing (`DuplicateDelivery`).
 from __future__ import annotations
 
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import psycopg
@@ -70,17 +71,19 @@ class PostgresJournal:
         self._connect = connect
         self.node = node
         self.lease_seconds = lease_seconds
-        self._opened = False
+        self._finisher: ThreadPoolExecutor | None = None
 
     def open(self) -> None:
         """Create the tables if this database has none yet (the session store must be open)."""
-        if not self._opened:
+        if self._finisher is None:
             ensure_tables(self._connect)
-            self._opened = True
+            self._finisher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="journal-done")
 
     def close(self) -> None:
-        """Nothing to release: unfinished rows stay, and another replica takes them over when their lease ends."""
-        self._opened = False
+        """Apply the `done`s still queued; unfinished rows stay for another replica to take over."""
+        finisher, self._finisher = self._finisher, None
+        if finisher is not None:
+            finisher.shutdown(wait=True)
 
     def record(self, message: InboundMessage) -> str:
         outcome = self.record_many([message])[0]
@@ -120,7 +123,17 @@ class PostgresJournal:
         return [o if not isinstance(o, str) or o in stored else DuplicateDelivery(rows[o][0]) for o in outcomes]
 
     def done(self, entry: str) -> None:
-        """Finish a row (kept a day as a tombstone, so a redelivery is recognised)."""
+        """Finish a row (kept a day as a tombstone, so a redelivery is recognised), off the caller's thread.
+
+        Callers are on the event loop; a lost `done` (the process dies first) only makes another
+        replica take the row over, where a reply already recorded finished it anyway.
+        """
+        if self._finisher is None:
+            self._finish(entry)
+        else:
+            self._finisher.submit(self._finish, entry)
+
+    def _finish(self, entry: str) -> None:
         try:
             with self._connect() as conn:
                 conn.execute(

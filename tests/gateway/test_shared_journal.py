@@ -91,6 +91,7 @@ def test_a_redelivery_records_nothing_on_any_replica(store: PostgresSessionStore
     assert isinstance(outcomes[0], DuplicateDelivery) and isinstance(outcomes[2], DuplicateDelivery)
     assert isinstance(outcomes[1], str)
     one.done(entry)
+    one.close()  # applies the queued `done`
     assert two.known("telegram:4") and not two.known("telegram:6")
     with pytest.raises(DuplicateDelivery, match="telegram:4"):
         two.record(_message(4))
