@@ -345,6 +345,10 @@ async def run_failover(
                 await generating
             await _settle(store_url, load, timeout=max(60.0, lease * 10))
             figures.note("settled")
+            if any(s.answered_at is None for s in load.sent):
+                for replica in replicas:  # each writes its tasks' stacks to its replica.log
+                    if replica.process is not None and replica.process.returncode is None:
+                        replica.process.send_signal(signal.SIGUSR1)
             _count(telegram, load, store_url, figures)
             figures.retried_posts = load.retried
         finally:
