@@ -87,12 +87,18 @@ class Held:
 
     async def _renew_forever(self, lease: LockLease) -> None:
         interval = self._ttl / RENEWALS_PER_TTL
+        me = asyncio.current_task()
         while True:
             await asyncio.sleep(interval)  # a timer, not synchronisation
             try:
                 kept = await self._lock.renew(lease, ttl=self._ttl)
             except CoordUnavailable:
                 kept = False
+            if me is not None and me.cancelling():
+                # The exit cancelled us during the renewal, and a socket timeout firing at the same moment
+                # turned that cancellation into a timeout (Python 3.11's asyncio.timeout): stop anyway, or
+                # the exit would wait for this loop forever with the session lock held.
+                raise asyncio.CancelledError
             if not kept:
                 log.warning("coord.lock_lost", key=self._key)
                 self.lost_event.set()
