@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
 import structlog
 
@@ -36,6 +39,7 @@ SELECT id, item, attempts FROM chorus_outbox
 WHERE acked_at IS NULL AND created_at <= {NOW_SQL} - %s ORDER BY created_at LIMIT %s
 """
 PENDING_LIMIT = 500  # per resend round: the rest waits for the next
+T = TypeVar("T")
 
 
 class PostgresOutbox:
@@ -47,6 +51,12 @@ class PostgresOutbox:
 
     def __init__(self, connect: Connect) -> None:
         self._connect = connect
+        # A thread of its own: an `ack` queued behind a busy default executor widens the one window where a
+        # sender that dies has sent a reply but not acknowledged it (docs/design.md §2.5, window 5).
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="outbox")
+
+    async def _run(self, call: Callable[[], T]) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._worker, call)
 
     def _put(self, item: OutboundItem) -> str:
         item_id = uuid.uuid4().hex
@@ -61,14 +71,14 @@ class PostgresOutbox:
         return item_id
 
     async def put(self, item: OutboundItem) -> str:
-        return await asyncio.to_thread(self._put, item)
+        return await self._run(lambda: self._put(item))
 
     def _ack(self, item_id: str) -> None:
         with self._connect() as conn:
             conn.execute(f"UPDATE chorus_outbox SET acked_at = {NOW_SQL} WHERE id = %s AND acked_at IS NULL", (item_id,))
 
     async def ack(self, item_id: str) -> None:
-        await asyncio.to_thread(self._ack, item_id)
+        await self._run(lambda: self._ack(item_id))
 
     def _pending(self, older_than: float) -> list[PendingOutbound]:
         with self._connect() as conn:
@@ -84,7 +94,7 @@ class PostgresOutbox:
         return found
 
     async def pending(self, *, older_than: float = 0.0) -> list[PendingOutbound]:
-        return await asyncio.to_thread(self._pending, older_than)
+        return await asyncio.to_thread(self._pending, older_than)  # off the worker: it may be long
 
     def _claim(self, item_id: str, owner: str, ttl: float) -> bool:
         with self._connect() as conn:
@@ -92,7 +102,7 @@ class PostgresOutbox:
 
     async def claim(self, item_id: str, *, owner: str, ttl: float) -> bool:
         check_ttl(ttl, "Outbox.claim")
-        return await asyncio.to_thread(self._claim, item_id, owner, ttl)
+        return await self._run(lambda: self._claim(item_id, owner, ttl))
 
     def backlog(self) -> int:
         """Replies recorded and not yet acknowledged."""
