@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
 
 import structlog
 
@@ -39,7 +37,6 @@ SELECT id, item, attempts FROM chorus_outbox
 WHERE acked_at IS NULL AND created_at <= {NOW_SQL} - %s ORDER BY created_at LIMIT %s
 """
 PENDING_LIMIT = 500  # per resend round: the rest waits for the next
-T = TypeVar("T")
 
 
 class PostgresOutbox:
@@ -51,12 +48,10 @@ class PostgresOutbox:
 
     def __init__(self, connect: Connect) -> None:
         self._connect = connect
-        # A thread of its own: an `ack` queued behind a busy default executor widens the one window where a
-        # sender that dies has sent a reply but not acknowledged it (docs/design.md §2.5, window 5).
-        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="outbox")
+        # Acknowledgements on a thread of their own: one queued behind a busy default executor widens the one
+        # window where a sender that dies has sent a reply but not acknowledged it (docs/design.md §2.5, window 5).
+        self._acks = ThreadPoolExecutor(max_workers=1, thread_name_prefix="outbox-ack")
 
-    async def _run(self, call: Callable[[], T]) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self._worker, call)
 
     def _put(self, item: OutboundItem) -> str:
         item_id = uuid.uuid4().hex
@@ -71,14 +66,14 @@ class PostgresOutbox:
         return item_id
 
     async def put(self, item: OutboundItem) -> str:
-        return await self._run(lambda: self._put(item))
+        return await asyncio.to_thread(self._put, item)
 
     def _ack(self, item_id: str) -> None:
         with self._connect() as conn:
             conn.execute(f"UPDATE chorus_outbox SET acked_at = {NOW_SQL} WHERE id = %s AND acked_at IS NULL", (item_id,))
 
     async def ack(self, item_id: str) -> None:
-        await self._run(lambda: self._ack(item_id))
+        await asyncio.get_running_loop().run_in_executor(self._acks, self._ack, item_id)
 
     def _pending(self, older_than: float) -> list[PendingOutbound]:
         with self._connect() as conn:
@@ -94,7 +89,7 @@ class PostgresOutbox:
         return found
 
     async def pending(self, *, older_than: float = 0.0) -> list[PendingOutbound]:
-        return await asyncio.to_thread(self._pending, older_than)  # off the worker: it may be long
+        return await asyncio.to_thread(self._pending, older_than)
 
     def _claim(self, item_id: str, owner: str, ttl: float) -> bool:
         with self._connect() as conn:
@@ -102,7 +97,7 @@ class PostgresOutbox:
 
     async def claim(self, item_id: str, *, owner: str, ttl: float) -> bool:
         check_ttl(ttl, "Outbox.claim")
-        return await self._run(lambda: self._claim(item_id, owner, ttl))
+        return await asyncio.to_thread(self._claim, item_id, owner, ttl)
 
     def backlog(self) -> int:
         """Replies recorded and not yet acknowledged."""
