@@ -31,12 +31,13 @@ import yaml
 
 from adapters.telegram import SECRET_HEADER
 from tests.fakes.openai_server import FakeOpenAI, Reply, echo_responder
-from tests.fakes.telegram_api import FakeTelegram, message, private_chat, user
+from tests.fakes.telegram_api import Call, FakeTelegram, message, private_chat, user
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "123456:failover-token"
 SECRET = "failover-secret"
 START_TIMEOUT = 90.0
+ACK_WINDOW = 1.0  # seconds from a reply's send to its sender's death that count as "died before acknowledging"
 POST_TIMEOUT = 15.0  # longer than the adapter's receipt wait, so a live replica's 503 comes back first
 RETRY_PAUSE = 0.05
 
@@ -69,6 +70,8 @@ class Figures:
     history_missing: int = 0
     retried_posts: int = 0
     failed_starts: int = 0
+    doubled_unexplained: int = 0  # answered twice, the first copy not sent by a replica killed right after
+    kill_log: list[tuple[float, int]] = field(default_factory=list)  # (monotonic time, replica index)
     takeover_seconds: list[float] = field(default_factory=list)  # kill -> answer, for the victim's unanswered turns
     seconds: float = 0.0
     events: list[str] = field(default_factory=list)  # kills, restarts and every lost or doubled message, timed
@@ -246,6 +249,7 @@ async def _kill_loop(replicas: list[Replica], load: Load, figures: Figures, kill
         killed_at = time.monotonic()
         in_flight = [s for s in load.sent if s.accepted_by == victim.index and s.answered_at is None]
         victim.kill()
+        figures.kill_log.append((time.monotonic(), victim.index))
         figures.kills += 1
         figures.kills_mid_turn += 1 if in_flight else 0
         figures.note(f"killed replica {victim.index} with {len(in_flight)} turns unanswered")
@@ -304,6 +308,16 @@ async def _settle(store_url: str, load: Load, timeout: float) -> None:
         await asyncio.sleep(0.2)  # polling a condition with a deadline
 
 
+def _sent_before_its_death(calls: list[Call], figures: Figures) -> bool:
+    """Whether the first copy went out from a replica killed within `ACK_WINDOW` after sending it.
+
+    That is the one double the design leaves (docs/design.md §2.5, window 5): the platform accepted the reply,
+    the sender died before acknowledging it, and the replica taking over sent it again.
+    """
+    first = min(calls, key=lambda call: call.at)
+    return any(index == int(first.via[1:] or -1) and 0 <= at - first.at <= ACK_WINDOW for at, index in figures.kill_log)
+
+
 def _count(telegram: FakeTelegram, load: Load, store_url: str, figures: Figures) -> None:
     history = _history_counts(store_url)
     for sent in load.sent:
@@ -311,12 +325,18 @@ def _count(telegram: FakeTelegram, load: Load, store_url: str, figures: Figures)
         figures.messages += 1
         figures.lost += answers == 0
         figures.doubled += answers > 1
+        if answers > 1:
+            calls = [call for call in telegram.calls if call.method in ("sendMessage", "editMessageText")
+                     and str(call.params.get("chat_id")) == str(sent.chat) and call.params.get("text") == f"echo: {sent.text}"]
+            figures.doubled_unexplained += not _sent_before_its_death(calls, figures)
         stored = history.get(sent.text, 0)
         figures.history_doubled += stored > 1
         figures.history_missing += stored == 0
         if answers != 1 or stored != 1:
+            senders = ", ".join(f"{call.via} {call.method} at {call.at - figures.t0:.2f}s" for call in telegram.calls
+                                if str(call.params.get("chat_id")) == str(sent.chat) and sent.text in str(call.params.get("text")))
             figures.note(f"{sent.text}: answered {answers}x, stored {stored}x, accepted by replica {sent.accepted_by} "
-                         f"at {sent.accepted_at - figures.t0:.2f}s")
+                         f"at {sent.accepted_at - figures.t0:.2f}s; sent: {senders}")
 
 
 async def run_failover(
@@ -327,10 +347,9 @@ async def run_failover(
     figures = Figures()
     started = figures.t0
     async with FakeOpenAI(slow_echo(*latency)) as model, FakeTelegram(token=TOKEN) as telegram:
-        telegram_url = f"http://127.0.0.1:{telegram.port}/bot"
-        replicas = [
-            replica_config(tmp, i, model_url=model.base_url, telegram_url=telegram_url, store_url=store_url,
-                           redis_url=redis_url, prefix=prefix, lease=lease)
+        replicas = [  # each replica calls the Bot API under its own path prefix: the fake knows who sent what
+            replica_config(tmp, i, model_url=model.base_url, telegram_url=f"http://127.0.0.1:{telegram.port}/r{i}/bot",
+                           store_url=store_url, redis_url=redis_url, prefix=prefix, lease=lease)
             for i in range(3)
         ]
         try:
