@@ -33,6 +33,7 @@ def _reset_logging() -> Iterator[None]:
     structlog.reset_defaults()
 
 
+@pytest.mark.timeout(300)  # 20 restarts of `chorus run`: about 30 s on an idle 2-core machine, 2 min when loaded
 async def test_sigkill_during_turns_loses_and_doubles_nothing(
     tmp_path: Path, database: str, redis_url: str, redis_prefix: str,
 ) -> None:
