@@ -113,12 +113,12 @@ class Delivery:
         self._in_flight.add(item_id)
         try:
             reason = await self._send(item, draft=draft)
+            if reason:
+                log.warning("delivery.pending", reason=reason, item_id=item_id)
+                return DeliveryResult(False, item_id, reason)
+            await self._outbox.ack(item_id)  # still in flight until acknowledged: the resend loop keeps off it
         finally:
             self._in_flight.discard(item_id)
-        if reason:
-            log.warning("delivery.pending", reason=reason, item_id=item_id)
-            return DeliveryResult(False, item_id, reason)
-        await self._outbox.ack(item_id)
         return DeliveryResult(True, item_id, "sent")
 
     async def deliver(self, item: OutboundItem, *, draft: SentMessage | None = None) -> DeliveryResult:
@@ -138,14 +138,14 @@ class Delivery:
             self._in_flight.add(pending.id)
             try:
                 reason = await self._send(pending.item, draft=None)
+                too_old = time.time() - pending.item.created_at > GIVE_UP_AFTER_SECONDS
+                if not reason or pending.attempts >= GIVE_UP_ATTEMPTS or too_old:
+                    if reason:
+                        log.error("delivery.given_up", item_id=pending.id, attempts=pending.attempts, reason=reason)
+                    await self._outbox.ack(pending.id)
+                    sent += 0 if reason else 1
             finally:
                 self._in_flight.discard(pending.id)
-            too_old = time.time() - pending.item.created_at > GIVE_UP_AFTER_SECONDS
-            if not reason or pending.attempts >= GIVE_UP_ATTEMPTS or too_old:
-                if reason:
-                    log.error("delivery.given_up", item_id=pending.id, attempts=pending.attempts, reason=reason)
-                await self._outbox.ack(pending.id)
-                sent += 0 if reason else 1
         return sent
 
     async def _send(self, item: OutboundItem, *, draft: SentMessage | None) -> str:
