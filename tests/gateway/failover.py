@@ -6,7 +6,8 @@ OpenAI server answers `echo: <text>` after a short delay, so a kill lands while 
 one message at a time and the next once it was answered; a webhook POST that fails (the replica is dead) is
 sent again to the next replica, as a load balancer or Telegram itself would. A replica is SIGKILLed while it
 runs turns, then started again, `kills` times; the run ends when every message was answered and the shared
-journal and outbox are empty.
+journal and outbox are empty. Each replica calls the fake Bot API under its own path (`/r<i>/bot...`), so a
+message answered twice shows which replicas sent it and when, against the kill times.
 """
 from __future__ import annotations
 
