@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -21,6 +22,7 @@ import structlog
 
 from adapters.base import InboundMessage, PlatformAdapter
 from adapters.normalize import normalize_inbound
+from adapters.receipts import IntakeReceipts
 from agent.memory import NotesStore
 from agent.model_windows import ModelWindows
 from agent.store import SessionStore
@@ -38,7 +40,7 @@ from gateway.intake.allowlist import REFUSAL_TEXT
 from gateway.intake.commands import HELP_TEXT, Command, StatusInfo, render_status
 from gateway.intake.deadletter import DeadLetterBox, Stage
 from gateway.intake.decide import Intake, IntakeDecision
-from gateway.intake.journal import InboundJournal
+from gateway.intake.journals import MAX_TAKEOVERS, DuplicateDelivery, Journal, JournalBacklog, SharedJournal
 from gateway.intake.queueing import BusyMode, Job, SessionLanes
 from gateway.intake.routing import Route
 from gateway.ops.events import DeadLettered, EventBus, MessageAccepted, TaskDied
@@ -61,6 +63,8 @@ STORE_PING_TIMEOUT = 3.0
 QUEUED_TEXT = "queued: I'll answer this after the current reply ({n} ahead)"
 INTERRUPTED_TEXT = "stopping the previous reply to answer this one"
 CONSUME_BATCH = 256
+TAKEOVER_BATCH = 64  # entries of dead replicas taken over per round (the rest wait a round)
+PRUNE_EVERY = 600  # lease rounds between prunes of finished shared-journal rows
 NEW_TEXT = "Started a new conversation. My notes about this chat are kept; /memory shows them."
 
 
@@ -100,7 +104,7 @@ class GatewayParts:
     runner: TurnRunner
     delivery: Delivery
     intake: Intake
-    journal: InboundJournal
+    journal: Journal
     outbox: Outbox
     busy_mode: BusyMode = "queue"
     shutdown_grace: float = 10.0
@@ -136,6 +140,7 @@ class Gateway:
         self._running = False
         self.decisions: dict[str, int] = {}
         self.store_health = StoreHealth()
+        self.journal_backlog: JournalBacklog | None = None  # the shared journal's, as of the last lease round
 
     # lifecycle ----------------------------------------------------------------
 
@@ -160,6 +165,8 @@ class Gateway:
             await resource.start()
             self._started_resources.append(resource)
         for name, adapter in parts.adapters.items():
+            if isinstance(adapter, IntakeReceipts):
+                adapter.expect_receipts()
             await adapter.start(self.queue)
             self._started_adapters.append(adapter)
             log.info("adapter.started", platform=name)
@@ -171,6 +178,9 @@ class Gateway:
         self.supervisor.start("gateway-resend", self._resend_loop)
         self.supervisor.start("gateway-index", self._index_loop)
         self.supervisor.start("gateway-store-watch", self._store_watch)
+        if isinstance(parts.journal, SharedJournal):
+            self.supervisor.start("gateway-leases", self._lease_loop)
+            self.supervisor.start("gateway-takeover", self._takeover_loop)
 
     async def stop(self) -> None:
         """Stop intake, let turns finish within the grace period, persist the rest, close everything."""
@@ -267,6 +277,14 @@ class Gateway:
             await self._consume_batch(messages)
 
     async def _consume_batch(self, messages: list[InboundMessage]) -> None:
+        batch = list(messages)
+        await self._decide_and_dispatch(messages)
+        for message in batch:  # recorded (or not needing it): a waiting webhook may answer now
+            adapter = self.parts.adapters.get(message.platform)
+            if isinstance(adapter, IntakeReceipts):
+                adapter.received(message)
+
+    async def _decide_and_dispatch(self, messages: list[InboundMessage]) -> None:
         decisions: list[IntakeDecision] = []
         try:
             while messages:
@@ -286,6 +304,9 @@ class Gateway:
         found = iter(entries)
         for decision in decisions:
             entry = next(found) if decision.lane_job is not None else None
+            if isinstance(entry, DuplicateDelivery):
+                log.info("intake.dropped", verdict="duplicate", reason="recorded by a replica already")
+                continue
             if isinstance(entry, Exception):
                 self._quarantine(decision.message, stage="journal", error=entry)
                 continue
@@ -299,7 +320,7 @@ class Gateway:
     async def _record(self, accepted: list[InboundMessage]) -> list[str | Exception]:
         """Journal entries for `accepted` (per message its entry or the error that kept it out)."""
         try:
-            if len(accepted) <= 1:
+            if len(accepted) <= 1 and not isinstance(self.parts.journal, SharedJournal):
                 return self.parts.journal.record_many(accepted)  # one file: no thread hop for a lone message
             writing = asyncio.ensure_future(asyncio.to_thread(self.parts.journal.record_many, accepted))
             try:
@@ -313,9 +334,10 @@ class Gateway:
             return [exc for _ in accepted]
 
     async def _replay(self, entry: str, message: InboundMessage) -> None:
-        """Re-run a journaled message at start; one that fails again is quarantined, never replayed forever."""
+        """Re-run a journaled message (at start, or taken over); one that fails again is quarantined, never replayed forever."""
         try:
-            await self._dispatch(await self.parts.intake.decide(message, replay=True), journal_entry=entry)
+            decision = await self.parts.intake.decide(message, replay=True)
+            await self._dispatch(decision, journal_entry=entry, resumed=True)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - one bad entry must not stop the start
@@ -347,7 +369,7 @@ class Gateway:
             except Exception as exc:  # noqa: BLE001 - stopping goes on; the message is kept as a dead letter
                 self._quarantine(message, stage="journal", error=exc)
 
-    async def _dispatch(self, decision: IntakeDecision, *, journal_entry: str | None = None) -> None:
+    async def _dispatch(self, decision: IntakeDecision, *, journal_entry: str | None = None, resumed: bool = False) -> None:
         self.decisions[decision.verdict] = self.decisions.get(decision.verdict, 0) + 1
         message, where = decision.message, decision.route
         if decision.verdict in ("duplicate", "deny", "ignore") or where is None:
@@ -357,7 +379,8 @@ class Gateway:
             if journal_entry is not None:
                 self.parts.journal.done(journal_entry)
             return
-        log.info("intake.accepted", platform=message.platform, verdict=decision.verdict)
+        log.info("intake.accepted", platform=message.platform, verdict=decision.verdict, message_id=message.message_id,
+                 resumed=resumed)
         self.parts.bus.publish(MessageAccepted(message.platform, decision.verdict))
         command = decision.trigger.command if decision.trigger else None
         refusal = admin_refusal(command, message, self.parts.policy) if command and self.parts.policy else None
@@ -377,7 +400,7 @@ class Gateway:
             return
         entry = journal_entry or self.parts.journal.record(message)
         job = Job(kind=kind, message=message, route=where, command=command, journal_entry=entry,
-                  accepted_at=time.time())
+                  accepted_at=time.time(), resumed=resumed)
         result = self.lanes.submit(job)
         if kind == "turn" and result.interrupted is not None:
             self._forget(result.interrupted)
@@ -477,6 +500,44 @@ class Gateway:
             except Exception as exc:  # noqa: BLE001 - retried on the next tick
                 log.warning("delivery.resend_failed", error=type(exc).__name__)
             await asyncio.sleep(RESEND_INTERVAL)  # a retry timer
+
+    async def _lease_loop(self) -> None:
+        """Renew this replica's journal leases, three times per lease (apart from takeovers, so never delayed by them)."""
+        journal = self.parts.journal
+        assert isinstance(journal, SharedJournal)
+        loop = asyncio.get_running_loop()
+        # A thread of its own: behind a busy default executor a renewal could come after the lease ran out.
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="journal-lease") as leases:
+            rounds = 0
+            while True:
+                await asyncio.sleep(journal.lease_seconds / 3)  # a renewal timer
+                try:
+                    await loop.run_in_executor(leases, journal.renew)
+                    self.journal_backlog = await loop.run_in_executor(leases, journal.backlog)
+                    rounds += 1
+                    if rounds % PRUNE_EVERY == 0:
+                        await loop.run_in_executor(leases, journal.prune)
+                except Exception as exc:  # noqa: BLE001 - retried on the next tick
+                    log.warning("journal.renew_failed", error=type(exc).__name__)
+
+    async def _takeover_loop(self) -> None:
+        """Take over the journal entries of replicas that died (their leases ran out) and run them here."""
+        journal = self.parts.journal
+        assert isinstance(journal, SharedJournal)
+        while True:
+            await asyncio.sleep(journal.lease_seconds / 3)  # a polling timer: expiry is seen within a third of a lease
+            try:
+                taken = await asyncio.to_thread(journal.take_expired, limit=TAKEOVER_BATCH)
+            except Exception as exc:  # noqa: BLE001 - retried on the next tick
+                log.warning("journal.takeover_failed", error=type(exc).__name__)
+                continue
+            for item in taken:
+                message = normalize_inbound(item.message)
+                if item.takeovers > MAX_TAKEOVERS:
+                    error = RuntimeError(f"its replica died {item.takeovers} times while running it")
+                    self._quarantine(message, stage="dispatch", error=error, journal_entry=item.entry)
+                else:
+                    await self._replay(item.entry, message)
 
     async def _index_loop(self) -> None:
         while True:

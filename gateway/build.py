@@ -34,6 +34,7 @@ from agent.model_windows import ModelEndpoint, ModelWindows
 from agent.prompt import DEFAULT_BASE_PROMPT
 from agent.review import BackgroundReviewer
 from agent.store import is_postgres_url
+from agent.store.postgres import PostgresSessionStore
 from agent.tokens import default_counter
 from agent.tools.base import Tool, ToolSource
 from agent.tools.mcp import McpHub
@@ -57,6 +58,7 @@ from gateway.intake.commands import DESCRIPTIONS
 from gateway.intake.deadletter import DeadLetterBox
 from gateway.intake.decide import Intake, IntakeSettings
 from gateway.intake.journal import InboundJournal
+from gateway.intake.journals import Journal, JournalCheckedDeduplicator, SharedJournal
 from gateway.intake.poller import LeasedAdapter
 from gateway.intake.routing import Route
 from gateway.ops.events import EventBus
@@ -66,6 +68,7 @@ from gateway.sessions.review import ReviewHooks
 from gateway.sessions.service import SessionService
 from gateway.sessions.store_lock import StoreSessionLock
 from gateway.sessions.turns import PostTurnHook, TurnRunner, TurnSettings
+from gateway.shared import PostgresJournal, PostgresOutbox
 from gateway.stores import Stores, build_stores, window_store
 
 log = structlog.get_logger(__name__)
@@ -93,6 +96,21 @@ def build_coordinator(config: ChorusConfig, *, node: str) -> tuple[Coordinator, 
         return coord, coord.outbox
     coord = memory_coordinator(agent_cache_size=size, node=node)
     return coord, JournaledOutbox(coord.outbox, config.home_dir / "outbox.jsonl")
+
+
+def build_journal(
+    config: ChorusConfig, stores: Stores, outbox: Outbox, *, node: str
+) -> tuple[Journal, Outbox]:
+    """The inbound journal and the outbox: shared PostgreSQL rows when replicas share the store and Redis.
+
+    Replicas with separate homes (`store.url` postgresql and `redis.url` set) must see each other's
+    unfinished messages and unsent replies, to take them over when one dies; otherwise both stay per home.
+    """
+    if config.redis.url and isinstance(stores.sessions, PostgresSessionStore):
+        connect = stores.sessions.connection
+        journal = PostgresJournal(connect, node=node, lease_seconds=config.gateway.lease_seconds)
+        return journal, PostgresOutbox(connect)
+    return InboundJournal(config.home_dir / "inflight", node=node), outbox
 
 
 def model_windows(config: ChorusConfig) -> ModelWindows:
@@ -347,6 +365,7 @@ def build_gateway(
     node = node or f"{os.uname().nodename}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
     coord, outbox = coordinator or build_coordinator(config, node=node)
     stores = build_stores(config)
+    journal, outbox = build_journal(config, stores, outbox, node=node)
     store, notes = stores.sessions, stores.notes
     windows = windows or model_windows(config)
     client = model or build_model(config, windows)
@@ -375,15 +394,17 @@ def build_gateway(
         store=store, cache=coord.agent_cache, model=client, factory=factory, owner=node,
         home=stores.identity, capacity=config.gateway.agent_cache_size, bus=bus,
     )
-    delivery = Delivery(adapters=adapters, outbox=outbox, owner=node)
-    journal = InboundJournal(home / "inflight", node=node)
+    delivery = Delivery(adapters=adapters, outbox=outbox, owner=node, claim_ttl=config.gateway.lease_seconds)
     admins = admins_by_platform(config.platforms)
     hooks = None
     if post_turn is None and missing is None and notes_on:
         hooks = review_hooks(config, client, (memory_tool, skill_manage), notes, admins)
         post_turn = hooks.after_turn
 
-    sessions = SessionService(agents=agents, store=store, lock=coord.lock, in_place=config.compression.in_place)
+    sessions = SessionService(
+        agents=agents, store=store, lock=coord.lock, in_place=config.compression.in_place,
+        lock_ttl=config.gateway.lease_seconds,
+    )
     transcriber = build_transcriber(config)
     runner = TurnRunner(
         sessions=sessions, delivery=delivery, journal=journal,
@@ -395,8 +416,9 @@ def build_gateway(
         chats=chats,
     )
     gw = config.gateway
+    dedup = JournalCheckedDeduplicator(coord.dedup, journal) if isinstance(journal, SharedJournal) else coord.dedup
     intake = Intake(
-        dedup=coord.dedup, rules=access_rules(config), settings=intake_settings(config), policy=policy, pairing=pairing,
+        dedup=dedup, rules=access_rules(config), settings=intake_settings(config), policy=policy, pairing=pairing,
     )
 
     def notes_text(chat: str) -> str:
@@ -422,7 +444,8 @@ def build_gateway(
 
 
 __all__ = [
-    "MODEL_MISSING_TEXT", "build_adapters", "build_coordinator", "build_gateway", "build_model", "engine_factory",
+    "MODEL_MISSING_TEXT", "build_adapters", "build_coordinator", "build_gateway", "build_journal", "build_model",
+    "engine_factory",
     "model_windows",
 ]
 

@@ -40,6 +40,7 @@ from adapters.base import (
     SentMessage,
 )
 from adapters.decisions import Ignored
+from adapters.receipts import Receipts
 from adapters.telegram._calls import Caller, Redactor
 from adapters.telegram._inbound import PLATFORM, BotIdentity, to_inbound
 from adapters.telegram._media import AlbumBuffer, download
@@ -153,6 +154,7 @@ class TelegramAdapter:
         self._throttle = EditThrottle(interval=edit_interval, clock=clock, sleep=sleep)
         self._running: _Running | None = None
         self._transition = False
+        self._receipts = Receipts()
 
     def __repr__(self) -> str:
         return f"TelegramAdapter(mode={self._mode!r}, api={self._api_url!r}, running={self.running})"
@@ -302,20 +304,29 @@ class TelegramAdapter:
             if isinstance(item, Update):
                 await self._deliver(item, running)
 
-    async def _deliver(self, update: Update, running: _Running) -> None:
+    async def _deliver(self, update: Update, running: _Running) -> InboundMessage | None:
+        """Queue the update's message; returns it (None: ignored, unreadable, or held for its album)."""
         try:
             decision = to_inbound(update, running.identity, max_photo_bytes=self._max_attachment_bytes)
         except Exception as exc:  # noqa: BLE001 - one unreadable update must not stop the stream
             log.warning("telegram.update.unreadable", update_id=update.update_id, error=repr(exc))
-            return
+            return None
         if isinstance(decision, Ignored):
             log.debug("telegram.update.ignored", update_id=update.update_id, reason=decision.reason)
-            return
+            return None
         group = update.message.media_group_id if update.message is not None else None
         if group and running.albums is not None:
             running.albums.add(group, decision)  # an album's parts become one message
-            return
+            return None
         await running.inbound.put(decision)
+        return decision
+
+    def expect_receipts(self) -> None:
+        """Answer each webhook only once the gateway recorded its message (`adapters.receipts`)."""
+        self._receipts.expect()
+
+    def received(self, message: InboundMessage) -> None:
+        self._receipts.settle(message.dedup_key)
 
     async def _accept_webhook(self, payload: dict[str, Any]) -> int:
         running = self._running
@@ -326,7 +337,9 @@ class TelegramAdapter:
         except _MALFORMED as exc:
             log.warning("telegram.webhook.rejected", reason="malformed update", error=repr(exc))
             return 400
-        await self._deliver(update, running)
+        message = await self._deliver(update, running)
+        if message is not None and not await self._receipts.wait(message.dedup_key):
+            return 503  # not recorded in time: Telegram delivers it again (de-duplicated if it was recorded after all)
         return 200
 
     def _on_poll_error(self, exc: TelegramError) -> None:

@@ -228,6 +228,10 @@ class GatewayBackend:
         if errors > self._redis_errors_seen:
             metrics.redis_errors.inc(errors - self._redis_errors_seen)
             self._redis_errors_seen = errors
+        backlog = self._gateway.journal_backlog  # read by the lease loop: a scrape never queries the database
+        if backlog is not None:
+            metrics.journal_entries.labels(state="claimed").set(backlog.claimed)
+            metrics.journal_entries.labels(state="expired").set(backlog.expired)
         store = self._gateway.store_health
         metrics.store_ping_seconds.set(store.seconds)
         metrics.store_up.set(1 if store.ok else 0)

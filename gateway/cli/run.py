@@ -51,6 +51,7 @@ async def serve(config: ChorusConfig, *, config_path: Path | None = None) -> int
     from gateway.admin.token import announcement, resolve_admin_token
     from gateway.admin.wiring import Operations, serve_admin
     from gateway.build import build_gateway
+    from gateway.ops.tasks import dump_tasks
 
     warn_at_start(config)
     ops = Operations.create(config, path=config_path)
@@ -59,6 +60,7 @@ async def serve(config: ChorusConfig, *, config_path: Path | None = None) -> int
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
+    loop.add_signal_handler(signal.SIGUSR1, dump_tasks)  # where is each task waiting? (stderr)
     extra: list[web.RouteDef] = []
     for adapter in gateway.parts.adapters.values():
         extra.extend(adapter.routes())
@@ -88,7 +90,7 @@ async def serve(config: ChorusConfig, *, config_path: Path | None = None) -> int
         ops.detach()
         if admin is not None:
             await admin.cleanup()
-        for sig in (signal.SIGTERM, signal.SIGINT):
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGUSR1):
             loop.remove_signal_handler(sig)
     return 0
 

@@ -102,6 +102,11 @@ class Held:
             kept = await self._lock.renew(lease, ttl=self._ttl)
         except CoordUnavailable:
             kept = False
+        me = asyncio.current_task()
+        if me is not None and me.cancelling():
+            # The exit cancelled us during the renewal and a socket timeout firing at that moment turned the
+            # cancellation into an answer (Python 3.11's asyncio.timeout): schedule nothing after the exit.
+            return
         self._task = None
         if not kept:
             log.warning("coord.lock_lost", key=self._key)

@@ -23,7 +23,6 @@ from gateway.coord.base import OutboundItem, Outbox
 log = structlog.get_logger(__name__)
 
 SEND_CLAIM_TTL = 30.0
-RESEND_CLAIM_TTL = 30.0
 MAX_RETRY_AFTER = 30.0
 TYPING_INTERVAL = 4.0
 STREAM_DRAFT_AFTER = 0.5  # a reply that comes quicker than this is sent whole, without a draft
@@ -69,14 +68,19 @@ class Delivery:
         adapters: by platform name.
         outbox: where replies are recorded before sending.
         owner: this process's id (outbox claims).
+        claim_ttl: seconds a claimed reply stays this sender's; a sender that dies leaves it to another after this.
     """
 
-    def __init__(self, *, adapters: Mapping[str, PlatformAdapter], outbox: Outbox, owner: str) -> None:
+    def __init__(
+        self, *, adapters: Mapping[str, PlatformAdapter], outbox: Outbox, owner: str, claim_ttl: float = SEND_CLAIM_TTL,
+    ) -> None:
         self._adapters = adapters
         self._outbox = outbox
         self._owner = owner
+        self._claim_ttl = claim_ttl
         self.throttle = EditThrottle()
         self._in_flight: set[str] = set()
+        self._not_ours: set[str] = set()  # recorded by another sender first (a shared outbox): never sent from here
 
     def _claimer(self, item_id: str) -> str:
         # One owner per item in this process: a retry here may re-claim, another process may not.
@@ -88,20 +92,33 @@ class Delivery:
     async def record(self, item: OutboundItem) -> str:
         """Record a reply (before anything is sent) and claim it for this sender."""
         item_id = await self._outbox.put(item)
-        await self._outbox.claim(item_id, owner=self._claimer(item_id), ttl=SEND_CLAIM_TTL)
+        # Ours to send from now on: the resend loop must not pick it up as "pending" while the worker
+        # threads are slow to answer the claim below (it would send it a second time).
+        self._in_flight.add(item_id)
+        try:
+            claimed = await self._outbox.claim(item_id, owner=self._claimer(item_id), ttl=self._claim_ttl)
+        except BaseException:
+            self._in_flight.discard(item_id)  # cancelled or failed: the resend loop sends it
+            raise
+        if not claimed:
+            self._not_ours.add(item_id)  # its first recorder (or whoever took it over) sends it, once
         return item_id
 
     async def send_recorded(self, item_id: str, item: OutboundItem, *, draft: SentMessage | None = None) -> DeliveryResult:
         """Send a recorded reply; ack it when it went out."""
+        if item_id in self._not_ours:
+            self._not_ours.discard(item_id)
+            self._in_flight.discard(item_id)
+            return DeliveryResult(False, item_id, "claimed by another sender")
         self._in_flight.add(item_id)
         try:
             reason = await self._send(item, draft=draft)
+            if reason:
+                log.warning("delivery.pending", reason=reason, item_id=item_id)
+                return DeliveryResult(False, item_id, reason)
+            await self._outbox.ack(item_id)  # still in flight until acknowledged: the resend loop keeps off it
         finally:
             self._in_flight.discard(item_id)
-        if reason:
-            log.warning("delivery.pending", reason=reason, item_id=item_id)
-            return DeliveryResult(False, item_id, reason)
-        await self._outbox.ack(item_id)
         return DeliveryResult(True, item_id, "sent")
 
     async def deliver(self, item: OutboundItem, *, draft: SentMessage | None = None) -> DeliveryResult:
@@ -114,19 +131,21 @@ class Delivery:
             adapter = self._adapters.get(pending.item.platform)
             if adapter is None or pending.id in self._in_flight or not adapter.can_send:
                 continue  # another process (e.g. the token's poller) delivers it
-            if not await self._outbox.claim(pending.id, owner=self._claimer(pending.id), ttl=RESEND_CLAIM_TTL):
+            if not await self._outbox.claim(pending.id, owner=self._claimer(pending.id), ttl=self._claim_ttl):
                 continue
+            if pending.id in self._in_flight:
+                continue  # recorded here while the claim was on its way: its turn sends it
             self._in_flight.add(pending.id)
             try:
                 reason = await self._send(pending.item, draft=None)
+                too_old = time.time() - pending.item.created_at > GIVE_UP_AFTER_SECONDS
+                if not reason or pending.attempts >= GIVE_UP_ATTEMPTS or too_old:
+                    if reason:
+                        log.error("delivery.given_up", item_id=pending.id, attempts=pending.attempts, reason=reason)
+                    await self._outbox.ack(pending.id)
+                    sent += 0 if reason else 1
             finally:
                 self._in_flight.discard(pending.id)
-            too_old = time.time() - pending.item.created_at > GIVE_UP_AFTER_SECONDS
-            if not reason or pending.attempts >= GIVE_UP_ATTEMPTS or too_old:
-                if reason:
-                    log.error("delivery.given_up", item_id=pending.id, attempts=pending.attempts, reason=reason)
-                await self._outbox.ack(pending.id)
-                sent += 0 if reason else 1
         return sent
 
     async def _send(self, item: OutboundItem, *, draft: SentMessage | None) -> str:

@@ -34,6 +34,7 @@ class Job:
     command: Command | None = None
     journal_entry: str | None = None
     accepted_at: float = 0.0
+    resumed: bool = False  # re-run after its process died or stopped: its turn may be in the history already
 
 
 @dataclass(frozen=True, slots=True)

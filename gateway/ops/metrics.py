@@ -55,6 +55,10 @@ class Metrics:
                                         registry=r)
         self.store_errors = Counter("chorus_store_errors", "Session store pings that failed", registry=r)
         self.store_up = Gauge("chorus_store_up", "1 when the session store answered its last ping", registry=r)
+        self.journal_entries = Gauge(
+            "chorus_journal_entries", "Unfinished messages of the shared journal: leased by a live replica (claimed) "
+            "or past their lease, waiting to be taken over (expired)", ["state"], registry=r,
+        )
         self.deadletters = Counter(
             "chorus_deadletters", "Inbound messages quarantined as dead letters, by intake stage", ["stage"], registry=r
         )

@@ -41,19 +41,23 @@ class SessionService:
         store: the session store.
         lock: the cross-process session lock.
         in_place: after a compression, soft-archive the replaced turns (true) or rotate to a child session.
+        lock_ttl: seconds a session lock outlives a process that died holding it (`gateway.lease_seconds`).
     """
 
-    def __init__(self, *, agents: AgentPool, store: SessionStore, lock: SessionLock, in_place: bool) -> None:
+    def __init__(
+        self, *, agents: AgentPool, store: SessionStore, lock: SessionLock, in_place: bool, lock_ttl: float = LOCK_TTL,
+    ) -> None:
         self.agents = agents
         self._store = store
         self._lock = lock
+        self._lock_ttl = lock_ttl
         self._appends = AppendBatcher(store)
         self.in_place = in_place
 
     @asynccontextmanager
     async def session(self, route: Route, *, wait: float | None = LOCK_WAIT) -> AsyncIterator[HeldSession]:
         """Hold `route`'s lock (renewed while the block runs) and hand over its agent; raises `LockBusy`."""
-        async with hold(self._lock, route.key, ttl=LOCK_TTL, wait=wait) as held:
+        async with hold(self._lock, route.key, ttl=self._lock_ttl, wait=wait) as held:
             yield HeldSession(await self.agents.get(route), held)
 
     async def append(self, agent: SessionAgent, messages: Sequence[Message]) -> None:
@@ -85,7 +89,7 @@ class SessionService:
 
     async def reset(self, route: Route) -> bool:
         """`/new`: end the session; the next message starts a fresh one (notes are kept)."""
-        async with hold(self._lock, route.key, ttl=LOCK_TTL, wait=LOCK_WAIT):
+        async with hold(self._lock, route.key, ttl=self._lock_ttl, wait=LOCK_WAIT):
             return await self.agents.reset(route)
 
 

@@ -35,7 +35,7 @@ from gateway.coord.hold import LockBusy
 from gateway.delivery.notices import NoticeBoard
 from gateway.delivery.outbound import Delivery, StreamPreview, typing_while
 from gateway.delivery.tool_progress import ProgressMode, ToolProgress
-from gateway.intake.journal import InboundJournal
+from gateway.intake.journals import Journal
 from gateway.intake.queueing import Job
 from gateway.ops.events import EventBus, HygieneRan, TurnFailed, TurnFinished
 from gateway.ops.logs import bind_message_context
@@ -122,6 +122,22 @@ def user_line(job: Job) -> Message:
     return user(text)
 
 
+def stored_reply(history: list[Message], asked: Message) -> str | None:
+    """The reply already in `history` to `asked`, if the session's last user message is `asked` and was answered.
+
+    A resumed job (its process died between storing the turn and recording the reply) is answered
+    from the history instead of being run again, so the user's message is never stored twice.
+    """
+    for index in range(len(history) - 1, -1, -1):
+        if history[index].role == "user":
+            if history[index].content != asked.content:
+                return None
+            last = history[-1]
+            answered = index < len(history) - 1 and last.role == "assistant" and not last.tool_calls
+            return last.text if answered else None
+    return None
+
+
 class TurnRunner:
     """Executes jobs from the session lanes.
 
@@ -142,7 +158,7 @@ class TurnRunner:
         *,
         sessions: SessionService,
         delivery: Delivery,
-        journal: InboundJournal,
+        journal: Journal,
         settings: TurnSettings,
         post_turn: PostTurnHook | None = None,
         memory: MemoryManager | None = None,
@@ -303,6 +319,12 @@ class TurnRunner:
         if self.settings.model_missing_text is not None:
             await self._deliver(job, self.settings.model_missing_text)
             return None
+        if job.resumed and not retry and not job.message.attachments:
+            reply = stored_reply(agent.history, user_line(job))
+            if reply is not None:
+                log.info("turn.answered_from_history")
+                await self._deliver(job, reply)
+                return None
         if retry:
             failed = agent.state.marks.failed_message
             if failed is None:
@@ -413,6 +435,7 @@ class TurnRunner:
             text=text,
             session_key=job.route.key,
             reply_to=job.message.message_id if job.message.chat_type == "group" else None,
+            answers=job.journal_entry,
         )
         item_id = await self._delivery.record(item)
         # The reply is durable now: the inbound message need not be re-run after a restart.
@@ -435,6 +458,7 @@ class TurnRunner:
 
 
 __all__ = [
-    "FAILED_TEXT", "FinishedTurn", "PostTurnHook", "TurnRunner", "TurnSettings", "session_usage", "user_line",
+    "FAILED_TEXT", "FinishedTurn", "PostTurnHook", "TurnRunner", "TurnSettings", "session_usage", "stored_reply",
+    "user_line",
 ]
 

@@ -186,6 +186,7 @@ class Call:
     method: str
     params: dict[str, Any]
     at: float
+    via: str = ""  # the path prefix the client used (`/<via>/bot<token>/...`): tells several clients apart
 
 
 @dataclass
@@ -234,6 +235,7 @@ class FakeTelegram:
     async def __aenter__(self) -> FakeTelegram:
         app = web.Application()
         app.router.add_post("/bot{token}/{method}", self._handle)
+        app.router.add_post("/{via}/bot{token}/{method}", self._handle)
         app.router.add_get("/file/bot{token}/{path:.+}", self._download)
         # Cancel a handler when its client goes away, as a real server's long poll ends with the connection.
         self._runner, self.port = await serve_loopback(app, handler_cancellation=True)
@@ -294,7 +296,7 @@ class FakeTelegram:
         form = await request.post()
         params = {key: _decode(str(value)) for key, value in form.items()}
         async with self._changed:
-            self.calls.append(Call(method, params, time.monotonic()))
+            self.calls.append(Call(method, params, time.monotonic(), request.match_info.get("via", "")))
             self._changed.notify_all()
         if request.match_info["token"] != self.token:
             return _error(401, "Unauthorized")

@@ -11,6 +11,7 @@ import pytest
 from aiohttp import web
 
 from adapters.base import AdapterError, InboundMessage
+from adapters.receipts import Receipts
 from adapters.telegram import SECRET_HEADER, TelegramAdapter, WebhookOptions
 from tests.adapters.telegram.conftest import make_adapter, next_message
 from tests.fakes.telegram_api import FakeTelegram, group_chat, message, private_chat
@@ -132,3 +133,25 @@ async def test_busy_webhook_port_fails_start_and_leaves_it_restartable(
     await adapter.start(inbound)
     await adapter.stop()
     assert (running_after_failure, adapter.webhook_port) == (False, None)
+
+
+async def test_with_receipts_a_webhook_is_answered_only_once_the_message_is_recorded(
+    fake: FakeTelegram, served: tuple[TelegramAdapter, str], inbound: asyncio.Queue[InboundMessage]
+) -> None:
+    """`expect_receipts`: the 200 waits for `received` (a process dying before recording answers nothing)."""
+    adapter, url = served
+    adapter.expect_receipts()
+    posting = asyncio.ensure_future(_post(url, _update(fake, "record me first")))
+    got = await next_message(inbound)
+    done, _ = await asyncio.wait({posting}, timeout=0.3)  # bounded: shows the answer is held back
+    assert done == set()
+    adapter.received(got)
+    assert await posting == 200
+
+
+async def test_a_receipt_that_never_comes_times_out() -> None:
+    """Unsettled past the timeout: `wait` is False (the adapter answers 503, the platform delivers again)."""
+    receipts = Receipts(timeout=0.05)
+    assert await receipts.wait("telegram:1") is True  # inactive until expected
+    receipts.expect()
+    assert await receipts.wait("telegram:2") is False

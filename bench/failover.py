@@ -1,0 +1,74 @@
+"""Failover under SIGKILL: three `chorus run` replicas on PostgreSQL and Redis, one killed mid-turn again and again.
+
+Runs the same fault run as `tests/gateway/test_failover.py` and prints its figures: kills, messages, lost,
+answered twice, stored twice, and the takeover latency (from the kill to the answer of each turn the killed
+replica had not answered) at p50 / p99. Needs the PostgreSQL and Redis of `.ci/run` (a fresh database is
+created and dropped; Redis keys live under a unique prefix and are deleted after).
+
+    .venv/bin/python bench/failover.py --kills 20 --chats 50 --lease 2
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import redis  # noqa: E402
+
+from tests.gateway.failover import Figures, run_failover  # noqa: E402
+from tests.postgres import fresh_database  # noqa: E402
+
+
+def _print(figures: Figures, args: argparse.Namespace) -> None:
+    print(f"replicas 3 (at most {args.max_down} down), chats {args.chats}, lease {args.lease:g} s, model latency {args.latency_low:g}-{args.latency_high:g} s")
+    print(f"kills               {figures.kills} ({figures.kills_mid_turn} with the victim's turns unanswered)")
+    print(f"messages            {figures.messages}")
+    print(f"lost                {figures.lost}")
+    print(f"answered twice      {figures.doubled} ({figures.doubled - figures.doubled_unexplained} sent by a replica "
+          f"killed right after, before its acknowledgement; {figures.doubled_unexplained} otherwise)")
+    print(f"stored twice        {figures.history_doubled} (missing from history: {figures.history_missing})")
+    print(f"webhook re-posts    {figures.retried_posts}; failed restarts {figures.failed_starts}")
+    print(f"takeover latency    p50 {figures.percentile(0.50):.2f} s  p99 {figures.percentile(0.99):.2f} s"
+          f"  (n={len(figures.takeover_seconds)}, kill -> answer)")
+    print(f"wall time           {figures.seconds:.1f} s")
+    if args.verbose:
+        print("\n".join(figures.events))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--kills", type=int, default=20)
+    parser.add_argument("--chats", type=int, default=50)
+    parser.add_argument("--lease", type=float, default=3.0, help="gateway.lease_seconds of the replicas")
+    parser.add_argument("--max-down", type=int, default=1, help="replicas down (killed, restarting) at once, at most")
+    parser.add_argument("--kill-every", type=float, default=1.0, help="seconds between kill attempts")
+    parser.add_argument("--latency-low", type=float, default=0.2)
+    parser.add_argument("--latency-high", type=float, default=0.4)
+    parser.add_argument("--redis", default="redis://127.0.0.1:6379/0")
+    parser.add_argument("--verbose", action="store_true", help="print kills, restarts and each lost or doubled message")
+    parser.add_argument("--keep", type=Path, help="run the replicas' homes (and their logs) under this directory")
+    args = parser.parse_args()
+    prefix = f"chorus-failover-{uuid.uuid4().hex[:8]}"
+    with fresh_database("chorus_failover") as url, tempfile.TemporaryDirectory() as tmp:
+        try:
+            figures = asyncio.run(run_failover(
+                args.keep or Path(tmp), store_url=url, redis_url=args.redis, prefix=prefix, chats=args.chats, kills=args.kills,
+                kill_every=args.kill_every, lease=args.lease, max_down=args.max_down, latency=(args.latency_low, args.latency_high),
+            ))
+        finally:
+            client = redis.Redis.from_url(args.redis)
+            for key in client.scan_iter(f"{prefix}:*"):
+                client.delete(key)
+    _print(figures, args)
+    return 0 if figures.lost == figures.doubled_unexplained == figures.history_doubled == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
