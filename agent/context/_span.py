@@ -141,6 +141,12 @@ def _number(messages: Sequence[Message], start: int, shared: bool = False) -> tu
 _last_span: tuple[tuple[Message, ...], str | None, int, Span] | None = None
 
 
+def forget_span() -> None:
+    """Drop the remembered span (benches measure a cold read)."""
+    global _last_span
+    _last_span = None
+
+
 def read_span(
     dropped: Sequence[Message], previous_summary: str | None, *, protect_first_n: int = DEFAULT_PROTECT_FIRST_N
 ) -> Span:

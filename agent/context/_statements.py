@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from functools import lru_cache
 
 _I = re.IGNORECASE
+QUESTION_CACHE_SIZE = 4_096
 
 # One exact value: quoted text, a token holding a digit, a hyphenated/underscored/dotted name, an all-caps code.
 _ASCII_TOKEN = r"[A-Za-z0-9_.+/:@#-]"
@@ -353,6 +355,7 @@ _OPINION = re.compile(
 )
 
 
+@lru_cache(maxsize=QUESTION_CACHE_SIZE)  # each line is asked about by the next few answers of a span
 def asks_value(text: str) -> bool:
     """A question whose answer may be a bare value (see `_VALUE_QUESTION`)."""
     if not is_question(text):
