@@ -103,10 +103,13 @@ def _shared(messages: Sequence[Message], previous_summary: str | None) -> bool:
     return any(_NAMED_ENTRY.search(text) for text in handoffs)
 
 
+_NAME_NOISE = re.compile(r"[\]\[\n\r:]")
+
+
 def _clean_name(name: str | None) -> str | None:
     if not name:
         return None
-    cleaned = re.sub(r"[\]\[\n\r:]", "", name).strip()[:MAX_NAME_CHARS]
+    cleaned = _NAME_NOISE.sub("", name).strip()[:MAX_NAME_CHARS]
     return cleaned or None
 
 
