@@ -103,10 +103,13 @@ def _shared(messages: Sequence[Message], previous_summary: str | None) -> bool:
     return any(_NAMED_ENTRY.search(text) for text in handoffs)
 
 
+_NAME_NOISE = re.compile(r"[\]\[\n\r:]")
+
+
 def _clean_name(name: str | None) -> str | None:
     if not name:
         return None
-    cleaned = re.sub(r"[\]\[\n\r:]", "", name).strip()[:MAX_NAME_CHARS]
+    cleaned = _NAME_NOISE.sub("", name).strip()[:MAX_NAME_CHARS]
     return cleaned or None
 
 
@@ -136,7 +139,37 @@ def _number(messages: Sequence[Message], start: int, shared: bool = False) -> tu
     return numbered, turn
 
 
+# The last span read: the ledger and the user-words section both read the same span in one compression, so the
+# second asks for it by the same (frozen) message objects. Compared by identity, which costs no hashing of content.
+_last_span: tuple[tuple[Message, ...], str | None, int, Span] | None = None
+
+
+def forget_span() -> None:
+    """Drop the remembered span (benches measure a cold read)."""
+    global _last_span
+    _last_span = None
+
+
 def read_span(
+    dropped: Sequence[Message], previous_summary: str | None, *, protect_first_n: int = DEFAULT_PROTECT_FIRST_N
+) -> Span:
+    """`read_numbered`, remembered for the next call with the same messages (one compression builds it once)."""
+    global _last_span
+    last = _last_span
+    if (
+        last is not None
+        and last[2] == protect_first_n
+        and len(last[0]) == len(dropped)
+        and last[1] == previous_summary
+        and all(a is b for a, b in zip(last[0], dropped, strict=True))
+    ):
+        return last[3]
+    span = read_numbered(dropped, previous_summary, protect_first_n=protect_first_n)
+    _last_span = (tuple(dropped), previous_summary, protect_first_n, span)
+    return span
+
+
+def read_numbered(
     dropped: Sequence[Message], previous_summary: str | None, *, protect_first_n: int = DEFAULT_PROTECT_FIRST_N
 ) -> Span:
     """Put `dropped` in chronological order and number its user turns across compressions.
