@@ -37,7 +37,8 @@ class ReviewHooks:
             untrusted=turn_origin(turn.job.message, self._admins, turn.new_messages),
         )
         self._sessions[context.session_id] = (context, turn)
-        decision = self.reviewer.after_turn(context, list(turn.agent.history), new_messages=turn.new_messages)
+        # No copy here: `after_turn` returns at once and copies the history itself when it starts a review.
+        decision = self.reviewer.after_turn(context, turn.agent.history, new_messages=turn.new_messages)
         if decision.started:
             log.info("review.started", reason=decision.reason)
 
