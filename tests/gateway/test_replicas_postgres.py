@@ -6,37 +6,23 @@ other; search from either replica's configuration finds the same messages.
 """
 from __future__ import annotations
 
-import asyncio
 import json
-import os
-import signal
-import socket
-import sys
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import structlog
-import yaml
 
 from agent.store.postgres import PostgresSessionStore
 from gateway.cli import main
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.gateway.harness import chat
+from tests.gateway.replicas import free_port, replica, replica_config
 from tests.postgres import fresh_database
 
-ROOT = Path(__file__).resolve().parents[2]
-START_TIMEOUT = 90.0
 REPLY_TIMEOUT = 30.0
 NOTE = "Prefers metric units."
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture
@@ -52,60 +38,12 @@ def _reset_logging() -> Iterator[None]:
 
 
 def _config(tmp_path: Path, name: str, *, model_url: str, store_url: str, redis: dict[str, str]) -> tuple[Path, int]:
-    home, port = tmp_path / name / "home", _free_port()
-    config = {
-        "home": str(home),
-        "model": {"name": "fake-model", "base_url": model_url, "api_key": "sk-test-not-real"},
-        "platforms": {"web": {"enabled": True, "host": "127.0.0.1", "port": port}},
-        "admin": {"host": "127.0.0.1", "port": 0},
-        "gateway": {"shutdown_grace_seconds": 1},
-        "memory": {"nudge_interval": 0, "flush_min_turns": 0},
-        "store": {"url": store_url},
-        "redis": redis,
-        "logging": {"format": "json", "level": "info"},
-    }
-    path = tmp_path / name / "config.yaml"
-    path.parent.mkdir(parents=True)
-    path.write_text(yaml.safe_dump(config), encoding="utf-8")
-    return path, port
-
-
-@asynccontextmanager
-async def _replica(config: Path) -> AsyncIterator[asyncio.subprocess.Process]:
-    """`chorus run` until it logged `gateway.ready`; SIGTERM (and a clean exit) at the end."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "gateway.cli", "run", "--config", str(config),
-        cwd=ROOT, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    port = free_port()
+    path = replica_config(
+        tmp_path, name, model={"name": "fake-model", "base_url": model_url, "api_key": "sk-test-not-real"},
+        platforms={"web": {"enabled": True, "host": "127.0.0.1", "port": port}}, store={"url": store_url}, redis=redis,
     )
-    ready = asyncio.Event()
-    errors: list[str] = []
-
-    async def read() -> None:
-        assert process.stderr is not None
-        async for raw in process.stderr:
-            try:
-                line = json.loads(raw)
-            except ValueError:
-                errors.append(raw.decode(errors="replace"))
-                continue
-            if line.get("event") == "gateway.ready":
-                ready.set()
-
-    reader = asyncio.get_running_loop().create_task(read())
-    try:
-        waiter = asyncio.create_task(ready.wait())
-        await asyncio.wait({waiter, asyncio.create_task(process.wait())}, timeout=START_TIMEOUT,
-                           return_when=asyncio.FIRST_COMPLETED)
-        assert ready.is_set(), f"replica {config} did not start: {''.join(errors)[-2000:]}"
-        yield process
-        process.send_signal(signal.SIGTERM)
-        assert await asyncio.wait_for(process.wait(), 30) == 0
-    finally:
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
-        reader.cancel()
+    return path, port
 
 
 def _user_texts(request: dict[str, Any]) -> list[str]:
@@ -132,7 +70,7 @@ async def test_two_replicas_share_history_notes_and_search(
     (config_a, port_a), (config_b, port_b) = (
         _config(tmp_path, name, model_url=fake_openai.base_url, store_url=database, redis=redis) for name in "ab"
     )
-    async with _replica(config_a), _replica(config_b):
+    async with replica(config_a), replica(config_b):
         async with chat(port_a, "dm-1") as tab_a, chat(port_b, "dm-1") as tab_b:
             tabs = (tab_a, tab_b)
             replies = []
