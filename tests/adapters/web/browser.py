@@ -14,7 +14,7 @@ import aiohttp
 
 from tests.gateway.admin.dashboard_support import CHROMIUM
 
-WAIT = 30.0
+WAIT = 60.0
 
 
 def _free_port() -> int:
@@ -77,10 +77,11 @@ async def open_page(url: str, profile: Path) -> AsyncIterator[Page]:
 async def _page_target(http: aiohttp.ClientSession, port: int, url: str) -> str:
     while True:
         try:
-            async with http.get(f"http://127.0.0.1:{port}/json/list") as response:
+            # A short timeout per request: a browser still starting can accept the connection and not answer it.
+            async with http.get(f"http://127.0.0.1:{port}/json/list", timeout=aiohttp.ClientTimeout(total=3)) as response:
                 for target in await response.json():
                     if target.get("type") == "page" and target.get("url", "").startswith(url.split("?")[0]):
                         return str(target["webSocketDebuggerUrl"])
-        except aiohttp.ClientError:
-            pass  # not listening yet
+        except (aiohttp.ClientError, TimeoutError):
+            pass  # not listening (or not answering) yet
         await asyncio.sleep(0.1)  # polling for the browser to come up
