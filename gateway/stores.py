@@ -16,17 +16,12 @@ from dataclasses import dataclass
 from typing import Literal
 
 from agent.memory.notes import NotesStore
-from agent.memory.postgres import postgres_notes
 from agent.memory.scanner import scan_procedure
 from agent.model_windows import WINDOWS_FILE, FileWindowStore, WindowStore
-from agent.model_windows_postgres import PostgresWindowStore
 from agent.skills.library import SkillLibrary
-from agent.skills.postgres import PostgresSkills
 from agent.store import SessionStore, is_postgres_url, store_for
-from agent.store.postgres import PostgresSessionStore
 from gateway.chats.pairing import PAIRING_DB_NAME, PairingStore, SqlitePairingStore
-from gateway.chats.pairing_postgres import PostgresPairingStore
-from gateway.chats.store import CHATS_DB_NAME, ChatStore, PostgresChatStore, SqliteChatStore
+from gateway.chats.store import CHATS_DB_NAME, ChatStore, SqliteChatStore
 from gateway.config import ChorusConfig
 
 StoreMode = Literal["sqlite", "postgresql"]
@@ -54,11 +49,7 @@ def build_stores(config: ChorusConfig) -> Stores:
     """The session and notes stores `config` selects (unopened)."""
     home, url = config.home_dir, config.store.url
     if url is not None and is_postgres_url(url):
-        shared = PostgresSessionStore(url)
-        notes = NotesStore(home, config.memory, files=postgres_notes(shared))
-        skills = SkillLibrary(home / SKILLS_DIRNAME, scanner=scan_procedure, storage=PostgresSkills(shared))
-        chats, pairing = PostgresChatStore(shared), PostgresPairingStore(shared)
-        return Stores(shared, notes, skills, chats, pairing, "postgresql", shared.location)
+        return _postgres_stores(config, url)
     skills = SkillLibrary(home / SKILLS_DIRNAME, scanner=scan_procedure)
     return Stores(
         store_for(url, home), NotesStore(home, config.memory), skills, SqliteChatStore(home / CHATS_DB_NAME),
@@ -66,10 +57,28 @@ def build_stores(config: ChorusConfig) -> Stores:
     )
 
 
+def _postgres_stores(config: ChorusConfig, url: str) -> Stores:
+    # Imported here: a SQLite home (and every offline command on one) never loads the PostgreSQL driver.
+    from agent.memory.postgres import postgres_notes
+    from agent.skills.postgres import PostgresSkills
+    from agent.store.postgres import PostgresSessionStore
+    from gateway.chats.pairing_postgres import PostgresPairingStore
+    from gateway.chats.store.postgres import PostgresChatStore
+
+    home = config.home_dir
+    shared = PostgresSessionStore(url)
+    notes = NotesStore(home, config.memory, files=postgres_notes(shared))
+    skills = SkillLibrary(home / SKILLS_DIRNAME, scanner=scan_procedure, storage=PostgresSkills(shared))
+    chats, pairing = PostgresChatStore(shared), PostgresPairingStore(shared)
+    return Stores(shared, notes, skills, chats, pairing, "postgresql", shared.location)
+
+
 def window_store(config: ChorusConfig) -> WindowStore:
     """Where learned model windows live: the shared database, or `model_windows.json` under home."""
     url = config.store.url
     if url is not None and is_postgres_url(url):
+        from agent.model_windows_postgres import PostgresWindowStore  # here: see `_postgres_stores`
+
         return PostgresWindowStore(url)
     return FileWindowStore(config.home_dir / WINDOWS_FILE)
 

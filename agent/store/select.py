@@ -5,7 +5,6 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from agent.store._schema import StoreError
-from agent.store.postgres import PostgresSessionStore
 from agent.store.protocol import SessionStore
 from agent.store.store import SqliteSessionStore
 
@@ -28,4 +27,6 @@ def store_for(url: str | None, home: Path) -> SessionStore:
     if not is_postgres_url(url):
         scheme = urlsplit(url).scheme or "none"
         raise StoreError(f"store.url must be a postgresql://user@host:port/db URL (scheme {scheme!r} given), or null for SQLite")
+    from agent.store.postgres import PostgresSessionStore  # here: a SQLite home never loads the PostgreSQL driver
+
     return PostgresSessionStore(url)

@@ -10,7 +10,6 @@ import sys
 from typing import Any
 
 from gateway.config import load_config, resolve_config_path
-from gateway.doctor import run_checks
 from gateway.ops.logs import configure_logging
 
 
@@ -22,10 +21,11 @@ def register(subparsers: Any) -> None:
 
 
 async def handle(args: argparse.Namespace) -> int:
-
     config = load_config(args.config)  # a ConfigError exits 2 with the key and the fix
     # The checks report every failure themselves; log lines (MCP servers starting) stay off stdout.
     configure_logging(level="error", fmt=config.logging.format)
+    from gateway.doctor import run_checks  # here: the other commands never load every check's clients
+
     checks = await run_checks(config, path=resolve_config_path(args.config))
     for check in checks:
         if args.json:

@@ -43,13 +43,6 @@ class MigrationReport:
     searched: int
 
 
-def register(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    sub = actions.add_parser("migrate", help="copy the SQLite store under home into an empty PostgreSQL store")
-    sub.add_argument("--config", default=argparse.SUPPRESS, help="config file")
-    sub.add_argument("--to", required=True, metavar="URL", help="postgresql://user@host:port/db")
-    sub.set_defaults(handler=handle_migrate)
-
-
 def _all_sessions(store: SqliteSessionStore | PostgresSessionStore) -> list[StoredSession]:
     sessions: list[StoredSession] = []
     while page := store.list_sessions(limit=PAGE, offset=len(sessions)):

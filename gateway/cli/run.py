@@ -19,7 +19,6 @@ from typing import Any
 import structlog
 
 from gateway.config import ChorusConfig, load_config, resolve_config_path
-from gateway.doctor import SUMMARY_WINDOW_FIX, summary_window_problem
 from gateway.ops.logs import configure_logging
 
 log = structlog.get_logger(__name__)
@@ -34,6 +33,7 @@ def register(subparsers: Any) -> None:
 def warn_at_start(config: ChorusConfig) -> None:
     """The config problems that do not stop a start, logged as doctor reports them."""
     from gateway.build import MODEL_MISSING_TEXT
+    from gateway.doctor import SUMMARY_WINDOW_FIX, summary_window_problem
 
     if not config.model.name:
         log.warning("model.not_configured", fix=MODEL_MISSING_TEXT)

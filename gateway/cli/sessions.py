@@ -18,7 +18,6 @@ from typing import Any, TextIO
 from agent.messages import Message, messages_from_wire, messages_to_wire, tool_schema_from_wire
 from agent.session_files import SessionRecord, read_sessions, write_sessions
 from agent.store import STATE_DB_NAME, ImportedSession, SessionStore, StoredMessage, StoredSession, StoreError, store_for
-from gateway.cli import migrate
 from gateway.cli._chat import CHAT_HELP, scoped_chat
 from gateway.config import load_config
 from gateway.ops.logs import configure_logging
@@ -73,7 +72,16 @@ def register(subparsers: Any) -> None:
     compact = action("compact", "merge the search index into one segment (faster searches after many writes)")
     compact.set_defaults(handler=handle_compact)
 
-    migrate.register(actions)
+    sub = actions.add_parser("migrate", help="copy the SQLite store under home into an empty PostgreSQL store")
+    sub.add_argument("--config", default=argparse.SUPPRESS, help="config file")
+    sub.add_argument("--to", required=True, metavar="URL", help="postgresql://user@host:port/db")
+    sub.set_defaults(handler=handle_migrate)
+
+
+def handle_migrate(args: argparse.Namespace) -> int:
+    from gateway.cli.migrate import handle_migrate as migrate  # here: other commands never load the PostgreSQL driver
+
+    return migrate(args)
 
 
 def _open_store(args: argparse.Namespace, *, create: bool = False) -> SessionStore | None:

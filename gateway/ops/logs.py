@@ -14,7 +14,6 @@ from collections.abc import Mapping, MutableMapping
 from typing import Any, Literal
 
 import structlog
-from aiohttp.http_exceptions import HttpProcessingError
 from structlog.contextvars import bind_contextvars, clear_contextvars, merge_contextvars
 
 SECRET_KEY_PATTERN = re.compile(r"token|key|secret|password|authorization|cookie", re.IGNORECASE)
@@ -97,6 +96,10 @@ class BadRequestLine(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         error = record.exc_info[1] if record.exc_info else None
+        if error is None:
+            return True
+        from aiohttp.http_exceptions import HttpProcessingError  # here: offline commands never load aiohttp
+
         if not isinstance(error, HttpProcessingError):
             return True
         remote = record.args[0] if isinstance(record.args, tuple) and record.args else None

@@ -9,7 +9,10 @@ from pathlib import Path
 import pytest
 
 DATA = Path(__file__).resolve().parent.parent / "data"
-HEAVY = ("openai", "telegram", "discord", "slack_bolt", "slack_sdk", "gateway.admin", "gateway.build", "gateway.app")
+HEAVY = (
+    "openai", "telegram", "discord", "slack_bolt", "slack_sdk", "gateway.admin", "gateway.build", "gateway.app",
+    "aiohttp", "redis", "psycopg", "gateway.doctor",  # a SQLite home offline needs no HTTP, Redis, PostgreSQL or checks
+)
 # Runs one command in a fresh interpreter, then prints which of the heavy modules it loaded.
 PROBE = """
 import json, sys

@@ -20,7 +20,8 @@ from agent.store import SqliteSessionStore, StoredMessage
 from agent.store.postgres import PostgresSessionStore
 from gateway.chats.pairing import PAIRING_DB_NAME, SqlitePairingStore
 from gateway.chats.pairing_postgres import PostgresPairingStore
-from gateway.chats.store import CHATS_DB_NAME, PostgresChatStore, SqliteChatStore, Usage
+from gateway.chats.store import CHATS_DB_NAME, SqliteChatStore, Usage
+from gateway.chats.store.postgres import PostgresChatStore
 from gateway.cli import main
 from tests.postgres import fresh_database
 

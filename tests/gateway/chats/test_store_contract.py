@@ -13,7 +13,8 @@ from agent.store import StoreError
 from agent.store.postgres import PostgresSessionStore
 from gateway.chats.pairing import CODE_TTL_SECONDS, MAX_PENDING, PairingStore, SqlitePairingStore
 from gateway.chats.pairing_postgres import PostgresPairingStore
-from gateway.chats.store import ChatStore, PostgresChatStore, SqliteChatStore, Usage
+from gateway.chats.store import ChatStore, SqliteChatStore, Usage
+from gateway.chats.store.postgres import PostgresChatStore
 from tests.gateway.chats.conftest import Clock
 
 
