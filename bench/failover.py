@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import sys
 import tempfile
 import uuid
@@ -43,6 +44,8 @@ def _print(figures: Figures, args: argparse.Namespace) -> None:
 
 
 def main() -> int:
+    # The fakes answer replicas that are killed mid-request; aiohttp logs each as an error with a traceback.
+    logging.getLogger("aiohttp.server").setLevel(logging.CRITICAL)
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--kills", type=int, default=20)
     parser.add_argument("--chats", type=int, default=50)
