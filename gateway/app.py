@@ -141,6 +141,7 @@ class Gateway:
         self.decisions: dict[str, int] = {}
         self.store_health = StoreHealth()
         self.journal_backlog: JournalBacklog | None = None  # the shared journal's, as of the last lease round
+        self._receipts: dict[str, IntakeReceipts] = {}  # adapters whose webhooks wait for their message to be recorded
 
     # lifecycle ----------------------------------------------------------------
 
@@ -167,6 +168,7 @@ class Gateway:
         for name, adapter in parts.adapters.items():
             if isinstance(adapter, IntakeReceipts):
                 adapter.expect_receipts()
+                self._receipts[name] = adapter
             await adapter.start(self.queue)
             self._started_adapters.append(adapter)
             log.info("adapter.started", platform=name)
@@ -277,11 +279,13 @@ class Gateway:
             await self._consume_batch(messages)
 
     async def _consume_batch(self, messages: list[InboundMessage]) -> None:
-        batch = list(messages)
+        if not self._receipts:
+            await self._decide_and_dispatch(messages)
+            return
+        batch = list(messages)  # `_decide_and_dispatch` consumes the list
         await self._decide_and_dispatch(messages)
         for message in batch:  # recorded (or not needing it): a waiting webhook may answer now
-            adapter = self.parts.adapters.get(message.platform)
-            if isinstance(adapter, IntakeReceipts):
+            if (adapter := self._receipts.get(message.platform)) is not None:
                 adapter.received(message)
 
     async def _decide_and_dispatch(self, messages: list[InboundMessage]) -> None:
