@@ -28,12 +28,16 @@ from tests.postgres import fresh_database  # noqa: E402
 
 
 def _print(figures: Figures, args: argparse.Namespace) -> None:
-    print(f"replicas 3 (at most {args.max_down} down), chats {args.chats}, lease {args.lease:g} s, model latency {args.latency_low:g}-{args.latency_high:g} s")
+    shape = "streamed over" if args.stream else "whole after"
+    print(f"replicas 3 (at most {args.max_down} down), chats {args.chats}, lease {args.lease:g} s, "
+          f"replies {shape} {args.latency_low:g}-{args.latency_high:g} s")
     print(f"kills               {figures.kills} ({figures.kills_mid_turn} with the victim's turns unanswered)")
     print(f"messages            {figures.messages}")
     print(f"lost                {figures.lost}")
     print(f"answered twice      {figures.doubled} ({figures.doubled - figures.doubled_unexplained} sent by a replica "
           f"killed right after, before its acknowledgement; {figures.doubled_unexplained} otherwise)")
+    if args.stream:
+        print(f"drafts taken over   {figures.drafts_taken_over} (sent by a replica that died, finished by another)")
     print(f"stored twice        {figures.history_doubled} (missing from history: {figures.history_missing})")
     print(f"webhook re-posts    {figures.retried_posts}; failed restarts {figures.failed_starts}")
     print(f"takeover latency    p50 {figures.percentile(0.50):.2f} s  p99 {figures.percentile(0.99):.2f} s"
@@ -54,6 +58,8 @@ def main() -> int:
     parser.add_argument("--kill-every", type=float, default=1.0, help="seconds between kill attempts")
     parser.add_argument("--latency-low", type=float, default=0.2)
     parser.add_argument("--latency-high", type=float, default=0.4)
+    parser.add_argument("--stream", action="store_true",
+                        help="the replies stream over the latency (drafts edited as they grow) instead of coming whole")
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/0")
     parser.add_argument("--verbose", action="store_true", help="print kills, restarts and each lost or doubled message")
     parser.add_argument("--keep", type=Path, help="run the replicas' homes (and their logs) under this directory")
@@ -64,6 +70,7 @@ def main() -> int:
             figures = asyncio.run(run_failover(
                 args.keep or Path(tmp), store_url=url, redis_url=args.redis, prefix=prefix, chats=args.chats, kills=args.kills,
                 kill_every=args.kill_every, lease=args.lease, max_down=args.max_down, latency=(args.latency_low, args.latency_high),
+                streamed=args.stream,
             ))
         finally:
             client = redis.Redis.from_url(args.redis)

@@ -99,6 +99,7 @@ class OutboundItem:
     reply_to: str | None = None
     created_at: float = field(default_factory=time.time)  # epoch seconds; survives a restart
     answers: str | None = None  # the inbound journal entry this reply finishes (a shared outbox does it atomically)
+    draft_id: str | None = None  # the streamed draft this reply is the last edit of: a resend edits it, never a new message
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), ensure_ascii=False, separators=(",", ":"))
@@ -117,7 +118,7 @@ class OutboundItem:
         for name in ("platform", "chat_id", "text", "session_key"):
             if not isinstance(data.get(name), str):
                 raise ValueError(f"outbound item: field {name!r} must be a string, got {type(data.get(name)).__name__}")
-        for name in ("thread_id", "reply_to", "answers"):
+        for name in ("thread_id", "reply_to", "answers", "draft_id"):
             if data.get(name) is not None and not isinstance(data[name], str):
                 raise ValueError(f"outbound item: field {name!r} must be a string or null")
         created = data.get("created_at")
@@ -132,6 +133,7 @@ class OutboundItem:
             reply_to=data.get("reply_to"),
             created_at=float(created),
             answers=data.get("answers"),
+            draft_id=data.get("draft_id"),
         )
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
 import structlog
@@ -61,6 +61,11 @@ def target_of(item: OutboundItem) -> ChatTarget:
     return ChatTarget(platform=item.platform, chat_id=item.chat_id, thread_id=item.thread_id)
 
 
+def draft_of(item: OutboundItem) -> SentMessage | None:
+    """The streamed draft a recorded reply finalises: sending it again is an edit, which repeats harmlessly."""
+    return SentMessage(target=target_of(item), message_id=item.draft_id) if item.draft_id else None
+
+
 class Delivery:
     """Sends through the adapters.
 
@@ -104,15 +109,15 @@ class Delivery:
             self._not_ours.add(item_id)  # its first recorder (or whoever took it over) sends it, once
         return item_id
 
-    async def send_recorded(self, item_id: str, item: OutboundItem, *, draft: SentMessage | None = None) -> DeliveryResult:
-        """Send a recorded reply; ack it when it went out."""
+    async def send_recorded(self, item_id: str, item: OutboundItem) -> DeliveryResult:
+        """Send a recorded reply (as the last edit of its draft, if it has one); ack it when it went out."""
         if item_id in self._not_ours:
             self._not_ours.discard(item_id)
             self._in_flight.discard(item_id)
             return DeliveryResult(False, item_id, "claimed by another sender")
         self._in_flight.add(item_id)
         try:
-            reason = await self._send(item, draft=draft)
+            reason = await self._send(item, draft=draft_of(item))
             if reason:
                 log.warning("delivery.pending", reason=reason, item_id=item_id)
                 return DeliveryResult(False, item_id, reason)
@@ -121,8 +126,8 @@ class Delivery:
             self._in_flight.discard(item_id)
         return DeliveryResult(True, item_id, "sent")
 
-    async def deliver(self, item: OutboundItem, *, draft: SentMessage | None = None) -> DeliveryResult:
-        return await self.send_recorded(await self.record(item), item, draft=draft)
+    async def deliver(self, item: OutboundItem) -> DeliveryResult:
+        return await self.send_recorded(await self.record(item), item)
 
     async def resend_pending(self, *, older_than: float = 0.0) -> int:
         """Send every pending reply this process can claim; returns how many went out."""
@@ -137,7 +142,7 @@ class Delivery:
                 continue  # recorded here while the claim was on its way: its turn sends it
             self._in_flight.add(pending.id)
             try:
-                reason = await self._send(pending.item, draft=None)
+                reason = await self._send(pending.item, draft=draft_of(pending.item))
                 too_old = time.time() - pending.item.created_at > GIVE_UP_AFTER_SECONDS
                 if not reason or pending.attempts >= GIVE_UP_ATTEMPTS or too_old:
                     if reason:
@@ -222,16 +227,22 @@ class Delivery:
 class StreamPreview:
     """Shows a reply while it streams: a draft message, edited at the chat's edit rate.
 
-    Quick replies (under `STREAM_DRAFT_AFTER` seconds) never get a draft.
+    Quick replies (under `STREAM_DRAFT_AFTER` seconds) never get a draft. `draft` is one sent before (by a
+    replica that died mid-stream): the preview edits it instead of sending another. `on_draft` is told of a
+    new draft once it was sent, so that a replica taking this turn over can do the same.
     """
 
-    def __init__(self, delivery: Delivery, target: ChatTarget, *, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, delivery: Delivery, target: ChatTarget, *, draft: SentMessage | None = None,
+        on_draft: Callable[[SentMessage], Awaitable[None]] | None = None, clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._delivery = delivery
         self._target = target
         self._clock = clock
         self._started = clock()
         self._text: list[str] = []
-        self.draft: SentMessage | None = None
+        self.draft = draft
+        self._on_draft = on_draft
         self._showing: asyncio.Task[None] | None = None
 
     async def __call__(self, delta: str) -> None:
@@ -245,6 +256,8 @@ class StreamPreview:
         try:
             if self.draft is None:
                 self.draft = await self._delivery.send_text(self._target, text)
+                if self.draft is not None and self._on_draft is not None:
+                    await self._on_draft(self.draft)
             else:
                 await self._delivery.edit_text(self.draft, text, final=False)
         finally:

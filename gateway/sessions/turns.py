@@ -35,7 +35,7 @@ from gateway.coord.hold import LockBusy
 from gateway.delivery.notices import NoticeBoard
 from gateway.delivery.outbound import Delivery, StreamPreview, typing_while
 from gateway.delivery.tool_progress import ProgressMode, ToolProgress
-from gateway.intake.journals import Journal
+from gateway.intake.journals import Journal, SharedJournal
 from gateway.intake.queueing import Job
 from gateway.ops.events import EventBus, HygieneRan, TurnFailed, TurnFinished
 from gateway.ops.logs import bind_message_context
@@ -310,7 +310,9 @@ class TurnRunner:
         agent.state.marks.failed_message = None
         return result
 
-    async def _turn_message(self, job: Job, agent: SessionAgent, *, retry: bool) -> tuple[Message, bool] | None:
+    async def _turn_message(
+        self, job: Job, agent: SessionAgent, *, retry: bool, draft: SentMessage | None,
+    ) -> tuple[Message, bool] | None:
         """The user message this turn answers, and whether it is a /retry of the stored one in place; None: replied."""
         limit = self.settings.max_message_chars
         if len(job.message.text) > limit:
@@ -323,7 +325,7 @@ class TurnRunner:
             reply = stored_reply(agent.history, user_line(job))
             if reply is not None:
                 log.info("turn.answered_from_history")
-                await self._deliver(job, reply)
+                await self._deliver(job, reply, draft=draft)
                 return None
         if retry:
             failed = agent.state.marks.failed_message
@@ -346,7 +348,8 @@ class TurnRunner:
 
     async def _turn(self, job: Job, agent: SessionAgent, *, retry: bool = False, lock_wait: float | None = None) -> None:
         started = time.monotonic()
-        prepared = await self._turn_message(job, agent, retry=retry)
+        draft = await self._taken_over_draft(job)
+        prepared = await self._turn_message(job, agent, retry=retry, draft=draft)
         if prepared is None:
             return  # answered already (too long, no model, nothing to retry, an unreadable file)
         turn_message, retry = prepared
@@ -357,7 +360,7 @@ class TurnRunner:
         agent.state.marks.last_turn_at = time.time()
         adapter = self._delivery.adapter(job.message.platform)
         streams = adapter is not None and adapter.limits.supports_edit
-        preview = StreamPreview(self._delivery, job.route.target) if streams else None
+        preview = StreamPreview(self._delivery, job.route.target, draft=draft, on_draft=self._draft_noter(job)) if streams else None
         context = ToolContext(chat_id=job.route.chat_scope, session_id=agent.session_id, user_id=job.message.user_id,
                               untrusted=writer_standing(job.message, self.settings.admins))
         mode = self.settings.tool_progress_dms if job.route.kind == "dm" else self.settings.tool_progress_groups
@@ -379,7 +382,7 @@ class TurnRunner:
             await self._delivery.send_text(job.route.target, result.notice)
         if preview is not None:
             await preview.settle()
-        delivered = await self._deliver(job, result.reply, draft=preview.draft if preview else None)
+        delivered = await self._deliver(job, result.reply, draft=preview.draft if preview else draft)
         self.turns_run += 1
         log.info(
             "turn.finished",
@@ -427,7 +430,31 @@ class TurnRunner:
         if self._memory is not None:
             await self._memory.shutdown()
 
-    async def _deliver(self, job: Job, text: str, *, draft: object = None) -> bool:
+    async def _taken_over_draft(self, job: Job) -> SentMessage | None:
+        """The draft a replica that died mid-stream left for this message (a shared journal notes them)."""
+        if not (job.resumed and job.journal_entry and isinstance(self._journal, SharedJournal)):
+            return None
+        try:
+            draft_id = await asyncio.to_thread(self._journal.draft_of, job.journal_entry)
+        except Exception as exc:  # noqa: BLE001 - without it the reply is a new message, as before
+            log.warning("turn.draft_lookup_failed", error=type(exc).__name__)
+            return None
+        return SentMessage(target=job.route.target, message_id=draft_id) if draft_id else None
+
+    def _draft_noter(self, job: Job) -> Callable[[SentMessage], Awaitable[None]] | None:
+        journal, entry = self._journal, job.journal_entry
+        if entry is None or not isinstance(journal, SharedJournal):
+            return None
+
+        async def note(draft: SentMessage) -> None:
+            try:
+                await asyncio.to_thread(journal.note_draft, entry, draft.message_id)
+            except Exception as exc:  # noqa: BLE001 - a taker would then send a new message, as before
+                log.warning("turn.draft_note_failed", error=type(exc).__name__)
+
+        return note
+
+    async def _deliver(self, job: Job, text: str, *, draft: SentMessage | None = None) -> bool:
         item = OutboundItem(
             platform=job.message.platform,
             chat_id=job.message.chat_id,
@@ -436,15 +463,14 @@ class TurnRunner:
             session_key=job.route.key,
             reply_to=job.message.message_id if job.message.chat_type == "group" else None,
             answers=job.journal_entry,
+            draft_id=draft.message_id if draft is not None else None,
         )
         item_id = await self._delivery.record(item)
         # The reply is durable now: the inbound message need not be re-run after a restart.
         self._finish_journal(job)
         if job.journal_entry is not None:
             self._journal_done.add(job.journal_entry)
-        result = await self._delivery.send_recorded(
-            item_id, item, draft=draft if isinstance(draft, SentMessage) else None
-        )
+        result = await self._delivery.send_recorded(item_id, item)
         return result.sent
 
     async def _compress(self, job: Job, agent: SessionAgent) -> None:

@@ -30,9 +30,12 @@ _STATEMENTS = (
         lease_until DOUBLE PRECISION NOT NULL,
         created_at  DOUBLE PRECISION NOT NULL,
         takeovers   INTEGER NOT NULL DEFAULT 0,
-        finished_at DOUBLE PRECISION
+        finished_at DOUBLE PRECISION,
+        draft       TEXT
     )
     """,
+    # Tables made before drafts were recorded (a no-op on new ones; `_present` keeps it from running twice).
+    "ALTER TABLE chorus_inbound ADD COLUMN IF NOT EXISTS draft TEXT",
     "CREATE INDEX IF NOT EXISTS chorus_inbound_live ON chorus_inbound(lease_until) WHERE finished_at IS NULL",
     "CREATE INDEX IF NOT EXISTS chorus_inbound_owner ON chorus_inbound(owner) WHERE finished_at IS NULL",
     """
@@ -59,7 +62,13 @@ def _present(conn: Conn) -> bool:
         "SELECT count(*) AS n FROM pg_class WHERE relname = ANY(%s) AND relnamespace = current_schema()::regnamespace",
         (list(_NAMES),),
     ).fetchone()
-    return bool(row and row["n"] == len(_NAMES))
+    if not (row and row["n"] == len(_NAMES)):
+        return False
+    column = conn.execute(
+        "SELECT 1 AS found FROM information_schema.columns WHERE table_schema = current_schema() "
+        "AND table_name = 'chorus_inbound' AND column_name = 'draft'"
+    ).fetchone()
+    return column is not None
 
 
 def ensure_tables(connect: Connect) -> None:

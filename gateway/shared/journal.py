@@ -174,6 +174,18 @@ class PostgresJournal:
             log.info("journal.taken_over", entries=len(taken))
         return taken
 
+    def note_draft(self, entry: str, message_id: str) -> None:
+        """Remember the streamed draft of this entry's reply, so a replica taking it over edits that draft."""
+        with self._connect() as conn, conn.transaction():
+            conn.execute("SET LOCAL synchronous_commit TO OFF")  # visible at once; only a database crash could lose it
+            conn.execute("UPDATE chorus_inbound SET draft = %s WHERE entry = %s", (message_id, entry))
+
+    def draft_of(self, entry: str) -> str | None:
+        """The platform id of the draft noted for this entry, if any."""
+        with self._connect() as conn:
+            row = conn.execute("SELECT draft FROM chorus_inbound WHERE entry = %s", (entry,)).fetchone()
+        return str(row["draft"]) if row and row["draft"] is not None else None
+
     def known(self, dedup_key: str) -> bool:
         """Whether some replica recorded this delivery (live, or finished within the last day)."""
         with self._connect() as conn:

@@ -69,7 +69,11 @@ class PostgresOutbox:
         return await asyncio.to_thread(self._put, item)
 
     def _ack(self, item_id: str) -> None:
-        with self._connect() as conn:
+        with self._connect() as conn, conn.transaction():
+            # Seen by every replica once committed, without waiting for the WAL flush: the ack closes the window
+            # where a dead sender's reply is sent again, so it must land soonest. Only a database crash loses it
+            # (the reply is then sent again).
+            conn.execute("SET LOCAL synchronous_commit TO OFF")
             conn.execute(f"UPDATE chorus_outbox SET acked_at = {NOW_SQL} WHERE id = %s AND acked_at IS NULL", (item_id,))
 
     async def ack(self, item_id: str) -> None:

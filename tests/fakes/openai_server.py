@@ -32,6 +32,8 @@ class Reply:
     completion_tokens: int = 5
     headers: dict[str, str] = field(default_factory=dict)
     delay_seconds: float = 0.0  # to provoke client timeouts
+    chunk_delay_seconds: float = 0.0  # between streamed content chunks: a reply that streams for a while
+    chunk_chars: int = 8  # characters of content per streamed chunk
     gate: asyncio.Event | None = None  # reply only once set: lets a test hold a turn open
     empty_choices: bool = False
     reasoning: str | None = None  # sent as `reasoning_content` (deltas when streaming), like vLLM and DeepSeek
@@ -176,8 +178,11 @@ class FakeOpenAI:
         for start in range(0, len(thought), 8):
             await send([{"index": 0, "delta": {"reasoning_content": thought[start:start + 8]}, "finish_reason": None}])
         text = reply.content or ""
-        for start in range(0, len(text), 8):
-            await send([{"index": 0, "delta": {"content": text[start:start + 8]}, "finish_reason": None}])
+        step = max(1, reply.chunk_chars)
+        for start in range(0, len(text), step):
+            if start and reply.chunk_delay_seconds:
+                await asyncio.sleep(reply.chunk_delay_seconds)  # the model's pace, not synchronisation
+            await send([{"index": 0, "delta": {"content": text[start:start + step]}, "finish_reason": None}])
         for index, call in enumerate(reply.tool_calls or []):
             await send([{"index": 0, "delta": {"tool_calls": [{"index": index, **call}]}, "finish_reason": None}])
         await send([{"index": 0, "delta": {}, "finish_reason": "tool_calls" if reply.tool_calls else "stop"}])

@@ -226,6 +226,7 @@ class FakeTelegram:
         self.port = 0
         self.files: dict[str, tuple[str, bytes]] = {}  # file_id -> (file_path, bytes), for getFile + downloads
         self.downloads: list[str] = []
+        self.sent_via: dict[tuple[str, int], str] = {}  # (chat, message id) -> the `via` of the client that sent it
 
     @property
     def base_url(self) -> str:
@@ -317,6 +318,8 @@ class FakeTelegram:
             result = await handler(params)
         except _ApiError as exc:
             return _error(400, exc.description)
+        if method == "sendMessage" and isinstance(result, dict):
+            self.sent_via[(str(params["chat_id"]), int(result["message_id"]))] = request.match_info.get("via", "")
         async with self._changed:
             self._changed.notify_all()  # the chat's texts changed: wake `wait_for_text`
         return web.json_response({"ok": True, "result": result})

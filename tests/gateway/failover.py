@@ -21,6 +21,7 @@ import signal
 import socket
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +32,7 @@ import psycopg
 import yaml
 
 from adapters.telegram import SECRET_HEADER
+from gateway.delivery.outbound import STREAM_CURSOR
 from tests.fakes.openai_server import FakeOpenAI, Reply, echo_responder
 from tests.fakes.telegram_api import Call, FakeTelegram, message, private_chat, user
 
@@ -73,6 +75,7 @@ class Figures:
     retried_posts: int = 0
     failed_starts: int = 0
     doubled_unexplained: int = 0  # answered twice, the first copy not sent by a replica killed right after
+    drafts_taken_over: int = 0  # drafts one replica sent and another edited (it took the turn over mid-stream)
     kill_log: list[tuple[float, int]] = field(default_factory=list)  # (monotonic time, replica index)
     takeover_seconds: list[float] = field(default_factory=list)  # kill -> answer, for the victim's unanswered turns
     seconds: float = 0.0
@@ -177,13 +180,47 @@ def replica_config(tmp: Path, index: int, *, model_url: str, telegram_url: str, 
     return Replica(index, path, port)
 
 
-def slow_echo(low: float, high: float) -> Callable[[dict[str, Any]], Reply]:
+def slow_echo(low: float, high: float, *, streamed: bool = False) -> Callable[[dict[str, Any]], Reply]:
+    """`echo: <text>` after low..high seconds; `streamed`: the reply streams over that time instead, so the
+    gateway shows it as a draft it edits (any stream over `STREAM_DRAFT_AFTER`)."""
     def respond(request: dict[str, Any]) -> Reply:
         reply = echo_responder(request)
-        reply.delay_seconds = random.uniform(low, high)
+        seconds = random.uniform(low, high)
+        if streamed:
+            reply.chunk_chars = 2  # many small deltas: the draft shows the first ones, then grows
+            chunks = max(1, -(-len(reply.content or "") // reply.chunk_chars))
+            reply.chunk_delay_seconds = seconds / max(1, chunks - 1)
+        else:
+            reply.delay_seconds = seconds
         return reply
 
     return respond
+
+
+def is_copy(text: str, answer: str) -> bool:
+    """Whether a message the bot sent is (a draft of) `answer`: a draft left unfinished is a copy too."""
+    return text == answer or (text.endswith(STREAM_CURSOR) and answer.startswith(text[: -len(STREAM_CURSOR)]))
+
+
+def copies(texts: dict[int, str]) -> Counter[str]:
+    """How many messages of one chat show each answer, a draft left unfinished counted for the answer after it.
+
+    A chat sends its next message only once answered, so the draft a dead replica left for a message comes
+    before that message's answer (ids grow): it is a copy of the first answer after it that it begins.
+    """
+    counts: Counter[str] = Counter()
+    drafts: list[str] = []
+    for _, text in sorted(texts.items()):
+        if text.endswith(STREAM_CURSOR):
+            drafts.append(text)
+            continue
+        counts[text] += 1
+        left = [draft for draft in drafts if not is_copy(draft, text)]
+        counts[text] += len(drafts) - len(left)
+        drafts = left
+    for draft in drafts:  # never finished by anyone: its answer is missing, or it is the last answer's twin
+        counts[draft] += 1
+    return counts
 
 
 class Load:
@@ -322,21 +359,28 @@ def _sent_before_its_death(calls: list[Call], figures: Figures) -> bool:
 
 def _count(telegram: FakeTelegram, load: Load, store_url: str, figures: Figures) -> None:
     history = _history_counts(store_url)
+    figures.drafts_taken_over = len({
+        (str(call.params["chat_id"]), int(call.params["message_id"])) for call in telegram.calls_of("editMessageText")
+        if telegram.sent_via.get((str(call.params["chat_id"]), int(call.params["message_id"])), call.via) != call.via
+    })
+    shown = {chat: copies(telegram.texts(chat)) for chat in {sent.chat for sent in load.sent}}
     for sent in load.sent:
-        answers = sum(1 for text in telegram.texts(sent.chat).values() if text == f"echo: {sent.text}")
+        answers = shown[sent.chat][f"echo: {sent.text}"]
         figures.messages += 1
         figures.lost += answers == 0
         figures.doubled += answers > 1
         if answers > 1:
-            calls = [call for call in telegram.calls if call.method in ("sendMessage", "editMessageText")
-                     and str(call.params.get("chat_id")) == str(sent.chat) and call.params.get("text") == f"echo: {sent.text}"]
+            calls = [call for call in telegram.calls if call.method == "sendMessage" and call.at >= sent.accepted_at
+                     and str(call.params.get("chat_id")) == str(sent.chat)
+                     and is_copy(str(call.params.get("text")), f"echo: {sent.text}")]
             figures.doubled_unexplained += not _sent_before_its_death(calls, figures)
         stored = history.get(sent.text, 0)
         figures.history_doubled += stored > 1
         figures.history_missing += stored == 0
         if answers != 1 or stored != 1:
             senders = ", ".join(f"{call.via} {call.method} at {call.at - figures.t0:.2f}s" for call in telegram.calls
-                                if str(call.params.get("chat_id")) == str(sent.chat) and sent.text in str(call.params.get("text")))
+                                if str(call.params.get("chat_id")) == str(sent.chat) and call.at >= sent.accepted_at
+                                and is_copy(str(call.params.get("text")), f"echo: {sent.text}"))
             figures.note(f"{sent.text}: answered {answers}x, stored {stored}x, accepted by replica {sent.accepted_by} "
                          f"at {sent.accepted_at - figures.t0:.2f}s; sent: {senders}")
 
@@ -344,11 +388,12 @@ def _count(telegram: FakeTelegram, load: Load, store_url: str, figures: Figures)
 async def run_failover(
     tmp: Path, *, store_url: str, redis_url: str, prefix: str, chats: int = 50, kills: int = 20,
     kill_every: float = 1.0, lease: float = 3.0, latency: tuple[float, float] = (0.2, 0.4), max_down: int = 1,
+    streamed: bool = False,
 ) -> Figures:
     """The whole run; returns the figures (the replicas are stopped, the fakes closed)."""
     figures = Figures()
     started = figures.t0
-    async with FakeOpenAI(slow_echo(*latency)) as model, FakeTelegram(token=TOKEN) as telegram:
+    async with FakeOpenAI(slow_echo(*latency, streamed=streamed)) as model, FakeTelegram(token=TOKEN) as telegram:
         replicas = [  # each replica calls the Bot API under its own path prefix: the fake knows who sent what
             replica_config(tmp, i, model_url=model.base_url, telegram_url=f"http://127.0.0.1:{telegram.port}/r{i}/bot",
                            store_url=store_url, redis_url=redis_url, prefix=prefix, lease=lease)

@@ -18,6 +18,8 @@ from tests.postgres import fresh_database
 
 KILLS = 20
 CHATS = 50
+STREAMED_KILLS = 6
+STREAMED_CHATS = 20
 MAX_DOWN = 2  # a replica may be killed while another restarts (one always serves): 20 kills fit CI's time
 
 
@@ -52,3 +54,21 @@ async def test_sigkill_during_turns_loses_and_doubles_nothing(
     # be that one: its first copy sent by a replica killed within a second after (bench/failover.py counts them).
     assert figures.doubled_unexplained == 0, report
     assert len(figures.takeover_seconds) >= KILLS, report  # each kill left turns that another replica answered
+
+
+@pytest.mark.timeout(300)
+async def test_sigkill_mid_stream_finishes_the_victims_draft(
+    tmp_path: Path, database: str, redis_url: str, redis_prefix: str,
+) -> None:
+    """Replies that stream for a second or two (a draft edited as it grows), replicas killed mid-stream: the taker
+    edits the victim's draft into the answer instead of sending a second message beside a frozen half-reply."""
+    figures = await run_failover(
+        tmp_path, store_url=database, redis_url=redis_url, prefix=redis_prefix, chats=STREAMED_CHATS,
+        kills=STREAMED_KILLS, max_down=MAX_DOWN, latency=(1.0, 2.0), streamed=True,
+    )
+    report = "\n".join(figures.events)
+    assert figures.kills == STREAMED_KILLS and figures.lost == 0, report
+    assert (figures.history_doubled, figures.history_missing) == (0, 0), report
+    # A draft counts as a copy of its answer: one left frozen beside the taker's reply is "answered twice".
+    assert figures.doubled_unexplained == 0, report
+    assert figures.drafts_taken_over > 0, report  # the kills did land mid-stream, and the takers used the drafts
