@@ -8,7 +8,7 @@ from pathlib import Path
 
 import structlog
 
-from adapters.base import Attachment, InboundMessage
+from adapters.base import Attachment, ChatTarget, InboundMessage
 from agent.context.engine import CompressionEvent
 from gateway.coord.base import OutboundItem
 from gateway.coord.memory import MemoryOutbox
@@ -208,3 +208,21 @@ async def test_resend_delivers_pending_replies_and_leaves_others_to_the_poller()
     sent = await delivery.resend_pending()
     assert (sent, web.texts(), telegram.texts()) == (1, ["resent"], [])
     assert [p.item.text for p in await outbox.pending()] == ["for the poller"]
+
+
+async def test_a_resent_reply_with_a_draft_is_the_drafts_last_edit_not_a_second_message() -> None:
+    """A reply recorded with its streamed draft (the sender died before its ack) is resent as an edit of that draft;
+    the item keeps the draft's id through its JSON form, as a shared outbox stores it."""
+    from gateway.delivery.outbound import Delivery
+    from tests.gateway.fake_platform import FakePlatform
+
+    web = FakePlatform("web")
+    draft = (await web.send(ChatTarget("web", "c"), "half a rep ▌"))[0]
+    item = OutboundItem("web", "c", None, "half a reply, whole", "k", draft_id=draft.message_id)
+    assert OutboundItem.from_json(item.to_json()) == item
+    outbox = MemoryOutbox()
+    await outbox.put(item)
+    delivery = Delivery(adapters={"web": web}, outbox=outbox, owner="p2")
+    assert await delivery.resend_pending() == 1
+    assert web.texts() == ["half a reply, whole"]  # one message: the draft, edited into the reply
+    assert await outbox.pending() == []
