@@ -161,15 +161,15 @@ class Delivery:
         target = target_of(item)
         for _ in range(2):
             try:
-                if draft is not None and len(item.text) <= adapter.limits.max_message_chars:
-                    await self._throttled_edit(adapter, draft, item.text, final=True)
-                else:
-                    if draft is not None:
-                        # Too long for one message: the draft goes, the reply is sent in parts.
-                        with contextlib.suppress(AdapterError, ConnectionError, OSError):
-                            await adapter.delete(draft)
-                        draft = None
-                    await adapter.send(target, item.text, reply_to=item.reply_to)
+                if draft is not None and len(item.text) > adapter.limits.max_message_chars:
+                    # Too long for one message: the draft goes, the reply is sent in parts.
+                    with contextlib.suppress(AdapterError, ConnectionError, OSError):
+                        await adapter.delete(draft)
+                    draft = None
+                if draft is not None and await self._finish_draft(adapter, draft, item.text):
+                    return ""
+                draft = None
+                await adapter.send(target, item.text, reply_to=item.reply_to)
                 return ""
             except AdapterError as exc:
                 if exc.retry_after is None or exc.retry_after > MAX_RETRY_AFTER:
@@ -178,6 +178,18 @@ class Delivery:
             except (ConnectionError, OSError) as exc:
                 return type(exc).__name__
         return "rate limited twice"
+
+    async def _finish_draft(self, adapter: PlatformAdapter, draft: SentMessage, text: str) -> bool:
+        """Edit the draft into the reply; False when the platform refuses for good (the draft was deleted, by a
+        user or by a sender that died splitting a long reply): a second message then beats none."""
+        try:
+            await self._throttled_edit(adapter, draft, text, final=True)
+        except AdapterError as exc:
+            if exc.retry_after is not None:
+                raise
+            log.info("delivery.draft_gone", error=str(exc) or type(exc).__name__)
+            return False
+        return True
 
     async def _throttled_edit(self, adapter: PlatformAdapter, sent: SentMessage, text: str, *, final: bool) -> bool:
         if adapter.limits.throttles_edits:  # the adapter is this platform's one throttle

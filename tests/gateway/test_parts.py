@@ -8,7 +8,7 @@ from pathlib import Path
 
 import structlog
 
-from adapters.base import Attachment, ChatTarget, InboundMessage
+from adapters.base import Attachment, ChatTarget, InboundMessage, SentMessage
 from agent.context.engine import CompressionEvent
 from gateway.coord.base import OutboundItem
 from gateway.coord.memory import MemoryOutbox
@@ -226,3 +226,20 @@ async def test_a_resent_reply_with_a_draft_is_the_drafts_last_edit_not_a_second_
     assert await delivery.resend_pending() == 1
     assert web.texts() == ["half a reply, whole"]  # one message: the draft, edited into the reply
     assert await outbox.pending() == []
+
+
+async def test_a_reply_whose_draft_is_gone_is_sent_as_a_new_message() -> None:
+    """The platform refuses the draft's edit for good (a user deleted it): the reply is sent, not given up on."""
+    from chorus_errors import AdapterError
+    from gateway.delivery.outbound import Delivery
+    from tests.gateway.fake_platform import FakePlatform
+
+    class DraftDeleted(FakePlatform):
+        async def edit(self, sent: SentMessage, text: str) -> None:
+            raise AdapterError("Bad Request: message to edit not found", platform="web", status=400)
+
+    web = DraftDeleted("web")
+    outbox = MemoryOutbox()
+    await outbox.put(OutboundItem("web", "c", None, "the reply", "k", draft_id="out-gone"))
+    assert await Delivery(adapters={"web": web}, outbox=outbox, owner="p3").resend_pending() == 1
+    assert web.texts() == ["the reply"] and await outbox.pending() == []
