@@ -247,11 +247,13 @@ class ConversationLoop:
         for _ in range(self.settings.max_iterations):
             self._refresh_tools()
             # One request list for the gate and the call (the history is copied once, not twice, per request).
-            request: list[Message] | None = self.request(turn.history)
-            if self.engine.should_compress_preflight(request, self._schemas):
+            request = self.request(turn.history)
+            preflight = self.engine.should_compress_preflight(request, self._schemas)
+            if preflight:
                 await self._apply(turn, "preflight", on_event=on_event)
-                request = None  # the history changed: `_complete` builds it anew
-            completion = await self._complete(turn, request=request, on_text=on_text, on_event=on_event)
+            completion = await self._complete(
+                turn, request=None if preflight else request, on_text=on_text, on_event=on_event
+            )
             message = completion.message
             self._append(turn, message)
             if message.tool_calls:
