@@ -22,10 +22,11 @@ store (sessions, notes, chats) is that PostgreSQL database, beside SQLite.
 `--against DIR` also runs, at each level right after this tree's gateway, the
 gateway of another source tree (say a checkout of `main`), and prints this
 tree's CPU per message and rate over that one's: a before/after measured side
-by side in one run, so a busy machine moves both alike.
+by side in one run, so a busy machine moves both alike; `--rounds N` repeats
+that N times per level, alternating which goes first, and prints the medians.
 
 Run: `.venv/bin/python bench/gateway.py [--model instant|openai] [--chats 1,100,1000] [--messages 400] [--store URL]
-[--against DIR]`
+[--against DIR [--rounds N]]`
 """
 from __future__ import annotations
 
@@ -149,8 +150,30 @@ def _start_from(tree: Path, home: str) -> ServerProcess:
         sys.path.remove(str(tree))
 
 
+async def _against(gateway: ServerProcess, old: ServerProcess, first: Result, echo: Result, chats: int, per_chat: int,
+                   rounds: int) -> None:
+    """This tree's gateway over the other's, `rounds` times, each round in the other order: the medians are the figures."""
+    old_result = await drive("against", old, chats, per_chat)
+    print(_row(old_result), flush=True)
+    print(_ratio(old_result, echo, f"chats={chats}").replace("ratio   ", "ratio-ag"), flush=True)
+    pairs = [(first, old_result)]
+    for round_ in range(1, rounds):
+        tag = f"r{round_}"  # chats of their own: a message id sent again would be dropped as a duplicate
+        if round_ % 2:
+            past = await drive("against", old, chats, per_chat, tag=tag)
+            pairs.append((await drive("gateway", gateway, chats, per_chat, tag=tag), past))
+        else:
+            new = await drive("gateway", gateway, chats, per_chat, tag=tag)
+            pairs.append((new, await drive("against", old, chats, per_chat, tag=tag)))
+    cpu = sorted(n.cpu_us / o.cpu_us for n, o in pairs)
+    rate = sorted(n.rate / o.rate for n, o in pairs)
+    print(f"{'new/old':9} chats={chats:5} cpu x{statistics.median(cpu):.2f} [{cpu[0]:.2f}-{cpu[-1]:.2f}]  "
+          f"rate x{statistics.median(rate):.2f} [{rate[0]:.2f}-{rate[-1]:.2f}]  (median [range] of {len(pairs)} rounds)",
+          flush=True)
+
+
 async def instant_levels(echo: ServerProcess, levels: list[int], messages: int, store_url: str | None = None,
-                         against: Path | None = None) -> None:
+                         against: Path | None = None, rounds: int = 1) -> None:
     """Each level on the SQLite gateway, and with `store_url` on a PostgreSQL one too, side by side."""
     with tempfile.TemporaryDirectory(prefix="chorus-bench-") as home, \
             tempfile.TemporaryDirectory(prefix="chorus-bench-pg-") as pg_home, \
@@ -167,11 +190,7 @@ async def instant_levels(echo: ServerProcess, levels: list[int], messages: int, 
                 print(_row(gateway_result), flush=True)
                 print(_ratio(gateway_result, echo_result, f"chats={chats}"), flush=True)
                 if old is not None:
-                    old_result = await drive("against", old, chats, per_chat)
-                    print(_row(old_result), flush=True)
-                    print(_ratio(old_result, echo_result, f"chats={chats}").replace("ratio   ", "ratio-ag"), flush=True)
-                    print(f"{'new/old':9} chats={chats:5} cpu x{gateway_result.cpu_us / old_result.cpu_us:.2f}  "
-                          f"rate x{gateway_result.rate / old_result.rate:.2f}", flush=True)
+                    await _against(gateway, old, gateway_result, echo_result, chats, per_chat, rounds)
                 if pg is not None:
                     pg_result = await drive("gw-pg", pg, chats, per_chat)
                     print(_row(pg_result), flush=True)
@@ -289,6 +308,8 @@ async def main(argv: list[str] | None = None) -> int:
                         help="also run the instant levels on this empty PostgreSQL database (postgresql://…)")
     parser.add_argument("--against", default=None, metavar="DIR", type=Path,
                         help="also run the gateway of this source tree at each level, right after this one's")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="with --against: rounds per level, alternating which gateway goes first (medians printed)")
     args = parser.parse_args(argv)
     if args.store is not None and not args.store.startswith(("postgresql://", "postgres://")):
         print("bench/gateway.py: --store must be a postgresql://user@host:port/db URL", file=sys.stderr)
@@ -298,7 +319,7 @@ async def main(argv: list[str] | None = None) -> int:
     model = start_server("openai") if args.model == "openai" else None
     try:
         if levels:
-            await instant_levels(echo, levels, args.messages, args.store, args.against)
+            await instant_levels(echo, levels, args.messages, args.store, args.against, max(1, args.rounds))
         if model is not None:
             await client_turns(model, args.turns)
             await openai_levels(echo, model, args.messages)
