@@ -83,7 +83,7 @@ class SessionLanes:
         return len(self._lanes)
 
     def submit(self, job: Job) -> SubmitResult:
-        """Add a job to its session's lane; starts the lane's worker if idle."""
+        """Add a job to its session's lane; an idle lane starts it at once (its own task)."""
         if self._closed:
             raise RuntimeError("SessionLanes is closed; the gateway is shutting down")
         lane = self._lanes.setdefault(job.route.key, _Lane())
