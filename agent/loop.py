@@ -246,9 +246,14 @@ class ConversationLoop:
         turn = _TurnState(history=[*history, user_message], new=[user_message])
         for _ in range(self.settings.max_iterations):
             self._refresh_tools()
-            if self.engine.should_compress_preflight(self.request(turn.history), self._schemas):
+            # One request list for the gate and the call (the history is copied once, not twice, per request).
+            request = self.request(turn.history)
+            preflight = self.engine.should_compress_preflight(request, self._schemas)
+            if preflight:
                 await self._apply(turn, "preflight", on_event=on_event)
-            completion = await self._complete(turn, on_text=on_text, on_event=on_event)
+            completion = await self._complete(
+                turn, request=None if preflight else request, on_text=on_text, on_event=on_event
+            )
             message = completion.message
             self._append(turn, message)
             if message.tool_calls:
@@ -293,13 +298,16 @@ class ConversationLoop:
         return result
 
     async def _complete(
-        self, turn: _TurnState, *, on_text: TextSink | None, on_event: EventSink | None
+        self, turn: _TurnState, *, request: list[Message] | None = None, on_text: TextSink | None,
+        on_event: EventSink | None,
     ) -> Completion:
         attempts = 0
         while True:
+            if request is None:
+                request = self.request(turn.history)
             try:
                 completion = await self.model.complete(
-                    self.request(turn.history),
+                    request,
                     tools=self._schemas,
                     max_tokens=self.settings.max_tokens,
                     on_text=on_text,
@@ -318,6 +326,7 @@ class ConversationLoop:
                     changed = self._cut(turn) or changed
                 if not changed:
                     raise
+                request = None  # compressed or cut: the next attempt sends the new history
                 continue
             turn.requests += 1
             turn.completion_tokens += completion.completion_tokens or 0

@@ -95,6 +95,7 @@ async def _gateway(home: str, model_url: str | None, store_url: str | None = Non
     from adapters.web import WebAdapter
     from gateway.build import build_gateway
     from gateway.config import parse_config
+    from gateway.ops.heap import settle_heap
 
     model: dict[str, Any] = {"name": "instant"}
     if model_url:
@@ -113,6 +114,7 @@ async def _gateway(home: str, model_url: str | None, store_url: str | None = Non
     )
     gateway = build_gateway(config, model=None if model_url else InstantModel())  # type: ignore[arg-type]
     await gateway.start()
+    settle_heap()  # as `chorus run` does once the gateway is up
     adapter = gateway.parts.adapters["web"]
     assert isinstance(adapter, WebAdapter)
     return gateway.stop, adapter.port

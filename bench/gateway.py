@@ -19,7 +19,14 @@ one history, in this process) for its CPU per turn.
 `--store postgresql://…` runs the instant levels on a second gateway whose
 store (sessions, notes, chats) is that PostgreSQL database, beside SQLite.
 
-Run: `.venv/bin/python bench/gateway.py [--model instant|openai] [--chats 1,100,1000] [--messages 400] [--store URL]`
+`--against DIR` also runs, at each level right after this tree's gateway, the
+gateway of another source tree (say a checkout of `main`), and prints this
+tree's CPU per message and rate over that one's: a before/after measured side
+by side in one run, so a busy machine moves both alike; `--rounds N` repeats
+that N times per level, alternating which goes first, and prints the medians.
+
+Run: `.venv/bin/python bench/gateway.py [--model instant|openai] [--chats 1,100,1000] [--messages 400] [--store URL]
+[--against DIR [--rounds N]]`
 """
 from __future__ import annotations
 
@@ -134,12 +141,46 @@ def _ratio(gateway: Result, echo: Result, label: str) -> str:
             f"  [{ok} for the instant model]")
 
 
-async def instant_levels(echo: ServerProcess, levels: list[int], messages: int, store_url: str | None = None) -> None:
+def _start_from(tree: Path, home: str) -> ServerProcess:
+    """A gateway child that imports the source tree `tree` (its path first: the child inherits `sys.path`)."""
+    sys.path.insert(0, str(tree))
+    try:
+        return start_server("gateway", home=home)
+    finally:
+        sys.path.remove(str(tree))
+
+
+async def _against(gateway: ServerProcess, old: ServerProcess, first: Result, echo: Result, chats: int, per_chat: int,
+                   rounds: int) -> None:
+    """This tree's gateway over the other's, `rounds` times, each round in the other order: the medians are the figures."""
+    old_result = await drive("against", old, chats, per_chat)
+    print(_row(old_result), flush=True)
+    print(_ratio(old_result, echo, f"chats={chats}").replace("ratio   ", "ratio-ag"), flush=True)
+    pairs = [(first, old_result)]
+    for round_ in range(1, rounds):
+        tag = f"r{round_}"  # chats of their own: a message id sent again would be dropped as a duplicate
+        if round_ % 2:
+            past = await drive("against", old, chats, per_chat, tag=tag)
+            pairs.append((await drive("gateway", gateway, chats, per_chat, tag=tag), past))
+        else:
+            new = await drive("gateway", gateway, chats, per_chat, tag=tag)
+            pairs.append((new, await drive("against", old, chats, per_chat, tag=tag)))
+    cpu = sorted(n.cpu_us / o.cpu_us for n, o in pairs)
+    rate = sorted(n.rate / o.rate for n, o in pairs)
+    print(f"{'new/old':9} chats={chats:5} cpu x{statistics.median(cpu):.2f} [{cpu[0]:.2f}-{cpu[-1]:.2f}]  "
+          f"rate x{statistics.median(rate):.2f} [{rate[0]:.2f}-{rate[-1]:.2f}]  (median [range] of {len(pairs)} rounds)",
+          flush=True)
+
+
+async def instant_levels(echo: ServerProcess, levels: list[int], messages: int, store_url: str | None = None,
+                         against: Path | None = None, rounds: int = 1) -> None:
     """Each level on the SQLite gateway, and with `store_url` on a PostgreSQL one too, side by side."""
     with tempfile.TemporaryDirectory(prefix="chorus-bench-") as home, \
-            tempfile.TemporaryDirectory(prefix="chorus-bench-pg-") as pg_home:
+            tempfile.TemporaryDirectory(prefix="chorus-bench-pg-") as pg_home, \
+            tempfile.TemporaryDirectory(prefix="chorus-bench-old-") as old_home:
         gateway = start_server("gateway", home=home)
         pg = start_server("gateway", home=pg_home, store_url=store_url) if store_url else None
+        old = _start_from(against, old_home) if against is not None else None
         try:
             for chats in levels:
                 per_chat = max(1, messages // chats)
@@ -148,6 +189,8 @@ async def instant_levels(echo: ServerProcess, levels: list[int], messages: int, 
                 print(_row(echo_result), flush=True)
                 print(_row(gateway_result), flush=True)
                 print(_ratio(gateway_result, echo_result, f"chats={chats}"), flush=True)
+                if old is not None:
+                    await _against(gateway, old, gateway_result, echo_result, chats, per_chat, rounds)
                 if pg is not None:
                     pg_result = await drive("gw-pg", pg, chats, per_chat)
                     print(_row(pg_result), flush=True)
@@ -158,6 +201,8 @@ async def instant_levels(echo: ServerProcess, levels: list[int], messages: int, 
             gateway.stop()
             if pg is not None:
                 pg.stop()
+            if old is not None:
+                old.stop()
 
 
 async def openai_levels(echo: ServerProcess, model: ServerProcess, messages: int) -> None:
@@ -261,6 +306,10 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--turns", type=int, default=40, help="client-alone turns per history (--model openai)")
     parser.add_argument("--store", default=None, metavar="URL",
                         help="also run the instant levels on this empty PostgreSQL database (postgresql://…)")
+    parser.add_argument("--against", default=None, metavar="DIR", type=Path,
+                        help="also run the gateway of this source tree at each level, right after this one's")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="with --against: rounds per level, alternating which gateway goes first (medians printed)")
     args = parser.parse_args(argv)
     if args.store is not None and not args.store.startswith(("postgresql://", "postgres://")):
         print("bench/gateway.py: --store must be a postgresql://user@host:port/db URL", file=sys.stderr)
@@ -270,7 +319,7 @@ async def main(argv: list[str] | None = None) -> int:
     model = start_server("openai") if args.model == "openai" else None
     try:
         if levels:
-            await instant_levels(echo, levels, args.messages, args.store)
+            await instant_levels(echo, levels, args.messages, args.store, args.against, max(1, args.rounds))
         if model is not None:
             await client_turns(model, args.turns)
             await openai_levels(echo, model, args.messages)

@@ -51,6 +51,7 @@ async def serve(config: ChorusConfig, *, config_path: Path | None = None) -> int
     from gateway.admin.token import announcement, resolve_admin_token
     from gateway.admin.wiring import Operations, serve_admin
     from gateway.build import build_gateway
+    from gateway.ops.heap import settle_heap
     from gateway.ops.tasks import dump_tasks
 
     warn_at_start(config)
@@ -78,7 +79,8 @@ async def serve(config: ChorusConfig, *, config_path: Path | None = None) -> int
         if isinstance(web_adapter, WebAdapter):
             print(f"chorus: web chat on http://{config.platforms.web.host}:{web_adapter.port}/",
                   file=sys.stderr, flush=True)
-        log.info("gateway.ready", adapters=sorted(gateway.parts.adapters), home=str(config.home_dir))
+        log.info("gateway.ready", adapters=sorted(gateway.parts.adapters), home=str(config.home_dir),
+                 frozen_objects=settle_heap())
         await stop.wait()
         log.info("gateway.stopping", grace_seconds=config.gateway.shutdown_grace_seconds)
     except OSError as exc:

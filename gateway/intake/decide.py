@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
 import structlog
+from structlog.contextvars import bind_contextvars
 
 from adapters.base import InboundMessage
 from gateway.chats.pairing import PAIRING_TEXT, PairingStore
@@ -153,7 +154,7 @@ class Intake:
         where = route(
             message, profile=self.settings.profile, group_sessions_per_user=self.settings.group_sessions_per_user
         )
-        bind_message_context(platform=message.platform, chat_id=message.chat_id, session_key=where.key)
+        bind_contextvars(session_key=where.key)  # platform and chat id are bound above
         trigger = decide_trigger(
             message,
             group_trigger=self.settings.group_trigger,

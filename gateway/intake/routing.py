@@ -6,6 +6,7 @@ Knows nothing of triggers, allowlists or agents.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 from urllib.parse import quote
@@ -37,9 +38,16 @@ def chat_scope(platform: str, chat_id: str) -> str:
     return f"{platform}:{chat_id}"
 
 
+_SAFE = "@.-_+!~*'()=#$&,;"
+# Exactly what `quote` leaves as it is (ASCII letters, digits and `_SAFE`): such an id is its own key part.
+_UNQUOTED = re.compile(r"[A-Za-z0-9" + re.escape(_SAFE) + r"]*")
+
+
 def _part(value: str) -> str:
     # Colons separate the key's fields; any in an id are escaped so keys stay unambiguous.
-    return quote(value, safe="@.-_+!~*'()=#$&,;")
+    if _UNQUOTED.fullmatch(value) is not None:
+        return value  # most ids: no `quote` call per message
+    return quote(value, safe=_SAFE)
 
 
 def session_key(

@@ -105,8 +105,8 @@ class AgentPool:
         self._live: OrderedDict[str, _Live] = OrderedDict()
         self._by_cache_key: dict[str, str] = {}
         # Many chats starting at once (a restart, a burst) share one store transaction and thread hop.
-        self._loads: GroupCommit[Route, tuple[StoredSession, list[Message]]] = GroupCommit(self._load_many)
-        self._snapshots: GroupCommit[str, str] = GroupCommit(self._snapshot_many)
+        self._loads: GroupCommit[Route, tuple[StoredSession, list[Message]]] = GroupCommit(self._load_many, name="agent-loads")
+        self._snapshots: GroupCommit[str, str] = GroupCommit(self._snapshot_many, name="agent-snapshots")
         self.rebuilds = 0
 
     def __len__(self) -> int:

@@ -7,9 +7,12 @@ Knows nothing of platforms or of how a reply is delivered: callers do that with 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Coroutine, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import Any
+
+import structlog
 
 from agent.context.engine import CompressionResult, EventSink, Trigger
 from agent.messages import Message
@@ -20,6 +23,8 @@ from gateway.coord.hold import Held, hold
 from gateway.intake.routing import Route
 from gateway.sessions.agents import AgentPool
 from gateway.sessions.appends import AppendBatcher
+
+log = structlog.get_logger(__name__)
 
 LOCK_TTL = 30.0
 LOCK_WAIT = 600.0
@@ -52,6 +57,7 @@ class SessionService:
         self._lock = lock
         self._lock_ttl = lock_ttl
         self._appends = AppendBatcher(store)
+        self._finishing: set[asyncio.Future[None]] = set()  # persists carried on past a cancelled caller
         self.in_place = in_place
 
     @asynccontextmanager
@@ -74,6 +80,48 @@ class SessionService:
             child = await asyncio.to_thread(self._store.rotate, agent.session_id, list(agent.history))
             agent.session_id = child.id
         await self.agents.save(route, agent)
+
+    async def persist_through(
+        self, route: Route, agent: SessionAgent, *, compressed: bool, new: Sequence[Message] = ()
+    ) -> None:
+        """`persist`, carried to its end when the caller is cancelled meanwhile (as `asyncio.shield` would).
+
+        A turn's plain append (the common case) waits on its group-commit entry
+        behind a shield, so no task is made per turn for it; if cancelled, the
+        append still commits and the state is saved after it, in the background.
+        """
+        if compressed or not new:
+            await asyncio.shield(self.persist(route, agent, compressed=compressed, new=new))
+            return
+        written = self._appends.append_soon(agent.session_id, new)
+        try:
+            await asyncio.shield(written)
+        except asyncio.CancelledError:
+            self._background(self._save_after(written, route, agent))
+            raise
+        try:
+            await self.agents.save(route, agent)
+        except asyncio.CancelledError:
+            self._background(self.agents.save(route, agent))  # saving again is harmless: the same state
+            raise
+
+    async def settle(self) -> None:
+        """Wait for the persists still carried on after their callers were cancelled."""
+        if self._finishing:
+            await asyncio.gather(*self._finishing, return_exceptions=True)
+
+    async def _save_after(self, written: asyncio.Future[None], route: Route, agent: SessionAgent) -> None:
+        try:
+            await written
+        except Exception as exc:  # noqa: BLE001 - its caller was cancelled: the journal re-runs the message
+            log.warning("turn.persist_failed", error=type(exc).__name__)
+            return
+        await self.agents.save(route, agent)
+
+    def _background(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.ensure_future(work)
+        self._finishing.add(task)
+        task.add_done_callback(self._finishing.discard)
 
     async def compress(
         self, route: Route, agent: SessionAgent, *, trigger: Trigger, force: bool = False, on_event: EventSink | None = None

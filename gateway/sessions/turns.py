@@ -377,7 +377,7 @@ class TurnRunner:
             agent.state.marks.stalled_at = None
         self._count_usage(job, agent, result.usage)
         new = result.new_messages[1:] if retry and not result.compressed else result.new_messages
-        await asyncio.shield(self._sessions.persist(job.route, agent, compressed=result.compressed, new=new))
+        await self._sessions.persist_through(job.route, agent, compressed=result.compressed, new=new)
         if result.notice:
             await self._delivery.send_text(job.route.target, result.notice)
         if preview is not None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from agent.messages import Message, assistant, user
 from agent.store import SqliteSessionStore, StoreError
-from gateway.sessions.appends import AppendBatcher
+from gateway.sessions.appends import AppendBatcher, GroupCommit
 
 
 class CountingStore(SqliteSessionStore):
@@ -64,3 +64,20 @@ def test_append_many_rolls_back_only_the_failing_entry(tmp_path: Path) -> None:
         assert [type(o).__name__ if o else None for o in outcomes] == [None, "StoreError", None, None]
         assert store.active_messages(sid) == [user("a"), user("c")]
 
+
+
+async def test_a_batch_that_raises_fails_each_of_its_callers_and_the_writer_goes_on() -> None:
+    """The whole call failing reaches every caller of that batch; the writer thread then runs the next batch."""
+    calls: list[list[int]] = []
+
+    def batch(requests: list[int]) -> list[int | Exception]:
+        calls.append(requests)
+        if len(calls) == 1:
+            raise OSError("disk full")
+        return [r * 10 for r in requests]
+
+    group: GroupCommit[int, int] = GroupCommit(batch, name="test-writer")
+    results = await asyncio.gather(group.submit(1), group.submit(2), return_exceptions=True)
+    assert [type(r).__name__ for r in results] == ["OSError", "OSError"]
+    assert list(await asyncio.gather(group.submit(3), group.submit(4))) == [30, 40]
+    assert calls == [[1, 2], [3, 4]]

@@ -46,6 +46,23 @@ def test_colons_in_ids_cannot_forge_another_key() -> None:
 
 
 @pytest.mark.parametrize(
+    ("chat_id", "part"),
+    [
+        ("-100123", "-100123"),
+        ("C0ABC_def.9", "C0ABC_def.9"),
+        ("a:b", "a%3Ab"),
+        ("x y/z", "x%20y%2Fz"),
+        ("café", "caf%C3%A9"),
+        ("", ""),
+    ],
+)
+def test_key_parts_are_escaped_as_stored_keys_expect(chat_id: str, part: str) -> None:
+    """Plain ids stand as they are and others are percent-escaped, exactly as keys already stored were built."""
+    key = session_key(profile="p", platform="x", kind="dm", chat_id=chat_id, thread_id=None, user_id=None)
+    assert key == f"agent:p:x:dm:{part}"
+
+
+@pytest.mark.parametrize(
     ("fields", "mode", "require_mention", "record", "action"),
     [
         ({"chat_type": "dm"}, "mention", True, True, "respond"),

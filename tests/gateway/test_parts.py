@@ -147,6 +147,34 @@ async def test_lanes_run_one_job_per_session_in_order() -> None:
     assert peak == {"agent:p:web:dm:x": 1, "agent:p:web:dm:y": 1}
 
 
+async def test_a_failing_or_stopped_job_leaves_its_lane_running() -> None:
+    """A job that raises or is stopped ends alone: the lane's next jobs still run, in order, then the lane goes."""
+    ran: list[str] = []
+    started = asyncio.Event()
+
+    async def run(job: Job) -> None:
+        ran.append(job.message.text)
+        if job.message.text == "boom":
+            raise RuntimeError("the job failed")
+        if job.message.text == "slow":
+            started.set()
+            await asyncio.Event().wait()  # until stopped
+
+    lanes = SessionLanes(run)
+    texts = ["boom", "slow", "after"]
+    for i, text in enumerate(texts):
+        message = InboundMessage("web", "c", "dm", "u", "n", text, str(i), 0.0)
+        lanes.submit(Job("turn", message, route(message, profile="p", group_sessions_per_user=False)))
+    key = "agent:p:web:dm:c"
+    await started.wait()
+    assert lanes.busy(key) and lanes.queued(key) == 1
+    stopped = lanes.stop(key)
+    assert stopped is not None and stopped.message.text == "slow"
+    assert await lanes.drain(5.0) == []
+    assert ran == texts
+    assert lanes.active_sessions == 0 and not lanes.busy(key)
+
+
 async def test_drain_returns_what_did_not_finish() -> None:
     """Past the grace period the running job is cancelled and returned with the queued ones."""
     release = asyncio.Event()
