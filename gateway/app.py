@@ -194,6 +194,11 @@ class Gateway:
         unfinished = await self.lanes.drain(self.parts.shutdown_grace)
         if unfinished:
             log.warning("gateway.unfinished_jobs", jobs=len(unfinished), kept_in="journal")
+        # A cancelled turn's history append and state save still finish before the store closes.
+        try:
+            await asyncio.wait_for(self.parts.sessions.settle(), timeout=max(1.0, self.parts.shutdown_grace))
+        except TimeoutError:
+            log.warning("gateway.persist_unfinished", kept_in="journal")
         for task in list(self._side):
             task.cancel()
         await asyncio.gather(*self._side, return_exceptions=True)
