@@ -16,9 +16,11 @@ text. Knows nothing of handoffs, budgets or rendering (see `agent.context.ledger
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import accumulate
 from typing import Literal, TypeAlias
 
 from agent.context._fact_patterns import (
@@ -50,6 +52,7 @@ from agent.context._fact_patterns import (
     WHITESPACE,
     FactKind,
     decides,
+    decision_needles_at,
     may_decide,
 )
 from agent.context._statements import (
@@ -405,7 +408,8 @@ def extract_facts(text: str, speaker: Speaker) -> tuple[Fact, ...]:
         return ()  # the prefilter: no shape of a value and no rule word anywhere in the message
     facts: list[Fact] = []
     seen: set[str] = set()
-    for line in text.splitlines():
+    lines = text.splitlines() if speaker == "user" else _decision_lines(text, lower)
+    for line in lines:
         for sentence in _units(line):
             for clause in _clauses(sentence, speaker):
                 fact = classify(clause, speaker)
@@ -414,6 +418,23 @@ def extract_facts(text: str, speaker: Speaker) -> tuple[Fact, ...]:
                     seen.add(key)
                     facts.append(fact)
     return tuple(facts)
+
+
+def _decision_lines(text: str, lower: str) -> list[str]:
+    """The lines of an assistant message holding a literal a decision pattern needs (`decision_needles_at`).
+
+    Exact: an assistant clause is a fact only when a decision pattern matches in it, which needs one of
+    the literals inside the clause, so inside its line (no literal holds a line break).
+    """
+    if len(lower) != len(text):
+        return text.splitlines()  # a character changed length: offsets differ, every line is read
+    starts = decision_needles_at(lower)
+    if not starts:
+        return []
+    lines = text.splitlines()
+    ends = list(accumulate(map(len, text.splitlines(keepends=True))))  # line i spans [ends[i-1], ends[i])
+    wanted = sorted({bisect_right(ends, start) for start in starts})
+    return [lines[index] for index in wanted if index < len(lines)]
 
 
 def _clauses(sentence: str, speaker: Speaker) -> Iterator[str]:

@@ -322,15 +322,25 @@ def opens_with_rule(text: str) -> bool:
     return _RULE_OPENING.match(body.lstrip("-*• ")) is not None
 
 
+def may_answer(text: str) -> bool:
+    """False when `text` is no bare answer to any question: empty, several lines, a question, or too many words.
+
+    The part of `bare_answer` that does not depend on the question: a span asks it once per line before
+    looking back for the question a line may answer.
+    """
+    body = text.strip()
+    return bool(body) and "\n" not in body and not body.endswith("?") and len(body.split()) <= MAX_ANSWER_WORDS
+
+
 def bare_answer(text: str, question: str = "") -> str | None:
     """The exact token of a short reply that is just a value ("4471", "it's QX-77-B"), or None.
 
     By position, a capital-letter code is one too, and so is any word when the question asks for a
     password, code, pin... ("what's the wifi password?" - "swordfish").
     """
-    body = text.strip()
-    if not body or "\n" in body or body.endswith("?") or len(body.split()) > MAX_ANSWER_WORDS:
+    if not may_answer(text):
         return None
+    body = text.strip()
     nouns = [word for word in words_of(question.lower()) if word in VALUE_NOUNS] if question else []
     key = nouns[0] if nouns and len(body.split()) == 1 else ""
     tokens = [stated_value(word, key) for word in body.split()]

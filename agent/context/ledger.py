@@ -31,7 +31,7 @@ from agent.context._span import SpanMessage as SpanMessage
 from agent.context._span import read_span as read_span
 from agent.context._span import section_body as section_body
 from agent.context._span import turns_line as turns_line
-from agent.context._statements import asks_value, is_question, may_hold_facts, opens_with_rule
+from agent.context._statements import asks_value, is_question, may_answer, may_hold_facts, opens_with_rule
 from agent.context.sections import SectionDrops
 from agent.messages import Message
 from agent.tokens import TokenCounter, estimate_tokens
@@ -131,7 +131,9 @@ def _message_facts(item: SpanMessage, before: Sequence[SpanMessage], scan: bool 
     `scan` False: the span's prefilter (`may_hold_facts`) found nothing a fact needs in the text.
     """
     facts = extract_facts(item.text, item.speaker) if scan else ()
-    if item.speaker == "user" and not any(_is_exact_statement(f) or f.is_statement for f in facts):
+    if item.speaker != "user" or not may_answer(item.text):
+        return facts  # only a short user line can be a bare answer (see `answer_fact`)
+    if not any(_is_exact_statement(f) or f.is_statement for f in facts):
         window = before[-ANSWER_LOOKBACK:]
         for index in range(len(window) - 1, -1, -1):
             earlier = window[index]
@@ -144,7 +146,7 @@ def _message_facts(item: SpanMessage, before: Sequence[SpanMessage], scan: bool 
                 if answer is not None:
                     return (answer,)
                 break
-    if not facts and item.speaker == "user" and not before:
+    if not facts and not before:
         # The first line of a span may answer a question the previous compression removed.
         answer = answer_fact(item.text, "", "")
         return (answer,) if answer is not None else ()
@@ -352,15 +354,30 @@ DROP_POLICY = (
 )
 
 
+# The last span's removed-token estimate: the ledger and the user-words section of one compression both ask.
+_last_removed: tuple[Span, int] | None = None
+
+
+def _removed_estimate(dropped: Sequence[Message], span: Span) -> int:
+    """The estimated tokens of the newly removed messages (handoffs aside), once per span read."""
+    global _last_removed
+    last = _last_removed
+    if last is not None and last[0] is span:
+        return last[1]
+    fresh = sum(
+        estimate_tokens(m.text) + sum(len(c.arguments) for c in m.tool_calls) // 4 for m in dropped if not is_handoff(m)
+    )
+    _last_removed = (span, fresh)
+    return fresh
+
+
 def span_budget(
     dropped: Sequence[Message], span: Span, title: str, max_tokens: int, share: float, counter: TokenCounter,
     floor: int = MIN_SPAN_BUDGET,
 ) -> int:
     """`max_tokens`, or less when little is removed: what the previous handoffs' section held plus `share`
     of the newly removed messages (never below a floor), so a compression with this section still shrinks."""
-    fresh = sum(
-        estimate_tokens(m.text) + sum(len(c.arguments) for c in m.tool_calls) // 4 for m in dropped if not is_handoff(m)
-    )
+    fresh = _removed_estimate(dropped, span)
     carried = sum(counter.count_text(section_body(i.text, title) or "") for i in span.items if isinstance(i, Carried))
     return min(max_tokens, max(floor, carried + int(fresh * share)))
 
