@@ -285,13 +285,16 @@ class _Selection:
         if _only_references(entry.fact) and set(entry.fact.needles) <= self.needles:
             return "duplicate"
         contained = [order for order, other in self.keys.items() if other in key]
-        if not contained and self.used + len(entry.line) // MIN_CHARS_PER_TOKEN_BOUND > self.budget:
-            return "over_budget"  # cannot fit whatever its exact count: no tokenisation needed
+        minor = not _is_exact_statement(entry.fact) and not _worded_as_rule(entry.fact)
+        if not contained:
+            # Cannot fit whatever its exact count (tokens >= chars / the bound): no tokenisation needed.
+            least = len(entry.line) // MIN_CHARS_PER_TOKEN_BOUND
+            if self.used + least > self.budget or (minor and self.minor_used + least > self.minor_budget):
+                return "over_budget"
         cost = self.counter.count_text(entry.line + "\n")
         freed = sum(self.costs[order] for order in contained)
         if self.used - freed + cost > self.budget:
             return "over_budget"
-        minor = not _is_exact_statement(entry.fact) and not _worded_as_rule(entry.fact)
         if minor and self.minor_used - sum(self.costs[o] for o in contained if o in self.minor) + cost > self.minor_budget:
             return "over_budget"
         for order in contained:
