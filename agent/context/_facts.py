@@ -30,6 +30,7 @@ from agent.context._fact_patterns import (
     CJK,
     CJK_CONSTRAINT_WORDS,
     CLAUSE_SPLIT,
+    CONSTRAINT_GATE,
     CONSTRAINT_PATTERNS,
     CONSTRAINT_WORDS,
     DECISION_PATTERNS,
@@ -58,13 +59,13 @@ from agent.context._fact_patterns import (
 from agent.context._statements import (
     CASED_SHAPES,
     RULE_WORDS,
+    VALUE_NOUNS,
     assignment,
     bare_answer,
     closes_statement,
     is_question,
     literals,
     may_hold_fact,
-    names_value,
     stated_value,
     words_of,
 )
@@ -224,13 +225,17 @@ def _matches(text: str, speaker: Speaker) -> list[tuple[FactKind, int, int]]:
     """Every (kind, start, end) in `text`; URLs and e-mails are masked before paths and ids."""
     found: list[tuple[FactKind, int, int]] = []
     lower = text.lower()
+    words = words_of(lower)
     # The rule patterns only run when one of their words (or CJK text) is there: see `RULE_WORDS`.
-    rules = CJK.search(text) is not None or not RULE_WORDS.isdisjoint(words_of(lower))
+    rules = CJK.search(text) is not None or not RULE_WORDS.isdisjoint(words)
     # One scan of the combined pattern over the lower-cased text finds the rule words (lower() keeps the
     # offsets unless a character changes length: then each pattern runs on the text).
     same = len(lower) == len(text)
     if rules and speaker == "user":
-        spans = _lower_spans(lower, ANY_CONSTRAINT_LOWER) if same else list(_spans(text, CONSTRAINT_PATTERNS))
+        if not same:
+            spans = list(_spans(text, CONSTRAINT_PATTERNS))
+        else:
+            spans = _lower_spans(lower, ANY_CONSTRAINT_LOWER) if CONSTRAINT_GATE.search(lower) else []
         found.extend(("constraint", s, e) for s, e in spans if not NOT_A_RULE.match(text, e))
     if rules:
         if may_decide(lower):
@@ -244,7 +249,7 @@ def _matches(text: str, speaker: Speaker) -> list[tuple[FactKind, int, int]]:
                 found.append((kind, start, start + len(needle)))
         if kind in ("url", "email"):
             masked = _mask(masked, _spans(masked, patterns))
-    key_value = _key_value(text) if ASSIGN_GATE.search(lower) or names_value(lower) else None
+    key_value = _key_value(text) if ASSIGN_GATE.search(lower) or not VALUE_NOUNS.isdisjoint(words) else None
     if key_value is not None:
         value = key_value[1]
         start = text.rfind(value)
