@@ -407,13 +407,12 @@ def extract_facts(text: str, speaker: Speaker) -> tuple[Fact, ...]:
             assistant's only count when it states a decision.
     """
     lower = text.lower()
-    if speaker == "assistant" and not may_decide(lower):  # the pattern runs per clause (`classify`)
-        return ()
-    if not may_hold_fact(text, lower):
+    # The assistant's clauses only count as decisions: only its lines with a decision literal are read.
+    lines = text.splitlines() if speaker == "user" else _decision_lines(text, lower)
+    if not lines or not may_hold_fact(text, lower):
         return ()  # the prefilter: no shape of a value and no rule word anywhere in the message
     facts: list[Fact] = []
     seen: set[str] = set()
-    lines = text.splitlines() if speaker == "user" else _decision_lines(text, lower)
     for line in lines:
         for sentence in _units(line):
             for clause in _clauses(sentence, speaker):
@@ -432,7 +431,7 @@ def _decision_lines(text: str, lower: str) -> list[str]:
     the literals inside the clause, so inside its line (no literal holds a line break).
     """
     if len(lower) != len(text):
-        return text.splitlines()  # a character changed length: offsets differ, every line is read
+        return text.splitlines() if may_decide(lower) else []  # a character changed length: offsets differ
     starts = decision_needles_at(lower)
     if not starts:
         return []
