@@ -184,19 +184,23 @@ _NEEDS_LITERALS: dict[re.Pattern[str], tuple[str, ...]] = {
 }
 
 
-_NEEDS = {pattern: literals(parts) for pattern, parts in _NEEDS_LITERALS.items()}
+# A gate of one literal is a substring test (a fraction of a regex search); several are one alternation.
+_NEEDS: dict[re.Pattern[str], str | re.Pattern[str]] = {
+    pattern: parts[0] if len(parts) == 1 else literals(parts) for pattern, parts in _NEEDS_LITERALS.items()
+}
 
 
 def _spans(
     text: str, patterns: tuple[re.Pattern[str], ...], lower: str | None = None
-) -> Iterator[tuple[int, int]]:
+) -> list[tuple[int, int]]:
+    found: list[tuple[int, int]] = []
     for pattern in patterns:
-        needs = _NEEDS.get(pattern) if lower is not None else None
-        if needs is not None and needs.search(lower) is None:  # type: ignore[arg-type]
-            continue
-        for match in pattern.finditer(text):
-            if match.end() > match.start():
-                yield match.start(), match.end()
+        if lower is not None:
+            needs = _NEEDS.get(pattern)
+            if needs is not None and (needs not in lower if isinstance(needs, str) else needs.search(lower) is None):
+                continue
+        found.extend((m.start(), m.end()) for m in pattern.finditer(text) if m.end() > m.start())
+    return found
 
 
 def _families(text: str, lower: str, speaker: Speaker) -> list[tuple[FactKind, tuple[re.Pattern[str], ...]]]:
@@ -233,22 +237,23 @@ def _matches(text: str, speaker: Speaker) -> list[tuple[FactKind, int, int]]:
     same = len(lower) == len(text)
     if rules and speaker == "user":
         if not same:
-            spans = list(_spans(text, CONSTRAINT_PATTERNS))
+            spans = _spans(text, CONSTRAINT_PATTERNS)
         else:
             spans = _lower_spans(lower, ANY_CONSTRAINT_LOWER) if CONSTRAINT_GATE.search(lower) else []
         found.extend(("constraint", s, e) for s, e in spans if not NOT_A_RULE.match(text, e))
     if rules:
         if may_decide(lower):
-            spans = _lower_spans(lower, ANY_DECISION_LOWER) if same else list(_spans(text, DECISION_PATTERNS))
+            spans = _lower_spans(lower, ANY_DECISION_LOWER) if same else _spans(text, DECISION_PATTERNS)
             found.extend(("decision", s, e) for s, e in spans)
     masked = text
     for kind, patterns in _families(text, lower, speaker):
-        for start, end in _spans(masked, patterns, lower):
+        spans = _spans(masked, patterns, lower)
+        for start, end in spans:
             needle = text[start:end].rstrip(".,;:!?)")
             if needle:
                 found.append((kind, start, start + len(needle)))
-        if kind in ("url", "email"):
-            masked = _mask(masked, _spans(masked, patterns))
+        if kind in ("url", "email") and spans:
+            masked = _mask(masked, spans)  # URL and e-mail patterns have no gate: the same spans
     key_value = _key_value(text) if ASSIGN_GATE.search(lower) or not VALUE_NOUNS.isdisjoint(words) else None
     if key_value is not None:
         value = key_value[1]
@@ -267,7 +272,7 @@ def _lower_spans(lower: str, pattern: re.Pattern[str]) -> list[tuple[int, int]]:
     return [(m.start(), m.end()) for m in pattern.finditer(lower) if m.end() > m.start()]
 
 
-def _mask(text: str, spans: Iterator[tuple[int, int]]) -> str:
+def _mask(text: str, spans: list[tuple[int, int]]) -> str:
     chars = list(text)
     for start, end in spans:
         chars[start:end] = " " * (end - start)
@@ -327,7 +332,7 @@ _VALUE_FAMILIES = VALUE_PATTERNS + PATH_PATTERNS + IDENTIFIER_PATTERNS + (URL_PA
 def _has_value(text: str) -> bool:
     if _VALUE_CHARS.search(text) is None:
         return False
-    return any(True for _ in _spans(text, _VALUE_FAMILIES, text.lower()))
+    return bool(_spans(text, _VALUE_FAMILIES, text.lower()))
 
 
 def _narrow(sentence: str, start: int, end: int) -> str:

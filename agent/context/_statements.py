@@ -12,7 +12,6 @@ prefilters of `agent.context._facts`. Pure functions, no I/O; never raises.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from functools import lru_cache
 
 _I = re.IGNORECASE
@@ -138,6 +137,7 @@ def words_of(lower: str) -> frozenset[str]:
     return frozenset(lower.translate(_SEPARATORS).split())
 
 
+_GATE_WORDS = RULE_WORDS | VALUE_NOUNS
 # A chat line often opens by addressing someone ("DG19075: why?", "jeroen_, try it"): a nickname is no value.
 _ADDRESSEE = re.compile(r"^[\w\[\]|^`{}-]{1,32}[:,] ")
 
@@ -149,50 +149,11 @@ def may_hold_fact(text: str, lower: str) -> bool:
         text, lower = text[addressee.end():], lower[addressee.end():]
     if SHAPES.search(lower) is not None or CASED_SHAPES.search(text) is not None:
         return True
-    words = words_of(lower)
-    return not (RULE_WORDS.isdisjoint(words) and VALUE_NOUNS.isdisjoint(words))
+    return not _GATE_WORDS.isdisjoint(words_of(lower))
 
 
 # Original-case shapes the lower-case gate cannot see: CamelCase (all-caps codes hold a digit).
 CASED_SHAPES = re.compile(r"[a-z0-9][A-Z]|[A-Z]{4}")
-
-# `may_hold_fact` for many texts at once: one C-level scan of their joined text finds the texts with any shape
-# or prefilter word, and Python work is only done per text with a hit. A superset of `may_hold_fact` (it keeps
-# the addressee, whose text can only add hits), so a text it rules out is one `may_hold_fact` rules out too.
-_JOIN = "\n\x00\n"
-_ANY_WORD = re.compile(
-    r"(?<!\S)(?:" + "|".join(re.escape(w) for w in sorted(RULE_WORDS | VALUE_NOUNS, key=len, reverse=True)) + r")(?!\S)"
-)
-
-
-def may_hold_facts(texts: list[str]) -> list[bool]:
-    """For each of `texts`, False when `may_hold_fact` is surely False (one scan over all of them)."""
-    if not texts:
-        return []
-    starts: list[int] = []
-    offset = 0
-    for text in texts:
-        starts.append(offset)
-        offset += len(text) + len(_JOIN)
-    joined = _JOIN.join(texts)
-    lower = joined.lower()
-    words = lower.translate(_SEPARATORS)
-    hits = [False] * len(texts)
-    if len(lower) != len(joined) or len(words) != len(joined):
-        return [True] * len(texts)  # a character changed length: offsets no longer line up, test each text
-    for pattern, haystack in ((SHAPES, lower), (CASED_SHAPES, joined), (_ANY_WORD, words)):
-        position = 0
-        while (match := pattern.search(haystack, position)) is not None:
-            index = bisect_right(starts, match.start()) - 1
-            hits[index] = True
-            # Skip to the next text not yet known to hit: each text costs at most one match per pattern.
-            index += 1
-            while index < len(texts) and hits[index]:
-                index += 1
-            if index == len(texts):
-                break
-            position = starts[index]
-    return hits
 
 
 def exact_value(text: str) -> str | None:

@@ -31,7 +31,7 @@ from agent.context._span import SpanMessage as SpanMessage
 from agent.context._span import read_span as read_span
 from agent.context._span import section_body as section_body
 from agent.context._span import turns_line as turns_line
-from agent.context._statements import asks_value, is_question, may_answer, may_hold_facts, opens_with_rule
+from agent.context._statements import asks_value, is_question, may_answer, opens_with_rule
 from agent.context.sections import SectionDrops
 from agent.messages import Message
 from agent.tokens import TokenCounter, estimate_tokens
@@ -125,12 +125,9 @@ class LedgerBuild:
     tokens: int = 0
 
 
-def _message_facts(item: SpanMessage, before: Sequence[SpanMessage], scan: bool = True) -> tuple[Fact, ...]:
-    """The facts of one span message; a bare value right after someone's question is that question's answer.
-
-    `scan` False: the span's prefilter (`may_hold_facts`) found nothing a fact needs in the text.
-    """
-    facts = extract_facts(item.text, item.speaker) if scan else ()
+def _message_facts(item: SpanMessage, before: Sequence[SpanMessage]) -> tuple[Fact, ...]:
+    """The facts of one span message; a bare value right after someone's question is that question's answer."""
+    facts = extract_facts(item.text, item.speaker)
     if item.speaker != "user" or not may_answer(item.text):
         return facts  # only a short user line can be a bare answer (see `answer_fact`)
     if not any(_is_exact_statement(f) or f.is_statement for f in facts):
@@ -193,11 +190,9 @@ def collect_entries(span: Span, words: VerbatimUserWords | None = None) -> list[
     raw: list[tuple[int, Speaker, str | None, Fact]] = []
     names = frozenset(item.name.casefold() for item in span.items if isinstance(item, SpanMessage) and item.name)
     before: list[SpanMessage] = []
-    users = [i for i in span.items if isinstance(i, SpanMessage) and i.speaker == "user"]
-    scans = dict(zip(map(id, users), may_hold_facts([i.text for i in users]), strict=True))
     for item in span.items:
         if isinstance(item, SpanMessage):
-            facts = [unaddressed(f, names) for f in _message_facts(item, before, scans.get(id(item), True))]
+            facts = [unaddressed(f, names) for f in _message_facts(item, before)]
             raw.extend((item.turn, item.speaker, item.name, f) for f in facts if not _only_names(f, names))
             before.append(item)
             continue
