@@ -261,9 +261,9 @@ def _matches(text: str, speaker: Speaker) -> list[tuple[FactKind, int, int]]:
         number = LEADING_NUMBER.match(value)
         if number:
             found.append(("value", start, start + number.end()))
-        words = value.split()
-        token = stated_value(words[0], key_value[0]) if words else None
-        if token is not None and closes_statement(value[value.find(words[0]) + len(words[0]):]):
+        parts = value.split()
+        token = stated_value(parts[0], key_value[0]) if parts else None
+        if token is not None and closes_statement(value[value.find(parts[0]) + len(parts[0]):]):
             found.append(("assignment", start, start + len(token)))
     return found
 

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from agent.context._facts import USER_WEIGHTS, Fact, Speaker, answer_fact, classify, extract_facts, normalise
-from agent.context._handoff import is_handoff
 from agent.context._span import DEFAULT_PROTECT_FIRST_N as DEFAULT_PROTECT_FIRST_N
 from agent.context._span import LEDGER_TITLE as LEDGER_TITLE
 from agent.context._span import USER_WORDS_TITLE as USER_WORDS_TITLE
@@ -34,7 +33,7 @@ from agent.context._span import turns_line as turns_line
 from agent.context._statements import asks_value, is_question, may_answer, opens_with_rule
 from agent.context.sections import SectionDrops
 from agent.messages import Message
-from agent.tokens import TokenCounter, estimate_tokens
+from agent.tokens import TokenCounter
 
 DEFAULT_LEDGER_MAX_TOKENS = 1500
 # A weight for a stored line that no longer classifies (e.g. written by an older version): kept, dropped early.
@@ -352,30 +351,12 @@ DROP_POLICY = (
 )
 
 
-# The last span's removed-token estimate: the ledger and the user-words section of one compression both ask.
-_last_removed: tuple[Span, int] | None = None
-
-
-def _removed_estimate(dropped: Sequence[Message], span: Span) -> int:
-    """The estimated tokens of the newly removed messages (handoffs aside), once per span read."""
-    global _last_removed
-    last = _last_removed
-    if last is not None and last[0] is span:
-        return last[1]
-    fresh = sum(
-        estimate_tokens(m.text) + sum(len(c.arguments) for c in m.tool_calls) // 4 for m in dropped if not is_handoff(m)
-    )
-    _last_removed = (span, fresh)
-    return fresh
-
-
 def span_budget(
-    dropped: Sequence[Message], span: Span, title: str, max_tokens: int, share: float, counter: TokenCounter,
-    floor: int = MIN_SPAN_BUDGET,
+    span: Span, title: str, max_tokens: int, share: float, counter: TokenCounter, floor: int = MIN_SPAN_BUDGET
 ) -> int:
     """`max_tokens`, or less when little is removed: what the previous handoffs' section held plus `share`
     of the newly removed messages (never below a floor), so a compression with this section still shrinks."""
-    fresh = _removed_estimate(dropped, span)
+    fresh = span.removed_estimate
     carried = sum(counter.count_text(section_body(i.text, title) or "") for i in span.items if isinstance(i, Carried))
     return min(max_tokens, max(floor, carried + int(fresh * share)))
 
@@ -397,10 +378,17 @@ def _ranking(
         starts.append(offset)
         offset += len(text) + 1
     joined = "\n".join(text for _, text in said)
+    last: dict[str, int] = {}  # where each needle is said last: said again after a turn iff at or after its start
+
+    def said_last(needle: str) -> int:
+        if needle not in last:
+            last[needle] = joined.rfind(needle)
+        return last[needle]
+
     referenced: set[int] = set()
     for entry in entries:
         index = bisect.bisect_right(turns, entry.turn)
-        if index < len(turns) and any(joined.find(n.casefold(), starts[index]) >= 0 for n in entry.fact.needles):
+        if index < len(turns) and any(said_last(n.casefold()) >= starts[index] for n in entry.fact.needles):
             referenced.add(entry.order)
     return lambda e: (e.fact.weight, e.order in referenced, e.order)
 
@@ -440,7 +428,7 @@ class FactLedger:
         if words is not None:
             entries, covered = _shown_elsewhere(entries, words.shown(dropped, previous_summary, counter))
         first_line = turns_line("facts", span, "a newer line overrides an older one.")
-        limit = span_budget(dropped, span, self.title, self.max_tokens, LEDGER_SPAN_SHARE, counter)
+        limit = span_budget(span, self.title, self.max_tokens, LEDGER_SPAN_SHARE, counter)
         budget = limit - counter.count_text(f"## {self.title}\n{first_line}\n")
         rank = _ranking(entries, span, budget)
         share = GROUP_MINOR_SHARE if is_group(span) else MINOR_SHARE
