@@ -378,17 +378,10 @@ def _ranking(
         starts.append(offset)
         offset += len(text) + 1
     joined = "\n".join(text for _, text in said)
-    last: dict[str, int] = {}  # where each needle is said last: said again after a turn iff at or after its start
-
-    def said_last(needle: str) -> int:
-        if needle not in last:
-            last[needle] = joined.rfind(needle)
-        return last[needle]
-
     referenced: set[int] = set()
     for entry in entries:
         index = bisect.bisect_right(turns, entry.turn)
-        if index < len(turns) and any(said_last(n.casefold()) >= starts[index] for n in entry.fact.needles):
+        if index < len(turns) and any(joined.find(n.casefold(), starts[index]) >= 0 for n in entry.fact.needles):
             referenced.add(entry.order)
     return lambda e: (e.fact.weight, e.order in referenced, e.order)
 
