@@ -101,6 +101,8 @@ USER_WEIGHTS: dict[FactKind, int] = {
     "identifier": 55,
 }
 ASSISTANT_WEIGHT = 45
+# Most important first; kinds of equal weight in the order of `USER_WEIGHTS` (a set's order follows the hash seed).
+_KIND_RANK: dict[FactKind, tuple[int, int]] = {kind: (-weight, i) for i, (kind, weight) in enumerate(USER_WEIGHTS.items())}
 # Kinds that make a clause more than "a sentence that mentions some values".
 STATEMENT_KINDS: frozenset[FactKind] = frozenset({"constraint", "decision"})
 
@@ -386,7 +388,7 @@ def classify(text: str, speaker: Speaker) -> Fact | None:
         return None
     if _too_thin(text, kinds):
         return None
-    ordered = tuple(sorted(kinds, key=lambda k: -USER_WEIGHTS[k]))
+    ordered = tuple(sorted(kinds, key=_KIND_RANK.__getitem__))
     weight = USER_WEIGHTS[ordered[0]] if speaker == "user" else ASSISTANT_WEIGHT
     needles = tuple(sorted({text[s:e] for kind, s, e in matches if kind not in STATEMENT_KINDS}))
     return Fact(text=text, kinds=ordered, subjects=_subjects(text, kinds), needles=needles, weight=weight)

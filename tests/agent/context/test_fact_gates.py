@@ -129,3 +129,10 @@ def test_an_assistant_message_is_read_on_its_decision_lines_only() -> None:
     text = "Let me look at the file.\r\nWe decided to keep the retry loop.\u2028cat setup.py\nWe'll use pytest 8."
     assert _facts._decision_lines(text, text.lower()) == ["We decided to keep the retry loop.", "We'll use pytest 8."]
     assert _facts._decision_lines("ls -la\ncat x.py", "ls -la\ncat x.py") == []
+
+
+def test_kinds_of_equal_weight_come_in_a_fixed_order() -> None:
+    """Tickets, URLs, e-mails and names weigh the same: their order follows `USER_WEIGHTS`, not a set's hash."""
+    fact = _facts.classify("Fix bug 43999 per ops@example.com, see https://x.io/r/1 and Ann_Lee.", "user")
+    assert fact is not None
+    assert fact.kinds == ("ticket", "url", "email", "identifier")
