@@ -207,28 +207,6 @@ KIND_PATTERNS: tuple[tuple[FactKind, tuple[re.Pattern[str], ...]], ...] = (
 
 # Cheap gates (over lower-cased text, no IGNORECASE): a clause that fails one skips that pattern family.
 ANY_CONSTRAINT_LOWER = re.compile("|".join(f"(?:{pattern.pattern})" for pattern in CONSTRAINT_PATTERNS))
-# What any constraint pattern match holds (over lower-cased text): a literal of each branch of each language,
-# or the whitespace next to the negation the negated-verb branches need ("no hay", "ne ... pas", "не делай").
-# One scan for these rules out most clauses with a rule word ("not", "will", "only") before the combined
-# pattern, which tries every branch at every position. Kept exact by tests/agent/context/test_fact_gates.py.
-_CONSTRAINT_LITERALS = (
-    "never", "always", "must", "should", "avoid", "prefer", "make sure", "ensure", "no longer", "not allowed",
-    "forbidden", "prohibited", "mandatory", "required", "only use", "use only", "stop using", "under no",
-    "at all times", "rather", "don't", "dont", "do not", "doesn't need", "doesnt need",
-    "nie", "immer", "stets", "muss", "müss", "darf", "dürf", "sollst", "sollt", "auf keinen fall", "keinesfalls",
-    "vermeide", "bevorzuge", "bitte nicht", "bitte kein", "verboten", "erforderlich", "ausschließlich", "nur noch",
-    "jamais", "toujours", "surtout pas", "faut", "dois", "doit", "doivent", "devez", "devons", "interdit",
-    "obligatoire", "évite", "préfère", "préfére", "uniquement",
-    "nunca", "siempre", "jamás", "debe", "hay que", "tienes que", "tenemos que", "evita", "prefiero", "prohibido",
-    "obligatorio", "únicamente",
-    "不要", "从不", "绝不", "决不", "总是", "始终", "必须", "务必", "一定要", "禁止", "不能", "不得", "请勿", "不许", "不准",
-    "只能", "只用", "偏好", "更喜欢", "宁愿", "避免", "别",
-    "никогда", "всегда", "нельзя", "долж", "обязательно", "запрещено", "предпочитаю", "избегай", "только",
-    "ни в коем случае",
-)
-CONSTRAINT_GATE = re.compile(
-    "|".join(re.escape(part) for part in sorted(_CONSTRAINT_LITERALS, key=len, reverse=True)) + r"|\bno\s|\bне\s|\spas"
-)
 NAME_LEAD_LOWER = re.compile(
     r"my name is|i am|i'm|call me|named|mein name ist|ich heiße|je m'appelle|me llamo|mi nombre es|меня зовут|我叫|我的名字"
 )

@@ -30,7 +30,6 @@ from agent.context._fact_patterns import (
     CJK,
     CJK_CONSTRAINT_WORDS,
     CLAUSE_SPLIT,
-    CONSTRAINT_GATE,
     CONSTRAINT_PATTERNS,
     CONSTRAINT_WORDS,
     DECISION_PATTERNS,
@@ -238,10 +237,7 @@ def _matches(text: str, speaker: Speaker) -> list[tuple[FactKind, int, int]]:
     # offsets unless a character changes length: then each pattern runs on the text).
     same = len(lower) == len(text)
     if rules and speaker == "user":
-        if not same:
-            spans = _spans(text, CONSTRAINT_PATTERNS)
-        else:
-            spans = _lower_spans(lower, ANY_CONSTRAINT_LOWER) if CONSTRAINT_GATE.search(lower) else []
+        spans = _lower_spans(lower, ANY_CONSTRAINT_LOWER) if same else _spans(text, CONSTRAINT_PATTERNS)
         found.extend(("constraint", s, e) for s, e in spans if not NOT_A_RULE.match(text, e))
     if rules:
         if may_decide(lower):

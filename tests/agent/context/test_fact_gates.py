@@ -93,7 +93,6 @@ def _extract_all(texts: list[str]) -> list[tuple[tuple[_facts.Fact, ...], ...]]:
 
 def _open_gates(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every gate added in front of the patterns passes: each pattern runs wherever it did before them."""
-    monkeypatch.setattr(_facts, "CONSTRAINT_GATE", ALWAYS)
     monkeypatch.setattr(_facts, "_NEEDS", {})
     monkeypatch.setattr(_statements, "_RARE_GATE", ALWAYS)
     monkeypatch.setattr(
@@ -116,13 +115,6 @@ def test_extraction_is_the_same_with_and_without_the_gates(monkeypatch: pytest.M
     _extract_all([])  # leave no fact computed with the gates open in the caches
     differing = [text for text, a, b in zip(texts, gated, ungated, strict=True) if a != b]
     assert differing == []
-
-
-def test_the_constraint_gate_passes_wherever_a_constraint_pattern_matches() -> None:
-    for text in _corpus():
-        lower = text.lower()
-        if _fact_patterns.ANY_CONSTRAINT_LOWER.search(lower) is not None:
-            assert _fact_patterns.CONSTRAINT_GATE.search(lower) is not None, text
 
 
 def test_an_assistant_message_is_read_on_its_decision_lines_only() -> None:
