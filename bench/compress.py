@@ -105,10 +105,13 @@ def sections_seconds(record: SessionRecord, encode: Callable[[str], list[int]], 
 
 
 def cold_caches() -> None:
-    """Forget every extraction cache (facts, clauses, questions, the last span read)."""
+    """Forget every extraction cache (facts, clauses, key/value statements, questions, speaker names, the last span
+    read): each repeat pays what the first compression of a session pays."""
     _facts.extract_facts.cache_clear()
     _facts.classify.cache_clear()
+    _facts._key_value.cache_clear()
     _statements.asks_value.cache_clear()
+    _span._clean_name.cache_clear()
     _span.forget_span()
 
 
