@@ -92,7 +92,7 @@ def _extract_all(texts: list[str]) -> list[tuple[tuple[_facts.Fact, ...], ...]]:
 
 
 def _open_gates(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every gate added in front of the patterns passes: each pattern runs wherever it did before them."""
+    """Every literal gate in front of the patterns passes, and every line of an assistant message is read."""
     monkeypatch.setattr(_facts, "_NEEDS", {})
     monkeypatch.setattr(_statements, "_RARE_GATE", ALWAYS)
     monkeypatch.setattr(
