@@ -252,7 +252,11 @@ def _matches(text: str, speaker: Speaker) -> list[tuple[FactKind, int, int]]:
                 found.append((kind, start, start + len(needle)))
         if kind in ("url", "email") and spans:
             masked = _mask(masked, spans)  # URL and e-mail patterns have no gate: the same spans
-    key_value = _key_value(text) if ASSIGN_GATE.search(lower) or not VALUE_NOUNS.isdisjoint(words) else None
+    # With nothing found yet, a key/value statement only counts if it adds a match, which takes a value: a
+    # number, a quoted or joined token, a code of capitals, or a word after a noun such as "password".
+    may_state = bool(found) or _MAY_STATE.search(text) is not None or _NOUN_WORD.search(text.casefold()) is not None
+    assigns = may_state and (ASSIGN_GATE.search(lower) is not None or not VALUE_NOUNS.isdisjoint(words))
+    key_value = _key_value(text) if assigns else None
     if key_value is not None:
         value = key_value[1]
         start = text.rfind(value)
@@ -264,6 +268,12 @@ def _matches(text: str, speaker: Speaker) -> list[tuple[FactKind, int, int]]:
         if token is not None and closes_statement(value[value.find(parts[0]) + len(parts[0]):]):
             found.append(("assignment", start, start + len(token)))
     return found
+
+
+# What a stated value holds (see `stated_value`): a digit, a quote, a joined name ("node-b"), a code of capitals.
+_MAY_STATE = re.compile(r"\d|[`\"«“]|[A-Za-z][-_.][A-Za-z0-9]|[A-Z]{4}")
+# A noun whose value is arbitrary, as a whole word of the casefolded text (how a key's last word is read).
+_NOUN_WORD = re.compile(r"(?<!\w)(?:" + "|".join(sorted(map(re.escape, VALUE_NOUNS), key=len, reverse=True)) + r")(?!\w)")
 
 
 def _lower_spans(lower: str, pattern: re.Pattern[str]) -> list[tuple[int, int]]:

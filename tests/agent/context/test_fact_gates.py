@@ -49,6 +49,7 @@ VALUES = (
     "`make test`", "CamelCase", "QX77B", "deadbeef1", "version 2", "bug 4711", "the code is 4471", "pin 0042",
     "the value of the timeout is 30", "set the timeout to 45 s", "timeout = 30s", "we agreed on 8080 for the port",
     "端口是8080", "значение порта 6380", "把端口设为8080", "my name is Ann", "меня зовут Иван", "我叫小王",
+    "the wifi password is swordfish", "the door code is banana", "das passwort lautet apfelbaum", "pin: tulip",
 )
 FILLERS = ("ok", "so", "well", "hmm", "yes", "the deploy", "on fridays", "tabs", "main", "it", "this one", "thanks")
 TEMPLATES = (
@@ -94,6 +95,8 @@ def _extract_all(texts: list[str]) -> list[tuple[tuple[_facts.Fact, ...], ...]]:
 def _open_gates(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every literal gate in front of the patterns passes, and every line of an assistant message is read."""
     monkeypatch.setattr(_facts, "_NEEDS", {})
+    monkeypatch.setattr(_facts, "_MAY_STATE", ALWAYS)
+    monkeypatch.setattr(_facts, "_NOUN_WORD", ALWAYS)
     monkeypatch.setattr(_statements, "_RARE_GATE", ALWAYS)
     monkeypatch.setattr(
         _facts, "_decision_lines", lambda text, lower: text.splitlines() if _fact_patterns.may_decide(lower) else []
