@@ -96,6 +96,7 @@ _DECISION_NEEDLES = (
 
 
 _DECISION_GATE = literals(_DECISION_NEEDLES)
+_ASCII_DECISION_NEEDLES = tuple(needle for needle in _DECISION_NEEDLES if needle.isascii())
 
 
 # Over a long text `in` tests run at memory speed; over a short one a single scan costs less than the loop.
@@ -107,6 +108,18 @@ def may_decide(lower: str) -> bool:
     if len(lower) > _LONG_TEXT_CHARS:
         return any(needle in lower for needle in _DECISION_NEEDLES)
     return _DECISION_GATE.search(lower) is not None
+
+
+def decision_needles_at(lower: str) -> list[int]:
+    """The sorted offsets in lower-cased text where a `_DECISION_NEEDLES` literal starts (substring scans)."""
+    found: list[int] = []
+    for needle in _ASCII_DECISION_NEEDLES if lower.isascii() else _DECISION_NEEDLES:
+        at = lower.find(needle)
+        while at >= 0:
+            found.append(at)
+            at = lower.find(needle, at + 1)
+    found.sort()
+    return found
 
 
 def decides(lower: str) -> bool:

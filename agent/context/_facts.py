@@ -16,9 +16,11 @@ text. Knows nothing of handoffs, budgets or rendering (see `agent.context.ledger
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import accumulate
 from typing import Literal, TypeAlias
 
 from agent.context._fact_patterns import (
@@ -50,18 +52,19 @@ from agent.context._fact_patterns import (
     WHITESPACE,
     FactKind,
     decides,
+    decision_needles_at,
     may_decide,
 )
 from agent.context._statements import (
     CASED_SHAPES,
     RULE_WORDS,
+    VALUE_NOUNS,
     assignment,
     bare_answer,
     closes_statement,
     is_question,
     literals,
     may_hold_fact,
-    names_value,
     stated_value,
     words_of,
 )
@@ -97,6 +100,8 @@ USER_WEIGHTS: dict[FactKind, int] = {
     "identifier": 55,
 }
 ASSISTANT_WEIGHT = 45
+# Most important first; kinds of equal weight in the order of `USER_WEIGHTS` (a set's order follows the hash seed).
+_KIND_RANK: dict[FactKind, tuple[int, int]] = {kind: (-weight, i) for i, (kind, weight) in enumerate(USER_WEIGHTS.items())}
 # Kinds that make a clause more than "a sentence that mentions some values".
 STATEMENT_KINDS: frozenset[FactKind] = frozenset({"constraint", "decision"})
 
@@ -180,19 +185,23 @@ _NEEDS_LITERALS: dict[re.Pattern[str], tuple[str, ...]] = {
 }
 
 
-_NEEDS = {pattern: literals(parts) for pattern, parts in _NEEDS_LITERALS.items()}
+# A gate of one literal is a substring test (a fraction of a regex search); several are one alternation.
+_NEEDS: dict[re.Pattern[str], str | re.Pattern[str]] = {
+    pattern: parts[0] if len(parts) == 1 else literals(parts) for pattern, parts in _NEEDS_LITERALS.items()
+}
 
 
 def _spans(
     text: str, patterns: tuple[re.Pattern[str], ...], lower: str | None = None
-) -> Iterator[tuple[int, int]]:
+) -> list[tuple[int, int]]:
+    found: list[tuple[int, int]] = []
     for pattern in patterns:
-        needs = _NEEDS.get(pattern) if lower is not None else None
-        if needs is not None and needs.search(lower) is None:  # type: ignore[arg-type]
-            continue
-        for match in pattern.finditer(text):
-            if match.end() > match.start():
-                yield match.start(), match.end()
+        if lower is not None:
+            needs = _NEEDS.get(pattern)
+            if needs is not None and (needs not in lower if isinstance(needs, str) else needs.search(lower) is None):
+                continue
+        found.extend((m.start(), m.end()) for m in pattern.finditer(text) if m.end() > m.start())
+    return found
 
 
 def _families(text: str, lower: str, speaker: Speaker) -> list[tuple[FactKind, tuple[re.Pattern[str], ...]]]:
@@ -221,45 +230,57 @@ def _matches(text: str, speaker: Speaker) -> list[tuple[FactKind, int, int]]:
     """Every (kind, start, end) in `text`; URLs and e-mails are masked before paths and ids."""
     found: list[tuple[FactKind, int, int]] = []
     lower = text.lower()
+    words = words_of(lower)
     # The rule patterns only run when one of their words (or CJK text) is there: see `RULE_WORDS`.
-    rules = CJK.search(text) is not None or not RULE_WORDS.isdisjoint(words_of(lower))
+    rules = CJK.search(text) is not None or not RULE_WORDS.isdisjoint(words)
     # One scan of the combined pattern over the lower-cased text finds the rule words (lower() keeps the
     # offsets unless a character changes length: then each pattern runs on the text).
     same = len(lower) == len(text)
     if rules and speaker == "user":
-        spans = _lower_spans(lower, ANY_CONSTRAINT_LOWER) if same else list(_spans(text, CONSTRAINT_PATTERNS))
+        spans = _lower_spans(lower, ANY_CONSTRAINT_LOWER) if same else _spans(text, CONSTRAINT_PATTERNS)
         found.extend(("constraint", s, e) for s, e in spans if not NOT_A_RULE.match(text, e))
     if rules:
         if may_decide(lower):
-            spans = _lower_spans(lower, ANY_DECISION_LOWER) if same else list(_spans(text, DECISION_PATTERNS))
+            spans = _lower_spans(lower, ANY_DECISION_LOWER) if same else _spans(text, DECISION_PATTERNS)
             found.extend(("decision", s, e) for s, e in spans)
     masked = text
     for kind, patterns in _families(text, lower, speaker):
-        for start, end in _spans(masked, patterns, lower):
+        spans = _spans(masked, patterns, lower)
+        for start, end in spans:
             needle = text[start:end].rstrip(".,;:!?)")
             if needle:
                 found.append((kind, start, start + len(needle)))
-        if kind in ("url", "email"):
-            masked = _mask(masked, _spans(masked, patterns))
-    key_value = _key_value(text) if ASSIGN_GATE.search(lower) or names_value(lower) else None
+        if kind in ("url", "email") and spans:
+            masked = _mask(masked, spans)  # URL and e-mail patterns have no gate: the same spans
+    # With nothing found yet, a key/value statement only counts if it adds a match, which takes a value: a
+    # number, a quoted or joined token, a code of capitals, or a word after a noun such as "password".
+    may_state = bool(found) or _MAY_STATE.search(text) is not None or _NOUN_WORD.search(text.casefold()) is not None
+    assigns = may_state and (ASSIGN_GATE.search(lower) is not None or not VALUE_NOUNS.isdisjoint(words))
+    key_value = _key_value(text) if assigns else None
     if key_value is not None:
         value = key_value[1]
         start = text.rfind(value)
         number = LEADING_NUMBER.match(value)
         if number:
             found.append(("value", start, start + number.end()))
-        words = value.split()
-        token = stated_value(words[0], key_value[0]) if words else None
-        if token is not None and closes_statement(value[value.find(words[0]) + len(words[0]):]):
+        parts = value.split()
+        token = stated_value(parts[0], key_value[0]) if parts else None
+        if token is not None and closes_statement(value[value.find(parts[0]) + len(parts[0]):]):
             found.append(("assignment", start, start + len(token)))
     return found
+
+
+# What a stated value holds (see `stated_value`): a digit, a quote, a joined name ("node-b"), a code of capitals.
+_MAY_STATE = re.compile(r"\d|[`\"«“]|[A-Za-z][-_.][A-Za-z0-9]|[A-Z]{4}")
+# A noun whose value is arbitrary, as a whole word of the casefolded text (how a key's last word is read).
+_NOUN_WORD = re.compile(r"(?<!\w)(?:" + "|".join(sorted(map(re.escape, VALUE_NOUNS), key=len, reverse=True)) + r")(?!\w)")
 
 
 def _lower_spans(lower: str, pattern: re.Pattern[str]) -> list[tuple[int, int]]:
     return [(m.start(), m.end()) for m in pattern.finditer(lower) if m.end() > m.start()]
 
 
-def _mask(text: str, spans: Iterator[tuple[int, int]]) -> str:
+def _mask(text: str, spans: list[tuple[int, int]]) -> str:
     chars = list(text)
     for start, end in spans:
         chars[start:end] = " " * (end - start)
@@ -319,7 +340,7 @@ _VALUE_FAMILIES = VALUE_PATTERNS + PATH_PATTERNS + IDENTIFIER_PATTERNS + (URL_PA
 def _has_value(text: str) -> bool:
     if _VALUE_CHARS.search(text) is None:
         return False
-    return any(True for _ in _spans(text, _VALUE_FAMILIES, text.lower()))
+    return bool(_spans(text, _VALUE_FAMILIES, text.lower()))
 
 
 def _narrow(sentence: str, start: int, end: int) -> str:
@@ -373,7 +394,7 @@ def classify(text: str, speaker: Speaker) -> Fact | None:
         return None
     if _too_thin(text, kinds):
         return None
-    ordered = tuple(sorted(kinds, key=lambda k: -USER_WEIGHTS[k]))
+    ordered = tuple(sorted(kinds, key=_KIND_RANK.__getitem__))
     weight = USER_WEIGHTS[ordered[0]] if speaker == "user" else ASSISTANT_WEIGHT
     needles = tuple(sorted({text[s:e] for kind, s, e in matches if kind not in STATEMENT_KINDS}))
     return Fact(text=text, kinds=ordered, subjects=_subjects(text, kinds), needles=needles, weight=weight)
@@ -399,13 +420,13 @@ def extract_facts(text: str, speaker: Speaker) -> tuple[Fact, ...]:
             assistant's only count when it states a decision.
     """
     lower = text.lower()
-    if speaker == "assistant" and not may_decide(lower):  # the pattern runs per clause (`classify`)
-        return ()
-    if not may_hold_fact(text, lower):
+    # The assistant's clauses only count as decisions: only its lines with a decision literal are read.
+    lines = text.splitlines() if speaker == "user" else _decision_lines(text, lower)
+    if not lines or not may_hold_fact(text, lower):
         return ()  # the prefilter: no shape of a value and no rule word anywhere in the message
     facts: list[Fact] = []
     seen: set[str] = set()
-    for line in text.splitlines():
+    for line in lines:
         for sentence in _units(line):
             for clause in _clauses(sentence, speaker):
                 fact = classify(clause, speaker)
@@ -414,6 +435,23 @@ def extract_facts(text: str, speaker: Speaker) -> tuple[Fact, ...]:
                     seen.add(key)
                     facts.append(fact)
     return tuple(facts)
+
+
+def _decision_lines(text: str, lower: str) -> list[str]:
+    """The lines of an assistant message holding a literal a decision pattern needs (`decision_needles_at`).
+
+    Exact: an assistant clause is a fact only when a decision pattern matches in it, which needs one of
+    the literals inside the clause, so inside its line (no literal holds a line break).
+    """
+    if len(lower) != len(text):
+        return text.splitlines() if may_decide(lower) else []  # a character changed length: offsets differ
+    starts = decision_needles_at(lower)
+    if not starts:
+        return []
+    lines = text.splitlines()
+    ends = list(accumulate(map(len, text.splitlines(keepends=True))))  # line i spans [ends[i-1], ends[i])
+    wanted = sorted({bisect_right(ends, start) for start in starts})
+    return [lines[index] for index in wanted if index < len(lines)]
 
 
 def _clauses(sentence: str, speaker: Speaker) -> Iterator[str]:

@@ -10,12 +10,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TypeAlias
 
 from agent.context._boundaries import head_size
 from agent.context._facts import Speaker
 from agent.context._handoff import END_MARKER, MERGED_PRIOR_HEADER, handoff_text, is_handoff, unmerge
 from agent.messages import Message
+from agent.tokens import estimate_tokens
 
 LEDGER_TITLE = "Fact ledger"
 USER_WORDS_TITLE = "User words kept"
@@ -64,11 +66,14 @@ class Span:
         items: user/assistant messages and previous handoffs, oldest first.
         turns: the number of user turns covered once this compression is done.
         opening_included: whether the protected opening messages have been numbered yet.
+        removed_estimate: the estimated tokens of the messages removed (previous handoffs aside), which
+            bounds what a section may cost (see `agent.context.ledger.span_budget`).
     """
 
     items: tuple[SpanItem, ...]
     turns: int
     opening_included: bool = True
+    removed_estimate: int = 0
 
 
 def turns_line(kind: str, span: Span, note: str) -> str:
@@ -91,21 +96,23 @@ def previous_turns(previous: str | None) -> tuple[int, bool] | None:
 _NAMED_ENTRY = re.compile(r"\[turn \d+, user:")
 
 
-def _shared(messages: Sequence[Message], previous_summary: str | None) -> bool:
+def _shared(messages: Sequence[Message], handoff: Sequence[bool], previous_summary: str | None) -> bool:
     """Most user lines start with `name: ` (from several names, or after a handoff that named speakers)."""
-    users = [m.text for m in messages if m.role == "user" and not is_handoff(m)]
+    users = [m.text for m, summary in zip(messages, handoff, strict=True) if m.role == "user" and not summary]
     named = [match.group(1) for text in users if (match := _COLON_NAME.match(text)) is not None]
     if not users or len(named) < SHARED_SHARE * len(users):
         return False
     if len(set(named)) >= 3 or (len(set(named)) == 2 and len(users) >= 4):
         return True
-    handoffs = [handoff_text(m) for m in messages if is_handoff(m)] or [previous_summary or ""]
+    handoffs = [handoff_text(m) for m, summary in zip(messages, handoff, strict=True) if summary] or [previous_summary or ""]
     return any(_NAMED_ENTRY.search(text) for text in handoffs)
 
 
 _NAME_NOISE = re.compile(r"[\]\[\n\r:]")
+NAME_CACHE_SIZE = 1024
 
 
+@lru_cache(maxsize=NAME_CACHE_SIZE)  # a chat's few speakers say most of its lines
 def _clean_name(name: str | None) -> str | None:
     if not name:
         return None
@@ -184,8 +191,10 @@ def read_numbered(
     `previous_summary` is only read when no handoff is among `dropped`.
     """
     items: list[SpanItem] = []
-    shared = _shared(dropped, previous_summary)
-    handoffs = [index for index, message in enumerate(dropped) if is_handoff(message)]
+    flags = [is_handoff(message) for message in dropped]
+    shared = _shared(dropped, flags, previous_summary)
+    handoffs = [index for index, summary in enumerate(flags) if summary]
+    removed = _removed_estimate(dropped, flags)
     if not handoffs:
         state = previous_turns(previous_summary)
         turn = 0
@@ -194,7 +203,7 @@ def read_numbered(
             turn = state[0]
         numbered, turn = _number(dropped, turn, shared)
         opening = state[1] if state is not None else protect_first_n == 0
-        return Span((*items, *numbered), turn, opening)
+        return Span((*items, *numbered), turn, opening, removed)
     turn = 0
     start = 0
     for index in handoffs:
@@ -212,7 +221,16 @@ def read_numbered(
         items.extend(numbered)
         start = index + 1
     numbered, turn = _number(dropped[start:], turn, shared)
-    return Span((*items, *numbered), turn, True)
+    return Span((*items, *numbered), turn, True, removed)
+
+
+def _removed_estimate(dropped: Sequence[Message], handoff: Sequence[bool]) -> int:
+    """Estimated tokens of the removed messages that are no handoff (text and tool-call arguments)."""
+    return sum(
+        estimate_tokens(m.text) + sum(len(c.arguments) for c in m.tool_calls) // 4
+        for m, summary in zip(dropped, handoff, strict=True)
+        if not summary
+    )
 
 
 def section_body(previous: str | None, title: str) -> str | None:

@@ -12,7 +12,6 @@ prefilters of `agent.context._facts`. Pure functions, no I/O; never raises.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from functools import lru_cache
 
 _I = re.IGNORECASE
@@ -93,6 +92,10 @@ _ASSIGNMENT_NEEDS: tuple[tuple[str, ...], ...] = (
     _COPULAS, ("=", ":", "：", "->", "→"), ("把", "将"), (),
 )
 _ASSIGNMENT_GATES = tuple(literals(parts) if parts else None for parts in _ASSIGNMENT_NEEDS)
+# The "value of", "agreed on" forms need rarer words than the copula and "X: Y" forms after them: one scan
+# for all of their literals rules the twelve out together on most clauses.
+_RARE_FORMS = 12
+_RARE_GATE = literals(tuple(part for parts in _ASSIGNMENT_NEEDS[:_RARE_FORMS] for part in parts))
 
 # A bare answer: a few words at most, holding an exact token (see `bare_answer`).
 MAX_ANSWER_WORDS = 3
@@ -134,6 +137,7 @@ def words_of(lower: str) -> frozenset[str]:
     return frozenset(lower.translate(_SEPARATORS).split())
 
 
+_GATE_WORDS = RULE_WORDS | VALUE_NOUNS
 # A chat line often opens by addressing someone ("DG19075: why?", "jeroen_, try it"): a nickname is no value.
 _ADDRESSEE = re.compile(r"^[\w\[\]|^`{}-]{1,32}[:,] ")
 
@@ -145,50 +149,11 @@ def may_hold_fact(text: str, lower: str) -> bool:
         text, lower = text[addressee.end():], lower[addressee.end():]
     if SHAPES.search(lower) is not None or CASED_SHAPES.search(text) is not None:
         return True
-    words = words_of(lower)
-    return not (RULE_WORDS.isdisjoint(words) and VALUE_NOUNS.isdisjoint(words))
+    return not _GATE_WORDS.isdisjoint(words_of(lower))
 
 
 # Original-case shapes the lower-case gate cannot see: CamelCase (all-caps codes hold a digit).
 CASED_SHAPES = re.compile(r"[a-z0-9][A-Z]|[A-Z]{4}")
-
-# `may_hold_fact` for many texts at once: one C-level scan of their joined text finds the texts with any shape
-# or prefilter word, and Python work is only done per text with a hit. A superset of `may_hold_fact` (it keeps
-# the addressee, whose text can only add hits), so a text it rules out is one `may_hold_fact` rules out too.
-_JOIN = "\n\x00\n"
-_ANY_WORD = re.compile(
-    r"(?<!\S)(?:" + "|".join(re.escape(w) for w in sorted(RULE_WORDS | VALUE_NOUNS, key=len, reverse=True)) + r")(?!\S)"
-)
-
-
-def may_hold_facts(texts: list[str]) -> list[bool]:
-    """For each of `texts`, False when `may_hold_fact` is surely False (one scan over all of them)."""
-    if not texts:
-        return []
-    starts: list[int] = []
-    offset = 0
-    for text in texts:
-        starts.append(offset)
-        offset += len(text) + len(_JOIN)
-    joined = _JOIN.join(texts)
-    lower = joined.lower()
-    words = lower.translate(_SEPARATORS)
-    hits = [False] * len(texts)
-    if len(lower) != len(joined) or len(words) != len(joined):
-        return [True] * len(texts)  # a character changed length: offsets no longer line up, test each text
-    for pattern, haystack in ((SHAPES, lower), (CASED_SHAPES, joined), (_ANY_WORD, words)):
-        position = 0
-        while (match := pattern.search(haystack, position)) is not None:
-            index = bisect_right(starts, match.start()) - 1
-            hits[index] = True
-            # Skip to the next text not yet known to hit: each text costs at most one match per pattern.
-            index += 1
-            while index < len(texts) and hits[index]:
-                index += 1
-            if index == len(texts):
-                break
-            position = starts[index]
-    return hits
 
 
 def exact_value(text: str) -> str | None:
@@ -271,7 +236,8 @@ def assignment(clause: str) -> tuple[str, str] | None:
     if EXACT_TOKEN.search(clause) is None and not _positional(clause):
         return None  # no value to state: skip the patterns
     lower = clause.lower()
-    for pattern, needs in zip(ASSIGNMENTS, _ASSIGNMENT_GATES, strict=True):
+    first = 0 if _RARE_GATE.search(lower) is not None else _RARE_FORMS
+    for pattern, needs in zip(ASSIGNMENTS[first:], _ASSIGNMENT_GATES[first:], strict=True):
         if needs is not None and needs.search(lower) is None:
             continue
         if pattern is _NO_VERB and not names_value(lower):
@@ -322,15 +288,25 @@ def opens_with_rule(text: str) -> bool:
     return _RULE_OPENING.match(body.lstrip("-*• ")) is not None
 
 
+def may_answer(text: str) -> bool:
+    """False when `text` is no bare answer to any question: empty, several lines, a question, or too many words.
+
+    The part of `bare_answer` that does not depend on the question: a span asks it once per line before
+    looking back for the question a line may answer.
+    """
+    body = text.strip()
+    return bool(body) and "\n" not in body and not body.endswith("?") and len(body.split()) <= MAX_ANSWER_WORDS
+
+
 def bare_answer(text: str, question: str = "") -> str | None:
     """The exact token of a short reply that is just a value ("4471", "it's QX-77-B"), or None.
 
     By position, a capital-letter code is one too, and so is any word when the question asks for a
     password, code, pin... ("what's the wifi password?" - "swordfish").
     """
-    body = text.strip()
-    if not body or "\n" in body or body.endswith("?") or len(body.split()) > MAX_ANSWER_WORDS:
+    if not may_answer(text):
         return None
+    body = text.strip()
     nouns = [word for word in words_of(question.lower()) if word in VALUE_NOUNS] if question else []
     key = nouns[0] if nouns and len(body.split()) == 1 else ""
     tokens = [stated_value(word, key) for word in body.split()]

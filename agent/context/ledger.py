@@ -21,7 +21,6 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from agent.context._facts import USER_WEIGHTS, Fact, Speaker, answer_fact, classify, extract_facts, normalise
-from agent.context._handoff import is_handoff
 from agent.context._span import DEFAULT_PROTECT_FIRST_N as DEFAULT_PROTECT_FIRST_N
 from agent.context._span import LEDGER_TITLE as LEDGER_TITLE
 from agent.context._span import USER_WORDS_TITLE as USER_WORDS_TITLE
@@ -31,10 +30,10 @@ from agent.context._span import SpanMessage as SpanMessage
 from agent.context._span import read_span as read_span
 from agent.context._span import section_body as section_body
 from agent.context._span import turns_line as turns_line
-from agent.context._statements import asks_value, is_question, may_hold_facts, opens_with_rule
+from agent.context._statements import asks_value, is_question, may_answer, opens_with_rule
 from agent.context.sections import SectionDrops
 from agent.messages import Message
-from agent.tokens import TokenCounter, estimate_tokens
+from agent.tokens import TokenCounter
 
 DEFAULT_LEDGER_MAX_TOKENS = 1500
 # A weight for a stored line that no longer classifies (e.g. written by an older version): kept, dropped early.
@@ -125,13 +124,12 @@ class LedgerBuild:
     tokens: int = 0
 
 
-def _message_facts(item: SpanMessage, before: Sequence[SpanMessage], scan: bool = True) -> tuple[Fact, ...]:
-    """The facts of one span message; a bare value right after someone's question is that question's answer.
-
-    `scan` False: the span's prefilter (`may_hold_facts`) found nothing a fact needs in the text.
-    """
-    facts = extract_facts(item.text, item.speaker) if scan else ()
-    if item.speaker == "user" and not any(_is_exact_statement(f) or f.is_statement for f in facts):
+def _message_facts(item: SpanMessage, before: Sequence[SpanMessage]) -> tuple[Fact, ...]:
+    """The facts of one span message; a bare value right after someone's question is that question's answer."""
+    facts = extract_facts(item.text, item.speaker)
+    if item.speaker != "user" or not may_answer(item.text):
+        return facts  # only a short user line can be a bare answer (see `answer_fact`)
+    if not any(_is_exact_statement(f) or f.is_statement for f in facts):
         window = before[-ANSWER_LOOKBACK:]
         for index in range(len(window) - 1, -1, -1):
             earlier = window[index]
@@ -144,7 +142,7 @@ def _message_facts(item: SpanMessage, before: Sequence[SpanMessage], scan: bool 
                 if answer is not None:
                     return (answer,)
                 break
-    if not facts and item.speaker == "user" and not before:
+    if not facts and not before:
         # The first line of a span may answer a question the previous compression removed.
         answer = answer_fact(item.text, "", "")
         return (answer,) if answer is not None else ()
@@ -191,11 +189,9 @@ def collect_entries(span: Span, words: VerbatimUserWords | None = None) -> list[
     raw: list[tuple[int, Speaker, str | None, Fact]] = []
     names = frozenset(item.name.casefold() for item in span.items if isinstance(item, SpanMessage) and item.name)
     before: list[SpanMessage] = []
-    users = [i for i in span.items if isinstance(i, SpanMessage) and i.speaker == "user"]
-    scans = dict(zip(map(id, users), may_hold_facts([i.text for i in users]), strict=True))
     for item in span.items:
         if isinstance(item, SpanMessage):
-            facts = [unaddressed(f, names) for f in _message_facts(item, before, scans.get(id(item), True))]
+            facts = [unaddressed(f, names) for f in _message_facts(item, before)]
             raw.extend((item.turn, item.speaker, item.name, f) for f in facts if not _only_names(f, names))
             before.append(item)
             continue
@@ -283,13 +279,16 @@ class _Selection:
         if _only_references(entry.fact) and set(entry.fact.needles) <= self.needles:
             return "duplicate"
         contained = [order for order, other in self.keys.items() if other in key]
-        if not contained and self.used + len(entry.line) // MIN_CHARS_PER_TOKEN_BOUND > self.budget:
-            return "over_budget"  # cannot fit whatever its exact count: no tokenisation needed
+        minor = not _is_exact_statement(entry.fact) and not _worded_as_rule(entry.fact)
+        if not contained:
+            # Cannot fit whatever its exact count (tokens >= chars / the bound): no tokenisation needed.
+            least = len(entry.line) // MIN_CHARS_PER_TOKEN_BOUND
+            if self.used + least > self.budget or (minor and self.minor_used + least > self.minor_budget):
+                return "over_budget"
         cost = self.counter.count_text(entry.line + "\n")
         freed = sum(self.costs[order] for order in contained)
         if self.used - freed + cost > self.budget:
             return "over_budget"
-        minor = not _is_exact_statement(entry.fact) and not _worded_as_rule(entry.fact)
         if minor and self.minor_used - sum(self.costs[o] for o in contained if o in self.minor) + cost > self.minor_budget:
             return "over_budget"
         for order in contained:
@@ -353,14 +352,11 @@ DROP_POLICY = (
 
 
 def span_budget(
-    dropped: Sequence[Message], span: Span, title: str, max_tokens: int, share: float, counter: TokenCounter,
-    floor: int = MIN_SPAN_BUDGET,
+    span: Span, title: str, max_tokens: int, share: float, counter: TokenCounter, floor: int = MIN_SPAN_BUDGET
 ) -> int:
     """`max_tokens`, or less when little is removed: what the previous handoffs' section held plus `share`
     of the newly removed messages (never below a floor), so a compression with this section still shrinks."""
-    fresh = sum(
-        estimate_tokens(m.text) + sum(len(c.arguments) for c in m.tool_calls) // 4 for m in dropped if not is_handoff(m)
-    )
+    fresh = span.removed_estimate
     carried = sum(counter.count_text(section_body(i.text, title) or "") for i in span.items if isinstance(i, Carried))
     return min(max_tokens, max(floor, carried + int(fresh * share)))
 
@@ -425,7 +421,7 @@ class FactLedger:
         if words is not None:
             entries, covered = _shown_elsewhere(entries, words.shown(dropped, previous_summary, counter))
         first_line = turns_line("facts", span, "a newer line overrides an older one.")
-        limit = span_budget(dropped, span, self.title, self.max_tokens, LEDGER_SPAN_SHARE, counter)
+        limit = span_budget(span, self.title, self.max_tokens, LEDGER_SPAN_SHARE, counter)
         budget = limit - counter.count_text(f"## {self.title}\n{first_line}\n")
         rank = _ranking(entries, span, budget)
         share = GROUP_MINOR_SHARE if is_group(span) else MINOR_SHARE

@@ -188,7 +188,7 @@ class UserWords:
         newest: dict[str, int] = {_repeat_key(m.text): index for index, m in enumerate(candidates)}
         unique = [m for index, m in enumerate(candidates) if newest[_repeat_key(m.text)] == index]
         repeats = len(candidates) - len(unique)
-        limit = span_budget(dropped, span, self.title, self.max_tokens, USER_WORDS_SPAN_SHARE, counter, USER_WORDS_FLOOR)
+        limit = span_budget(span, self.title, self.max_tokens, USER_WORDS_SPAN_SHARE, counter, USER_WORDS_FLOOR)
         if not unique or self.max_tokens <= 0:
             return UserWordsBuild(kept=(), omitted=tuple(unique), repeats=repeats, turns=span.turns)
         kept, omitted = self._fit(unique, span, counter, limit)

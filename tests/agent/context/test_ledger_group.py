@@ -13,7 +13,7 @@ from agent.context.ledger import GROUP_MINOR_SHARE, FactLedger
 from agent.context.user_words import UserWords, handoff_sections
 from agent.messages import Message, assistant, system, user
 from agent.settings import CompressionSettings
-from agent.tokens import default_counter
+from agent.tokens import TokenCounter, default_counter
 
 COUNTER = default_counter()
 IRC = Path(__file__).resolve().parents[2] / "data" / "irc_ubuntu_meeting_2.jsonl"
@@ -146,3 +146,21 @@ async def test_five_compressions_of_real_irc_traffic_keep_codes_of_letters_and_p
     handoff = next(m.text for m in history if m.compressed_summary)
     for speaker, fact in facts:
         assert f"user:{speaker}] {fact}" in handoff or f"user:{speaker}]\n> {fact}" in handoff, fact
+
+
+def test_a_mention_the_group_share_cannot_hold_is_turned_down_without_counting_its_tokens() -> None:
+    """Tokens >= chars / 10: once short mentions fill the mentions' share, a long one needs no tokenisation."""
+    counted: list[str] = []
+
+    def count(text: str) -> int:
+        counted.append(text)
+        return COUNTER.count_text(text)
+
+    paste = " ".join(f"rot{j}" for j in range(30))  # a whole sentence under `MAX_FACT_CHARS`: ~200 chars
+    long = [user(f"{'ann' if i % 2 else 'bob'}: /var/log/app-{i}.log filled up on host-{i} {paste}") for i in range(20)]
+    short = [user(f"cy: /var/log/x-{i}.log full") for i in range(20)]  # newer: offered first
+    build = FactLedger().compute([*long, *short, assistant("ok " * 5000)], None, TokenCounter(count, name="counting"))
+    turned_down = [e.line for e in build.over_budget if "/var/log/app-" in e.line]
+    assert len(turned_down) == 20
+    assert [line for line in turned_down if any(line in text for text in counted)] == []
+    assert build.kept and all(any(e.line in text for text in counted) for e in build.kept)

@@ -1,0 +1,133 @@
+"""The cheap gates in front of the fact patterns are exact: with them or without them, extraction is the same.
+
+A gate may only skip a pattern (or a line) that could not have matched; these tests run extraction with the
+gates and with every gate forced open over varied text (the repository's test sessions, the extraction table
+and generated sentences in the ledger's languages) and compare the facts.
+"""
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agent.context import _fact_patterns, _facts, _statements
+from agent.context._facts import Speaker, extract_facts
+from tests.agent.context.test_ledger_extraction import CASES
+
+DATA = Path(__file__).resolve().parents[2] / "data"
+ALWAYS = re.compile("")
+
+# One phrase per branch of the constraint and decision patterns, in each language (see `_fact_patterns`).
+RULES = (
+    "never", "always", "must", "mustn't", "must not", "should", "shouldn't", "avoid", "prefer", "preferred",
+    "make sure", "ensure", "no longer", "not allowed", "forbidden", "prohibited", "mandatory", "required",
+    "only use", "use only", "stop using", "under no circumstances", "at all times", "i'd rather", "i would rather",
+    "don't", "dont", "do not", "doesn't need", "please don't", "and don't", "nie", "niemals", "immer", "stets",
+    "muss", "müssen", "musst", "müsst", "darf", "dürfen", "darfst", "dürft", "sollst", "sollt", "sollte",
+    "sollten", "auf keinen fall", "keinesfalls", "vermeiden", "bevorzugen", "bitte nicht", "bitte keinen",
+    "verboten", "erforderlich", "ausschließlich", "nur noch", "jamais", "toujours", "surtout pas", "il ne faut",
+    "dois", "doit", "doivent", "devez", "devons", "interdit", "obligatoire", "évitez", "préférer", "préfère",
+    "uniquement", "ne touche pas", "n'oublie jamais", "nunca", "siempre", "jamás", "debes", "deben", "debemos",
+    "hay que", "tienes que", "tenemos que", "evitar", "prefiero", "preferimos", "prohibido", "obligatorio",
+    "únicamente", "no toques", "no borres", "永远不要", "不要", "从不", "绝不", "决不", "总是", "始终", "必须", "务必",
+    "一定要", "禁止", "不能", "不得", "请勿", "不许", "不准", "只能", "只用", "偏好", "更喜欢", "宁愿", "避免", "别",
+    "никогда", "всегда", "нельзя", "должен", "должна", "должны", "обязательно", "запрещено", "предпочитаю",
+    "избегайте", "только", "ни в коем случае", "не трогай", "не делайте",
+    "decided", "decision", "we'll go with", "we will use", "let's stick with", "lets switch to", "going with",
+    "agreed", "settled on", "we chose", "confirmed", "the plan is", "entschieden", "wir nehmen", "vereinbart",
+    "décidé", "on part sur", "on garde", "convenu", "decidimos", "vamos con", "acordado", "决定", "就用", "采用",
+    "定了", "решили", "договорились", "будем использовать", "подтверждено",
+)
+VALUES = (
+    "port 8443", "v2.3.1", "#1234", "ABC-123", "foo_bar", "/etc/app/config.yaml", "src/main.py", "https://x.io/a",
+    "www.example.org/x", "ops@example.com", "10:30 pm", "7am", "2024-01-02", "3/4/24", "Jan 5th", "python 3.11",
+    "requests==2.31", "$300", "512 MB", "45 seconds", "30秒", "localhost:6380", "10.0.0.1:80", "C:\\logs\\x",
+    "`make test`", "CamelCase", "QX77B", "deadbeef1", "version 2", "bug 4711", "the code is 4471", "pin 0042",
+    "the value of the timeout is 30", "set the timeout to 45 s", "timeout = 30s", "we agreed on 8080 for the port",
+    "端口是8080", "значение порта 6380", "把端口设为8080", "my name is Ann", "меня зовут Иван", "我叫小王",
+    "the wifi password is swordfish", "the door code is banana", "das passwort lautet apfelbaum", "pin: tulip",
+)
+FILLERS = ("ok", "so", "well", "hmm", "yes", "the deploy", "on fridays", "tabs", "main", "it", "this one", "thanks")
+TEMPLATES = (
+    "{r} {f}", "{R} {f} {v}", "{f}, {r} {f}.", "{f}. {R} {f}!", "- {r} {f} {v}", "nick: {r} {f}", "{f} ({r} {f})",
+    "{f}; {r} {v}", "{f} {v}\n{R} {f}", "{v} - {r} {f}", "{f}。{r}{f}", "{F} {R} {V}", "{f} {v} {f}?", "{v}",
+    "{f} {v}\r\n{f} {r}", "{f}\u2028{r} {v}", "İ {r} {f} {v}",
+)
+
+
+def _generated(count: int, seed: int) -> Iterator[str]:
+    rng = random.Random(seed)
+    for _ in range(count):
+        rule, value, filler = rng.choice(RULES), rng.choice(VALUES), rng.choice(FILLERS)
+        yield rng.choice(TEMPLATES).format(
+            r=rule, R=rule.capitalize(), v=value, V=value.upper(), f=filler, F=filler.upper()
+        )
+
+
+def _session_texts() -> Iterator[str]:
+    for path in sorted(DATA.glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            for message in json.loads(line).get("messages", []):
+                content = message.get("content")
+                if isinstance(content, str) and content.strip():
+                    yield content[:4000]
+
+
+def _corpus() -> list[str]:
+    texts = [message for _, _, message, _ in CASES]
+    texts += list(_session_texts())
+    texts += list(_generated(3000, seed=18))
+    return texts
+
+
+def _extract_all(texts: list[str]) -> list[tuple[tuple[_facts.Fact, ...], ...]]:
+    _facts.extract_facts.cache_clear()
+    _facts.classify.cache_clear()
+    _facts._key_value.cache_clear()
+    speakers: tuple[Speaker, ...] = ("user", "assistant")
+    return [tuple(extract_facts(text, speaker) for speaker in speakers) for text in texts]
+
+
+def _open_gates(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every literal gate in front of the patterns passes, and every line of an assistant message is read."""
+    monkeypatch.setattr(_facts, "_NEEDS", {})
+    monkeypatch.setattr(_facts, "_MAY_STATE", ALWAYS)
+    monkeypatch.setattr(_facts, "_NOUN_WORD", ALWAYS)
+    monkeypatch.setattr(_statements, "_RARE_GATE", ALWAYS)
+    monkeypatch.setattr(
+        _facts, "_decision_lines", lambda text, lower: text.splitlines() if _fact_patterns.may_decide(lower) else []
+    )
+
+
+def test_the_corpus_reaches_every_gate() -> None:
+    """The comparison below means something: the corpus holds facts of every kind the gates stand before."""
+    kinds = {kind for facts in _extract_all(_corpus()) for per_speaker in facts for f in per_speaker for kind in f.kinds}
+    assert {"constraint", "decision", "value", "ticket", "path", "identifier", "url", "assignment"} <= kinds
+
+
+def test_extraction_is_the_same_with_and_without_the_gates(monkeypatch: pytest.MonkeyPatch) -> None:
+    texts = _corpus()
+    gated = _extract_all(texts)
+    with monkeypatch.context() as patch:
+        _open_gates(patch)
+        ungated = _extract_all(texts)
+    _extract_all([])  # leave no fact computed with the gates open in the caches
+    differing = [text for text, a, b in zip(texts, gated, ungated, strict=True) if a != b]
+    assert differing == []
+
+
+def test_an_assistant_message_is_read_on_its_decision_lines_only() -> None:
+    text = "Let me look at the file.\r\nWe decided to keep the retry loop.\u2028cat setup.py\nWe'll use pytest 8."
+    assert _facts._decision_lines(text, text.lower()) == ["We decided to keep the retry loop.", "We'll use pytest 8."]
+    assert _facts._decision_lines("ls -la\ncat x.py", "ls -la\ncat x.py") == []
+
+
+def test_kinds_of_equal_weight_come_in_a_fixed_order() -> None:
+    """Tickets, URLs, e-mails and names weigh the same: their order follows `USER_WEIGHTS`, not a set's hash."""
+    fact = _facts.classify("Fix bug 43999 per ops@example.com, see https://x.io/r/1 and Ann_Lee.", "user")
+    assert fact is not None
+    assert fact.kinds == ("ticket", "url", "email", "identifier")
