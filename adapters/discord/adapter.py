@@ -48,6 +48,7 @@ from adapters.base import (
     SentMessage,
 )
 from adapters.decisions import Accepted, RecentKeys
+from adapters.keyed import chunk_nonce
 from adapters.text import split_text
 
 from ._client import ChorusClient, run_gateway
@@ -315,6 +316,13 @@ class DiscordAdapter:
         Raises:
             AdapterError: empty text, not started, or Discord refused (status, retry_after set).
         """
+        return await self._post(target, text, reply_to=reply_to, key=None)
+
+    async def send_once(self, target: ChatTarget, text: str, *, key: str, reply_to: str | None = None) -> list[SentMessage]:
+        """`send` with a nonce per chunk that Discord enforces: sent again under `key`, no second post is made."""
+        return await self._post(target, text, reply_to=reply_to, key=key)
+
+    async def _post(self, target: ChatTarget, text: str, *, reply_to: str | None, key: str | None) -> list[SentMessage]:
         if not text.strip():
             raise AdapterError("cannot send an empty message to Discord", platform=PLATFORM)
         channel = self._channel(target, "send")
@@ -322,9 +330,13 @@ class DiscordAdapter:
         if reply_to is not None and reply_to.isdigit():
             reference = discord.MessageReference(message_id=int(reply_to), channel_id=channel.id, fail_if_not_exists=False)
         sent: list[SentMessage] = []
-        for chunk in split_text(text, DISCORD_MESSAGE_CHARS):
+        for index, chunk in enumerate(split_text(text, DISCORD_MESSAGE_CHARS)):
+            # discord.py sends `enforce_nonce` with every nonce: Discord answers a repeat with the first message.
+            nonce = chunk_nonce(key, index) if key is not None else None
             try:
-                message = await channel.send(chunk, reference=reference if not sent else None)  # type: ignore[arg-type]
+                message = await channel.send(
+                    chunk, reference=reference if not sent else None, nonce=nonce,  # type: ignore[arg-type]
+                )
             except Exception as exc:
                 raise translate(exc, action="send") from exc
             self._sent.add(str(message.id))

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import structlog
 
 from adapters.base import AdapterError, ChatTarget, PlatformAdapter, SentMessage
+from adapters.keyed import KeyedSend
 from gateway.coord.base import OutboundItem, Outbox
 
 log = structlog.get_logger(__name__)
@@ -86,6 +87,8 @@ class Delivery:
         self.throttle = EditThrottle()
         self._in_flight: set[str] = set()
         self._not_ours: set[str] = set()  # recorded by another sender first (a shared outbox): never sent from here
+        # Platforms that drop a repeat sent under the same key: a reply resent after its sender died is not doubled.
+        self._keyed = {name: adapter for name, adapter in adapters.items() if isinstance(adapter, KeyedSend)}
 
     def _claimer(self, item_id: str) -> str:
         # One owner per item in this process: a retry here may re-claim, another process may not.
@@ -117,7 +120,7 @@ class Delivery:
             return DeliveryResult(False, item_id, "claimed by another sender")
         self._in_flight.add(item_id)
         try:
-            reason = await self._send(item, draft=draft_of(item))
+            reason = await self._send(item, draft=draft_of(item), key=item_id)
             if reason:
                 log.warning("delivery.pending", reason=reason, item_id=item_id)
                 return DeliveryResult(False, item_id, reason)
@@ -142,7 +145,7 @@ class Delivery:
                 continue  # recorded here while the claim was on its way: its turn sends it
             self._in_flight.add(pending.id)
             try:
-                reason = await self._send(pending.item, draft=draft_of(pending.item))
+                reason = await self._send(pending.item, draft=draft_of(pending.item), key=pending.id)
                 too_old = time.time() - pending.item.created_at > GIVE_UP_AFTER_SECONDS
                 if not reason or pending.attempts >= GIVE_UP_ATTEMPTS or too_old:
                     if reason:
@@ -153,8 +156,9 @@ class Delivery:
                 self._in_flight.discard(pending.id)
         return sent
 
-    async def _send(self, item: OutboundItem, *, draft: SentMessage | None) -> str:
-        """Empty string when sent, else the reason it was not."""
+    async def _send(self, item: OutboundItem, *, draft: SentMessage | None, key: str) -> str:
+        """Empty string when sent, else the reason it was not. `key` (the outbox id) keys the post where the
+        platform takes one."""
         adapter = self._adapters.get(item.platform)
         if adapter is None:
             return f"no adapter for platform {item.platform}"
@@ -169,7 +173,11 @@ class Delivery:
                 if draft is not None and await self._finish_draft(adapter, draft, item.text):
                     return ""
                 draft = None
-                await adapter.send(target, item.text, reply_to=item.reply_to)
+                keyed = self._keyed.get(item.platform)
+                if keyed is not None:
+                    await keyed.send_once(target, item.text, key=key, reply_to=item.reply_to)
+                else:
+                    await adapter.send(target, item.text, reply_to=item.reply_to)
                 return ""
             except AdapterError as exc:
                 if exc.retry_after is None or exc.retry_after > MAX_RETRY_AFTER:

@@ -151,6 +151,7 @@ class FakeDiscord:
         self.connections: list[Connection] = []
         self.failures: dict[str, list[Failure]] = {}
         self.posted: dict[str, Json] = {}
+        self._nonces: dict[tuple[str, str], Json] = {}  # (channel, nonce) of posts made with enforce_nonce
         self.channels: dict[str, Json] = {GENERAL_ID: text_channel(GENERAL_ID, "general"),
                                           RANDOM_ID: text_channel(RANDOM_ID, "random"),
                                           THREAD_A_ID: thread_channel(THREAD_A_ID, "thread-a")}
@@ -382,12 +383,17 @@ class FakeDiscord:
 
     async def _create(self, body: Json | None, channel_id: str) -> web.Response:
         body = body or {}
+        nonce = body.get("nonce")
+        if body.get("enforce_nonce") and nonce is not None and (channel_id, str(nonce)) in self._nonces:
+            return _json(self._nonces[(channel_id, str(nonce))])  # Discord: the first message, no second post
         message = self.message(str(body.get("content") or ""), channel_id=channel_id, author=BOT_USER,
                                guild=channel_id != DM_CHANNEL_ID)
         if body.get("message_reference"):
             message["type"] = 19
             message["message_reference"] = body["message_reference"]
         self.posted[message["id"]] = message
+        if body.get("enforce_nonce") and nonce is not None:
+            self._nonces[(channel_id, str(nonce))] = message
         return _json(message)
 
     async def _edit(self, body: Json | None, channel_id: str, message_id: str) -> web.Response:

@@ -271,3 +271,31 @@ async def test_a_reply_whose_draft_is_gone_is_sent_as_a_new_message() -> None:
     await outbox.put(OutboundItem("web", "c", None, "the reply", "k", draft_id="out-gone"))
     assert await Delivery(adapters={"web": web}, outbox=outbox, owner="p3").resend_pending() == 1
     assert web.texts() == ["the reply"] and await outbox.pending() == []
+
+
+async def test_a_discord_reply_resent_after_its_sender_died_is_posted_once() -> None:
+    """The sender died after Discord accepted, before its ack landed; the replica taking over sends the reply
+    again under the same outbox id, which Discord's enforced nonce turns into the first post."""
+    from gateway.delivery.outbound import Delivery
+    from tests.adapters.discord.conftest import make_adapter
+    from tests.fakes.discord_api import GENERAL_ID, FakeDiscord
+
+    class AckNeverLands(MemoryOutbox):
+        async def ack(self, item_id: str) -> None:
+            return None  # the sender was killed first
+
+        async def claim(self, item_id: str, *, owner: str, ttl: float) -> bool:
+            return True  # by the time the next replica looks, the dead sender's claim has run out
+
+    async with FakeDiscord() as fake:
+        adapter = make_adapter(fake)
+        await adapter.start(asyncio.Queue())
+        try:
+            outbox = AckNeverLands()
+            await outbox.put(OutboundItem("discord", GENERAL_ID, None, "the one answer", "k"))
+            dying = Delivery(adapters={"discord": adapter}, outbox=outbox, owner="replica-a")
+            taker = Delivery(adapters={"discord": adapter}, outbox=outbox, owner="replica-b")
+            assert await dying.resend_pending() == 1 and await taker.resend_pending() == 1
+            assert [m["content"] for m in fake.posted.values()] == ["the one answer"]
+        finally:
+            await adapter.stop()

@@ -125,3 +125,18 @@ async def test_non_numeric_channel_is_refused(discord_bot: Harness) -> None:
     with pytest.raises(AdapterError, match="not a Discord channel id"):
         await discord_bot.adapter.send(ChatTarget("discord", "general"), "hi")
     assert discord_bot.fake.calls_to(CREATE) == []
+
+
+async def test_a_reply_sent_again_under_its_key_is_posted_once(discord_bot: Harness) -> None:
+    """`send_once` keys each chunk with a nonce Discord enforces: the repeat a replica taking over sends (its
+    sender died after Discord accepted, before the ack) returns the first posts instead of making new ones."""
+    target = ChatTarget("discord", GENERAL_ID)
+    text = "x " * 1500  # two chunks
+    first = await discord_bot.adapter.send_once(target, text, key="0f3c9a1e5b7d4c2a8e6f1b3d5a7c9e0f")
+    again = await discord_bot.adapter.send_once(target, text, key="0f3c9a1e5b7d4c2a8e6f1b3d5a7c9e0f")
+    bodies = [call.body or {} for call in discord_bot.fake.calls_to(CREATE)]
+    assert len(first) == 2 and again == first and len(discord_bot.fake.posted) == 2
+    assert [(b["nonce"], b["enforce_nonce"]) for b in bodies[:2]] == [("0f3c9a1e5b7d4c2a8e6f1b3.0", True),
+                                                                      ("0f3c9a1e5b7d4c2a8e6f1b3.1", True)]
+    other = await discord_bot.adapter.send_once(target, "another reply", key="1a2b")
+    assert other[0] not in first and len(discord_bot.fake.posted) == 3
