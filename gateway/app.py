@@ -138,6 +138,8 @@ class Gateway:
         self._started_resources: list[Resource] = []
         self._store_open = False
         self._running = False
+        # Decided once: a runtime Protocol check costs more than the rest of recording a lone message.
+        self._shared_journal = isinstance(parts.journal, SharedJournal)
         self.decisions: dict[str, int] = {}
         self.store_health = StoreHealth()
         self.journal_backlog: JournalBacklog | None = None  # the shared journal's, as of the last lease round
@@ -329,7 +331,7 @@ class Gateway:
     async def _record(self, accepted: list[InboundMessage]) -> list[str | Exception]:
         """Journal entries for `accepted` (per message its entry or the error that kept it out)."""
         try:
-            if len(accepted) <= 1 and not isinstance(self.parts.journal, SharedJournal):
+            if len(accepted) <= 1 and not self._shared_journal:
                 return self.parts.journal.record_many(accepted)  # one file: no thread hop for a lone message
             writing = asyncio.ensure_future(asyncio.to_thread(self.parts.journal.record_many, accepted))
             try:

@@ -170,6 +170,7 @@ class TurnRunner:
         self._bus = bus or EventBus()
         self._delivery = delivery
         self._journal = journal
+        self._shared_journal = journal if isinstance(journal, SharedJournal) else None  # drafts noted for takers
         self.settings = settings
         self._post_turn = post_turn
         self._memory = memory
@@ -432,18 +433,19 @@ class TurnRunner:
 
     async def _taken_over_draft(self, job: Job) -> SentMessage | None:
         """The draft a replica that died mid-stream left for this message (a shared journal notes them)."""
-        if not (job.resumed and job.journal_entry and isinstance(self._journal, SharedJournal)):
+        journal = self._shared_journal
+        if not (job.resumed and job.journal_entry and journal is not None):
             return None
         try:
-            draft_id = await asyncio.to_thread(self._journal.draft_of, job.journal_entry)
+            draft_id = await asyncio.to_thread(journal.draft_of, job.journal_entry)
         except Exception as exc:  # noqa: BLE001 - without it the reply is a new message, as before
             log.warning("turn.draft_lookup_failed", error=type(exc).__name__)
             return None
         return SentMessage(target=job.route.target, message_id=draft_id) if draft_id else None
 
     def _draft_noter(self, job: Job) -> Callable[[SentMessage], Awaitable[None]] | None:
-        journal, entry = self._journal, job.journal_entry
-        if entry is None or not isinstance(journal, SharedJournal):
+        journal, entry = self._shared_journal, job.journal_entry
+        if entry is None or journal is None:
             return None
 
         async def note(draft: SentMessage) -> None:
