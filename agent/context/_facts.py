@@ -191,6 +191,35 @@ _NEEDS: dict[re.Pattern[str], str | re.Pattern[str]] = {
 }
 
 
+# A shape each pattern cannot match without, searched in the text the pattern reads (so case folding and
+# masking are the same): each opens on a rare character (a digit, ".", "/", ":", "_", a capital), which the
+# regex engine skips to, where the pattern itself opens on a look-behind or a word boundary tried at every
+# position. Most digits of a chat line sit inside nicknames ("cbx33"), most dots end sentences.
+_EXT = r"(?:py|pyi|js|mjs|ts|tsx|jsx|json|ya?ml|toml|ini|cfg|conf|md|rst|txt|sh|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|" \
+    r"sql|env|lock|xml|html|css|scss|csv|log|proto|tf|dockerfile)\b"
+_DIGIT_DOT_DIGIT = r"\.\d(?<=\d\.\d)"
+_SHAPES: dict[re.Pattern[str], re.Pattern[str]] = {
+    VALUE_PATTERNS[0]: re.compile(r"\d(?<![\w.]\d)"),  # a number opening a word
+    VALUE_PATTERNS[3]: re.compile(r":\d\d"),
+    VALUE_PATTERNS[4]: re.compile(r"\d\s?[ap]", re.IGNORECASE),
+    VALUE_PATTERNS[5]: re.compile(r"[-/]\d(?<=\d[-/]\d)|月(?<=\d月)"),
+    VALUE_PATTERNS[6]: re.compile(r" \d"),
+    VALUE_PATTERNS[8]: re.compile(r":\d\d|" + _DIGIT_DOT_DIGIT),
+    VALUE_PATTERNS[9]: re.compile(_DIGIT_DOT_DIGIT),
+    # The digit after a product name: after its last letter, a "v" or a space.
+    VALUE_PATTERNS[12]: re.compile(r"\d(?<=[neaoyplsuxdtrv\s]\d)", re.IGNORECASE),
+    TICKET_PATTERNS[0]: re.compile(r"-\d(?<=[A-Z0-9]-\d)"),
+    PATH_PATTERNS[0]: re.compile(r"/[\w.@+-]+/"),
+    PATH_PATTERNS[1]: re.compile(r"/[\w@+-]+\.\w"),
+    PATH_PATTERNS[2]: re.compile(r"/[\w@+-]+\.\w"),
+    PATH_PATTERNS[3]: re.compile(r"\.(?<=[\w-]\.)" + _EXT, re.IGNORECASE),
+    IDENTIFIER_PATTERNS[1]: re.compile(r"_(?<=[A-Za-z0-9]_)[A-Za-z0-9]"),
+    IDENTIFIER_PATTERNS[2]: re.compile(r"[A-Z](?<=[a-z0-9][A-Z])[a-z0-9]"),
+    IDENTIFIER_PATTERNS[3]: re.compile(r"\d(?<=[A-Z0-9]\d)|\d[A-Z]"),
+    IDENTIFIER_PATTERNS[4]: re.compile(r"\d(?<=[0-9a-f]\d)|\d[0-9a-f]"),
+}
+
+
 def _spans(
     text: str, patterns: tuple[re.Pattern[str], ...], lower: str | None = None
 ) -> list[tuple[int, int]]:
@@ -199,6 +228,9 @@ def _spans(
         if lower is not None:
             needs = _NEEDS.get(pattern)
             if needs is not None and (needs not in lower if isinstance(needs, str) else needs.search(lower) is None):
+                continue
+            shape = _SHAPES.get(pattern)
+            if shape is not None and shape.search(text) is None:
                 continue
         found.extend((m.start(), m.end()) for m in pattern.finditer(text) if m.end() > m.start())
     return found

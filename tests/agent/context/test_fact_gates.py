@@ -50,6 +50,8 @@ VALUES = (
     "the value of the timeout is 30", "set the timeout to 45 s", "timeout = 30s", "we agreed on 8080 for the port",
     "端口是8080", "значение порта 6380", "把端口设为8080", "my name is Ann", "меня зовут Иван", "我叫小王",
     "the wifi password is swordfish", "the door code is banana", "das passwort lautet apfelbaum", "pin: tulip",
+    "postgresql14", "nginx v1.25", "e3b0c44298fc", "9ABCDE", "docs/notes.txt", "~/bin/run", "Sep 3", "OPS-7",
+    "at 9 pm", "192.168.0.10", "db.internal:5432", "12月3日", "x2.5.1", "MyHTTPServer2", "a_b_c", "(5 GB)",
 )
 FILLERS = ("ok", "so", "well", "hmm", "yes", "the deploy", "on fridays", "tabs", "main", "it", "this one", "thanks")
 TEMPLATES = (
@@ -95,6 +97,7 @@ def _extract_all(texts: list[str]) -> list[tuple[tuple[_facts.Fact, ...], ...]]:
 def _open_gates(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every literal gate in front of the patterns passes, and every line of an assistant message is read."""
     monkeypatch.setattr(_facts, "_NEEDS", {})
+    monkeypatch.setattr(_facts, "_SHAPES", {})
     monkeypatch.setattr(_facts, "_MAY_STATE", ALWAYS)
     monkeypatch.setattr(_facts, "_NOUN_WORD", ALWAYS)
     monkeypatch.setattr(_statements, "_RARE_GATE", ALWAYS)
