@@ -220,41 +220,53 @@ _SHAPES: dict[re.Pattern[str], re.Pattern[str]] = {
 }
 
 
-def _spans(
-    text: str, patterns: tuple[re.Pattern[str], ...], lower: str | None = None
-) -> list[tuple[int, int]]:
+# A pattern with the gates in front of it: the literals it needs in the lower-cased text, the shape it needs in
+# the text it reads (either may be None).
+_Gated: TypeAlias = tuple[re.Pattern[str], str | re.Pattern[str] | None, re.Pattern[str] | None]
+
+
+def gated(patterns: tuple[re.Pattern[str], ...]) -> tuple[_Gated, ...]:
+    """Each pattern with its gates from `_NEEDS` and `_SHAPES`, looked up once."""
+    return tuple((pattern, _NEEDS.get(pattern), _SHAPES.get(pattern)) for pattern in patterns)
+
+
+def _spans(text: str, patterns: tuple[_Gated, ...], lower: str) -> list[tuple[int, int]]:
     found: list[tuple[int, int]] = []
-    for pattern in patterns:
-        if lower is not None:
-            needs = _NEEDS.get(pattern)
-            if needs is not None and (needs not in lower if isinstance(needs, str) else needs.search(lower) is None):
-                continue
-            shape = _SHAPES.get(pattern)
-            if shape is not None and shape.search(text) is None:
-                continue
+    for pattern, needs, shape in patterns:
+        if needs is not None and (needs not in lower if isinstance(needs, str) else needs.search(lower) is None):
+            continue
+        if shape is not None and shape.search(text) is None:
+            continue
         found.extend((m.start(), m.end()) for m in pattern.finditer(text) if m.end() > m.start())
     return found
 
 
-def _families(text: str, lower: str, speaker: Speaker) -> list[tuple[FactKind, tuple[re.Pattern[str], ...]]]:
-    """The pattern families that can match `text` at all (each skipped on a cheap test of what it needs)."""
+def _all_spans(text: str, patterns: tuple[re.Pattern[str], ...]) -> list[tuple[int, int]]:
+    return [(m.start(), m.end()) for pattern in patterns for m in pattern.finditer(text) if m.end() > m.start()]
+
+
+_FAMILIES: dict[FactKind, tuple[_Gated, ...]] = {kind: gated(patterns) for kind, patterns in KIND_PATTERNS}
+
+
+def _families(text: str, lower: str) -> list[tuple[FactKind, tuple[_Gated, ...]]]:
+    """The pattern families that can match `text` at all (each skipped on a cheap test of what it needs), in
+    the order of `KIND_PATTERNS`."""
+    families = _FAMILIES
+    wanted: list[tuple[FactKind, tuple[_Gated, ...]]] = []
+    if "://" in text or "www." in lower:
+        wanted.append(("url", families["url"]))
+    if "@" in text:
+        wanted.append(("email", families["email"]))
     digit = DIGIT.search(text) is not None
-    wanted: list[tuple[FactKind, tuple[re.Pattern[str], ...]]] = []
-    for kind, patterns in KIND_PATTERNS:
-        if kind == "url":
-            ok = "://" in text or "www." in lower
-        elif kind == "email":
-            ok = "@" in text
-        elif kind in ("value", "ticket"):
-            ok = digit
-        elif kind == "path":
-            ok = "/" in text or "\\" in text or "." in text
-        elif kind == "name":
-            ok = NAME_LEAD_LOWER.search(lower) is not None
-        else:
-            ok = digit or "`" in text or "_" in text or CASED_SHAPES.search(text) is not None
-        if ok:
-            wanted.append((kind, patterns))
+    if digit:
+        wanted.append(("value", families["value"]))
+        wanted.append(("ticket", families["ticket"]))
+    if "/" in text or "\\" in text or "." in text:
+        wanted.append(("path", families["path"]))
+    if NAME_LEAD_LOWER.search(lower) is not None:
+        wanted.append(("name", families["name"]))
+    if digit or "`" in text or "_" in text or CASED_SHAPES.search(text) is not None:
+        wanted.append(("identifier", families["identifier"]))
     return wanted
 
 
@@ -269,14 +281,14 @@ def _matches(text: str, speaker: Speaker) -> list[tuple[FactKind, int, int]]:
     # offsets unless a character changes length: then each pattern runs on the text).
     same = len(lower) == len(text)
     if rules and speaker == "user":
-        spans = _lower_spans(lower, ANY_CONSTRAINT_LOWER) if same else _spans(text, CONSTRAINT_PATTERNS)
+        spans = _lower_spans(lower, ANY_CONSTRAINT_LOWER) if same else _all_spans(text, CONSTRAINT_PATTERNS)
         found.extend(("constraint", s, e) for s, e in spans if not NOT_A_RULE.match(text, e))
     if rules:
         if may_decide(lower):
-            spans = _lower_spans(lower, ANY_DECISION_LOWER) if same else _spans(text, DECISION_PATTERNS)
+            spans = _lower_spans(lower, ANY_DECISION_LOWER) if same else _all_spans(text, DECISION_PATTERNS)
             found.extend(("decision", s, e) for s, e in spans)
     masked = text
-    for kind, patterns in _families(text, lower, speaker):
+    for kind, patterns in _families(text, lower):
         spans = _spans(masked, patterns, lower)
         for start, end in spans:
             needle = text[start:end].rstrip(".,;:!?)")
@@ -366,7 +378,7 @@ def _subjects(clause: str, kinds: set[FactKind]) -> tuple[str, ...]:
 
 # Every value, path, id and URL pattern needs one of these characters: a word without any holds none.
 _VALUE_CHARS = re.compile(r"[\d/.\\_`$€£¥A-Z]")
-_VALUE_FAMILIES = VALUE_PATTERNS + PATH_PATTERNS + IDENTIFIER_PATTERNS + (URL_PATTERN,)
+_VALUE_FAMILIES = gated(VALUE_PATTERNS + PATH_PATTERNS + IDENTIFIER_PATTERNS + (URL_PATTERN,))
 
 
 def _has_value(text: str) -> bool:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from agent.context import _fact_patterns, _facts, _statements
+from agent.context._fact_patterns import KIND_PATTERNS
 from agent.context._facts import Speaker, extract_facts
 from tests.agent.context.test_ledger_extraction import CASES
 
@@ -98,6 +99,8 @@ def _open_gates(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every literal gate in front of the patterns passes, and every line of an assistant message is read."""
     monkeypatch.setattr(_facts, "_NEEDS", {})
     monkeypatch.setattr(_facts, "_SHAPES", {})
+    monkeypatch.setattr(_facts, "_FAMILIES", {kind: _facts.gated(patterns) for kind, patterns in KIND_PATTERNS})
+    monkeypatch.setattr(_facts, "_VALUE_FAMILIES", _facts.gated(tuple(p for p, _, _ in _facts._VALUE_FAMILIES)))
     monkeypatch.setattr(_facts, "_MAY_STATE", ALWAYS)
     monkeypatch.setattr(_facts, "_NOUN_WORD", ALWAYS)
     monkeypatch.setattr(_statements, "_RARE_GATE", ALWAYS)
