@@ -24,7 +24,6 @@ from itertools import accumulate
 from typing import Literal, TypeAlias
 
 from agent.context._fact_patterns import (
-    ANY_CONSTRAINT_LOWER,
     ANY_DECISION_LOWER,
     ASSIGN_GATE,
     CJK,
@@ -51,6 +50,7 @@ from agent.context._fact_patterns import (
     VALUE_PATTERNS,
     WHITESPACE,
     FactKind,
+    constraint_scan,
     decides,
     decision_needles_at,
     may_decide,
@@ -281,7 +281,11 @@ def _matches(text: str, speaker: Speaker) -> list[tuple[FactKind, int, int]]:
     # offsets unless a character changes length: then each pattern runs on the text).
     same = len(lower) == len(text)
     if rules and speaker == "user":
-        spans = _lower_spans(lower, ANY_CONSTRAINT_LOWER) if same else _all_spans(text, CONSTRAINT_PATTERNS)
+        if same:
+            scan = constraint_scan(text, lower)  # only the languages' patterns that can match
+            spans = _lower_spans(lower, scan) if scan is not None else []
+        else:
+            spans = _all_spans(text, CONSTRAINT_PATTERNS)
         found.extend(("constraint", s, e) for s, e in spans if not NOT_A_RULE.match(text, e))
     if rules:
         if may_decide(lower):
