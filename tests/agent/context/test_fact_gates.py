@@ -138,3 +138,23 @@ def test_kinds_of_equal_weight_come_in_a_fixed_order() -> None:
     fact = _facts.classify("Fix bug 43999 per ops@example.com, see https://x.io/r/1 and Ann_Lee.", "user")
     assert fact is not None
     assert fact.kinds == ("ticket", "url", "email", "identifier")
+
+
+def test_the_constraint_scan_of_a_clause_finds_what_the_scan_of_every_language_finds() -> None:
+    """Leaving out the languages' patterns none of whose words is in the clause changes no match."""
+    texts = _corpus() + [f"{rule} {filler}" for rule in RULES for filler in ("", "x", "it, ok")]
+    differing = []
+    for text in texts:
+        lower = text.lower()
+        scan = _fact_patterns.constraint_scan(text, lower)
+        every = [m.span() for m in _fact_patterns.ANY_CONSTRAINT_LOWER.finditer(lower)]
+        if (scan is None and every) or (scan is not None and [m.span() for m in scan.finditer(lower)] != every):
+            differing.append(text)
+    assert differing == []
+
+
+def test_the_capitals_code_test_opening_on_the_capital_is_the_look_behind_form() -> None:
+    look_behind = re.compile(r"(?<![\w-])[A-Z]{4,24}(?![\w-])")
+    rng = random.Random(7)
+    texts = ["".join(rng.choice("AB-_ x9é") for _ in range(rng.randrange(1, 30))) for _ in range(5000)]
+    assert [bool(_statements._CAPS_WORD.search(t)) for t in texts] == [bool(look_behind.search(t)) for t in texts]
