@@ -478,8 +478,10 @@ def extract_facts(text: str, speaker: Speaker) -> tuple[Fact, ...]:
         for sentence in _units(line):
             for clause in _clauses(sentence, speaker):
                 fact = classify(clause, speaker)
+                if fact is None:
+                    continue
                 key = normalise(clause)
-                if fact is not None and key not in seen:
+                if key not in seen:
                     seen.add(key)
                     facts.append(fact)
     return tuple(facts)
