@@ -319,7 +319,8 @@ def _matches(text: str, speaker: Speaker) -> list[tuple[FactKind, int, int]]:
 
 
 # What a stated value holds (see `stated_value`): a digit, a quote, a joined name ("node-b"), a code of capitals.
-_MAY_STATE = re.compile(r"\d|[`\"«“]|[A-Za-z][-_.][A-Za-z0-9]|[A-Z]{4}")
+# As "\d|[`\"«“]|[A-Za-z][-_.][A-Za-z0-9]|[A-Z]{4}", opening on one character class (which the engine skips to).
+_MAY_STATE = re.compile(r"[\d`\"«“_.A-Z-](?:(?<=[\d`\"«“])|(?<=[A-Za-z][-_.])[A-Za-z0-9]|(?<=[A-Z])[A-Z]{3})")
 # A noun whose value is arbitrary, as a whole word of the casefolded text (how a key's last word is read).
 _NOUN_WORD = re.compile(r"(?<!\w)(?:" + "|".join(sorted(map(re.escape, VALUE_NOUNS), key=len, reverse=True)) + r")(?!\w)")
 

@@ -104,7 +104,9 @@ MAX_ANSWER_WORDS = 3
 # these words can match no pattern of `agent.context._facts`. Each rule, decision and name pattern there
 # contains at least one of them (for a phrase, its rarest word): a word-set test costs a fraction of one
 # pass of those patterns, and most lines of a group chat stop here.
-SHAPES = re.compile(r"[0-9/\\@_`=#$€£¥\"«“\u3040-\u30ff\u4e00-\u9fff]|[a-z][-.][a-z]")
+# One character class first (the regex engine skips to it; alternatives opening on different classes are tried at
+# every position): a shape character, or a "-"/"." between two letters, as in "[...]|[a-z][-.][a-z]".
+SHAPES = re.compile(r"[0-9/\\@_`=#$€£¥\"«“\u3040-\u30ff\u4e00-\u9fff.-](?:(?<=[a-z][.-])[a-z]|(?<![.-]))")
 RULE_WORDS = frozenset(
     # English
     "never always must mustn't mustnt should shouldn't shouldnt avoid prefer preferred prefers sure ensure "
@@ -153,7 +155,7 @@ def may_hold_fact(text: str, lower: str) -> bool:
 
 
 # Original-case shapes the lower-case gate cannot see: CamelCase (all-caps codes hold a digit).
-CASED_SHAPES = re.compile(r"[a-z0-9][A-Z]|[A-Z]{4}")
+CASED_SHAPES = re.compile(r"[A-Z](?:(?<=[a-z0-9][A-Z])|[A-Z]{3})")  # "[a-z0-9][A-Z]|[A-Z]{4}", opening on the capital
 
 
 def exact_value(text: str) -> str | None:

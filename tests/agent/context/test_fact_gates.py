@@ -153,8 +153,21 @@ def test_the_constraint_scan_of_a_clause_finds_what_the_scan_of_every_language_f
     assert differing == []
 
 
-def test_the_capitals_code_test_opening_on_the_capital_is_the_look_behind_form() -> None:
-    look_behind = re.compile(r"(?<![\w-])[A-Z]{4,24}(?![\w-])")
+# Gates rewritten to open on one character class (which the regex engine skips to), beside the form they replace.
+REWRITTEN = (
+    (_statements._CAPS_WORD, r"(?<![\w-])[A-Z]{4,24}(?![\w-])"),
+    (_statements.SHAPES, r"[0-9/\\@_`=#$€£¥\"«“\u3040-\u30ff\u4e00-\u9fff]|[a-z][-.][a-z]"),
+    (_statements.CASED_SHAPES, r"[a-z0-9][A-Z]|[A-Z]{4}"),
+    (_facts._MAY_STATE, r"\d|[`\"«“]|[A-Za-z][-_.][A-Za-z0-9]|[A-Z]{4}"),
+)
+
+
+@pytest.mark.parametrize(("rewritten", "original"), REWRITTEN)
+def test_a_gate_opening_on_a_character_class_finds_what_its_original_form_finds(
+    rewritten: re.Pattern[str], original: str
+) -> None:
     rng = random.Random(7)
-    texts = ["".join(rng.choice("AB-_ x9é") for _ in range(rng.randrange(1, 30))) for _ in range(5000)]
-    assert [bool(_statements._CAPS_WORD.search(t)) for t in texts] == [bool(look_behind.search(t)) for t in texts]
+    texts = ["".join(rng.choice("AB-_.a z9é`«/") for _ in range(rng.randrange(1, 30))) for _ in range(5000)]
+    texts += _corpus()
+    form = re.compile(original)
+    assert [bool(rewritten.search(t)) for t in texts] == [bool(form.search(t)) for t in texts]
