@@ -251,8 +251,9 @@ def _constraint_union(mask: int) -> re.Pattern[str]:
 NAME_LEAD_LOWER = re.compile(
     r"my name is|i am|i'm|call me|named|mein name ist|ich heiße|je m'appelle|me llamo|mi nombre es|меня зовут|我叫|我的名字"
 )
+# Literals only (no character class): every alternative opens on a literal, so the engine skips to their first characters.
 _ASSIGN_WORDS = (
-    r"[=:：→]| is | ist | lautet | est | es | son | sind | starts | begins | ends | moved to "
+    r"=|:|：|→| is | ist | lautet | est | es | son | sind | starts | begins | ends | moved to "
     r"|значение|договорились|是|为|為|设为|改成|商定|约定"
     r"|set |chang|switch|updat|move |bump|raise|lower|setze|ändere|mets |cambia|pon |установи|измени"
 )
