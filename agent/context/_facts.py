@@ -24,7 +24,6 @@ from itertools import accumulate
 from typing import Literal, TypeAlias
 
 from agent.context._fact_patterns import (
-    ANY_CONSTRAINT_LOWER,
     ANY_DECISION_LOWER,
     ASSIGN_GATE,
     CJK,
@@ -51,6 +50,7 @@ from agent.context._fact_patterns import (
     VALUE_PATTERNS,
     WHITESPACE,
     FactKind,
+    constraint_scan,
     decides,
     decision_needles_at,
     may_decide,
@@ -191,38 +191,82 @@ _NEEDS: dict[re.Pattern[str], str | re.Pattern[str]] = {
 }
 
 
-def _spans(
-    text: str, patterns: tuple[re.Pattern[str], ...], lower: str | None = None
-) -> list[tuple[int, int]]:
+# A shape each pattern cannot match without, searched in the text the pattern reads (so case folding and
+# masking are the same): each opens on a rare character (a digit, ".", "/", ":", "_", a capital), which the
+# regex engine skips to, where the pattern itself opens on a look-behind or a word boundary tried at every
+# position. Most digits of a chat line sit inside nicknames ("cbx33"), most dots end sentences.
+_EXT = r"(?:py|pyi|js|mjs|ts|tsx|jsx|json|ya?ml|toml|ini|cfg|conf|md|rst|txt|sh|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|" \
+    r"sql|env|lock|xml|html|css|scss|csv|log|proto|tf|dockerfile)\b"
+_DIGIT_DOT_DIGIT = r"\.\d(?<=\d\.\d)"
+_SHAPES: dict[re.Pattern[str], re.Pattern[str]] = {
+    VALUE_PATTERNS[0]: re.compile(r"\d(?<![\w.]\d)"),  # a number opening a word
+    VALUE_PATTERNS[3]: re.compile(r":\d\d"),
+    VALUE_PATTERNS[4]: re.compile(r"\d\s?[ap]", re.IGNORECASE),
+    VALUE_PATTERNS[5]: re.compile(r"[-/]\d(?<=\d[-/]\d)|月(?<=\d月)"),
+    VALUE_PATTERNS[6]: re.compile(r" \d"),
+    VALUE_PATTERNS[8]: re.compile(r":\d\d|" + _DIGIT_DOT_DIGIT),
+    VALUE_PATTERNS[9]: re.compile(_DIGIT_DOT_DIGIT),
+    # The digit after a product name: after its last letter, a "v" or a space.
+    VALUE_PATTERNS[12]: re.compile(r"\d(?<=[neaoyplsuxdtrv\s]\d)", re.IGNORECASE),
+    TICKET_PATTERNS[0]: re.compile(r"-\d(?<=[A-Z0-9]-\d)"),
+    PATH_PATTERNS[0]: re.compile(r"/[\w.@+-]+/"),
+    PATH_PATTERNS[1]: re.compile(r"/[\w@+-]+\.\w"),
+    PATH_PATTERNS[2]: re.compile(r"/[\w@+-]+\.\w"),
+    PATH_PATTERNS[3]: re.compile(r"\.(?<=[\w-]\.)" + _EXT, re.IGNORECASE),
+    IDENTIFIER_PATTERNS[1]: re.compile(r"_(?<=[A-Za-z0-9]_)[A-Za-z0-9]"),
+    IDENTIFIER_PATTERNS[2]: re.compile(r"[A-Z](?<=[a-z0-9][A-Z])[a-z0-9]"),
+    IDENTIFIER_PATTERNS[3]: re.compile(r"\d(?<=[A-Z0-9]\d)|\d[A-Z]"),
+    IDENTIFIER_PATTERNS[4]: re.compile(r"\d(?<=[0-9a-f]\d)|\d[0-9a-f]"),
+}
+
+
+# A pattern with the gates in front of it: the literals it needs in the lower-cased text, the shape it needs in
+# the text it reads (either may be None).
+_Gated: TypeAlias = tuple[re.Pattern[str], str | re.Pattern[str] | None, re.Pattern[str] | None]
+
+
+def gated(patterns: tuple[re.Pattern[str], ...]) -> tuple[_Gated, ...]:
+    """Each pattern with its gates from `_NEEDS` and `_SHAPES`, looked up once."""
+    return tuple((pattern, _NEEDS.get(pattern), _SHAPES.get(pattern)) for pattern in patterns)
+
+
+def _spans(text: str, patterns: tuple[_Gated, ...], lower: str) -> list[tuple[int, int]]:
     found: list[tuple[int, int]] = []
-    for pattern in patterns:
-        if lower is not None:
-            needs = _NEEDS.get(pattern)
-            if needs is not None and (needs not in lower if isinstance(needs, str) else needs.search(lower) is None):
-                continue
+    for pattern, needs, shape in patterns:
+        if needs is not None and (needs not in lower if isinstance(needs, str) else needs.search(lower) is None):
+            continue
+        if shape is not None and shape.search(text) is None:
+            continue
         found.extend((m.start(), m.end()) for m in pattern.finditer(text) if m.end() > m.start())
     return found
 
 
-def _families(text: str, lower: str, speaker: Speaker) -> list[tuple[FactKind, tuple[re.Pattern[str], ...]]]:
-    """The pattern families that can match `text` at all (each skipped on a cheap test of what it needs)."""
+def _all_spans(text: str, patterns: tuple[re.Pattern[str], ...]) -> list[tuple[int, int]]:
+    return [(m.start(), m.end()) for pattern in patterns for m in pattern.finditer(text) if m.end() > m.start()]
+
+
+_FAMILIES: dict[FactKind, tuple[_Gated, ...]] = {kind: gated(patterns) for kind, patterns in KIND_PATTERNS}
+
+
+def _families(text: str, lower: str) -> list[tuple[FactKind, tuple[_Gated, ...]]]:
+    """The pattern families that can match `text` at all (each skipped on a cheap test of what it needs), in
+    the order of `KIND_PATTERNS`."""
+    families = _FAMILIES
+    wanted: list[tuple[FactKind, tuple[_Gated, ...]]] = []
+    if "://" in text or "www." in lower:
+        wanted.append(("url", families["url"]))
+    if "@" in text:
+        wanted.append(("email", families["email"]))
     digit = DIGIT.search(text) is not None
-    wanted: list[tuple[FactKind, tuple[re.Pattern[str], ...]]] = []
-    for kind, patterns in KIND_PATTERNS:
-        if kind == "url":
-            ok = "://" in text or "www." in lower
-        elif kind == "email":
-            ok = "@" in text
-        elif kind in ("value", "ticket"):
-            ok = digit
-        elif kind == "path":
-            ok = "/" in text or "\\" in text or "." in text
-        elif kind == "name":
-            ok = NAME_LEAD_LOWER.search(lower) is not None
-        else:
-            ok = digit or "`" in text or "_" in text or CASED_SHAPES.search(text) is not None
-        if ok:
-            wanted.append((kind, patterns))
+    if digit:
+        wanted.append(("value", families["value"]))
+        wanted.append(("ticket", families["ticket"]))
+    if "/" in text or "\\" in text or "." in text:
+        wanted.append(("path", families["path"]))
+    if NAME_LEAD_LOWER.search(lower) is not None:
+        wanted.append(("name", families["name"]))
+    if digit or "`" in text or "_" in text or CASED_SHAPES.search(text) is not None:
+        wanted.append(("identifier", families["identifier"]))
     return wanted
 
 
@@ -237,14 +281,18 @@ def _matches(text: str, speaker: Speaker) -> list[tuple[FactKind, int, int]]:
     # offsets unless a character changes length: then each pattern runs on the text).
     same = len(lower) == len(text)
     if rules and speaker == "user":
-        spans = _lower_spans(lower, ANY_CONSTRAINT_LOWER) if same else _spans(text, CONSTRAINT_PATTERNS)
+        if same:
+            scan = constraint_scan(text, lower)  # only the languages' patterns that can match
+            spans = _lower_spans(lower, scan) if scan is not None else []
+        else:
+            spans = _all_spans(text, CONSTRAINT_PATTERNS)
         found.extend(("constraint", s, e) for s, e in spans if not NOT_A_RULE.match(text, e))
     if rules:
         if may_decide(lower):
-            spans = _lower_spans(lower, ANY_DECISION_LOWER) if same else _spans(text, DECISION_PATTERNS)
+            spans = _lower_spans(lower, ANY_DECISION_LOWER) if same else _all_spans(text, DECISION_PATTERNS)
             found.extend(("decision", s, e) for s, e in spans)
     masked = text
-    for kind, patterns in _families(text, lower, speaker):
+    for kind, patterns in _families(text, lower):
         spans = _spans(masked, patterns, lower)
         for start, end in spans:
             needle = text[start:end].rstrip(".,;:!?)")
@@ -271,7 +319,8 @@ def _matches(text: str, speaker: Speaker) -> list[tuple[FactKind, int, int]]:
 
 
 # What a stated value holds (see `stated_value`): a digit, a quote, a joined name ("node-b"), a code of capitals.
-_MAY_STATE = re.compile(r"\d|[`\"«“]|[A-Za-z][-_.][A-Za-z0-9]|[A-Z]{4}")
+# As "\d|[`\"«“]|[A-Za-z][-_.][A-Za-z0-9]|[A-Z]{4}", opening on one character class (which the engine skips to).
+_MAY_STATE = re.compile(r"[\d`\"«“_.A-Z-](?:(?<=[\d`\"«“])|(?<=[A-Za-z][-_.])[A-Za-z0-9]|(?<=[A-Z])[A-Z]{3})")
 # A noun whose value is arbitrary, as a whole word of the casefolded text (how a key's last word is read).
 _NOUN_WORD = re.compile(r"(?<!\w)(?:" + "|".join(sorted(map(re.escape, VALUE_NOUNS), key=len, reverse=True)) + r")(?!\w)")
 
@@ -334,7 +383,7 @@ def _subjects(clause: str, kinds: set[FactKind]) -> tuple[str, ...]:
 
 # Every value, path, id and URL pattern needs one of these characters: a word without any holds none.
 _VALUE_CHARS = re.compile(r"[\d/.\\_`$€£¥A-Z]")
-_VALUE_FAMILIES = VALUE_PATTERNS + PATH_PATTERNS + IDENTIFIER_PATTERNS + (URL_PATTERN,)
+_VALUE_FAMILIES = gated(VALUE_PATTERNS + PATH_PATTERNS + IDENTIFIER_PATTERNS + (URL_PATTERN,))
 
 
 def _has_value(text: str) -> bool:
@@ -430,8 +479,10 @@ def extract_facts(text: str, speaker: Speaker) -> tuple[Fact, ...]:
         for sentence in _units(line):
             for clause in _clauses(sentence, speaker):
                 fact = classify(clause, speaker)
+                if fact is None:
+                    continue
                 key = normalise(clause)
-                if fact is not None and key not in seen:
+                if key not in seen:
                     seen.add(key)
                     facts.append(fact)
     return tuple(facts)

@@ -104,7 +104,9 @@ MAX_ANSWER_WORDS = 3
 # these words can match no pattern of `agent.context._facts`. Each rule, decision and name pattern there
 # contains at least one of them (for a phrase, its rarest word): a word-set test costs a fraction of one
 # pass of those patterns, and most lines of a group chat stop here.
-SHAPES = re.compile(r"[0-9/\\@_`=#$€£¥\"«“\u3040-\u30ff\u4e00-\u9fff]|[a-z][-.][a-z]")
+# One character class first (the regex engine skips to it; alternatives opening on different classes are tried at
+# every position): a shape character, or a "-"/"." between two letters, as in "[...]|[a-z][-.][a-z]".
+SHAPES = re.compile(r"[0-9/\\@_`=#$€£¥\"«“\u3040-\u30ff\u4e00-\u9fff.-](?:(?<=[a-z][.-])[a-z]|(?<![.-]))")
 RULE_WORDS = frozenset(
     # English
     "never always must mustn't mustnt should shouldn't shouldnt avoid prefer preferred prefers sure ensure "
@@ -153,7 +155,7 @@ def may_hold_fact(text: str, lower: str) -> bool:
 
 
 # Original-case shapes the lower-case gate cannot see: CamelCase (all-caps codes hold a digit).
-CASED_SHAPES = re.compile(r"[a-z0-9][A-Z]|[A-Z]{4}")
+CASED_SHAPES = re.compile(r"[A-Z](?:(?<=[a-z0-9][A-Z])|[A-Z]{3})")  # "[a-z0-9][A-Z]|[A-Z]{4}", opening on the capital
 
 
 def exact_value(text: str) -> str | None:
@@ -233,14 +235,15 @@ def closes_statement(rest: str) -> bool:
 
 def assignment(clause: str) -> tuple[str, str] | None:
     """(key, exact value) of a plain statement of a value ("the door code is 4471"), or None."""
-    if EXACT_TOKEN.search(clause) is None and not _positional(clause):
-        return None  # no value to state: skip the patterns
     lower = clause.lower()
+    nouns = not VALUE_NOUNS.isdisjoint(words_of(lower))  # read once: both tests below need it
+    if EXACT_TOKEN.search(clause) is None and _CAPS_WORD.search(clause) is None and not nouns:
+        return None  # no value to state, not even by position: skip the patterns
     first = 0 if _RARE_GATE.search(lower) is not None else _RARE_FORMS
     for pattern, needs in zip(ASSIGNMENTS[first:], _ASSIGNMENT_GATES[first:], strict=True):
         if needs is not None and needs.search(lower) is None:
             continue
-        if pattern is _NO_VERB and not names_value(lower):
+        if pattern is _NO_VERB and not nouns:
             continue
         for match in pattern.finditer(clause):
             # With no verb, only a value-shaped token or a code of capitals is one ("login fails" is not).
@@ -256,17 +259,8 @@ def assignment(clause: str) -> tuple[str, str] | None:
     return None
 
 
-_CAPS_WORD = re.compile(r"(?<![\w-])[A-Z]{4,24}(?![\w-])")
-
-
-def names_value(lower: str) -> bool:
-    """Whether lower-cased text holds a noun whose value is arbitrary (password, code, pin...)."""
-    return not VALUE_NOUNS.isdisjoint(words_of(lower))
-
-
-def _positional(clause: str) -> bool:
-    """Whether a clause without a value-shaped token may still state one by position (cheap test)."""
-    return _CAPS_WORD.search(clause) is not None or not VALUE_NOUNS.isdisjoint(words_of(clause.lower()))
+# Opens on the capital (which the engine skips to), then looks behind it: the same as (?<![\w-])[A-Z]{4,24}(?![\w-]).
+_CAPS_WORD = re.compile(r"[A-Z](?<![\w-][A-Z])[A-Z]{3,23}(?![\w-])")
 
 
 # A rule given as a rule: the clause opens with its rule word ("Never deploy on Fridays", "ann, don't push

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from agent.context import _fact_patterns, _facts, _statements
+from agent.context._fact_patterns import KIND_PATTERNS
 from agent.context._facts import Speaker, extract_facts
 from tests.agent.context.test_ledger_extraction import CASES
 
@@ -50,6 +51,8 @@ VALUES = (
     "the value of the timeout is 30", "set the timeout to 45 s", "timeout = 30s", "we agreed on 8080 for the port",
     "端口是8080", "значение порта 6380", "把端口设为8080", "my name is Ann", "меня зовут Иван", "我叫小王",
     "the wifi password is swordfish", "the door code is banana", "das passwort lautet apfelbaum", "pin: tulip",
+    "postgresql14", "nginx v1.25", "e3b0c44298fc", "9ABCDE", "docs/notes.txt", "~/bin/run", "Sep 3", "OPS-7",
+    "at 9 pm", "192.168.0.10", "db.internal:5432", "12月3日", "x2.5.1", "MyHTTPServer2", "a_b_c", "(5 GB)",
 )
 FILLERS = ("ok", "so", "well", "hmm", "yes", "the deploy", "on fridays", "tabs", "main", "it", "this one", "thanks")
 TEMPLATES = (
@@ -95,6 +98,10 @@ def _extract_all(texts: list[str]) -> list[tuple[tuple[_facts.Fact, ...], ...]]:
 def _open_gates(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every literal gate in front of the patterns passes, and every line of an assistant message is read."""
     monkeypatch.setattr(_facts, "_NEEDS", {})
+    monkeypatch.setattr(_facts, "_SHAPES", {})
+    monkeypatch.setattr(_facts, "constraint_scan", lambda text, lower: _fact_patterns.ANY_CONSTRAINT_LOWER)
+    monkeypatch.setattr(_facts, "_FAMILIES", {kind: _facts.gated(patterns) for kind, patterns in KIND_PATTERNS})
+    monkeypatch.setattr(_facts, "_VALUE_FAMILIES", _facts.gated(tuple(p for p, _, _ in _facts._VALUE_FAMILIES)))
     monkeypatch.setattr(_facts, "_MAY_STATE", ALWAYS)
     monkeypatch.setattr(_facts, "_NOUN_WORD", ALWAYS)
     monkeypatch.setattr(_statements, "_RARE_GATE", ALWAYS)
@@ -131,3 +138,37 @@ def test_kinds_of_equal_weight_come_in_a_fixed_order() -> None:
     fact = _facts.classify("Fix bug 43999 per ops@example.com, see https://x.io/r/1 and Ann_Lee.", "user")
     assert fact is not None
     assert fact.kinds == ("ticket", "url", "email", "identifier")
+
+
+def test_the_constraint_scan_of_a_clause_finds_what_the_scan_of_every_language_finds() -> None:
+    """Leaving out the languages' patterns none of whose words is in the clause changes no match."""
+    texts = _corpus() + [f"{rule} {filler}" for rule in RULES for filler in ("", "x", "it, ok")]
+    differing = []
+    for text in texts:
+        lower = text.lower()
+        scan = _fact_patterns.constraint_scan(text, lower)
+        every = [m.span() for m in _fact_patterns.ANY_CONSTRAINT_LOWER.finditer(lower)]
+        if (scan is None and every) or (scan is not None and [m.span() for m in scan.finditer(lower)] != every):
+            differing.append(text)
+    assert differing == []
+
+
+# Gates rewritten to open on one character class (which the regex engine skips to), beside the form they replace.
+REWRITTEN = (
+    (_statements._CAPS_WORD, r"(?<![\w-])[A-Z]{4,24}(?![\w-])"),
+    (_statements.SHAPES, r"[0-9/\\@_`=#$€£¥\"«“\u3040-\u30ff\u4e00-\u9fff]|[a-z][-.][a-z]"),
+    (_statements.CASED_SHAPES, r"[a-z0-9][A-Z]|[A-Z]{4}"),
+    (_facts._MAY_STATE, r"\d|[`\"«“]|[A-Za-z][-_.][A-Za-z0-9]|[A-Z]{4}"),
+    (_fact_patterns.ASSIGN_GATE, _fact_patterns.ASSIGN_GATE.pattern.replace("=|:|：|→|", "[=:：→]|", 1)),
+)
+
+
+@pytest.mark.parametrize(("rewritten", "original"), REWRITTEN)
+def test_a_gate_opening_on_a_character_class_finds_what_its_original_form_finds(
+    rewritten: re.Pattern[str], original: str
+) -> None:
+    rng = random.Random(7)
+    texts = ["".join(rng.choice("AB-_.a z9é`«/=:") for _ in range(rng.randrange(1, 30))) for _ in range(5000)]
+    texts += _corpus()
+    form = re.compile(original)
+    assert [bool(rewritten.search(t)) for t in texts] == [bool(form.search(t)) for t in texts]
