@@ -86,7 +86,8 @@ class SharedJournal(Journal, Protocol):
         ...
 
     def note_draft(self, entry: str, message_id: str) -> None:
-        """Remember the streamed draft of this entry's reply (a taker edits it rather than send another)."""
+        """Remember the streamed draft of this entry's reply (a taker edits it rather than send another); may
+        return before it is written, never blocks the event loop for long."""
         ...
 
     def draft_of(self, entry: str) -> str | None: ...

@@ -450,7 +450,7 @@ class TurnRunner:
 
         async def note(draft: SentMessage) -> None:
             try:
-                await asyncio.to_thread(journal.note_draft, entry, draft.message_id)
+                journal.note_draft(entry, draft.message_id)  # queued on the journal's thread: no hop to wait for
             except Exception as exc:  # noqa: BLE001 - a taker would then send a new message, as before
                 log.warning("turn.draft_note_failed", error=type(exc).__name__)
 

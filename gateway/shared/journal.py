@@ -175,10 +175,23 @@ class PostgresJournal:
         return taken
 
     def note_draft(self, entry: str, message_id: str) -> None:
-        """Remember the streamed draft of this entry's reply, so a replica taking it over edits that draft."""
-        with self._connect() as conn, conn.transaction():
-            conn.execute("SET LOCAL synchronous_commit TO OFF")  # visible at once; only a database crash could lose it
-            conn.execute("UPDATE chorus_inbound SET draft = %s WHERE entry = %s", (message_id, entry))
+        """Remember the streamed draft of this entry's reply, so a replica taking it over edits that draft.
+
+        Queued on the journal's own thread, as `done` is: the window in which a replica dies with its draft
+        sent but not noted (a taker then sends a second message) is one `UPDATE` behind nothing else.
+        """
+        if self._finisher is None:
+            self._note_draft(entry, message_id)
+        else:
+            self._finisher.submit(self._note_draft, entry, message_id)
+
+    def _note_draft(self, entry: str, message_id: str) -> None:
+        try:
+            with self._connect() as conn, conn.transaction():
+                conn.execute("SET LOCAL synchronous_commit TO OFF")  # visible at once; only a database crash loses it
+                conn.execute("UPDATE chorus_inbound SET draft = %s WHERE entry = %s", (message_id, entry))
+        except psycopg.Error as exc:  # a taker then sends a new message beside the draft, as before drafts were noted
+            log.warning("journal.draft_note_failed", entry=entry, error=type(exc).__name__)
 
     def draft_of(self, entry: str) -> str | None:
         """The platform id of the draft noted for this entry, if any."""
