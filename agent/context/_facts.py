@@ -220,24 +220,36 @@ _SHAPES: dict[re.Pattern[str], re.Pattern[str]] = {
 }
 
 
-# A pattern with the gates in front of it: the literals it needs in the lower-cased text, the shape it needs in
-# the text it reads (either may be None).
-_Gated: TypeAlias = tuple[re.Pattern[str], str | re.Pattern[str] | None, re.Pattern[str] | None]
+# A pattern with the gates in front of it: the literal it needs in the lower-cased text, or the alternation of
+# the literals it needs there, and the shape it needs in the text it reads (each may be None). The literal
+# and the alternation are apart so the loop of `_spans` tests no types: it runs for every pattern of a clause.
+_Gated: TypeAlias = tuple[re.Pattern[str], str | None, re.Pattern[str] | None, re.Pattern[str] | None]
 
 
 def gated(patterns: tuple[re.Pattern[str], ...]) -> tuple[_Gated, ...]:
     """Each pattern with its gates from `_NEEDS` and `_SHAPES`, looked up once."""
-    return tuple((pattern, _NEEDS.get(pattern), _SHAPES.get(pattern)) for pattern in patterns)
+    gates: list[_Gated] = []
+    for pattern in patterns:
+        needs = _NEEDS.get(pattern)
+        literal = needs if isinstance(needs, str) else None
+        alternation = needs if isinstance(needs, re.Pattern) else None
+        gates.append((pattern, literal, alternation, _SHAPES.get(pattern)))
+    return tuple(gates)
 
 
 def _spans(text: str, patterns: tuple[_Gated, ...], lower: str) -> list[tuple[int, int]]:
     found: list[tuple[int, int]] = []
-    for pattern, needs, shape in patterns:
-        if needs is not None and (needs not in lower if isinstance(needs, str) else needs.search(lower) is None):
+    for pattern, literal, alternation, shape in patterns:
+        if literal is not None and literal not in lower:
+            continue
+        if alternation is not None and alternation.search(lower) is None:
             continue
         if shape is not None and shape.search(text) is None:
             continue
-        found.extend((m.start(), m.end()) for m in pattern.finditer(text) if m.end() > m.start())
+        for match in pattern.finditer(text):  # most find nothing: a loop costs less than building a generator
+            start, end = match.span()
+            if end > start:
+                found.append((start, end))
     return found
 
 

@@ -237,10 +237,10 @@ def assignment(clause: str) -> tuple[str, str] | None:
     """(key, exact value) of a plain statement of a value ("the door code is 4471"), or None."""
     lower = clause.lower()
     nouns = not VALUE_NOUNS.isdisjoint(words_of(lower))  # read once: both tests below need it
-    if EXACT_TOKEN.search(clause) is None and _CAPS_WORD.search(clause) is None and not nouns:
+    # The cheapest test first: the token scan tries its look-arounds at every position.
+    if not nouns and _CAPS_WORD.search(clause) is None and not _holds_token(clause):
         return None  # no value to state, not even by position: skip the patterns
-    first = 0 if _RARE_GATE.search(lower) is not None else _RARE_FORMS
-    for pattern, needs in zip(ASSIGNMENTS[first:], _ASSIGNMENT_GATES[first:], strict=True):
+    for pattern, needs in _FORMS if _RARE_GATE.search(lower) is not None else _COMMON_FORMS:
         if needs is not None and needs.search(lower) is None:
             continue
         if pattern is _NO_VERB and not nouns:
@@ -257,6 +257,20 @@ def assignment(clause: str) -> tuple[str, str] | None:
             if value is not None and closes_statement(clause[after:]):
                 return match.group("key"), value
     return None
+
+
+# Every exact token holds one of these (a quote opens one, a digit or a joint is in it): one class, which the
+# engine skips to, where `EXACT_TOKEN` tries its look-behinds and look-ahead at every position.
+_TOKEN_CHAR = re.compile(r"[\d`\"«“_.-]")
+
+
+def _holds_token(text: str) -> bool:
+    return _TOKEN_CHAR.search(text) is not None and EXACT_TOKEN.search(text) is not None
+
+
+# Each form with its gate, paired once; most clauses hold none of the rare forms' literals.
+_FORMS = tuple(zip(ASSIGNMENTS, _ASSIGNMENT_GATES, strict=True))
+_COMMON_FORMS = _FORMS[_RARE_FORMS:]
 
 
 # Opens on the capital (which the engine skips to), then looks behind it: the same as (?<![\w-])[A-Z]{4,24}(?![\w-]).

@@ -101,7 +101,7 @@ def _open_gates(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_facts, "_SHAPES", {})
     monkeypatch.setattr(_facts, "constraint_scan", lambda text, lower: _fact_patterns.ANY_CONSTRAINT_LOWER)
     monkeypatch.setattr(_facts, "_FAMILIES", {kind: _facts.gated(patterns) for kind, patterns in KIND_PATTERNS})
-    monkeypatch.setattr(_facts, "_VALUE_FAMILIES", _facts.gated(tuple(p for p, _, _ in _facts._VALUE_FAMILIES)))
+    monkeypatch.setattr(_facts, "_VALUE_FAMILIES", _facts.gated(tuple(gate[0] for gate in _facts._VALUE_FAMILIES)))
     monkeypatch.setattr(_facts, "_MAY_STATE", ALWAYS)
     monkeypatch.setattr(_facts, "_NOUN_WORD", ALWAYS)
     monkeypatch.setattr(_statements, "_RARE_GATE", ALWAYS)
