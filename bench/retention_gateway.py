@@ -19,10 +19,8 @@ VERBATIM, and its tokens are compared with the same run with
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import random
-import signal
 import socket
 import sys
 import tempfile
@@ -39,7 +37,7 @@ from bench.retention import MIN_COMPRESSIONS, TARGET_OVERHEAD, TARGET_RETENTION
 from bench.retention_group import GROUP_FILE, GroupLog, plant
 from tests.fakes.openai_server import FakeOpenAI, Reply, echo_responder
 from tests.fakes.telegram_api import BOT_USERNAME, FakeTelegram, entity, group_chat, message, user
-from tests.gateway.daemon import start_daemon
+from tests.gateway.daemon import start_daemon, stop_daemon
 
 SUMMARY_MARKER = "You write handoff summaries"
 SUMMARY_KINDS = ("nothing", "random")
@@ -179,12 +177,7 @@ async def run_log(log: GroupLog, kind: str, config: str, run: GatewayRun, seed: 
                 problems = [line for line in log_lines if line.get("level") in ("warning", "error")]
                 raise RuntimeError(f"no reply within {REPLY_TIMEOUT:.0f} s; the gateway logged {problems[-3:]}") from None
             finally:
-                process.send_signal(signal.SIGTERM)
-                try:
-                    await asyncio.wait_for(process.wait(), 30)
-                except TimeoutError:
-                    process.kill()
-                    await process.wait()
+                await stop_daemon(process)
     request = model.last_chat or {"messages": []}
     sent = "\n".join(str(m.get("content") or "") for m in request["messages"])
     lost = [fact for fact in log.facts if fact not in sent]

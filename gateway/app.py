@@ -182,7 +182,7 @@ class Gateway:
         self.supervisor.start("gateway-resend", self._resend_loop)
         self.supervisor.start("gateway-index", self._index_loop)
         self.supervisor.start("gateway-store-watch", self._store_watch)
-        if isinstance(parts.journal, SharedJournal):
+        if self._shared_journal:
             self.supervisor.start("gateway-leases", self._lease_loop)
             self.supervisor.start("gateway-takeover", self._takeover_loop)
 

@@ -120,7 +120,7 @@ class Delivery:
             return DeliveryResult(False, item_id, "claimed by another sender")
         self._in_flight.add(item_id)
         try:
-            reason = await self._send(item, draft=draft_of(item), key=item_id)
+            reason = await self._send(item, key=item_id)
             if reason:
                 log.warning("delivery.pending", reason=reason, item_id=item_id)
                 return DeliveryResult(False, item_id, reason)
@@ -145,7 +145,7 @@ class Delivery:
                 continue  # recorded here while the claim was on its way: its turn sends it
             self._in_flight.add(pending.id)
             try:
-                reason = await self._send(pending.item, draft=draft_of(pending.item), key=pending.id)
+                reason = await self._send(pending.item, key=pending.id)
                 too_old = time.time() - pending.item.created_at > GIVE_UP_AFTER_SECONDS
                 if not reason or pending.attempts >= GIVE_UP_ATTEMPTS or too_old:
                     if reason:
@@ -156,13 +156,13 @@ class Delivery:
                 self._in_flight.discard(pending.id)
         return sent
 
-    async def _send(self, item: OutboundItem, *, draft: SentMessage | None, key: str) -> str:
-        """Empty string when sent, else the reason it was not. `key` (the outbox id) keys the post where the
-        platform takes one."""
+    async def _send(self, item: OutboundItem, *, key: str) -> str:
+        """Empty string when sent (as the last edit of its draft, if it has one), else the reason it was not.
+        `key` (the outbox id) keys the post where the platform takes one."""
         adapter = self._adapters.get(item.platform)
         if adapter is None:
             return f"no adapter for platform {item.platform}"
-        target = target_of(item)
+        target, draft = target_of(item), draft_of(item)
         for _ in range(2):
             try:
                 if draft is not None and len(item.text) > adapter.limits.max_message_chars:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -36,3 +37,13 @@ async def start_daemon(config: Path) -> tuple[asyncio.subprocess.Process, list[d
     asyncio.get_running_loop().create_task(read())
     await asyncio.wait_for(ready.wait(), START_TIMEOUT)
     return process, lines
+
+
+async def stop_daemon(process: asyncio.subprocess.Process, *, timeout: float = 30.0) -> None:
+    """SIGTERM, as a supervisor stops it; killed if it has not exited within `timeout`."""
+    process.send_signal(signal.SIGTERM)
+    try:
+        await asyncio.wait_for(process.wait(), timeout)
+    except TimeoutError:
+        process.kill()
+        await process.wait()

@@ -35,6 +35,7 @@ from adapters.telegram import SECRET_HEADER
 from gateway.delivery.outbound import STREAM_CURSOR
 from tests.fakes.openai_server import FakeOpenAI, Reply, echo_responder
 from tests.fakes.telegram_api import Call, FakeTelegram, message, private_chat, user
+from tests.gateway.daemon import stop_daemon
 
 ROOT = Path(__file__).resolve().parents[2]
 TOKEN = "123456:failover-token"
@@ -148,12 +149,7 @@ class Replica:
         process = self.process
         if process is None or process.returncode is not None:
             return
-        process.send_signal(signal.SIGTERM)
-        try:
-            await asyncio.wait_for(process.wait(), 30)
-        except TimeoutError:
-            process.kill()
-            await process.wait()
+        await stop_daemon(process)
 
 
 def replica_config(tmp: Path, index: int, *, model_url: str, telegram_url: str, store_url: str, redis_url: str,
