@@ -282,10 +282,15 @@ def _families(text: str, lower: str) -> list[tuple[FactKind, tuple[_Gated, ...]]
     return wanted
 
 
-def _matches(text: str, speaker: Speaker) -> list[tuple[FactKind, int, int]]:
-    """Every (kind, start, end) in `text`; URLs and e-mails are masked before paths and ids."""
+# `_matches` found no reason to read the key/value forms: `_subjects` reads them itself.
+_UNREAD: tuple[str, str] = ("", "")
+_KeyValue: TypeAlias = tuple[str, str] | None
+
+
+def _matches(text: str, speaker: Speaker, lower: str) -> tuple[list[tuple[FactKind, int, int]], _KeyValue]:
+    """Every (kind, start, end) in `text` (`lower` is `text.lower()`), and its key/value statement if the forms
+    were read (`_UNREAD` if not); URLs and e-mails are masked before paths and ids."""
     found: list[tuple[FactKind, int, int]] = []
-    lower = text.lower()
     words = words_of(lower)
     # The rule patterns only run when one of their words (or CJK text) is there: see `RULE_WORDS`.
     rules = CJK.search(text) is not None or not RULE_WORDS.isdisjoint(words)
@@ -316,8 +321,8 @@ def _matches(text: str, speaker: Speaker) -> list[tuple[FactKind, int, int]]:
     # number, a quoted or joined token, a code of capitals, or a word after a noun such as "password".
     may_state = bool(found) or _MAY_STATE.search(text) is not None or _NOUN_WORD.search(text.casefold()) is not None
     assigns = may_state and (ASSIGN_GATE.search(lower) is not None or not VALUE_NOUNS.isdisjoint(words))
-    key_value = _key_value(text) if assigns else None
-    if key_value is not None:
+    key_value = _read_key_value(text, lower, words) if assigns else _UNREAD
+    if key_value is not None and key_value is not _UNREAD:
         value = key_value[1]
         start = text.rfind(value)
         number = LEADING_NUMBER.match(value)
@@ -327,7 +332,7 @@ def _matches(text: str, speaker: Speaker) -> list[tuple[FactKind, int, int]]:
         token = stated_value(parts[0], key_value[0]) if parts else None
         if token is not None and closes_statement(value[value.find(parts[0]) + len(parts[0]):]):
             found.append(("assignment", start, start + len(token)))
-    return found
+    return found, key_value
 
 
 # What a stated value holds (see `stated_value`): a digit, a quote, a joined name ("node-b"), a code of capitals.
@@ -351,13 +356,21 @@ def _mask(text: str, spans: list[tuple[int, int]]) -> str:
 @lru_cache(maxsize=CLASSIFY_CACHE_SIZE)
 def _key_value(clause: str) -> tuple[str, str] | None:
     """(normalised key, value) of a key/value statement whose value is a number, path, id, URL or exact token."""
+    lower = clause.lower()
+    return _read_key_value(clause, lower, words_of(lower))
+
+
+def _read_key_value(clause: str, lower: str, words: frozenset[str]) -> tuple[str, str] | None:
+    """`_key_value` with the clause's lower-cased text and words already read (reused when the body is the clause)."""
     body = LIST_MARKER.sub("", clause.strip())
-    stated = assignment(body)
+    if body != clause:
+        lower = body.lower()
+        words = words_of(lower)
+    stated = assignment(body, lower, words)
     if stated is not None:
         key = _key_words(stated[0])
         if key:
             return key, stated[1]
-    lower = body.lower()
     for pattern, needs in zip(KEY_VALUE_PATTERNS, KEY_VALUE_NEEDS, strict=True):
         if needs.search(lower) is None:
             continue
@@ -379,9 +392,10 @@ def _key_words(raw: str) -> str:
     return " ".join(w for w in words if w not in SUBJECT_STOPWORDS)
 
 
-def _subjects(clause: str, kinds: set[FactKind]) -> tuple[str, ...]:
+def _subjects(clause: str, kinds: set[FactKind], key_value: _KeyValue) -> tuple[str, ...]:
     subjects: list[str] = []
-    key_value = _key_value(clause)
+    if key_value is _UNREAD:
+        key_value = _key_value(clause)
     if key_value is not None:
         subjects.append(f"k:{key_value[0]}")
     if "constraint" in kinds:
@@ -441,13 +455,18 @@ def _units(line: str) -> Iterator[str]:
 @lru_cache(maxsize=CLASSIFY_CACHE_SIZE)
 def classify(text: str, speaker: Speaker) -> Fact | None:
     """The fact a clause states, or None. Deterministic: parsing a stored fact back gives the same fact."""
-    if speaker == "assistant" and not decides(text.lower()):
+    return _classify(text, speaker, text.lower(), False)
+
+
+def _classify(text: str, speaker: Speaker, lower: str, prefiltered: bool) -> Fact | None:
+    """`classify` with `lower` (`text.lower()`) read once; `prefiltered`: `may_hold_fact` already passed `text`."""
+    if speaker == "assistant" and not decides(lower):
         return None  # the assistant's clauses only count as decisions: skip the other patterns
     if is_question(text):
         return None  # asking for a value states none; the answer does (see `agent.context.ledger`)
-    if speaker == "user" and not may_hold_fact(text, text.lower()):
+    if speaker == "user" and not prefiltered and not may_hold_fact(text, lower):
         return None
-    matches = _matches(text, speaker)
+    matches, key_value = _matches(text, speaker, lower)
     if not matches:
         return None
     kinds = {kind for kind, _, _ in matches}
@@ -458,7 +477,7 @@ def classify(text: str, speaker: Speaker) -> Fact | None:
     ordered = tuple(sorted(kinds, key=_KIND_RANK.__getitem__))
     weight = USER_WEIGHTS[ordered[0]] if speaker == "user" else ASSISTANT_WEIGHT
     needles = tuple(sorted({text[s:e] for kind, s, e in matches if kind not in STATEMENT_KINDS}))
-    return Fact(text=text, kinds=ordered, subjects=_subjects(text, kinds), needles=needles, weight=weight)
+    return Fact(text=text, kinds=ordered, subjects=_subjects(text, kinds, key_value), needles=needles, weight=weight)
 
 
 def _too_thin(text: str, kinds: set[FactKind]) -> bool:
@@ -490,7 +509,8 @@ def extract_facts(text: str, speaker: Speaker) -> tuple[Fact, ...]:
     for line in lines:
         for sentence in _units(line):
             for clause in _clauses(sentence, speaker):
-                fact = classify(clause, speaker)
+                # The whole message as one clause has passed the prefilter above: no second read of it.
+                fact = _classify(clause, speaker, lower, True) if clause == text else classify(clause, speaker)
                 if fact is None:
                     continue
                 key = normalise(clause)
@@ -521,7 +541,7 @@ def _clauses(sentence: str, speaker: Speaker) -> Iterator[str]:
     if len(sentence) <= MAX_FACT_CHARS:
         yield sentence
         return
-    for kind, start, end in sorted(_matches(sentence, speaker), key=lambda m: m[1]):
+    for kind, start, end in sorted(_matches(sentence, speaker, sentence.lower())[0], key=lambda m: m[1]):
         if speaker == "assistant" and kind != "decision":
             continue
         clause = _narrow(sentence, start, end).strip()

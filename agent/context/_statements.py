@@ -233,10 +233,12 @@ def closes_statement(rest: str) -> bool:
     return stripped[0] in ",;.!)(—–-:。，；！" and len(stripped) <= MAX_TAIL_CHARS
 
 
-def assignment(clause: str) -> tuple[str, str] | None:
-    """(key, exact value) of a plain statement of a value ("the door code is 4471"), or None."""
-    lower = clause.lower()
-    nouns = not VALUE_NOUNS.isdisjoint(words_of(lower))  # read once: both tests below need it
+def assignment(clause: str, lower: str, words: frozenset[str]) -> tuple[str, str] | None:
+    """(key, exact value) of a plain statement of a value ("the door code is 4471"), or None.
+
+    `lower` and `words` are the clause's `lower()` and `words_of(lower)`, read once by the caller.
+    """
+    nouns = not VALUE_NOUNS.isdisjoint(words)  # both tests below need it
     # The cheapest test first: the token scan tries its look-arounds at every position.
     if not nouns and _CAPS_WORD.search(clause) is None and not _holds_token(clause):
         return None  # no value to state, not even by position: skip the patterns
@@ -303,7 +305,8 @@ def may_answer(text: str) -> bool:
     looking back for the question a line may answer.
     """
     body = text.strip()
-    return bool(body) and "\n" not in body and not body.endswith("?") and len(body.split()) <= MAX_ANSWER_WORDS
+    # At most one split more than the limit: a long line is not split whole.
+    return bool(body) and "\n" not in body and not body.endswith("?") and len(body.split(None, MAX_ANSWER_WORDS)) <= MAX_ANSWER_WORDS
 
 
 def bare_answer(text: str, question: str = "") -> str | None:
