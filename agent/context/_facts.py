@@ -34,6 +34,7 @@ from agent.context._fact_patterns import (
     DECISION_PATTERNS,
     DIGIT,
     IDENTIFIER_PATTERNS,
+    KEY_VALUE_LITERALS,
     KEY_VALUE_NEEDS,
     KEY_VALUE_PATTERNS,
     KIND_PATTERNS,
@@ -57,6 +58,7 @@ from agent.context._fact_patterns import (
 )
 from agent.context._statements import (
     CASED_SHAPES,
+    FORM_LITERALS,
     RULE_WORDS,
     VALUE_NOUNS,
     assignment,
@@ -320,8 +322,13 @@ def _matches(text: str, speaker: Speaker, lower: str) -> tuple[list[tuple[FactKi
     # With nothing found yet, a key/value statement only counts if it adds a match, which takes a value: a
     # number, a quoted or joined token, a code of capitals, or a word after a noun such as "password".
     may_state = bool(found) or _MAY_STATE.search(text) is not None or _NOUN_WORD.search(text.casefold()) is not None
-    assigns = may_state and (ASSIGN_GATE.search(lower) is not None or not VALUE_NOUNS.isdisjoint(words))
-    key_value = _read_key_value(text, lower, words) if assigns else _UNREAD
+    key_value: _KeyValue = _UNREAD
+    if may_state:
+        nouns = not VALUE_NOUNS.isdisjoint(words)
+        if not nouns and _KEY_VALUE_NEEDED.search(lower) is None:
+            key_value = None  # no form can match (a colon in a link opens none): `_subjects` need not read them
+        elif nouns or ASSIGN_GATE.search(lower) is not None:
+            key_value = _read_key_value(text, lower, words)
     if key_value is not None and key_value is not _UNREAD:
         value = key_value[1]
         start = text.rfind(value)
@@ -340,6 +347,15 @@ def _matches(text: str, speaker: Speaker, lower: str) -> tuple[list[tuple[FactKi
 _MAY_STATE = re.compile(r"[\d`\"«“_.A-Z-](?:(?<=[\d`\"«“])|(?<=[A-Za-z][-_.])[A-Za-z0-9]|(?<=[A-Z])[A-Z]{3})")
 # A noun whose value is arbitrary, as a whole word of the casefolded text (how a key's last word is read).
 _NOUN_WORD = re.compile(r"(?<!\w)(?:" + "|".join(sorted(map(re.escape, VALUE_NOUNS), key=len, reverse=True)) + r")(?!\w)")
+
+
+# What any key/value form (`_key_value`: the assignment forms, then `KEY_VALUE_PATTERNS`) needs in the lower-cased
+# clause, besides a value noun for the no-verb form: a clause without any has no key/value statement. Exact: each
+# form is only tried when one of its literals is there, and a colon opens a form only where no "//" follows it
+# (":(?!//)" in both colon forms; the other forms that read a colon need a word of their own, listed here).
+_KEY_VALUE_NEEDED = re.compile(
+    literals(tuple(sorted(part for part in FORM_LITERALS.union(*KEY_VALUE_LITERALS) if part != ":"))).pattern + "|:(?!//)"
+)
 
 
 def _lower_spans(lower: str, pattern: re.Pattern[str]) -> list[tuple[int, int]]:

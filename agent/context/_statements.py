@@ -91,6 +91,8 @@ _ASSIGNMENT_NEEDS: tuple[tuple[str, ...], ...] = (
     ("acordamos", "acordado", "decidimos", "quedamos"), ("договорились",), ("商定", "约定", "同意", "决定"),
     _COPULAS, ("=", ":", "：", "->", "→"), ("把", "将"), (),
 )
+# Every literal some assignment form needs (the no-verb form needs a value noun instead, a word).
+FORM_LITERALS = frozenset(part for parts in _ASSIGNMENT_NEEDS for part in parts)
 _ASSIGNMENT_GATES = tuple(literals(parts) if parts else None for parts in _ASSIGNMENT_NEEDS)
 # The "value of", "agreed on" forms need rarer words than the copula and "X: Y" forms after them: one scan
 # for all of their literals rules the twelve out together on most clauses.

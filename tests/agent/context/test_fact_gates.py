@@ -104,6 +104,7 @@ def _open_gates(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_facts, "_VALUE_FAMILIES", _facts.gated(tuple(gate[0] for gate in _facts._VALUE_FAMILIES)))
     monkeypatch.setattr(_facts, "_MAY_STATE", ALWAYS)
     monkeypatch.setattr(_facts, "_NOUN_WORD", ALWAYS)
+    monkeypatch.setattr(_facts, "_KEY_VALUE_NEEDED", ALWAYS)
     monkeypatch.setattr(_statements, "_RARE_GATE", ALWAYS)
     monkeypatch.setattr(
         _facts, "_decision_lines", lambda text, lower: text.splitlines() if _fact_patterns.may_decide(lower) else []
