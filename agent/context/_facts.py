@@ -67,6 +67,7 @@ from agent.context._statements import (
     is_question,
     literals,
     may_hold_fact,
+    read_prefilter,
     stated_value,
     words_of,
 )
@@ -284,16 +285,21 @@ def _families(text: str, lower: str) -> list[tuple[FactKind, tuple[_Gated, ...]]
     return wanted
 
 
+# What the message prefilter said of a clause that is the whole message (see `_classify`).
+Prefiltered: TypeAlias = frozenset[str] | bool | None
 # `_matches` found no reason to read the key/value forms: `_subjects` reads them itself.
 _UNREAD: tuple[str, str] = ("", "")
 _KeyValue: TypeAlias = tuple[str, str] | None
 
 
-def _matches(text: str, speaker: Speaker, lower: str) -> tuple[list[tuple[FactKind, int, int]], _KeyValue]:
-    """Every (kind, start, end) in `text` (`lower` is `text.lower()`), and its key/value statement if the forms
-    were read (`_UNREAD` if not); URLs and e-mails are masked before paths and ids."""
+def _matches(
+    text: str, speaker: Speaker, lower: str, words: frozenset[str] | None = None
+) -> tuple[list[tuple[FactKind, int, int]], _KeyValue]:
+    """Every (kind, start, end) in `text` (`lower` is `text.lower()`, `words` its `words_of` if read), and its
+    key/value statement if the forms were read (`_UNREAD` if not); URLs and e-mails are masked before paths and ids."""
     found: list[tuple[FactKind, int, int]] = []
-    words = words_of(lower)
+    if words is None:
+        words = words_of(lower)
     # The rule patterns only run when one of their words (or CJK text) is there: see `RULE_WORDS`.
     rules = CJK.search(text) is not None or not RULE_WORDS.isdisjoint(words)
     # One scan of the combined pattern over the lower-cased text finds the rule words (lower() keeps the
@@ -461,9 +467,18 @@ def _narrow(sentence: str, start: int, end: int) -> str:
     return sentence[lo:hi]
 
 
+# `SENTENCE_SPLIT` over ASCII text (no CJK stop there), opening on the whitespace (which the engine skips to)
+# instead of trying the look-behinds at every position: the same cuts.
+_ASCII_SENTENCE_SPLIT = re.compile(r"\s(?<=[.!?]\s)\s*(?=\S)")
+# `LIST_MARKER` opens on one of these or a digit (`\d`: `str.isdecimal`).
+_MARKER_OPENERS = "-*•>"
+
+
 def _units(line: str) -> Iterator[str]:
-    for sentence in SENTENCE_SPLIT.split(line):
-        sentence = LIST_MARKER.sub("", sentence.strip()).strip()
+    for sentence in (_ASCII_SENTENCE_SPLIT if line.isascii() else SENTENCE_SPLIT).split(line):
+        sentence = sentence.strip()
+        if sentence and (sentence[0] in _MARKER_OPENERS or sentence[0].isdecimal()):
+            sentence = LIST_MARKER.sub("", sentence).strip()
         if sentence:
             yield sentence
 
@@ -471,18 +486,19 @@ def _units(line: str) -> Iterator[str]:
 @lru_cache(maxsize=CLASSIFY_CACHE_SIZE)
 def classify(text: str, speaker: Speaker) -> Fact | None:
     """The fact a clause states, or None. Deterministic: parsing a stored fact back gives the same fact."""
-    return _classify(text, speaker, text.lower(), False)
+    return _classify(text, speaker, text.lower(), None)
 
 
-def _classify(text: str, speaker: Speaker, lower: str, prefiltered: bool) -> Fact | None:
-    """`classify` with `lower` (`text.lower()`) read once; `prefiltered`: `may_hold_fact` already passed `text`."""
+def _classify(text: str, speaker: Speaker, lower: str, prefiltered: Prefiltered) -> Fact | None:
+    """`classify` with `lower` (`text.lower()`) read once. `prefiltered`: None, or what `read_prefilter` said of
+    `text` when it passed (its words, if it read them over the whole of `lower`)."""
     if speaker == "assistant" and not decides(lower):
         return None  # the assistant's clauses only count as decisions: skip the other patterns
     if is_question(text):
         return None  # asking for a value states none; the answer does (see `agent.context.ledger`)
-    if speaker == "user" and not prefiltered and not may_hold_fact(text, lower):
+    if speaker == "user" and prefiltered is None and not may_hold_fact(text, lower):
         return None
-    matches, key_value = _matches(text, speaker, lower)
+    matches, key_value = _matches(text, speaker, lower, prefiltered if isinstance(prefiltered, frozenset) else None)
     if not matches:
         return None
     kinds = {kind for kind, _, _ in matches}
@@ -518,17 +534,25 @@ def extract_facts(text: str, speaker: Speaker) -> tuple[Fact, ...]:
     lower = text.lower()
     # The assistant's clauses only count as decisions: only its lines with a decision literal are read.
     lines = text.splitlines() if speaker == "user" else _decision_lines(text, lower)
-    if not lines or not may_hold_fact(text, lower):
+    if not lines:
+        return ()
+    holds, words = read_prefilter(text, lower)
+    if not holds:
         return ()  # the prefilter: no shape of a value and no rule word anywhere in the message
     facts: list[Fact] = []
-    seen: set[str] = set()
+    seen: set[str] | None = None  # the de-duplication keys, read once a second fact is found (most messages hold one)
     for line in lines:
         for sentence in _units(line):
             for clause in _clauses(sentence, speaker):
                 # The whole message as one clause has passed the prefilter above: no second read of it.
-                fact = _classify(clause, speaker, lower, True) if clause == text else classify(clause, speaker)
+                fact = _classify(clause, speaker, lower, words) if clause == text else classify(clause, speaker)
                 if fact is None:
                     continue
+                if not facts:
+                    facts.append(fact)
+                    continue
+                if seen is None:
+                    seen = {normalise(facts[0].text)}
                 key = normalise(clause)
                 if key not in seen:
                     seen.add(key)

@@ -148,12 +148,18 @@ _ADDRESSEE = re.compile(r"^[\w\[\]|^`{}-]{1,32}[:,] ")
 
 def may_hold_fact(text: str, lower: str) -> bool:
     """False when no fact pattern can match `text` (the prefilter; `lower` is `text.lower()`)."""
+    return read_prefilter(text, lower)[0]
+
+
+def read_prefilter(text: str, lower: str) -> tuple[bool, frozenset[str] | bool]:
+    """`may_hold_fact`, and `words_of(lower)` when it read them (the text opens with no addressee), else True."""
     addressee = _ADDRESSEE.match(text)
     if addressee is not None:
         text, lower = text[addressee.end():], lower[addressee.end():]
     if SHAPES.search(lower) is not None or CASED_SHAPES.search(text) is not None:
-        return True
-    return not _GATE_WORDS.isdisjoint(words_of(lower))
+        return True, True
+    words = words_of(lower)
+    return not _GATE_WORDS.isdisjoint(words), True if addressee is not None else words
 
 
 # Original-case shapes the lower-case gate cannot see: CamelCase (all-caps codes hold a digit).

@@ -173,3 +173,40 @@ def test_a_gate_opening_on_a_character_class_finds_what_its_original_form_finds(
     texts += _corpus()
     form = re.compile(original)
     assert [bool(rewritten.search(t)) for t in texts] == [bool(form.search(t)) for t in texts]
+
+
+def _lines() -> list[str]:
+    return [line for text in _corpus() for line in text.splitlines() if line.strip()]
+
+
+def test_the_ascii_sentence_split_cuts_where_the_full_split_cuts() -> None:
+    rng = random.Random(11)
+    texts = ["".join(rng.choice("ab .!?\t\n\x0b,") for _ in range(rng.randrange(1, 30))) for _ in range(5000)]
+    texts += [text for text in _corpus() if text.isascii()]
+    full = _fact_patterns.SENTENCE_SPLIT
+    assert [_facts._ASCII_SENTENCE_SPLIT.split(t) for t in texts] == [full.split(t) for t in texts]
+
+
+def test_units_strip_list_markers_as_the_marker_pattern_reads_them() -> None:
+    """The marker pattern only runs on a sentence opening with a marker character or a digit (any script's)."""
+    rng = random.Random(5)
+    texts = ["".join(rng.choice("-*•>1٣ .)x\n") for _ in range(rng.randrange(1, 20))) for _ in range(5000)]
+    texts += _lines()
+
+    def every_sentence(line: str) -> list[str]:
+        cut = (_fact_patterns.LIST_MARKER.sub("", s.strip()).strip() for s in _fact_patterns.SENTENCE_SPLIT.split(line))
+        return [sentence for sentence in cut if sentence]
+
+    assert [list(_facts._units(t)) for t in texts] == [every_sentence(t) for t in texts]
+
+
+def test_a_clause_without_any_key_value_literal_states_no_key_value() -> None:
+    """The key/value gate is exact: without one of its literals (or a value noun) no form matches, links included."""
+    texts = _lines() + [f"{v} see https://x.io/{i}" for i, v in enumerate(VALUES)] + ["http://a.b/c: 42", "x -> 5 ms"]
+    skipped = 0
+    for text in texts:
+        lower = text.lower()
+        if _facts._KEY_VALUE_NEEDED.search(lower) is None and _statements.VALUE_NOUNS.isdisjoint(_statements.words_of(lower)):
+            skipped += 1
+            assert _facts._key_value.__wrapped__(text) is None, text
+    assert skipped > 100
