@@ -210,3 +210,17 @@ def test_a_clause_without_any_key_value_literal_states_no_key_value() -> None:
             skipped += 1
             assert _facts._key_value.__wrapped__(text) is None, text
     assert skipped > 100
+
+
+def test_a_literal_gate_written_as_a_trie_finds_what_the_plain_alternation_finds() -> None:
+    rng = random.Random(3)
+    sets = [
+        ("a", "ab", "abc", "b", "bca", "a.m", "a b"), ("x",), ("", "y"), (), _fact_patterns._DECISION_NEEDLES,
+        *_fact_patterns.KEY_VALUE_LITERALS, tuple(_statements.FORM_LITERALS),
+    ]
+    texts = ["".join(rng.choice("abc. xyм") for _ in range(rng.randrange(0, 12))) for _ in range(3000)]
+    texts += [text.lower() for text in _corpus()]
+    for parts in sets:
+        plain = re.compile("|".join(re.escape(part) for part in parts) or "(?!)")
+        trie = _statements.literals(parts)
+        assert [bool(trie.search(t)) for t in texts] == [bool(plain.search(t)) for t in texts], parts
