@@ -378,22 +378,11 @@ def _ranking(
         starts.append(offset)
         offset += len(text) + 1
     joined = "\n".join(text for _, text in said)
-    # Said at or after a message's start if its last occurrence is: one backward search per needle, not one
-    # forward search of the rest of the span per entry and needle.
-    last: dict[str, int] = {}
     referenced: set[int] = set()
     for entry in entries:
         index = bisect.bisect_right(turns, entry.turn)
-        if index >= len(turns):
-            continue
-        for needle in entry.fact.needles:
-            folded = needle.casefold()
-            at = last.get(folded)
-            if at is None:
-                at = last[folded] = joined.rfind(folded)
-            if at >= starts[index]:
-                referenced.add(entry.order)
-                break
+        if index < len(turns) and any(joined.find(n.casefold(), starts[index]) >= 0 for n in entry.fact.needles):
+            referenced.add(entry.order)
     return lambda e: (e.fact.weight, e.order in referenced, e.order)
 
 
