@@ -172,14 +172,19 @@ def may_hold_fact(text: str, lower: str) -> bool:
 
 
 def read_prefilter(text: str, lower: str) -> tuple[bool, frozenset[str] | bool]:
-    """`may_hold_fact`, and `words_of(lower)` when it read them (the text opens with no addressee), else True."""
+    """`may_hold_fact`, and `words_of(lower)` when it read the words (else True)."""
     addressee = _ADDRESSEE.match(text)
+    whole = lower
     if addressee is not None:
         text, lower = text[addressee.end():], lower[addressee.end():]
     if SHAPES.search(lower) is not None or CASED_SHAPES.search(text) is not None:
         return True, True
     words = words_of(lower)
-    return not _GATE_WORDS.isdisjoint(words), True if addressee is not None else words
+    holds = not _GATE_WORDS.isdisjoint(words)
+    if addressee is None:
+        return holds, words
+    # The addressee ends with a separator and a space, so no word runs across it (when lower() kept the offsets).
+    return holds, words | words_of(whole[:addressee.end()]) if len(whole) == len(text) + addressee.end() else True
 
 
 # Original-case shapes the lower-case gate cannot see: CamelCase (all-caps codes hold a digit).

@@ -224,3 +224,13 @@ def test_a_literal_gate_written_as_a_trie_finds_what_the_plain_alternation_finds
         plain = re.compile("|".join(re.escape(part) for part in parts) or "(?!)")
         trie = _statements.literals(parts)
         assert [bool(trie.search(t)) for t in texts] == [bool(plain.search(t)) for t in texts], parts
+
+
+def test_the_prefilter_gives_the_words_of_the_whole_text_or_none() -> None:
+    """The words the prefilter read are reused by the patterns: they are exactly `words_of` the whole text."""
+    texts = _lines() + ["nick: don't push", "a_b, never", "İx: must", "nick: x.py"]
+    read = [(text, _statements.read_prefilter(text, text.lower())) for text in texts]
+    given = [(text, words) for text, (_, words) in read if isinstance(words, frozenset)]
+    assert len(given) > 100
+    assert [words for _, words in given] == [_statements.words_of(text.lower()) for text, _ in given]
+    assert [holds for _, (holds, _) in read] == [_statements.may_hold_fact(text, text.lower()) for text in texts]
