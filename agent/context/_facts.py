@@ -66,7 +66,6 @@ from agent.context._statements import (
     closes_statement,
     is_question,
     literals,
-    may_hold_fact,
     read_prefilter,
     stated_value,
     words_of,
@@ -496,8 +495,10 @@ def _classify(text: str, speaker: Speaker, lower: str, prefiltered: Prefiltered)
         return None  # the assistant's clauses only count as decisions: skip the other patterns
     if is_question(text):
         return None  # asking for a value states none; the answer does (see `agent.context.ledger`)
-    if speaker == "user" and prefiltered is None and not may_hold_fact(text, lower):
-        return None
+    if speaker == "user" and prefiltered is None:
+        holds, prefiltered = read_prefilter(text, lower)
+        if not holds:
+            return None
     matches, key_value = _matches(text, speaker, lower, prefiltered if isinstance(prefiltered, frozenset) else None)
     if not matches:
         return None
