@@ -300,7 +300,7 @@ def _matches(
     if words is None:
         words = words_of(lower)
     # The rule patterns only run when one of their words (or CJK text) is there: see `RULE_WORDS`.
-    rules = CJK.search(text) is not None or not RULE_WORDS.isdisjoint(words)
+    rules = not RULE_WORDS.isdisjoint(words) or CJK.search(text) is not None
     # One scan of the combined pattern over the lower-cased text finds the rule words (lower() keeps the
     # offsets unless a character changes length: then each pattern runs on the text).
     same = len(lower) == len(text)

@@ -194,7 +194,11 @@ CASED_SHAPES = re.compile(r"[A-Z](?:(?<=[a-z0-9][A-Z])|[A-Z]{3})")  # "[a-z0-9][
 def exact_value(text: str) -> str | None:
     """`text` as an exact token if it is one (trailing punctuation aside), else None."""
     value = text.strip()
+    tried = None
     for candidate in (value, value.rstrip(".,;:!?)]}。，！？；"), value.rstrip(_TRAILING)):
+        if candidate == tried:
+            continue  # nothing stripped: the same text fails the same way
+        tried = candidate
         match = EXACT_TOKEN.fullmatch(candidate) if candidate else None
         if match is not None:
             token = match.group(0)
