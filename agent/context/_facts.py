@@ -433,9 +433,16 @@ _VALUE_CHARS = re.compile(r"[\d/.\\_`$€£¥A-Z]")
 _VALUE_FAMILIES = gated(VALUE_PATTERNS + PATH_PATTERNS + IDENTIFIER_PATTERNS + (URL_PATTERN,))
 
 
+# Of those patterns only the CamelCase one can match letters alone (every other needs a digit, a separator, a
+# slash, a dot, a backtick or an underscore): a word after "key:" is most often a plain word ("No", "Thanks").
+_CAMEL_CASE = IDENTIFIER_PATTERNS[2]
+
+
 def _has_value(text: str) -> bool:
     if _VALUE_CHARS.search(text) is None:
         return False
+    if text.isalpha():
+        return _CAMEL_CASE.search(text) is not None
     return bool(_spans(text, _VALUE_FAMILIES, text.lower()))
 
 

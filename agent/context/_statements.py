@@ -196,8 +196,8 @@ def exact_value(text: str) -> str | None:
     value = text.strip()
     tried = None
     for candidate in (value, value.rstrip(".,;:!?)]}。，！？；"), value.rstrip(_TRAILING)):
-        if candidate == tried:
-            continue  # nothing stripped: the same text fails the same way
+        if candidate == tried or candidate.isalpha():
+            continue  # nothing stripped (the same text fails the same way), or letters alone: no token shape
         tried = candidate
         match = EXACT_TOKEN.fullmatch(candidate) if candidate else None
         if match is not None:

@@ -234,3 +234,13 @@ def test_the_prefilter_gives_the_words_of_the_whole_text_or_none() -> None:
     assert len(given) > 100
     assert [words for _, words in given] == [_statements.words_of(text.lower()) for text, _ in given]
     assert [holds for _, (holds, _) in read] == [_statements.may_hold_fact(text, text.lower()) for text in texts]
+
+
+def test_a_word_of_letters_alone_holds_a_value_only_in_camel_case_and_is_no_exact_token() -> None:
+    rng = random.Random(9)
+    words = ["".join(rng.choice("aBcZéÉжЖ") for _ in range(rng.randrange(1, 9))) for _ in range(3000)]
+    words += [word for line in _lines() for word in line.split() if word.isalpha()]
+    words += ["McDonald", "XMLHttp", "ABCD", "No", "ǅx", "Ⅻ"]
+    every = _facts.gated(tuple(gate[0] for gate in _facts._VALUE_FAMILIES))
+    assert [_facts._has_value(w) for w in words] == [bool(_facts._spans(w, every, w.lower())) for w in words]
+    assert all(_statements.EXACT_TOKEN.fullmatch(w) is None for w in words)
