@@ -283,15 +283,16 @@ KEY_VALUE_PATTERNS: tuple[re.Pattern[str], ...] = (
     ),
     re.compile(r"(?P<key>[\u4e00-\u9fff]{1,6})(?:是|为|為|改成|改为|设为|设置为)\s*(?P<value>\S.*)$"),
 )
-# The literals each of KEY_VALUE_PATTERNS cannot match without (see `_NEEDS`), as one alternation each.
-KEY_VALUE_NEEDS: tuple[re.Pattern[str], ...] = tuple(map(literals, (
+# The literals each of KEY_VALUE_PATTERNS cannot match without (see `_NEEDS`); as one alternation each below.
+KEY_VALUE_LITERALS: tuple[tuple[str, ...], ...] = (
     (":", "=", "："),
     ("set", "chang", "switch", "updat", "move", "bump", "raise", "lower", "setze", "ändere", "mets", "cambia", "pon",
      "установи", "измени"),
     (" is ", " are ", " is now ", " should be ", " must be ", " will be ", " ist ", " sind ", " est ", " sont ", " es ",
      " son ", " está ", "равен", "равна", "равно"),
     ("是", "为", "為", "改成", "改为", "设为", "设置为"),
-)))
+)
+KEY_VALUE_NEEDS: tuple[re.Pattern[str], ...] = tuple(map(literals, KEY_VALUE_LITERALS))
 SUBJECT_STOPWORDS = frozenset(
     "please the a an to we you i it is are be that this all any our your my und der die das bitte wir du ich "
     "le la les un une de des nous vous il on el los las un una por favor nosotros tu yo пожалуйста мы ты я "

@@ -34,6 +34,7 @@ from agent.context._fact_patterns import (
     DECISION_PATTERNS,
     DIGIT,
     IDENTIFIER_PATTERNS,
+    KEY_VALUE_LITERALS,
     KEY_VALUE_NEEDS,
     KEY_VALUE_PATTERNS,
     KIND_PATTERNS,
@@ -57,6 +58,7 @@ from agent.context._fact_patterns import (
 )
 from agent.context._statements import (
     CASED_SHAPES,
+    FORM_LITERALS,
     RULE_WORDS,
     VALUE_NOUNS,
     assignment,
@@ -64,7 +66,7 @@ from agent.context._statements import (
     closes_statement,
     is_question,
     literals,
-    may_hold_fact,
+    read_prefilter,
     stated_value,
     words_of,
 )
@@ -282,13 +284,23 @@ def _families(text: str, lower: str) -> list[tuple[FactKind, tuple[_Gated, ...]]
     return wanted
 
 
-def _matches(text: str, speaker: Speaker) -> list[tuple[FactKind, int, int]]:
-    """Every (kind, start, end) in `text`; URLs and e-mails are masked before paths and ids."""
+# What the message prefilter said of a clause that is the whole message (see `_classify`).
+Prefiltered: TypeAlias = frozenset[str] | bool | None
+# `_matches` found no reason to read the key/value forms: `_subjects` reads them itself.
+_UNREAD: tuple[str, str] = ("", "")
+_KeyValue: TypeAlias = tuple[str, str] | None
+
+
+def _matches(
+    text: str, speaker: Speaker, lower: str, words: frozenset[str] | None = None
+) -> tuple[list[tuple[FactKind, int, int]], _KeyValue]:
+    """Every (kind, start, end) in `text` (`lower` is `text.lower()`, `words` its `words_of` if read), and its
+    key/value statement if the forms were read (`_UNREAD` if not); URLs and e-mails are masked before paths and ids."""
     found: list[tuple[FactKind, int, int]] = []
-    lower = text.lower()
-    words = words_of(lower)
+    if words is None:
+        words = words_of(lower)
     # The rule patterns only run when one of their words (or CJK text) is there: see `RULE_WORDS`.
-    rules = CJK.search(text) is not None or not RULE_WORDS.isdisjoint(words)
+    rules = not RULE_WORDS.isdisjoint(words) or CJK.search(text) is not None
     # One scan of the combined pattern over the lower-cased text finds the rule words (lower() keeps the
     # offsets unless a character changes length: then each pattern runs on the text).
     same = len(lower) == len(text)
@@ -315,9 +327,14 @@ def _matches(text: str, speaker: Speaker) -> list[tuple[FactKind, int, int]]:
     # With nothing found yet, a key/value statement only counts if it adds a match, which takes a value: a
     # number, a quoted or joined token, a code of capitals, or a word after a noun such as "password".
     may_state = bool(found) or _MAY_STATE.search(text) is not None or _NOUN_WORD.search(text.casefold()) is not None
-    assigns = may_state and (ASSIGN_GATE.search(lower) is not None or not VALUE_NOUNS.isdisjoint(words))
-    key_value = _key_value(text) if assigns else None
-    if key_value is not None:
+    key_value: _KeyValue = _UNREAD
+    if may_state:
+        nouns = not VALUE_NOUNS.isdisjoint(words)
+        if not nouns and _KEY_VALUE_NEEDED.search(lower) is None:
+            key_value = None  # no form can match (a colon in a link opens none): `_subjects` need not read them
+        elif nouns or ASSIGN_GATE.search(lower) is not None:
+            key_value = _read_key_value(text, lower, words)
+    if key_value is not None and key_value is not _UNREAD:
         value = key_value[1]
         start = text.rfind(value)
         number = LEADING_NUMBER.match(value)
@@ -327,7 +344,7 @@ def _matches(text: str, speaker: Speaker) -> list[tuple[FactKind, int, int]]:
         token = stated_value(parts[0], key_value[0]) if parts else None
         if token is not None and closes_statement(value[value.find(parts[0]) + len(parts[0]):]):
             found.append(("assignment", start, start + len(token)))
-    return found
+    return found, key_value
 
 
 # What a stated value holds (see `stated_value`): a digit, a quote, a joined name ("node-b"), a code of capitals.
@@ -335,6 +352,15 @@ def _matches(text: str, speaker: Speaker) -> list[tuple[FactKind, int, int]]:
 _MAY_STATE = re.compile(r"[\d`\"«“_.A-Z-](?:(?<=[\d`\"«“])|(?<=[A-Za-z][-_.])[A-Za-z0-9]|(?<=[A-Z])[A-Z]{3})")
 # A noun whose value is arbitrary, as a whole word of the casefolded text (how a key's last word is read).
 _NOUN_WORD = re.compile(r"(?<!\w)(?:" + "|".join(sorted(map(re.escape, VALUE_NOUNS), key=len, reverse=True)) + r")(?!\w)")
+
+
+# What any key/value form (`_key_value`: the assignment forms, then `KEY_VALUE_PATTERNS`) needs in the lower-cased
+# clause, besides a value noun for the no-verb form: a clause without any has no key/value statement. Exact: each
+# form is only tried when one of its literals is there, and a colon opens a form only where no "//" follows it
+# (":(?!//)" in both colon forms; the other forms that read a colon need a word of their own, listed here).
+_KEY_VALUE_NEEDED = re.compile(
+    literals(tuple(sorted(part for part in FORM_LITERALS.union(*KEY_VALUE_LITERALS) if part != ":"))).pattern + "|:(?!//)"
+)
 
 
 def _lower_spans(lower: str, pattern: re.Pattern[str]) -> list[tuple[int, int]]:
@@ -351,13 +377,21 @@ def _mask(text: str, spans: list[tuple[int, int]]) -> str:
 @lru_cache(maxsize=CLASSIFY_CACHE_SIZE)
 def _key_value(clause: str) -> tuple[str, str] | None:
     """(normalised key, value) of a key/value statement whose value is a number, path, id, URL or exact token."""
+    lower = clause.lower()
+    return _read_key_value(clause, lower, words_of(lower))
+
+
+def _read_key_value(clause: str, lower: str, words: frozenset[str]) -> tuple[str, str] | None:
+    """`_key_value` with the clause's lower-cased text and words already read (reused when the body is the clause)."""
     body = LIST_MARKER.sub("", clause.strip())
-    stated = assignment(body)
+    if body != clause:
+        lower = body.lower()
+        words = words_of(lower)
+    stated = assignment(body, lower, words)
     if stated is not None:
         key = _key_words(stated[0])
         if key:
             return key, stated[1]
-    lower = body.lower()
     for pattern, needs in zip(KEY_VALUE_PATTERNS, KEY_VALUE_NEEDS, strict=True):
         if needs.search(lower) is None:
             continue
@@ -379,9 +413,10 @@ def _key_words(raw: str) -> str:
     return " ".join(w for w in words if w not in SUBJECT_STOPWORDS)
 
 
-def _subjects(clause: str, kinds: set[FactKind]) -> tuple[str, ...]:
+def _subjects(clause: str, kinds: set[FactKind], key_value: _KeyValue) -> tuple[str, ...]:
     subjects: list[str] = []
-    key_value = _key_value(clause)
+    if key_value is _UNREAD:
+        key_value = _key_value(clause)
     if key_value is not None:
         subjects.append(f"k:{key_value[0]}")
     if "constraint" in kinds:
@@ -398,9 +433,16 @@ _VALUE_CHARS = re.compile(r"[\d/.\\_`$€£¥A-Z]")
 _VALUE_FAMILIES = gated(VALUE_PATTERNS + PATH_PATTERNS + IDENTIFIER_PATTERNS + (URL_PATTERN,))
 
 
+# Of those patterns only the CamelCase one can match letters alone (every other needs a digit, a separator, a
+# slash, a dot, a backtick or an underscore): a word after "key:" is most often a plain word ("No", "Thanks").
+_CAMEL_CASE = IDENTIFIER_PATTERNS[2]
+
+
 def _has_value(text: str) -> bool:
     if _VALUE_CHARS.search(text) is None:
         return False
+    if text.isalpha():
+        return _CAMEL_CASE.search(text) is not None
     return bool(_spans(text, _VALUE_FAMILIES, text.lower()))
 
 
@@ -431,9 +473,18 @@ def _narrow(sentence: str, start: int, end: int) -> str:
     return sentence[lo:hi]
 
 
+# `SENTENCE_SPLIT` over ASCII text (no CJK stop there), opening on the whitespace (which the engine skips to)
+# instead of trying the look-behinds at every position: the same cuts.
+_ASCII_SENTENCE_SPLIT = re.compile(r"\s(?<=[.!?]\s)\s*(?=\S)")
+# `LIST_MARKER` opens on one of these or a digit (`\d`: `str.isdecimal`).
+_MARKER_OPENERS = "-*•>"
+
+
 def _units(line: str) -> Iterator[str]:
-    for sentence in SENTENCE_SPLIT.split(line):
-        sentence = LIST_MARKER.sub("", sentence.strip()).strip()
+    for sentence in (_ASCII_SENTENCE_SPLIT if line.isascii() else SENTENCE_SPLIT).split(line):
+        sentence = sentence.strip()
+        if sentence and (sentence[0] in _MARKER_OPENERS or sentence[0].isdecimal()):
+            sentence = LIST_MARKER.sub("", sentence).strip()
         if sentence:
             yield sentence
 
@@ -441,13 +492,21 @@ def _units(line: str) -> Iterator[str]:
 @lru_cache(maxsize=CLASSIFY_CACHE_SIZE)
 def classify(text: str, speaker: Speaker) -> Fact | None:
     """The fact a clause states, or None. Deterministic: parsing a stored fact back gives the same fact."""
-    if speaker == "assistant" and not decides(text.lower()):
+    return _classify(text, speaker, text.lower(), None)
+
+
+def _classify(text: str, speaker: Speaker, lower: str, prefiltered: Prefiltered) -> Fact | None:
+    """`classify` with `lower` (`text.lower()`) read once. `prefiltered`: None, or what `read_prefilter` said of
+    `text` when it passed (its words, if it read them over the whole of `lower`)."""
+    if speaker == "assistant" and not decides(lower):
         return None  # the assistant's clauses only count as decisions: skip the other patterns
     if is_question(text):
         return None  # asking for a value states none; the answer does (see `agent.context.ledger`)
-    if speaker == "user" and not may_hold_fact(text, text.lower()):
-        return None
-    matches = _matches(text, speaker)
+    if speaker == "user" and prefiltered is None:
+        holds, prefiltered = read_prefilter(text, lower)
+        if not holds:
+            return None
+    matches, key_value = _matches(text, speaker, lower, prefiltered if isinstance(prefiltered, frozenset) else None)
     if not matches:
         return None
     kinds = {kind for kind, _, _ in matches}
@@ -458,7 +517,7 @@ def classify(text: str, speaker: Speaker) -> Fact | None:
     ordered = tuple(sorted(kinds, key=_KIND_RANK.__getitem__))
     weight = USER_WEIGHTS[ordered[0]] if speaker == "user" else ASSISTANT_WEIGHT
     needles = tuple(sorted({text[s:e] for kind, s, e in matches if kind not in STATEMENT_KINDS}))
-    return Fact(text=text, kinds=ordered, subjects=_subjects(text, kinds), needles=needles, weight=weight)
+    return Fact(text=text, kinds=ordered, subjects=_subjects(text, kinds, key_value), needles=needles, weight=weight)
 
 
 def _too_thin(text: str, kinds: set[FactKind]) -> bool:
@@ -483,16 +542,25 @@ def extract_facts(text: str, speaker: Speaker) -> tuple[Fact, ...]:
     lower = text.lower()
     # The assistant's clauses only count as decisions: only its lines with a decision literal are read.
     lines = text.splitlines() if speaker == "user" else _decision_lines(text, lower)
-    if not lines or not may_hold_fact(text, lower):
+    if not lines:
+        return ()
+    holds, words = read_prefilter(text, lower)
+    if not holds:
         return ()  # the prefilter: no shape of a value and no rule word anywhere in the message
     facts: list[Fact] = []
-    seen: set[str] = set()
+    seen: set[str] | None = None  # the de-duplication keys, read once a second fact is found (most messages hold one)
     for line in lines:
         for sentence in _units(line):
             for clause in _clauses(sentence, speaker):
-                fact = classify(clause, speaker)
+                # The whole message as one clause has passed the prefilter above: no second read of it.
+                fact = _classify(clause, speaker, lower, words) if clause == text else classify(clause, speaker)
                 if fact is None:
                     continue
+                if not facts:
+                    facts.append(fact)
+                    continue
+                if seen is None:
+                    seen = {normalise(facts[0].text)}
                 key = normalise(clause)
                 if key not in seen:
                     seen.add(key)
@@ -521,7 +589,7 @@ def _clauses(sentence: str, speaker: Speaker) -> Iterator[str]:
     if len(sentence) <= MAX_FACT_CHARS:
         yield sentence
         return
-    for kind, start, end in sorted(_matches(sentence, speaker), key=lambda m: m[1]):
+    for kind, start, end in sorted(_matches(sentence, speaker, sentence.lower())[0], key=lambda m: m[1]):
         if speaker == "assistant" and kind != "decision":
             continue
         clause = _narrow(sentence, start, end).strip()

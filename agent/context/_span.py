@@ -125,8 +125,10 @@ def _speaker(message: Message, text: str, shared: bool) -> tuple[str | None, str
     match = _BRACKET_NAME.match(text)
     if match is None and shared:
         match = _COLON_NAME.match(text)
-    if match is not None and text[match.end():].strip():
-        return _clean_name(match.group(1)) or _clean_name(message.name), text[match.end():].strip()
+    if match is not None:
+        rest = text[match.end():].strip()
+        if rest:
+            return _clean_name(match.group(1)) or _clean_name(message.name), rest
     return _clean_name(message.name), text
 
 
@@ -227,7 +229,7 @@ def read_numbered(
 def _removed_estimate(dropped: Sequence[Message], handoff: Sequence[bool]) -> int:
     """Estimated tokens of the removed messages that are no handoff (text and tool-call arguments)."""
     return sum(
-        estimate_tokens(m.text) + sum(len(c.arguments) for c in m.tool_calls) // 4
+        estimate_tokens(m.text) + (sum(len(c.arguments) for c in m.tool_calls) // 4 if m.tool_calls else 0)
         for m, summary in zip(dropped, handoff, strict=True)
         if not summary
     )

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import Any
 
 _I = re.IGNORECASE
 QUESTION_CACHE_SIZE = 4_096
@@ -81,8 +82,27 @@ _COPULAS = (
 # For each pattern of ASSIGNMENTS, the lower-case literals it cannot match without (any one of them): most
 # chat lines have none of a pattern's, and a substring test costs a fraction of one scan by the pattern.
 def literals(parts: tuple[str, ...]) -> re.Pattern[str]:
-    """One pattern that finds any of `parts` verbatim (faster than a loop of `in` tests)."""
-    return re.compile("|".join(re.escape(part) for part in sorted(parts, key=len, reverse=True)) or "(?!)")
+    """One pattern that finds any of `parts` verbatim (faster than a loop of `in` tests).
+
+    Written as a trie ("d(?:ecid|ecision)|w(?:e(?:'ll| will)|ir ...)"): at each position the engine reads one
+    branch per character instead of trying every part in turn (a third less time for the decision literals).
+    It finds a part wherever the plain alternation does: both match exactly the strings of `parts`.
+    """
+    trie: dict[str, dict[str, Any]] = {}
+    for part in parts:
+        node = trie
+        for char in part:
+            node = node.setdefault(char, {})
+        node[""] = {}  # a part ends here
+    return re.compile(_trie_pattern(trie) if trie and "" not in trie else "(?!)" if not trie else "")
+
+
+def _trie_pattern(node: dict[str, dict[str, Any]]) -> str:
+    branches = [re.escape(char) + _trie_pattern(child) for char, child in sorted(node.items()) if char]
+    if not branches:
+        return ""
+    body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+    return f"(?:{body})?" if "" in node else body
 
 
 _ASSIGNMENT_NEEDS: tuple[tuple[str, ...], ...] = (
@@ -91,6 +111,8 @@ _ASSIGNMENT_NEEDS: tuple[tuple[str, ...], ...] = (
     ("acordamos", "acordado", "decidimos", "quedamos"), ("договорились",), ("商定", "约定", "同意", "决定"),
     _COPULAS, ("=", ":", "：", "->", "→"), ("把", "将"), (),
 )
+# Every literal some assignment form needs (the no-verb form needs a value noun instead, a word).
+FORM_LITERALS = frozenset(part for parts in _ASSIGNMENT_NEEDS for part in parts)
 _ASSIGNMENT_GATES = tuple(literals(parts) if parts else None for parts in _ASSIGNMENT_NEEDS)
 # The "value of", "agreed on" forms need rarer words than the copula and "X: Y" forms after them: one scan
 # for all of their literals rules the twelve out together on most clauses.
@@ -146,12 +168,23 @@ _ADDRESSEE = re.compile(r"^[\w\[\]|^`{}-]{1,32}[:,] ")
 
 def may_hold_fact(text: str, lower: str) -> bool:
     """False when no fact pattern can match `text` (the prefilter; `lower` is `text.lower()`)."""
+    return read_prefilter(text, lower)[0]
+
+
+def read_prefilter(text: str, lower: str) -> tuple[bool, frozenset[str] | bool]:
+    """`may_hold_fact`, and `words_of(lower)` when it read the words (else True)."""
     addressee = _ADDRESSEE.match(text)
+    whole = lower
     if addressee is not None:
         text, lower = text[addressee.end():], lower[addressee.end():]
     if SHAPES.search(lower) is not None or CASED_SHAPES.search(text) is not None:
-        return True
-    return not _GATE_WORDS.isdisjoint(words_of(lower))
+        return True, True
+    words = words_of(lower)
+    holds = not _GATE_WORDS.isdisjoint(words)
+    if addressee is None:
+        return holds, words
+    # The addressee ends with a separator and a space, so no word runs across it (when lower() kept the offsets).
+    return holds, words | words_of(whole[:addressee.end()]) if len(whole) == len(text) + addressee.end() else True
 
 
 # Original-case shapes the lower-case gate cannot see: CamelCase (all-caps codes hold a digit).
@@ -161,7 +194,11 @@ CASED_SHAPES = re.compile(r"[A-Z](?:(?<=[a-z0-9][A-Z])|[A-Z]{3})")  # "[a-z0-9][
 def exact_value(text: str) -> str | None:
     """`text` as an exact token if it is one (trailing punctuation aside), else None."""
     value = text.strip()
+    tried = None
     for candidate in (value, value.rstrip(".,;:!?)]}。，！？；"), value.rstrip(_TRAILING)):
+        if candidate == tried or candidate.isalpha():
+            continue  # nothing stripped (the same text fails the same way), or letters alone: no token shape
+        tried = candidate
         match = EXACT_TOKEN.fullmatch(candidate) if candidate else None
         if match is not None:
             token = match.group(0)
@@ -233,10 +270,12 @@ def closes_statement(rest: str) -> bool:
     return stripped[0] in ",;.!)(—–-:。，；！" and len(stripped) <= MAX_TAIL_CHARS
 
 
-def assignment(clause: str) -> tuple[str, str] | None:
-    """(key, exact value) of a plain statement of a value ("the door code is 4471"), or None."""
-    lower = clause.lower()
-    nouns = not VALUE_NOUNS.isdisjoint(words_of(lower))  # read once: both tests below need it
+def assignment(clause: str, lower: str, words: frozenset[str]) -> tuple[str, str] | None:
+    """(key, exact value) of a plain statement of a value ("the door code is 4471"), or None.
+
+    `lower` and `words` are the clause's `lower()` and `words_of(lower)`, read once by the caller.
+    """
+    nouns = not VALUE_NOUNS.isdisjoint(words)  # both tests below need it
     # The cheapest test first: the token scan tries its look-arounds at every position.
     if not nouns and _CAPS_WORD.search(clause) is None and not _holds_token(clause):
         return None  # no value to state, not even by position: skip the patterns
@@ -303,7 +342,8 @@ def may_answer(text: str) -> bool:
     looking back for the question a line may answer.
     """
     body = text.strip()
-    return bool(body) and "\n" not in body and not body.endswith("?") and len(body.split()) <= MAX_ANSWER_WORDS
+    # At most one split more than the limit: a long line is not split whole.
+    return bool(body) and "\n" not in body and not body.endswith("?") and len(body.split(None, MAX_ANSWER_WORDS)) <= MAX_ANSWER_WORDS
 
 
 def bare_answer(text: str, question: str = "") -> str | None:

@@ -236,11 +236,14 @@ def _supersede(entries: list[LedgerEntry]) -> tuple[list[LedgerEntry], list[Ledg
     return live, gone
 
 
-def _newest_copies(entries: list[LedgerEntry]) -> tuple[list[LedgerEntry], list[LedgerEntry]]:
-    """Keep the newest of identical facts (case and spacing aside)."""
+def _newest_copies(
+    entries: list[LedgerEntry], keys: dict[int, str]
+) -> tuple[list[LedgerEntry], list[LedgerEntry]]:
+    """Keep the newest of identical facts (case and spacing aside). Fills `keys`: each entry's `normalise`d text
+    by its order (the selection compares the same keys)."""
     newest: dict[str, LedgerEntry] = {}
     for entry in entries:
-        key = normalise(entry.fact.text)
+        key = keys[entry.order] = normalise(entry.fact.text)
         if key not in newest or entry.fact.context or not newest[key].fact.context:
             newest[key] = entry  # an answer keeps the copy that says what it answers
     kept_orders = {entry.order for entry in newest.values()}
@@ -270,11 +273,24 @@ class _Selection:
     minor: set[int] = field(default_factory=set)
     used: int = 0
     minor_used: int = 0
+    normalised: dict[int, str] = field(default_factory=dict)  # entries' keys read before (`_newest_copies`)
+    joined: str | None = None  # the accepted keys joined by NUL, once asked for; None when they changed
+
+    def _inside_accepted(self, key: str) -> bool:
+        """Whether `key` is inside an accepted key: one search of them joined (a key holding no NUL cannot
+        span two of them) instead of one per key."""
+        if not self.keys or "\0" in key:
+            return any(key in other for other in self.keys.values())
+        if self.joined is None:
+            self.joined = "\0".join(self.keys.values())
+        return key in self.joined
 
     def offer(self, entry: LedgerEntry) -> str:
         """'kept', 'duplicate' or 'over_budget'."""
-        key = normalise(entry.fact.text)
-        if any(key in other for other in self.keys.values()):
+        key = self.normalised.get(entry.order)
+        if key is None:
+            key = normalise(entry.fact.text)
+        if self._inside_accepted(key):
             return "duplicate"
         if _only_references(entry.fact) and set(entry.fact.needles) <= self.needles:
             return "duplicate"
@@ -298,6 +314,7 @@ class _Selection:
                 self.minor.discard(order)
                 self.minor_used -= cost_freed
             del self.accepted[order], self.keys[order]
+        self.joined = None
         if minor:
             self.minor.add(entry.order)
             self.minor_used += cost
@@ -415,7 +432,8 @@ class FactLedger:
         """Decide the ledger for one compression (pure; `build` renders it). See `DROP_POLICY`."""
         span = read_span(dropped, previous_summary, protect_first_n=self.protect_first_n)
         words = self.words
-        entries, repeats = _newest_copies(collect_entries(span, words))
+        keys: dict[int, str] = {}
+        entries, repeats = _newest_copies(collect_entries(span, words), keys)
         entries, superseded = _supersede(entries)
         covered: list[LedgerEntry] = []
         if words is not None:
@@ -425,7 +443,7 @@ class FactLedger:
         budget = limit - counter.count_text(f"## {self.title}\n{first_line}\n")
         rank = _ranking(entries, span, budget)
         share = GROUP_MINOR_SHARE if is_group(span) else MINOR_SHARE
-        selection = _Selection(budget=budget, counter=counter, minor_budget=int(self.max_tokens * share))
+        selection = _Selection(budget=budget, counter=counter, minor_budget=int(self.max_tokens * share), normalised=keys)
         over: dict[int, LedgerEntry] = {}
         for entry in sorted(entries, key=rank, reverse=True):
             if budget <= 0 or selection.offer(entry) == "over_budget":

@@ -104,6 +104,7 @@ def _open_gates(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_facts, "_VALUE_FAMILIES", _facts.gated(tuple(gate[0] for gate in _facts._VALUE_FAMILIES)))
     monkeypatch.setattr(_facts, "_MAY_STATE", ALWAYS)
     monkeypatch.setattr(_facts, "_NOUN_WORD", ALWAYS)
+    monkeypatch.setattr(_facts, "_KEY_VALUE_NEEDED", ALWAYS)
     monkeypatch.setattr(_statements, "_RARE_GATE", ALWAYS)
     monkeypatch.setattr(
         _facts, "_decision_lines", lambda text, lower: text.splitlines() if _fact_patterns.may_decide(lower) else []
@@ -172,3 +173,74 @@ def test_a_gate_opening_on_a_character_class_finds_what_its_original_form_finds(
     texts += _corpus()
     form = re.compile(original)
     assert [bool(rewritten.search(t)) for t in texts] == [bool(form.search(t)) for t in texts]
+
+
+def _lines() -> list[str]:
+    return [line for text in _corpus() for line in text.splitlines() if line.strip()]
+
+
+def test_the_ascii_sentence_split_cuts_where_the_full_split_cuts() -> None:
+    rng = random.Random(11)
+    texts = ["".join(rng.choice("ab .!?\t\n\x0b,") for _ in range(rng.randrange(1, 30))) for _ in range(5000)]
+    texts += [text for text in _corpus() if text.isascii()]
+    full = _fact_patterns.SENTENCE_SPLIT
+    assert [_facts._ASCII_SENTENCE_SPLIT.split(t) for t in texts] == [full.split(t) for t in texts]
+
+
+def test_units_strip_list_markers_as_the_marker_pattern_reads_them() -> None:
+    """The marker pattern only runs on a sentence opening with a marker character or a digit (any script's)."""
+    rng = random.Random(5)
+    texts = ["".join(rng.choice("-*•>1٣ .)x\n") for _ in range(rng.randrange(1, 20))) for _ in range(5000)]
+    texts += _lines()
+
+    def every_sentence(line: str) -> list[str]:
+        cut = (_fact_patterns.LIST_MARKER.sub("", s.strip()).strip() for s in _fact_patterns.SENTENCE_SPLIT.split(line))
+        return [sentence for sentence in cut if sentence]
+
+    assert [list(_facts._units(t)) for t in texts] == [every_sentence(t) for t in texts]
+
+
+def test_a_clause_without_any_key_value_literal_states_no_key_value() -> None:
+    """The key/value gate is exact: without one of its literals (or a value noun) no form matches, links included."""
+    texts = _lines() + [f"{v} see https://x.io/{i}" for i, v in enumerate(VALUES)] + ["http://a.b/c: 42", "x -> 5 ms"]
+    skipped = 0
+    for text in texts:
+        lower = text.lower()
+        if _facts._KEY_VALUE_NEEDED.search(lower) is None and _statements.VALUE_NOUNS.isdisjoint(_statements.words_of(lower)):
+            skipped += 1
+            assert _facts._key_value.__wrapped__(text) is None, text
+    assert skipped > 100
+
+
+def test_a_literal_gate_written_as_a_trie_finds_what_the_plain_alternation_finds() -> None:
+    rng = random.Random(3)
+    sets = [
+        ("a", "ab", "abc", "b", "bca", "a.m", "a b"), ("x",), ("", "y"), (), _fact_patterns._DECISION_NEEDLES,
+        *_fact_patterns.KEY_VALUE_LITERALS, tuple(_statements.FORM_LITERALS),
+    ]
+    texts = ["".join(rng.choice("abc. xyм") for _ in range(rng.randrange(0, 12))) for _ in range(3000)]
+    texts += [text.lower() for text in _corpus()]
+    for parts in sets:
+        plain = re.compile("|".join(re.escape(part) for part in parts) or "(?!)")
+        trie = _statements.literals(parts)
+        assert [bool(trie.search(t)) for t in texts] == [bool(plain.search(t)) for t in texts], parts
+
+
+def test_the_prefilter_gives_the_words_of_the_whole_text_or_none() -> None:
+    """The words the prefilter read are reused by the patterns: they are exactly `words_of` the whole text."""
+    texts = _lines() + ["nick: don't push", "a_b, never", "İx: must", "nick: x.py"]
+    read = [(text, _statements.read_prefilter(text, text.lower())) for text in texts]
+    given = [(text, words) for text, (_, words) in read if isinstance(words, frozenset)]
+    assert len(given) > 100
+    assert [words for _, words in given] == [_statements.words_of(text.lower()) for text, _ in given]
+    assert [holds for _, (holds, _) in read] == [_statements.may_hold_fact(text, text.lower()) for text in texts]
+
+
+def test_a_word_of_letters_alone_holds_a_value_only_in_camel_case_and_is_no_exact_token() -> None:
+    rng = random.Random(9)
+    words = ["".join(rng.choice("aBcZéÉжЖ") for _ in range(rng.randrange(1, 9))) for _ in range(3000)]
+    words += [word for line in _lines() for word in line.split() if word.isalpha()]
+    words += ["McDonald", "XMLHttp", "ABCD", "No", "ǅx", "Ⅻ"]
+    every = _facts.gated(tuple(gate[0] for gate in _facts._VALUE_FAMILIES))
+    assert [_facts._has_value(w) for w in words] == [bool(_facts._spans(w, every, w.lower())) for w in words]
+    assert all(_statements.EXACT_TOKEN.fullmatch(w) is None for w in words)

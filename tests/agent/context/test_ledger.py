@@ -7,8 +7,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent.context._facts import extract_facts
-from agent.context.ledger import LEDGER_TITLE, Carried, FactLedger, Span, SpanMessage, parse_ledger, read_span
+from agent.context._facts import Fact, extract_facts
+from agent.context.ledger import (
+    LEDGER_TITLE,
+    Carried,
+    FactLedger,
+    LedgerEntry,
+    Span,
+    SpanMessage,
+    _Selection,
+    parse_ledger,
+    read_span,
+)
 from agent.context.sections import render_sections
 from agent.messages import Message, assistant, system, tool_result, user
 from agent.tokens import TokenCounter, default_counter, estimate_counter
@@ -327,3 +337,15 @@ def test_assistant_decisions_are_found_in_any_case_and_language(text: str) -> No
     """The fast message-level gate for assistant text lets every decision through, whatever its case."""
     facts = extract_facts(text, "assistant")
     assert [fact.is_statement for fact in facts] == [True]
+
+
+def test_the_selection_finds_a_clause_inside_any_accepted_one_nul_or_not() -> None:
+    def entry(order: int, text: str) -> LedgerEntry:
+        return LedgerEntry(order, "user", None, Fact(text, ("assignment",), (), (), 95), order)
+
+    selection = _Selection(budget=10_000, counter=TokenCounter(lambda text: len(text.split()), name="words"))
+    assert selection.offer(entry(1, "the port is 8080")) == "kept"
+    assert selection.offer(entry(2, "the door code is 4471")) == "kept"
+    assert selection.offer(entry(3, "port is 8080")) == "duplicate"
+    assert selection.offer(entry(4, "8080\0the door")) == "kept"  # not inside either key, though inside both joined
+    assert selection.offer(entry(5, "8080 the door")) == "kept"
