@@ -10,7 +10,6 @@ stores or Redis.
 from __future__ import annotations
 
 import asyncio
-import operator
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -96,8 +95,8 @@ class _PreflightCosts:
 
     Preflight runs before every request over the whole history, and a history
     usually is the previous one plus a few messages: when the previous messages
-    are still there (the same objects, checked in C by identity), only the new
-    ones are estimated.
+    are still there (one tuple comparison in C, which takes the same object as
+    equal without calling `__eq__`), only the new ones are estimated.
     """
 
     def __init__(self) -> None:
@@ -108,16 +107,16 @@ class _PreflightCosts:
     def totals(self, messages: Sequence[Message]) -> tuple[int, int]:
         # The system prompt is rebuilt for each request: cost it apart from the history.
         head = messages[:1] if messages and messages[0].role == "system" else ()
-        history = messages[len(head):]
+        history = tuple(messages[len(head):])
         seen = self._seen
-        if len(history) >= len(seen) and all(map(operator.is_, seen, history)):
+        if len(history) >= len(seen) and history[:len(seen)] == seen:
             fresh = history[len(seen):]
-        else:
+        else:  # an equal message has the same estimate, so equality (not identity) is enough
             fresh, self._chars, self._tokens = history, 0, 0
         for message in fresh:
             self._chars += len(message.text)
             self._tokens += _estimate_message(message)
-        self._seen = tuple(history)
+        self._seen = history
         head_chars = sum(len(message.text) for message in head)
         return self._chars + head_chars, self._tokens + sum(_estimate_message(message) for message in head)
 

@@ -1,0 +1,34 @@
+"""Preflight's size estimate is kept incrementally: it must follow any change to the history, not only appends."""
+from __future__ import annotations
+
+import dataclasses
+
+from agent.messages import Message
+from tests.agent.context.compressor_helpers import chat, make
+
+HUGE = "word " * 200_000  # far past a 128K window on its own
+
+
+def test_an_appended_message_counts() -> None:
+    engine = make()
+    history = chat(10, words=50)
+    assert not engine.should_compress_preflight(history, ())
+    assert engine.should_compress_preflight([*history, Message(role="user", content=HUGE)], ())
+
+
+def test_a_message_replaced_in_the_middle_counts_and_its_removal_too() -> None:
+    engine = make()
+    history = chat(10, words=50)
+    assert not engine.should_compress_preflight(history, ())
+    grown = [*history[:5], dataclasses.replace(history[5], content=HUGE), *history[6:]]
+    assert engine.should_compress_preflight(grown, ())
+    assert not engine.should_compress_preflight(history, ())  # back to the small history: the huge one is gone
+
+
+def test_an_equal_copy_of_the_history_is_estimated_the_same() -> None:
+    engine = make()
+    history = [*chat(10, words=50), Message(role="user", content=HUGE)]
+    assert engine.should_compress_preflight(history, ())
+    copies = [dataclasses.replace(message) for message in history]
+    assert engine.should_compress_preflight(copies, ())
+    assert not engine.should_compress_preflight(copies[:-1], ())
