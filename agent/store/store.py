@@ -370,21 +370,59 @@ class SqliteSessionStore:
         Raises:
             StoreError, sqlite3.Error: the transaction itself failed; nothing of the batch was added.
         """
-        outcomes: list[Exception | None] = []
         with self._write() as conn:
-            for session_id, messages in batch:
-                if not messages:
-                    outcomes.append(None)
-                    continue
-                conn.execute("SAVEPOINT append_one")
-                try:
-                    self._insert_messages(conn, session_id, self._chat_of(conn, session_id), messages, None)
-                except (StoreError, ValueError, sqlite3.IntegrityError) as exc:
-                    conn.execute("ROLLBACK TO append_one")
-                    outcomes.append(exc)
-                else:
-                    outcomes.append(None)
-                conn.execute("RELEASE append_one")
+            return self._append_entries(conn, batch)
+
+    def append_many_now(self, batch: Sequence[tuple[str, Sequence[Message]]]) -> list[Exception | None] | None:
+        """`append_many` on the caller's thread if it need not wait; else None at once, with nothing written.
+
+        It waits neither for another thread using this store (a search, an
+        index merge) nor for another process writing the file (a busy timeout
+        of zero for the `BEGIN`). The gateway runs a lone append this way on
+        its event loop: a round trip to a writer thread costs about as much CPU
+        as the commit itself (`LocalAppends`).
+        """
+        if not self._lock.acquire(blocking=False):
+            return None
+        try:
+            conn = self._require()
+            conn.execute("PRAGMA busy_timeout = 0")
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                if _is_busy(exc):
+                    return None
+                raise
+            finally:
+                conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            try:
+                outcomes = self._append_entries(conn, batch)
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            return outcomes
+        finally:
+            self._lock.release()
+
+    def _append_entries(
+        self, conn: sqlite3.Connection, batch: Sequence[tuple[str, Sequence[Message]]]
+    ) -> list[Exception | None]:
+        """The appends of `batch` inside the open transaction, each under a savepoint of its own."""
+        outcomes: list[Exception | None] = []
+        for session_id, messages in batch:
+            if not messages:
+                outcomes.append(None)
+                continue
+            conn.execute("SAVEPOINT append_one")
+            try:
+                self._insert_messages(conn, session_id, self._chat_of(conn, session_id), messages, None)
+            except (StoreError, ValueError, sqlite3.IntegrityError) as exc:
+                conn.execute("ROLLBACK TO append_one")
+                outcomes.append(exc)
+            else:
+                outcomes.append(None)
+            conn.execute("RELEASE append_one")
         return outcomes
 
     def active_messages(self, session_id: str) -> list[Message]:
