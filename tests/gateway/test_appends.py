@@ -7,6 +7,8 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
+import pytest
+
 from agent.messages import Message, assistant, user
 from agent.store import SqliteSessionStore, StoreError
 from gateway.sessions.appends import AppendBatcher, GroupCommit
@@ -160,3 +162,16 @@ def test_append_many_now_declines_while_another_thread_uses_the_store(tmp_path: 
             release.set()
             thread.join()
         assert store.active_messages(sid) == []
+
+
+def test_append_many_now_leaves_checkpoints_to_a_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its commits never checkpoint; every Nth call declines, so that append commits (and checkpoints) on a thread."""
+    import agent.store.store as module
+
+    monkeypatch.setattr(module, "NOW_COMMITS_PER_CHECKPOINT", 2)
+    with SqliteSessionStore(tmp_path / "state.db") as store:
+        sid = store.ensure_session("k", platform="web", chat_id="c").id
+        outcomes = [store.append_many_now([(sid, [user(str(n))])]) for n in range(5)]
+        assert outcomes == [[None], [None], None, [None], [None]]
+        assert store.active_messages(sid) == [user("0"), user("1"), user("3"), user("4")]
+        assert store._read("PRAGMA wal_autocheckpoint")[0][0] == module.WAL_AUTOCHECKPOINT_PAGES
