@@ -387,8 +387,8 @@ class SqliteSessionStore:
         of zero for the `BEGIN`), and its commit never checkpoints the WAL (an
         fsync): every `NOW_COMMITS_PER_CHECKPOINT`-th call declines, so that
         append's commit on a thread checkpoints. The gateway runs a lone append
-        this way on its event loop: a round trip to a writer thread costs about
-        as much CPU as the commit itself (`LocalAppends`).
+        this way on its event loop: a round trip to a writer thread costs ~70 us
+        of CPU beside the commit's ~150 us (`LocalAppends`).
         """
         if self._now_commits >= NOW_COMMITS_PER_CHECKPOINT:
             self._now_commits = 0
