@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
+if sys.path[0] != str(ROOT):  # ahead of bench/ (this script's folder), whose gateway.py would shadow the package
     sys.path.insert(0, str(ROOT))
 
 import aiohttp  # noqa: E402

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from agent.store._schema import MIGRATIONS, SCHEMA_VERSION, StoreError
 from agent.store._search import MAX_SEARCH_LIMIT
-from agent.store.protocol import SessionStore
+from agent.store.protocol import LocalAppends, SessionStore
 from agent.store.records import (
     ContextLine,
     ImportedSession,
@@ -28,6 +28,7 @@ __all__ = [
     "STATE_DB_NAME",
     "ContextLine",
     "ImportedSession",
+    "LocalAppends",
     "SearchHit",
     "SessionStore",
     "SessionSummary",

@@ -10,7 +10,7 @@ from one backend to the other, or replicas would split a chat's history.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from agent.messages import Message
 from agent.store.records import ImportedSession, SearchHit, SessionSummary, StoredMessage, StoredSession, StoreStats
@@ -95,3 +95,16 @@ class SessionStore(Protocol):
     def search(self, chat_id: str, query: str, *, limit: int = 5, context: int = 1) -> list[SearchHit]: ...
 
     def stats(self) -> StoreStats: ...
+
+
+@runtime_checkable
+class LocalAppends(Protocol):
+    """A store whose appends are local and short (SQLite under home): a lone one may run on the caller's thread.
+
+    A networked store (PostgreSQL) does not offer this: its appends always go
+    through the writer thread.
+    """
+
+    def append_many_now(self, batch: Sequence[tuple[str, Sequence[Message]]]) -> list[Exception | None] | None:
+        """`append_many` if it can run at once without waiting on anyone; None (nothing written) otherwise."""
+        ...

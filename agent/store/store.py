@@ -53,6 +53,11 @@ BUSY_RETRIES = 8
 BUSY_BACKOFF_SECONDS = 0.05
 COMPACT_PAGES_PER_STEP = 2_000
 MMAP_BYTES = 256 * 1024 * 1024
+# `append_many_now` runs on the caller's thread (the gateway's loop), so its commits never run SQLite's
+# automatic checkpoint (an fsync, milliseconds); every this many of them one is declined, and the writer
+# thread's commit of it checkpoints when the WAL is past SQLite's default of 1000 pages.
+NOW_COMMITS_PER_CHECKPOINT = 100
+WAL_AUTOCHECKPOINT_PAGES = 1000
 
 _INSERT_MESSAGE = """
 INSERT INTO messages (session_id, chat_id, chat_tag, seq, role, content_kind, text, text_chars, parts, tool_calls,
@@ -101,6 +106,7 @@ class SqliteSessionStore:
         self._new_id = new_id
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
+        self._now_commits = 0  # commits by `append_many_now` since it last declined one for a checkpoint
 
     @property
     def location(self) -> str:
@@ -370,21 +376,68 @@ class SqliteSessionStore:
         Raises:
             StoreError, sqlite3.Error: the transaction itself failed; nothing of the batch was added.
         """
-        outcomes: list[Exception | None] = []
         with self._write() as conn:
-            for session_id, messages in batch:
-                if not messages:
-                    outcomes.append(None)
-                    continue
-                conn.execute("SAVEPOINT append_one")
-                try:
-                    self._insert_messages(conn, session_id, self._chat_of(conn, session_id), messages, None)
-                except (StoreError, ValueError, sqlite3.IntegrityError) as exc:
-                    conn.execute("ROLLBACK TO append_one")
-                    outcomes.append(exc)
-                else:
-                    outcomes.append(None)
-                conn.execute("RELEASE append_one")
+            return self._append_entries(conn, batch)
+
+    def append_many_now(self, batch: Sequence[tuple[str, Sequence[Message]]]) -> list[Exception | None] | None:
+        """`append_many` on the caller's thread if it need not wait; else None at once, with nothing written.
+
+        It waits neither for another thread using this store (a search, an
+        index merge) nor for another process writing the file (a busy timeout
+        of zero for the `BEGIN`), and its commit never checkpoints the WAL (an
+        fsync): every `NOW_COMMITS_PER_CHECKPOINT`-th call declines, so that
+        append's commit on a thread checkpoints. The gateway runs a lone append
+        this way on its event loop: a round trip to a writer thread costs ~70 us
+        of CPU beside the commit's ~150 us (`LocalAppends`).
+        """
+        if self._now_commits >= NOW_COMMITS_PER_CHECKPOINT:
+            self._now_commits = 0
+            return None  # this one commits on a thread, where the WAL may be checkpointed
+        if not self._lock.acquire(blocking=False):
+            return None
+        try:
+            conn = self._require()
+            conn.execute("PRAGMA busy_timeout = 0")
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                if _is_busy(exc):
+                    return None
+                raise
+            finally:
+                conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA wal_autocheckpoint = 0")
+            try:
+                outcomes = self._append_entries(conn, batch)
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            finally:
+                conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_AUTOCHECKPOINT_PAGES}")
+            self._now_commits += 1
+            return outcomes
+        finally:
+            self._lock.release()
+
+    def _append_entries(
+        self, conn: sqlite3.Connection, batch: Sequence[tuple[str, Sequence[Message]]]
+    ) -> list[Exception | None]:
+        """The appends of `batch` inside the open transaction, each under a savepoint of its own."""
+        outcomes: list[Exception | None] = []
+        for session_id, messages in batch:
+            if not messages:
+                outcomes.append(None)
+                continue
+            conn.execute("SAVEPOINT append_one")
+            try:
+                self._insert_messages(conn, session_id, self._chat_of(conn, session_id), messages, None)
+            except (StoreError, ValueError, sqlite3.IntegrityError) as exc:
+                conn.execute("ROLLBACK TO append_one")
+                outcomes.append(exc)
+            else:
+                outcomes.append(None)
+            conn.execute("RELEASE append_one")
         return outcomes
 
     def active_messages(self, session_id: str) -> list[Message]:

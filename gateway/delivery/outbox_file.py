@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import TextIO
 
 import structlog
 
@@ -27,6 +26,15 @@ def _item_json(item: OutboundItem) -> str:
     return json.dumps({name: getattr(item, name) for name in _ITEM_FIELDS}, ensure_ascii=False, separators=(",", ":"))
 
 
+def _put_line(item_id: str, item: OutboundItem) -> bytes:
+    """`{"put": id, "item": "<the item's JSON as a string>"}` and a newline, as UTF-8 (what `restore` reads)."""
+    return f'{{"put": {json.dumps(item_id)}, "item": {json.dumps(_item_json(item), ensure_ascii=False)}}}\n'.encode()
+
+
+def _ack_line(item_id: str) -> bytes:
+    return f'{{"ack": {json.dumps(item_id)}}}\n'.encode()
+
+
 class JournaledOutbox:
     """Delegates to `inner`; every put and ack is also appended to `path` (JSON lines).
 
@@ -38,23 +46,24 @@ class JournaledOutbox:
     def __init__(self, inner: Outbox, path: Path) -> None:
         self._inner = inner
         self._path = path
-        self._handle: TextIO | None = None
+        self._fd: int | None = None
         self._unacked: set[str] = set()
         self._records = 0
 
-    def _append(self, record: dict[str, object]) -> None:
-        if self._handle is None:
+    def _append(self, line: bytes) -> None:
+        if self._fd is None:
             self._path.parent.mkdir(parents=True, exist_ok=True)
-            self._handle = self._path.open("a", encoding="utf-8")
-        # One write per record, flushed: a process crash after put() never loses the record.
-        self._handle.write(json.dumps(record, ensure_ascii=False) + "\n")
-        self._handle.flush()
+            self._fd = os.open(self._path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        # One unbuffered write per record (no text layer to flush): a process crash after put() never loses it.
+        view = memoryview(line)
+        while view:
+            view = view[os.write(self._fd, view):]
         self._records += 1
 
     def close(self) -> None:
-        handle, self._handle = self._handle, None
-        if handle is not None:
-            handle.close()
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
 
     async def restore(self) -> int:
         """Put the journal's unacknowledged items back into `inner`; returns how many."""
@@ -83,12 +92,12 @@ class JournaledOutbox:
     async def put(self, item: OutboundItem) -> str:
         item_id = await self._inner.put(item)
         self._unacked.add(item_id)
-        self._append({"put": item_id, "item": _item_json(item)})
+        self._append(_put_line(item_id, item))
         return item_id
 
     async def ack(self, item_id: str) -> None:
         await self._inner.ack(item_id)
-        self._append({"ack": item_id})
+        self._append(_ack_line(item_id))
         self._unacked.discard(item_id)
         if not self._unacked and self._records >= COMPACT_AFTER_RECORDS:
             # Nothing is pending: the whole history can go, so the file never grows without bound.

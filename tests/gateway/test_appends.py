@@ -2,8 +2,12 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
+import threading
 from collections.abc import Sequence
 from pathlib import Path
+
+import pytest
 
 from agent.messages import Message, assistant, user
 from agent.store import SqliteSessionStore, StoreError
@@ -11,19 +15,26 @@ from gateway.sessions.appends import AppendBatcher, GroupCommit
 
 
 class CountingStore(SqliteSessionStore):
-    """A real store that remembers the size of every `append_many` batch."""
+    """A real store that remembers every batch: its size, and whether it ran on the writer thread or at once."""
 
     def __init__(self, path: Path) -> None:
         super().__init__(path)
-        self.batches: list[int] = []
+        self.batches: list[tuple[str, int]] = []
+        self.decline = False  # `append_many_now` answers None, as when the store is in use elsewhere
 
     def append_many(self, batch: Sequence[tuple[str, Sequence[Message]]]) -> list[Exception | None]:
-        self.batches.append(len(batch))
+        self.batches.append((threading.current_thread().name, len(batch)))
         return super().append_many(batch)
+
+    def append_many_now(self, batch: Sequence[tuple[str, Sequence[Message]]]) -> list[Exception | None] | None:
+        if self.decline:
+            return None
+        self.batches.append(("now:" + threading.current_thread().name, len(batch)))
+        return super().append_many_now(batch)
 
 
 async def test_appends_queued_together_share_one_transaction(tmp_path: Path) -> None:
-    """Appends made in the same loop turn go in one transaction; a lone later append goes alone."""
+    """Appends made in the same loop turn go in one transaction on the writer thread; a lone later one at once."""
     store = CountingStore(tmp_path / "state.db")
     store.open()
     try:
@@ -31,7 +42,7 @@ async def test_appends_queued_together_share_one_transaction(tmp_path: Path) -> 
         batcher = AppendBatcher(store)
         await asyncio.gather(*(batcher.append(sid, [user(f"q{n}"), assistant(f"a{n}")]) for n, sid in enumerate(ids)))
         await batcher.append(ids[0], [user("again")])
-        assert store.batches == [5, 1]
+        assert store.batches == [("store-appends", 5), ("now:" + threading.current_thread().name, 1)]
         assert [store.active_messages(sid) for sid in ids[1:]] == [
             [user(f"q{n}"), assistant(f"a{n}")] for n in range(1, 5)
         ]
@@ -81,3 +92,86 @@ async def test_a_batch_that_raises_fails_each_of_its_callers_and_the_writer_goes
     assert [type(r).__name__ for r in results] == ["OSError", "OSError"]
     assert list(await asyncio.gather(group.submit(3), group.submit(4))) == [30, 40]
     assert calls == [[1, 2], [3, 4]]
+
+
+async def test_a_lone_append_the_store_declines_goes_to_the_writer_thread(tmp_path: Path) -> None:
+    """When the store cannot take it at once, the lone append is committed by the writer thread instead."""
+    store = CountingStore(tmp_path / "state.db")
+    store.open()
+    try:
+        sid = store.ensure_session("k", platform="web", chat_id="c").id
+        store.decline = True
+        await AppendBatcher(store).append(sid, [user("q")])
+        assert store.batches == [("store-appends", 1)]
+        assert store.active_messages(sid) == [user("q")]
+    finally:
+        store.close()
+
+
+async def test_an_inline_run_that_raises_fails_its_caller_and_the_next_request_runs() -> None:
+    """An error from the inline path reaches its caller, as one from the writer thread would."""
+    ran: list[int] = []
+
+    def inline(requests: list[int]) -> list[int | Exception] | None:
+        ran.extend(requests)
+        if requests == [1]:
+            raise OSError("disk full")
+        return [r * 10 for r in requests]
+
+    group: GroupCommit[int, int] = GroupCommit(lambda requests: [r * 100 for r in requests], inline=inline)
+    results = await asyncio.gather(group.submit(1), return_exceptions=True)
+    assert [type(r).__name__ for r in results] == ["OSError"]
+    assert await group.submit(2) == 20
+    assert ran == [1, 2]
+
+
+def test_append_many_now_declines_without_waiting_while_another_process_writes(tmp_path: Path) -> None:
+    """Another connection holding the write lock: None at once, nothing written, the busy timeout restored."""
+    with SqliteSessionStore(tmp_path / "state.db") as store:
+        sid = store.ensure_session("k", platform="web", chat_id="c").id
+        other = sqlite3.connect(tmp_path / "state.db", isolation_level=None)
+        try:
+            other.execute("BEGIN IMMEDIATE")
+            assert store.append_many_now([(sid, [user("q")])]) is None
+            other.execute("ROLLBACK")
+        finally:
+            other.close()
+        assert store.active_messages(sid) == []
+        assert store.append_many_now([(sid, [user("q")])]) == [None]
+        assert store.active_messages(sid) == [user("q")]
+        assert store._read("PRAGMA busy_timeout")[0][0] > 0
+
+
+def test_append_many_now_declines_while_another_thread_uses_the_store(tmp_path: Path) -> None:
+    """The store's lock held by another thread (a search, an index merge): None at once, nothing written."""
+    with SqliteSessionStore(tmp_path / "state.db") as store:
+        sid = store.ensure_session("k", platform="web", chat_id="c").id
+        held, release = threading.Event(), threading.Event()
+
+        def hold_the_store() -> None:
+            with store._lock:
+                held.set()
+                release.wait(10)
+
+        thread = threading.Thread(target=hold_the_store)
+        thread.start()
+        try:
+            held.wait(10)
+            assert store.append_many_now([(sid, [user("q")])]) is None
+        finally:
+            release.set()
+            thread.join()
+        assert store.active_messages(sid) == []
+
+
+def test_append_many_now_leaves_checkpoints_to_a_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its commits never checkpoint; every Nth call declines, so that append commits (and checkpoints) on a thread."""
+    import agent.store.store as module
+
+    monkeypatch.setattr(module, "NOW_COMMITS_PER_CHECKPOINT", 2)
+    with SqliteSessionStore(tmp_path / "state.db") as store:
+        sid = store.ensure_session("k", platform="web", chat_id="c").id
+        outcomes = [store.append_many_now([(sid, [user(str(n))])]) for n in range(5)]
+        assert outcomes == [[None], [None], None, [None], [None]]
+        assert store.active_messages(sid) == [user("0"), user("1"), user("3"), user("4")]
+        assert store._read("PRAGMA wal_autocheckpoint")[0][0] == module.WAL_AUTOCHECKPOINT_PAGES

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from gateway.ops.heap import settle_heap
+from gateway.ops.heap import GC_THRESHOLDS, settle_heap
 
 
 class Node:
@@ -17,8 +17,10 @@ class Node:
 
 @pytest.fixture
 def unfrozen() -> Iterator[None]:
+    thresholds = gc.get_threshold()
     yield
     gc.unfreeze()  # the test process goes on collecting as before
+    gc.set_threshold(*thresholds)
 
 
 def test_live_objects_are_frozen_and_earlier_cycles_collected(unfrozen: None) -> None:
@@ -31,3 +33,9 @@ def test_live_objects_are_frozen_and_earlier_cycles_collected(unfrozen: None) ->
     assert dropped() is None  # collected before the freeze, not kept forever
     assert frozen == gc.get_freeze_count() > 0
     assert not gc.is_tracked(kept) or kept not in gc.get_objects(generation=2)
+
+
+def test_collections_are_spaced_out_after_start(unfrozen: None) -> None:
+    settle_heap()
+    assert gc.get_threshold() == GC_THRESHOLDS
+    assert GC_THRESHOLDS[0] > 700  # fewer young collections than the interpreter's default
