@@ -7,11 +7,12 @@ on SQLITE_BUSY, so several gateway processes can share one file. Methods are
 synchronous and thread-safe (one connection behind a lock); async callers use
 `asyncio.to_thread`. Knows nothing of platforms, prompts or compression.
 
-Every write transaction adds a small full-text index segment; FTS5 merges them
-lazily, and searches slow down (about 3x at a million messages) until
-`compact_index()` runs. Call it after bulk imports (`chorus sessions import`
-does) and from time to time while idle (`chorus sessions compact`); it works
-in short steps, so live writers wait one step at most.
+New rows are indexed for full-text search in batches (`_index`): a search
+always sees every committed message. FTS5 merges index segments lazily,
+and searches slow down (about 3x at a million messages) until `compact_index()`
+runs. Call it after bulk imports (`chorus sessions import` does) and from time
+to time while idle (`chorus sessions compact`); it works in short steps, so
+live writers wait one step at most.
 """
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from typing import Any
 import structlog
 
 from agent.messages import Message
+from agent.store._index import FTS_BATCH_ROWS, index_queued, queue_rows, rows_wait
 from agent.store._query import chat_tag
 from agent.store._schema import StoreError, apply_migrations
 from agent.store._search import search_chat
@@ -70,11 +72,6 @@ ON CONFLICT (chat_id) DO UPDATE SET messages = messages + excluded.messages, cha
 """
 
 
-# Indexes the rows just inserted (see the note on the missing insert trigger in `_schema`).
-_INDEX_MESSAGES = """
-INSERT INTO messages_fts(rowid, text, chat_tag)
-SELECT id, text, chat_tag FROM messages WHERE session_id = ? AND seq > ?
-"""
 
 
 def _is_busy(exc: sqlite3.OperationalError) -> bool:
@@ -107,6 +104,7 @@ class SqliteSessionStore:
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
         self._now_commits = 0  # commits by `append_many_now` since it last declined one for a checkpoint
+        self._queued_rows = 0  # rows this process queued for the full-text index since it last indexed
 
     @property
     def location(self) -> str:
@@ -184,10 +182,25 @@ class SqliteSessionStore:
             self._retry(lambda: conn.execute("BEGIN IMMEDIATE"))
             try:
                 yield conn
+                self._index_if_due(conn)
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
+
+    def _index_if_due(self, conn: sqlite3.Connection) -> None:
+        """Index the queue in the open transaction once this process has queued a batch."""
+        if self._queued_rows >= FTS_BATCH_ROWS:
+            index_queued(conn)
+            self._queued_rows = 0
+
+    def _index_waiting(self) -> None:
+        """Index what waits before reading the index (a search, a merge)."""
+        with self._lock:
+            if self._retry(lambda: rows_wait(self._require())):
+                with self._write() as conn:
+                    index_queued(conn)
+                    self._queued_rows = 0
 
     def _read(self, sql: str, params: Sequence[object] = ()) -> list[sqlite3.Row]:
         with self._lock:
@@ -344,7 +357,8 @@ class SqliteSessionStore:
                 token_counts[offset] if token_counts is not None else None, now, archived,
             ))
         conn.executemany(_INSERT_MESSAGE, rows)
-        conn.execute(_INDEX_MESSAGES, (session_id, last))
+        queue_rows(conn, session_id, last)
+        self._queued_rows += len(rows)
         conn.execute(_COUNT_CHAT, (chat_id, len(rows), sum(row[7] for row in rows)))
 
     def _chat_of(self, conn: sqlite3.Connection, session_id: str) -> str:
@@ -386,13 +400,14 @@ class SqliteSessionStore:
         index merge) nor for another process writing the file (a busy timeout
         of zero for the `BEGIN`), and its commit never checkpoints the WAL (an
         fsync): every `NOW_COMMITS_PER_CHECKPOINT`-th call declines, so that
-        append's commit on a thread checkpoints. The gateway runs a lone append
-        this way on its event loop: a round trip to a writer thread costs ~70 us
-        of CPU beside the commit's ~150 us (`LocalAppends`).
+        append's commit on a thread checkpoints; so does one that would fill the
+        full-text index (a batch of rows, milliseconds). The gateway runs a lone
+        append this way on its event loop: a round trip to a writer thread costs
+        ~70 us of CPU beside the commit's ~80 us (`LocalAppends`).
         """
-        if self._now_commits >= NOW_COMMITS_PER_CHECKPOINT:
+        if self._now_commits >= NOW_COMMITS_PER_CHECKPOINT or self._queued_rows >= FTS_BATCH_ROWS:
             self._now_commits = 0
-            return None  # this one commits on a thread, where the WAL may be checkpointed
+            return None  # this one commits on a thread, where the WAL may be checkpointed and the index filled
         if not self._lock.acquire(blocking=False):
             return None
         try:
@@ -557,6 +572,7 @@ class SqliteSessionStore:
         segments per word. Each step here is its own brief write transaction,
         so live writers are delayed by one step at most.
         """
+        self._index_waiting()
         steps = 0
         while True:
             with self._write() as conn:
@@ -574,6 +590,7 @@ class SqliteSessionStore:
 
         Any text is accepted: FTS syntax in `query` is treated as plain words.
         """
+        self._index_waiting()
         with self._lock:
             conn = self._require()
             hits: list[SearchHit] = self._retry(
