@@ -49,7 +49,6 @@ from agent.context._fact_patterns import (
     TICKET_PATTERNS,
     URL_PATTERN,
     VALUE_PATTERNS,
-    WHITESPACE,
     FactKind,
     constraint_scan,
     decides,
@@ -152,7 +151,9 @@ def answer_fact(answer: str, question: str, asker: str) -> Fact | None:
 
 def normalise(text: str) -> str:
     """Case- and whitespace-insensitive form used to compare facts."""
-    return WHITESPACE.sub(" ", text.casefold()).strip(" .,;:!?。！？")
+    # Splitting on whitespace and joining with one space is the sub of `\s+` by " " (the same whitespace), whose
+    # leading and trailing space the strip removes: the same text, several times faster.
+    return " ".join(text.casefold().split()).strip(" .,;:!?。！？")
 
 
 # The literal text each pattern cannot match without (any one of these, in lower-cased text): a substring
@@ -219,6 +220,7 @@ _SHAPES: dict[re.Pattern[str], re.Pattern[str]] = {
     IDENTIFIER_PATTERNS[2]: re.compile(r"[A-Z](?<=[a-z0-9][A-Z])[a-z0-9]"),
     IDENTIFIER_PATTERNS[3]: re.compile(r"\d(?<=[A-Z0-9]\d)|\d[A-Z]"),
     IDENTIFIER_PATTERNS[4]: re.compile(r"\d(?<=[0-9a-f]\d)|\d[0-9a-f]"),
+    IDENTIFIER_PATTERNS[5]: re.compile(r"-[0-9a-f]{4}-", re.IGNORECASE),  # a UUID's second group
 }
 
 
@@ -244,9 +246,10 @@ def _spans(text: str, patterns: tuple[_Gated, ...], lower: str) -> list[tuple[in
     for pattern, literal, alternation, shape in patterns:
         if literal is not None and literal not in lower:
             continue
-        if alternation is not None and alternation.search(lower) is None:
-            continue
+        # The shape opens on a rare character (which the engine skips to), the alternation on letters: shape first.
         if shape is not None and shape.search(text) is None:
+            continue
+        if alternation is not None and alternation.search(lower) is None:
             continue
         for match in pattern.finditer(text):  # most find nothing: a loop costs less than building a generator
             start, end = match.span()
@@ -413,6 +416,10 @@ def _key_words(raw: str) -> str:
     return " ".join(w for w in words if w not in SUBJECT_STOPWORDS)
 
 
+# `CONSTRAINT_WORDS` without IGNORECASE, for lower-cased ASCII text (its words are all lower-case): a fifth of the time.
+_ASCII_CONSTRAINT_WORDS = re.compile(CONSTRAINT_WORDS.pattern)
+
+
 def _subjects(clause: str, kinds: set[FactKind], key_value: _KeyValue) -> tuple[str, ...]:
     subjects: list[str] = []
     if key_value is _UNREAD:
@@ -421,7 +428,10 @@ def _subjects(clause: str, kinds: set[FactKind], key_value: _KeyValue) -> tuple[
         subjects.append(f"k:{key_value[0]}")
     if "constraint" in kinds:
         body = LIST_MARKER.sub("", clause.strip())
-        stripped = CJK_CONSTRAINT_WORDS.sub(" ", CONSTRAINT_WORDS.sub(" ", body))
+        if body.isascii():  # ASCII: the case-blind scan is the plain one over lower(), the words are casefolded anyway
+            stripped = _ASCII_CONSTRAINT_WORDS.sub(" ", body.lower())
+        else:
+            stripped = CJK_CONSTRAINT_WORDS.sub(" ", CONSTRAINT_WORDS.sub(" ", body))
         words = [w for w in normalise(PUNCT_STRIP.sub(" ", stripped)).split() if w not in SUBJECT_STOPWORDS]
         if words:
             subjects.append("c:" + " ".join(words[:SUBJECT_MAX_WORDS]))
@@ -480,8 +490,16 @@ _ASCII_SENTENCE_SPLIT = re.compile(r"\s(?<=[.!?]\s)\s*(?=\S)")
 _MARKER_OPENERS = "-*•>"
 
 
+# Every cut of `_ASCII_SENTENCE_SPLIT` follows one of these: one scan opening on the rare character rules most lines out.
+_ASCII_SENTENCE_END = re.compile(r"[.!?]\s")
+
+
 def _units(line: str) -> Iterator[str]:
-    for sentence in (_ASCII_SENTENCE_SPLIT if line.isascii() else SENTENCE_SPLIT).split(line):
+    if line.isascii():
+        sentences = _ASCII_SENTENCE_SPLIT.split(line) if _ASCII_SENTENCE_END.search(line) is not None else [line]
+    else:
+        sentences = SENTENCE_SPLIT.split(line)
+    for sentence in sentences:
         sentence = sentence.strip()
         if sentence and (sentence[0] in _MARKER_OPENERS or sentence[0].isdecimal()):
             sentence = LIST_MARKER.sub("", sentence).strip()
