@@ -201,7 +201,7 @@ def _matches(
     if words is None:
         words = words_of(lower)
     # The rule patterns only run when one of their words (or CJK text) is there: see `RULE_WORDS`.
-    rules = not RULE_WORDS.isdisjoint(words) or CJK.search(text) is not None
+    rules = not RULE_WORDS.isdisjoint(words) or (not text.isascii() and CJK.search(text) is not None)
     # One scan of the combined pattern over the lower-cased text finds the rule words (lower() keeps the
     # offsets unless a character changes length: then each pattern runs on the text).
     same = len(lower) == len(text)
@@ -438,7 +438,7 @@ def _classify(text: str, speaker: Speaker, lower: str, prefiltered: Prefiltered)
 
 def _too_thin(text: str, kinds: set[FactKind]) -> bool:
     """A bare identifier ("your_command_here") or a bare decision opener ("So the plan is:") says nothing."""
-    words = len(text.split()) if not CJK.search(text) else len(text) // 2
+    words = len(text.split()) if text.isascii() or not CJK.search(text) else len(text) // 2  # isascii: no scan
     if kinds <= {"identifier"}:
         return words < MIN_IDENTIFIER_FACT_WORDS
     if kinds <= {"decision"}:

@@ -303,7 +303,14 @@ def assignment(clause: str, lower: str, words: frozenset[str]) -> tuple[str, str
 _TOKEN_CHAR = re.compile(r"[\d`\"«“_.-]")
 
 
+# An ASCII digit is always inside a match of `EXACT_TOKEN` (its second form, from the start of the run of
+# [A-Za-z0-9_.-] holding the digit, to the digit): no need to run the whole scan.
+_ASCII_DIGIT = re.compile(r"[0-9]")
+
+
 def _holds_token(text: str) -> bool:
+    if _ASCII_DIGIT.search(text) is not None:
+        return True
     return _TOKEN_CHAR.search(text) is not None and EXACT_TOKEN.search(text) is not None
 
 

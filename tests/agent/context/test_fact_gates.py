@@ -270,3 +270,11 @@ def test_an_ascii_constraint_subject_is_the_one_read_with_the_case_blind_scan() 
         return ("c:" + " ".join(found[:_facts.SUBJECT_MAX_WORDS]),) if found else ()
 
     assert [_facts._subjects(c, {"constraint"}, None) for c in clauses] == [case_blind(c) for c in clauses]
+
+
+def test_a_clause_holds_an_exact_token_exactly_when_the_token_scan_finds_one() -> None:
+    """The ASCII-digit short cut of `_holds_token` accepts only what `EXACT_TOKEN` finds."""
+    rng = random.Random(13)
+    texts = ["".join(rng.choice("a7٣-._+/:@#` \"«x") for _ in range(rng.randrange(0, 10))) for _ in range(5000)]
+    texts += _lines()
+    assert [_statements._holds_token(t) for t in texts] == [_statements.EXACT_TOKEN.search(t) is not None for t in texts]
