@@ -11,6 +11,7 @@ import random
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -278,3 +279,17 @@ def test_a_clause_holds_an_exact_token_exactly_when_the_token_scan_finds_one() -
     texts = ["".join(rng.choice("a7٣-._+/:@#` \"«x") for _ in range(rng.randrange(0, 10))) for _ in range(5000)]
     texts += _lines()
     assert [_statements._holds_token(t) for t in texts] == [_statements.EXACT_TOKEN.search(t) is not None for t in texts]
+
+
+def test_the_colon_form_is_read_as_its_full_scan_reads_it() -> None:
+    """`_colon_form_matches` gives the matches of the "X = Y" / "X: Y" form's own scan, groups and all."""
+    rng = random.Random(14)
+    texts = ["".join(rng.choice("ab (,;:=→-> \t/") for _ in range(rng.randrange(0, 14))) for _ in range(5000)]
+    texts += _lines() + ["", ":", "a: b", "(x = 1", "x: y, z: 2", " a: b", "a: http://x", "the key: 7"]
+
+    def read(matches: Iterator[re.Match[str]]) -> list[tuple[tuple[int, int], dict[str, str | Any]]]:
+        return [(m.span(), m.groupdict()) for m in matches]
+
+    colon = _statements._COLON_FORM
+    assert [read(_statements._colon_form_matches(t)) for t in texts] == [read(colon.finditer(t)) for t in texts]
+    assert sum(1 for t in texts if colon.search(t)) > 1000
