@@ -239,7 +239,7 @@ def constraint_scan(text: str, lower: str) -> re.Pattern[str] | None:
     words = frozenset(_WORD.findall(lower))
     mask = 0
     for bit, tokens in enumerate(CONSTRAINT_TOKENS):
-        if (CJK.search(text) is not None) if tokens is None else not tokens.isdisjoint(words):
+        if (not text.isascii() and CJK.search(text) is not None) if tokens is None else not tokens.isdisjoint(words):
             mask |= 1 << bit
     return _constraint_union(mask) if mask else None
 

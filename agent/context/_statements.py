@@ -12,6 +12,7 @@ prefilters of `agent.context._facts`. Pure functions, no I/O; never raises.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
@@ -284,7 +285,7 @@ def assignment(clause: str, lower: str, words: frozenset[str]) -> tuple[str, str
             continue
         if pattern is _NO_VERB and not nouns:
             continue
-        for match in pattern.finditer(clause):
+        for match in _colon_form_matches(clause) if pattern is _COLON_FORM else pattern.finditer(clause):
             # With no verb, only a value-shaped token or a code of capitals is one ("login fails" is not).
             value = stated_value(match.group("value"), match.group("key") if pattern is not _NO_VERB else "")
             after = match.start("value") + len(value) if value and match.end("value") == match.end() else match.end()
@@ -303,13 +304,33 @@ def assignment(clause: str, lower: str, words: frozenset[str]) -> tuple[str, str
 _TOKEN_CHAR = re.compile(r"[\d`\"«“_.-]")
 
 
+# An ASCII digit is always inside a match of `EXACT_TOKEN` (its second form, from the start of the run of
+# [A-Za-z0-9_.-] holding the digit, to the digit): no need to run the whole scan.
+_ASCII_DIGIT = re.compile(r"[0-9]")
+
+
 def _holds_token(text: str) -> bool:
+    if _ASCII_DIGIT.search(text) is not None:
+        return True
     return _TOKEN_CHAR.search(text) is not None and EXACT_TOKEN.search(text) is not None
 
 
 # Each form with its gate, paired once; most clauses hold none of the rare forms' literals.
 _FORMS = tuple(zip(ASSIGNMENTS, _ASSIGNMENT_GATES, strict=True))
 _COMMON_FORMS = _FORMS[_RARE_FORMS:]
+
+# The "X = Y", "X: Y" form opens on "^" or a punctuation mark: past the first position only the mark can open a
+# match, and the form without its "^" alternative opens on one character class, which the engine skips to.
+_COLON_FORM = ASSIGNMENTS[13]
+_COLON_FORM_INSIDE = re.compile(_COLON_FORM.pattern.replace(r"(?:^|[(,;:]\s*)", r"[(,;:]\s*", 1))
+
+
+def _colon_form_matches(clause: str) -> Iterator[re.Match[str]]:
+    """`_COLON_FORM.finditer(clause)`: its match at the start, then those of the form without "^" after it."""
+    first = _COLON_FORM.match(clause)
+    if first is not None:
+        yield first
+    yield from _COLON_FORM_INSIDE.finditer(clause, first.end() if first is not None else 1)
 
 
 # Opens on the capital (which the engine skips to), then looks behind it: the same as (?<![\w-])[A-Z]{4,24}(?![\w-]).

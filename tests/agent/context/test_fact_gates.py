@@ -11,10 +11,11 @@ import random
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from agent.context import _fact_patterns, _facts, _statements
+from agent.context import _fact_gates, _fact_patterns, _facts, _statements
 from agent.context._fact_patterns import KIND_PATTERNS
 from agent.context._facts import Speaker, extract_facts
 from tests.agent.context.test_ledger_extraction import CASES
@@ -97,11 +98,12 @@ def _extract_all(texts: list[str]) -> list[tuple[tuple[_facts.Fact, ...], ...]]:
 
 def _open_gates(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every literal gate in front of the patterns passes, and every line of an assistant message is read."""
-    monkeypatch.setattr(_facts, "_NEEDS", {})
-    monkeypatch.setattr(_facts, "_SHAPES", {})
+    monkeypatch.setattr(_fact_gates, "_NEEDS", {})
+    monkeypatch.setattr(_fact_gates, "_SHAPES", {})
+    monkeypatch.setattr(_facts, "_ASCII_SENTENCE_END", ALWAYS)
     monkeypatch.setattr(_facts, "constraint_scan", lambda text, lower: _fact_patterns.ANY_CONSTRAINT_LOWER)
-    monkeypatch.setattr(_facts, "_FAMILIES", {kind: _facts.gated(patterns) for kind, patterns in KIND_PATTERNS})
-    monkeypatch.setattr(_facts, "_VALUE_FAMILIES", _facts.gated(tuple(gate[0] for gate in _facts._VALUE_FAMILIES)))
+    monkeypatch.setattr(_facts, "_FAMILIES", {kind: _fact_gates.gated(patterns) for kind, patterns in KIND_PATTERNS})
+    monkeypatch.setattr(_facts, "_VALUE_FAMILIES", _fact_gates.gated(tuple(gate[0] for gate in _facts._VALUE_FAMILIES)))
     monkeypatch.setattr(_facts, "_MAY_STATE", ALWAYS)
     monkeypatch.setattr(_facts, "_NOUN_WORD", ALWAYS)
     monkeypatch.setattr(_facts, "_KEY_VALUE_NEEDED", ALWAYS)
@@ -241,6 +243,53 @@ def test_a_word_of_letters_alone_holds_a_value_only_in_camel_case_and_is_no_exac
     words = ["".join(rng.choice("aBcZéÉжЖ") for _ in range(rng.randrange(1, 9))) for _ in range(3000)]
     words += [word for line in _lines() for word in line.split() if word.isalpha()]
     words += ["McDonald", "XMLHttp", "ABCD", "No", "ǅx", "Ⅻ"]
-    every = _facts.gated(tuple(gate[0] for gate in _facts._VALUE_FAMILIES))
-    assert [_facts._has_value(w) for w in words] == [bool(_facts._spans(w, every, w.lower())) for w in words]
+    every = _fact_gates.gated(tuple(gate[0] for gate in _facts._VALUE_FAMILIES))
+    assert [_facts._has_value(w) for w in words] == [bool(_fact_gates.gated_spans(w, every, w.lower())) for w in words]
     assert all(_statements.EXACT_TOKEN.fullmatch(w) is None for w in words)
+
+
+def test_normalise_is_the_whitespace_sub_then_the_strip() -> None:
+    rng = random.Random(11)
+    texts = ["".join(rng.choice("aB .,;:!?\t\n\u00a0\u2003\u3000\x1c。É") for _ in range(rng.randrange(0, 14))) for _ in range(3000)]
+    texts += _lines()
+    expected = [re.sub(r"\s+", " ", text.casefold()).strip(" .,;:!?。！？") for text in texts]
+    assert [_facts.normalise(text) for text in texts] == expected
+
+
+def test_an_ascii_constraint_subject_is_the_one_read_with_the_case_blind_scan() -> None:
+    """The ASCII path (the plain scan over lower()) gives the subject the case-blind scan over the text gives."""
+    rng = random.Random(12)
+    words = ["Never", "ALWAYS", "don't", "DONT", "Do Not", "mustn't", "should not", "NE", "n'", "no", "Keine", "use", "Tabs"]
+    clauses = [" ".join(rng.choice(words) for _ in range(rng.randrange(1, 7))) for _ in range(2000)]
+    clauses += [line for line in _lines() if line.isascii()]
+
+    def case_blind(clause: str) -> tuple[str, ...]:
+        body = _fact_patterns.LIST_MARKER.sub("", clause.strip())
+        stripped = _fact_patterns.CONSTRAINT_WORDS.sub(" ", body)
+        found = [w for w in _facts.normalise(_fact_patterns.PUNCT_STRIP.sub(" ", stripped)).split()
+                 if w not in _fact_patterns.SUBJECT_STOPWORDS]
+        return ("c:" + " ".join(found[:_facts.SUBJECT_MAX_WORDS]),) if found else ()
+
+    assert [_facts._subjects(c, {"constraint"}, None) for c in clauses] == [case_blind(c) for c in clauses]
+
+
+def test_a_clause_holds_an_exact_token_exactly_when_the_token_scan_finds_one() -> None:
+    """The ASCII-digit short cut of `_holds_token` accepts only what `EXACT_TOKEN` finds."""
+    rng = random.Random(13)
+    texts = ["".join(rng.choice("a7٣-._+/:@#` \"«x") for _ in range(rng.randrange(0, 10))) for _ in range(5000)]
+    texts += _lines()
+    assert [_statements._holds_token(t) for t in texts] == [_statements.EXACT_TOKEN.search(t) is not None for t in texts]
+
+
+def test_the_colon_form_is_read_as_its_full_scan_reads_it() -> None:
+    """`_colon_form_matches` gives the matches of the "X = Y" / "X: Y" form's own scan, groups and all."""
+    rng = random.Random(14)
+    texts = ["".join(rng.choice("ab (,;:=→-> \t/") for _ in range(rng.randrange(0, 14))) for _ in range(5000)]
+    texts += _lines() + ["", ":", "a: b", "(x = 1", "x: y, z: 2", " a: b", "a: http://x", "the key: 7"]
+
+    def read(matches: Iterator[re.Match[str]]) -> list[tuple[tuple[int, int], dict[str, str | Any]]]:
+        return [(m.span(), m.groupdict()) for m in matches]
+
+    colon = _statements._COLON_FORM
+    assert [read(_statements._colon_form_matches(t)) for t in texts] == [read(colon.finditer(t)) for t in texts]
+    assert sum(1 for t in texts if colon.search(t)) > 1000
