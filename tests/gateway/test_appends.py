@@ -167,6 +167,7 @@ def test_append_many_now_declines_while_another_thread_uses_the_store(tmp_path: 
 def test_append_many_now_leaves_checkpoints_to_a_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Its commits never checkpoint; every Nth call declines, so that append commits (and checkpoints) on a thread."""
     import agent.store.store as module
+    from agent.store._connection import WAL_AUTOCHECKPOINT_PAGES
 
     monkeypatch.setattr(module, "NOW_COMMITS_PER_CHECKPOINT", 2)
     with SqliteSessionStore(tmp_path / "state.db") as store:
@@ -174,4 +175,4 @@ def test_append_many_now_leaves_checkpoints_to_a_thread(tmp_path: Path, monkeypa
         outcomes = [store.append_many_now([(sid, [user(str(n))])]) for n in range(5)]
         assert outcomes == [[None], [None], None, [None], [None]]
         assert store.active_messages(sid) == [user("0"), user("1"), user("3"), user("4")]
-        assert store._read("PRAGMA wal_autocheckpoint")[0][0] == module.WAL_AUTOCHECKPOINT_PAGES
+        assert store._read("PRAGMA wal_autocheckpoint")[0][0] == WAL_AUTOCHECKPOINT_PAGES
