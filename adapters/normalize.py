@@ -77,8 +77,22 @@ def _clean_attachment(item: Attachment) -> Attachment:
     return dataclasses.replace(item, **changes)  # type: ignore[arg-type]
 
 
+def _clean_already(message: InboundMessage) -> bool:
+    """True when no field needs cleaning: one ASCII scan of the line fields joined, none field by field.
+
+    Printable ASCII holds no surrogate, NUL, control or line separator, and the gateway normalises
+    every message its adapter already normalised, so this is the common case.
+    """
+    if message.attachments or not message.text.isascii() or NUL in message.text:
+        return False
+    joined = "".join([value for name in _LINE_FIELDS if isinstance(value := getattr(message, name), str)])
+    return joined.isascii() and joined.isprintable()
+
+
 def normalize_inbound(message: InboundMessage) -> InboundMessage:
     """`message` with every string field cleaned (the same object when nothing needed it)."""
+    if _clean_already(message):
+        return message
     changes: dict[str, object] = {}
     text = clean_text(message.text)
     if text is not message.text:

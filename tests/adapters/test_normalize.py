@@ -60,3 +60,22 @@ def test_valid_text_without_nul_is_unchanged(text: str) -> None:
     """Ordinary text (no surrogates, no NUL) passes through untouched."""
     text = text.replace("\x00", "")
     assert clean_text(text) == text
+
+
+def _plain(text: str, name: str) -> InboundMessage:
+    return InboundMessage(platform="web", chat_id="c1", chat_type="dm", user_id="u1", user_name=name, text=text,
+                          message_id="m1", timestamp=1.0, delivery_id="web:c1:m1")
+
+
+def test_plain_ascii_message_comes_back_as_is_by_the_short_cut() -> None:
+    """An ASCII message with printable one-line fields is the same object (the one-scan short cut)."""
+    message = _plain("hello\tthere\n", "Eve")
+    assert normalize_inbound(message) is message
+
+
+@given(st.sampled_from(["\n", "\x1b", "\x7f", "\x00"]), st.sampled_from(["text", "name"]))
+def test_ascii_control_is_still_cleaned_beside_clean_fields(control: str, where: str) -> None:
+    """A lone ASCII control or NUL among clean ASCII fields is not missed by the short cut."""
+    text, name = ("a" + control, "Eve") if where == "text" else ("hi", "E" + control + "ve")
+    cleaned = normalize_inbound(_plain(text, name))
+    assert (cleaned.text, cleaned.user_name) == (clean_text(text), clean_line(name))
