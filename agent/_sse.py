@@ -6,15 +6,15 @@ builds a Python object per line and per event and decodes each line apart;
 this splits a whole read at once (`bytes.splitlines`) and keeps only `data`
 fields, which is all a chat completion sends. Failures look exactly as the
 SDK's stream raises them (`APIError` for an error event, `APITimeoutError` /
-`APIConnectionError` for a broken read), so `translate_error` and the retry
-policy see the same types as before.
+`APIConnectionError` for a broken read, which `EventSource.read` raises), so
+`translate_error` and the retry policy see the same types as before.
 """
 from __future__ import annotations
 
 import asyncio
 import json
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     import httpx2
@@ -71,7 +71,22 @@ class SseLines:
             self._data.append(b"")
 
 
-def _error_event(data: Any, response: httpx2.Response) -> Exception | None:
+class EventSource(Protocol):
+    """An open response body (see `agent._stream_request.StreamResponse`)."""
+
+    @property
+    def request(self) -> httpx2.Request:
+        """The request, as the SDK's errors carry it."""
+        ...
+
+    async def read(self) -> bytes | None:
+        """The next bytes (None at the end); a broken read raises the SDK's `APITimeoutError` / `APIConnectionError`."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+def _error_event(data: Any, response: EventSource) -> Exception | None:
     """The SDK's `APIError` for an object carrying `error` (a provider failing after the stream began)."""
     if not isinstance(data, dict) or not data.get("error"):
         return None
@@ -84,18 +99,17 @@ def _error_event(data: Any, response: httpx2.Response) -> Exception | None:
     )
 
 
-async def stream_events(response: httpx2.Response) -> AsyncIterator[Any]:
+async def stream_events(response: EventSource) -> AsyncIterator[Any]:
     """The JSON object of each event until `[DONE]`; the response is closed at the end, however it ends."""
     lines = SseLines()
-    chunks = response.aiter_bytes()
     try:
         while True:
-            chunk = await _read(chunks, response)
+            chunk = await response.read()
             batch = lines.feed(chunk) if chunk is not None else lines.finish()
             for data in batch:
                 if data.startswith(_DONE):
                     if chunk is not None:
-                        await _drain(chunks)
+                        await _drain(response)
                     return
                 yield _event(data, response)
             if chunk is None:
@@ -104,25 +118,7 @@ async def stream_events(response: httpx2.Response) -> AsyncIterator[Any]:
         await response.aclose()
 
 
-async def _read(chunks: AsyncIterator[bytes], response: httpx2.Response) -> bytes | None:
-    """The next read (None at the end of the body); a broken read raises as the SDK's stream does."""
-    import ssl
-
-    import anyio
-    import httpx2
-    import openai
-
-    try:
-        return await anext(chunks)
-    except StopAsyncIteration:
-        return None
-    except httpx2.TimeoutException as exc:
-        raise openai.APITimeoutError(request=response.request) from exc
-    except (httpx2.RequestError, ssl.SSLError, anyio.EndOfStream) as exc:
-        raise openai.APIConnectionError(request=response.request) from exc
-
-
-def _event(data: bytes, response: httpx2.Response) -> Any:
+def _event(data: bytes, response: EventSource) -> Any:
     value = json.loads(data)
     error = _error_event(value, response)
     if error is not None:
@@ -130,16 +126,16 @@ def _event(data: bytes, response: httpx2.Response) -> Any:
     return value
 
 
-async def _drain(chunks: AsyncIterator[bytes]) -> None:
+async def _drain(response: EventSource) -> None:
     """Read what follows `[DONE]` (bounded), so an HTTP/1.1 connection goes back to the pool."""
-    import httpx2
+    import openai
 
     try:
         async with asyncio.timeout(DRAIN_SECONDS):
-            async for _ in chunks:
+            while await response.read() is not None:
                 pass
-    except (TimeoutError, httpx2.HTTPError):
+    except (TimeoutError, openai.APIError):
         pass  # the answer is complete: a slow or broken tail only costs the connection
 
 
-__all__ = ["DRAIN_SECONDS", "SseLines", "stream_events"]
+__all__ = ["DRAIN_SECONDS", "EventSource", "SseLines", "stream_events"]

@@ -9,9 +9,9 @@ history message serialised once) and sent through the SDK's raw request path,
 skipping its per-field transform (most of a turn's CPU on long histories);
 responses and errors still come from the SDK, as its own types. A streamed
 call, the gateway's hot path, skips the SDK's request machinery as well: it
-is POSTed through the SDK's HTTP client by `agent._stream_request` and its
-events read off the response by `agent._sse`, both raising the SDK's error
-types as the SDK would. The
+is POSTed over aiohttp by `agent._stream_request` (the SDK's HTTP stack was
+most of its CPU) and its events read off the response by `agent._sse`, both
+raising the SDK's error types as the SDK would. The
 SDK is imported on first use, so commands that never call a model never load it.
 """
 from __future__ import annotations
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from agent._request_body import RequestBodies
-from agent._sse import stream_events
+from agent._sse import EventSource, stream_events
 from agent._stream_request import StreamRequests
 from agent.messages import Message, ToolCall, ToolSchema
 from agent.provider_limits import is_overflow_text, stated_limit
@@ -36,7 +36,6 @@ from chorus_errors import (
 )
 
 if TYPE_CHECKING:
-    import httpx2
     import openai
 
 TextSink = Callable[[str], Awaitable[None]]
@@ -162,20 +161,21 @@ class OpenAIModelClient:
             import openai
 
             key = self._api_key or "unset"
-            http = openai.DefaultAsyncHttpxClient(timeout=self._timeout)  # the SDK's defaults, one pool for both paths
-            self._client = openai.AsyncOpenAI(
-                base_url=self._base_url, api_key=key, max_retries=0, timeout=self._timeout, http_client=http
-            )
+            self._client = openai.AsyncOpenAI(base_url=self._base_url, api_key=key, max_retries=0, timeout=self._timeout)
             headers = {name: value for name, value in self._client.default_headers.items() if isinstance(value, str)}
             self._streams = StreamRequests(
-                http, str(self._client.base_url.join("chat/completions")), {**headers, "Authorization": f"Bearer {key}"}
+                str(self._client.base_url.join("chat/completions")), {**headers, "Authorization": f"Bearer {key}"},
+                self._timeout,
             )
         return self._client, self._streams
 
     async def close(self) -> None:
-        if self._client is not None:
-            await self._client.close()  # closes the shared HTTP client too
-            self._client = self._streams = None
+        client, streams = self._client, self._streams
+        self._client = self._streams = None
+        if client is not None:
+            await client.close()
+        if streams is not None:
+            await streams.close()
 
     async def complete(
         self,
@@ -222,7 +222,7 @@ class OpenAIModelClient:
             model=_text(_field(response, "model")) or self.model,
         )
 
-    async def _stream(self, response: httpx2.Response, on_text: TextSink) -> Completion:
+    async def _stream(self, response: EventSource, on_text: TextSink) -> Completion:
         text: list[str] = []
         calls: dict[int, dict[str, str]] = {}
         prompt_tokens = completion_tokens = None

@@ -1,6 +1,7 @@
 """The stream reader (`agent._sse`): SSE framing at every split point, and whole streams over a real socket."""
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Sequence
 
@@ -125,3 +126,35 @@ async def test_connection_dropped_mid_stream_is_a_connection_failure() -> None:
         await _complete([_chunk("partial"), b"data: {\"choi"], cut=True)
     assert caught.value.connection is True
 
+
+
+async def test_a_stream_that_stalls_mid_answer_times_out() -> None:
+    """Text began, then nothing for longer than the timeout: ModelUnavailable marked timeout (each read is timed)."""
+    release = asyncio.Event()
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        await request.read()
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        await response.write(_chunk("partial"))
+        await release.wait()
+        return response
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", handler)
+    runner, port = await serve_loopback(app)
+    client = OpenAIModelClient(model="m", base_url=f"http://127.0.0.1:{port}/v1", api_key="sk-test", timeout_seconds=0.3)
+    texts: list[str] = []
+
+    async def sink(text: str) -> None:
+        texts.append(text)
+
+    try:
+        with pytest.raises(ModelUnavailable) as caught:
+            await client.complete([user("hi")], on_text=sink)
+    finally:
+        release.set()
+        await client.close()
+        await runner.cleanup()
+    assert texts == ["partial"]
+    assert caught.value.timeout is True
