@@ -137,3 +137,31 @@ def test_cache_keeps_within_its_byte_budget() -> None:
 def test_lone_surrogate_is_escaped_not_an_error() -> None:
     """Text with a lone surrogate (broken platform input) still encodes, as the JSON escape."""
     assert json.loads(dumps({"t": "a\udc80b"})) == {"t": "a\udc80b"}
+
+
+def test_histories_built_on_earlier_ones_match_a_fresh_build() -> None:
+    """Chats that grow turn by turn, tool rounds, a resent history, an edited head and a cut tail: every body built
+    on the kept histories equals the one a fresh builder makes."""
+    import random
+
+    rng = random.Random(7)
+    bodies = RequestBodies()
+    chats: list[list[Message]] = [[system("You are terse.")] for _ in range(5)]
+    for step in range(400):
+        chat = chats[rng.randrange(len(chats))]
+        action = rng.random()
+        if action < 0.5:
+            chat += [assistant(f"reply {step}"), user(f"message {step} ✓")]
+        elif action < 0.65:
+            call = ToolCall(id=f"call_{step}", name="lookup", arguments='{"q": "x"}')
+            chat += [assistant(None, tool_calls=[call]), tool_result(call.id, f"result {step}", name="lookup")]
+        elif action < 0.75:
+            chat[0] = system(f"You are terse. Notes {step}")  # the head changed: no kept history covers it
+        elif action < 0.85 and len(chat) > 3:
+            del chat[1:3]  # compressed: the start moved
+        elif action < 0.9:
+            chat[-1] = user(f"edited {step}")
+        body = bodies.build(model="m", messages=chat, tools=TOOLS, stream=True)
+        assert body == RequestBodies().build(model="m", messages=chat, tools=TOOLS, stream=True), step
+        assert json.loads(body)["messages"] == messages_to_wire(chat)
+
