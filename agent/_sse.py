@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     import httpx2
 
 _DONE = b"[DONE]"
+# `json.loads` of bytes, without its encoding sniffing and type checks on every event (SSE is UTF-8 by definition).
+_DECODER = json.JSONDecoder()
 _STREAM_ERROR = "An error occurred during streaming"
 DRAIN_SECONDS = 1.0
 
@@ -37,6 +39,13 @@ class SseLines:
         self._data: list[bytes] = []
 
     def feed(self, chunk: bytes) -> list[bytes]:
+        # Most reads are one whole event, "data: {...}" and a blank line: its data without splitting (no CR, no
+        # other line, nothing pending: exactly what the general path gives).
+        if (
+            not self._tail and not self._data and chunk.endswith(b"\n\n") and chunk.startswith(b"data: ")
+            and chunk.count(b"\n") == 2 and b"\r" not in chunk
+        ):
+            return [chunk[6:-2]]
         buffer = self._tail + chunk if self._tail else chunk
         lines = buffer.splitlines(keepends=True)
         # An unterminated last line, or one ending in CR (its LF may be in the next read), waits for more.
@@ -119,7 +128,7 @@ async def stream_events(response: EventSource) -> AsyncIterator[Any]:
 
 
 def _event(data: bytes, response: EventSource) -> Any:
-    value = json.loads(data)
+    value = _DECODER.decode(data.decode("utf-8", "surrogatepass"))
     error = _error_event(value, response)
     if error is not None:
         raise error

@@ -228,21 +228,34 @@ class OpenAIModelClient:
         prompt_tokens = completion_tokens = None
         finish_reason = None
         model = self.model
+        # Once per streamed delta (a provider sends one a token): the fields read inline, each checked for its type.
         async for chunk in stream_events(response):  # parsed JSON objects; an error event raises
-            model = _text(_field(chunk, "model")) or model
-            if _field(chunk, "usage"):
-                prompt_tokens, completion_tokens = _usage(_field(chunk, "usage"))
-            choices = _items(_field(chunk, "choices"))
-            if not choices:
+            if not isinstance(chunk, dict):
                 continue
-            choice = _field(choices[0])
-            finish_reason = _text(_field(choice, "finish_reason")) or finish_reason
-            delta = _field(choice, "delta")
-            content = _field(delta, "content")
+            name = chunk.get("model")
+            if name and isinstance(name, str):
+                model = name
+            usage = chunk.get("usage")
+            if usage:
+                prompt_tokens, completion_tokens = _usage(usage)
+            choices = chunk.get("choices")
+            if not choices or not isinstance(choices, list):
+                continue
+            choice = choices[0]
+            if not isinstance(choice, dict):
+                continue
+            reason = choice.get("finish_reason")
+            if reason and isinstance(reason, str):
+                finish_reason = reason
+            delta = choice.get("delta")
+            if not isinstance(delta, dict):
+                continue
+            content = delta.get("content")
             if content and isinstance(content, str):
                 text.append(content)
                 await on_text(content)
-            for call in _items(_field(delta, "tool_calls")):
+            deltas = delta.get("tool_calls")
+            for call in deltas if isinstance(deltas, list) else ():
                 index = _field(call, "index")
                 slot = calls.setdefault(index if isinstance(index, int) else 0, {"id": "", "name": "", "arguments": ""})
                 slot["id"] = _text(_field(call, "id")) or slot["id"]

@@ -54,6 +54,13 @@ class ReasoningFilter:
         self._shown = False
 
     def feed(self, delta: str) -> str:
+        if not self._buffer and "<" not in delta:  # no tag can begin here (most deltas): shown, or swallowed inside
+            if self._inside:
+                return ""
+            if not self._shown:
+                delta = delta.lstrip()
+                self._shown = bool(delta)
+            return delta
         self._buffer += delta
         out: list[str] = []
         while True:

@@ -158,3 +158,20 @@ async def test_a_stream_that_stalls_mid_answer_times_out() -> None:
         await runner.cleanup()
     assert texts == ["partial"]
     assert caught.value.timeout is True
+
+
+@pytest.mark.parametrize("event", [
+    b"data: {\"a\": 1}\n\n", b"data:  two spaces\n\n", b"data:\n\n", b"data: \n\n", b"data: [DONE]\n\n",
+    b"data: caf\xc3\xa9\n\n", b"data: x\r\n\r\n", b"data: x\n\ndata: y\n\n", b"data: x\nid: 3\n\n", b"event: e\ndata: x\n\n",
+])
+def test_a_whole_event_in_one_read_reads_as_split_reads_do(event: bytes) -> None:
+    """One read holding exactly one event (the common case, read without splitting) gives what byte-sized reads give,
+    alone and after a read that left an event's data pending."""
+    assert _raw_events([event]) == _raw_events([event[i:i + 1] for i in range(len(event))])
+    pending = b"data: first\n"
+    assert _raw_events([pending, event]) == _raw_events([pending + event])
+
+
+def _raw_events(chunks: Sequence[bytes]) -> list[bytes]:
+    lines = SseLines()
+    return [data for chunk in chunks for data in lines.feed(chunk)] + lines.finish()
