@@ -39,13 +39,13 @@ class SseLines:
         self._data: list[bytes] = []
 
     def feed(self, chunk: bytes) -> list[bytes]:
-        # Most reads are one whole event, "data: {...}" and a blank line: its data without splitting (no CR, no
-        # other line, nothing pending: exactly what the general path gives).
-        if (
-            not self._tail and not self._data and chunk.endswith(b"\n\n") and chunk.startswith(b"data: ")
-            and chunk.count(b"\n") == 2 and b"\r" not in chunk
-        ):
-            return [chunk[6:-2]]
+        # Most reads are whole events, each "data: {...}" and a blank line: their data by one split (exact: no CR,
+        # nothing pending, and every line break is one of the separators, so no other line or field is there).
+        if not self._tail and not self._data and chunk.startswith(b"data: ") and chunk.endswith(b"\n\n"):
+            events = chunk[:-2].split(b"\n\ndata: ")
+            if chunk.count(b"\n") == 2 * len(events) and b"\r" not in chunk:
+                events[0] = events[0][6:]
+                return events
         buffer = self._tail + chunk if self._tail else chunk
         lines = buffer.splitlines(keepends=True)
         # An unterminated last line, or one ending in CR (its LF may be in the next read), waits for more.

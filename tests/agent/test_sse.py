@@ -163,10 +163,12 @@ async def test_a_stream_that_stalls_mid_answer_times_out() -> None:
 @pytest.mark.parametrize("event", [
     b"data: {\"a\": 1}\n\n", b"data:  two spaces\n\n", b"data:\n\n", b"data: \n\n", b"data: [DONE]\n\n",
     b"data: caf\xc3\xa9\n\n", b"data: x\r\n\r\n", b"data: x\n\ndata: y\n\n", b"data: x\nid: 3\n\n", b"event: e\ndata: x\n\n",
+    b"data: a\n\ndata: \n\ndata: data: c\n\n", b"data: a\n\n\ndata: b\n\n", b"data: a\n\ndata:b\n\n", b"data: a\ndata: b\n\n",
+    b"data: a\n\ndata: b\r\n\r\n", b"data: a\n\n: comment\n\ndata: b\n\n", b"data: a\n\ndata: [DONE]\n\n",
 ])
-def test_a_whole_event_in_one_read_reads_as_split_reads_do(event: bytes) -> None:
-    """One read holding exactly one event (the common case, read without splitting) gives what byte-sized reads give,
-    alone and after a read that left an event's data pending."""
+def test_whole_events_in_one_read_read_as_split_reads_do(event: bytes) -> None:
+    """One read holding whole events (the common case, read by one split) gives what byte-sized reads give, alone
+    and after a read that left an event's data pending."""
     assert _raw_events([event]) == _raw_events([event[i:i + 1] for i in range(len(event))])
     pending = b"data: first\n"
     assert _raw_events([pending, event]) == _raw_events([pending + event])
