@@ -42,10 +42,10 @@ class SseLines:
         # Most reads are whole events, each "data: {...}" and a blank line: their data by one split (exact: no CR,
         # nothing pending, and every line break is one of the separators, so no other line or field is there).
         if not self._tail and not self._data and chunk.startswith(b"data: ") and chunk.endswith(b"\n\n"):
-            events = chunk[:-2].split(b"\n\ndata: ")
-            if chunk.count(b"\n") == 2 * len(events) and b"\r" not in chunk:
-                events[0] = events[0][6:]
-                return events
+            whole = chunk[:-2].split(b"\n\ndata: ")
+            if chunk.count(b"\n") == 2 * len(whole) and b"\r" not in chunk:
+                whole[0] = whole[0][6:]
+                return whole
         buffer = self._tail + chunk if self._tail else chunk
         lines = buffer.splitlines(keepends=True)
         # An unterminated last line, or one ending in CR (its LF may be in the next read), waits for more.
