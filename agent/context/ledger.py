@@ -191,8 +191,10 @@ def collect_entries(span: Span, words: VerbatimUserWords | None = None) -> list[
     before: list[SpanMessage] = []
     for item in span.items:
         if isinstance(item, SpanMessage):
-            facts = [unaddressed(f, names) for f in _message_facts(item, before)]
-            raw.extend((item.turn, item.speaker, item.name, f) for f in facts if not _only_names(f, names))
+            found = _message_facts(item, before)
+            if found:  # most lines of a chat hold none: no list to build
+                facts = [unaddressed(f, names) for f in found]
+                raw.extend((item.turn, item.speaker, item.name, f) for f in facts if not _only_names(f, names))
             before.append(item)
             continue
         carried = [(e.turn + item.offset, e.speaker, e.name, e.fact) for e in parse_ledger(item.text)]

@@ -293,3 +293,36 @@ def test_the_colon_form_is_read_as_its_full_scan_reads_it() -> None:
     colon = _statements._COLON_FORM
     assert [read(_statements._colon_form_matches(t)) for t in texts] == [read(colon.finditer(t)) for t in texts]
     assert sum(1 for t in texts if colon.search(t)) > 1000
+
+
+def _shaped_texts(seed: int, alphabet: str, words: tuple[str, ...]) -> list[str]:
+    rng = random.Random(seed)
+    pieces = [*alphabet, *words]
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randrange(1, 16))) for _ in range(6000)]
+    return texts + _lines()
+
+
+# A shape (see `_fact_gates._SHAPES`) narrowed to what its pattern needs, with text that comes close to it.
+NARROWED = (
+    (_fact_patterns.IDENTIFIER_PATTERNS[3], "AZ09 x-.٣", ("QX77B", "DC571", "IceDC571", "9ABCDE", "A1B2C3D4E5F6G")),
+    (_fact_patterns.IDENTIFIER_PATTERNS[4], "af09 g_.٣", ("deadbeef1", "cbx33", "e3b0c44298fc", "1234567", "abcdef")),
+    (_fact_patterns.TICKET_PATTERNS[2], "12 #\tx", ("issue", "ISSUE", "ticket", "bug ", "pr", "PR #", "pull request", "mr", "İ", "K", "4711", "#12", " 99")),
+)
+
+
+@pytest.mark.parametrize(("pattern", "alphabet", "words"), NARROWED)
+def test_a_narrowed_shape_is_found_wherever_its_pattern_matches(pattern: re.Pattern[str], alphabet: str, words: tuple[str, ...]) -> None:
+    shape = _fact_gates._SHAPES[pattern]
+    texts = _shaped_texts(21, alphabet, words)
+    matching = [t for t in texts if any(m.end() > m.start() for m in pattern.finditer(t))]
+    assert len(matching) > 200
+    assert [t for t in matching if shape.search(t) is None] == []
+
+
+def test_a_pattern_run_in_its_faster_form_finds_the_same_matches() -> None:
+    """`_RUN_AS`: the rewritten form (opening on its character class) gives the original's spans and groups."""
+    texts = _shaped_texts(22, "12 .,x_-٣", ("5", "ms", "MB", "sec", "30s", "a1", "1.5", "2,5", "kg", "%", "°C", "v2"))
+    for original, faster in _fact_gates._RUN_AS.items():
+        found = [[(m.span(), m.groups()) for m in original.finditer(t)] for t in texts]
+        assert [[(m.span(), m.groups()) for m in faster.finditer(t)] for t in texts] == found
+        assert sum(1 for spans in found if spans) > 500
