@@ -134,17 +134,20 @@ def _speaker(message: Message, text: str, shared: bool) -> tuple[str | None, str
 
 def _number(messages: Sequence[Message], start: int, shared: bool = False) -> tuple[list[SpanMessage], int]:
     numbered: list[SpanMessage] = []
+    append = numbered.append
     turn = start
     for message in messages:
-        if message.role not in ("user", "assistant"):
-            continue
-        if message.role == "user":
+        role = message.role
+        if role == "user":
             turn += 1
-        text = message.text.strip()
-        if text:
-            speaker: Speaker = "user" if message.role == "user" else "assistant"
-            name, body = _speaker(message, text, shared) if speaker == "user" else (_clean_name(message.name), text)
-            numbered.append(SpanMessage(turn, speaker, name, body))
+            text = message.text.strip()
+            if text:
+                name, body = _speaker(message, text, shared)
+                append(SpanMessage(turn, "user", name, body))
+        elif role == "assistant":
+            text = message.text.strip()
+            if text:
+                append(SpanMessage(turn, "assistant", _clean_name(message.name), text))
     return numbered, turn
 
 
