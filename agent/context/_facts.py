@@ -231,9 +231,12 @@ def _matches(
     key_value: _KeyValue = _UNREAD
     if may_state:
         nouns = not VALUE_NOUNS.isdisjoint(words)
-        if not nouns and _KEY_VALUE_NEEDED.search(lower) is None:
+        # "=" and a colon are literals of both gates, and most chat lines holding either address someone
+        # ("nick: ..."): a substring test (or a scan opening on the colon) answers for the scans of every literal.
+        equals = "=" in lower
+        if not (nouns or equals or _COLON_OPENS.search(lower) is not None or _KEY_VALUE_NEEDED.search(lower) is not None):
             key_value = None  # no form can match (a colon in a link opens none): `_subjects` need not read them
-        elif nouns or ASSIGN_GATE.search(lower) is not None:
+        elif nouns or equals or ":" in lower or ASSIGN_GATE.search(lower) is not None:
             key_value = _read_key_value(text, lower, words)
     if key_value is not None and key_value is not _UNREAD:
         value = key_value[1]
@@ -262,6 +265,8 @@ _NOUN_WORD = re.compile(r"(?<!\w)(?:" + "|".join(sorted(map(re.escape, VALUE_NOU
 _KEY_VALUE_NEEDED = re.compile(
     literals(tuple(sorted(part for part in FORM_LITERALS.union(*KEY_VALUE_LITERALS) if part != ":"))).pattern + "|:(?!//)"
 )
+# Its colon alternative alone, opening on the colon (which the engine skips to).
+_COLON_OPENS = re.compile(":(?!//)")
 
 
 def _lower_spans(lower: str, pattern: re.Pattern[str]) -> list[tuple[int, int]]:

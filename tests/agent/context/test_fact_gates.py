@@ -326,3 +326,14 @@ def test_a_pattern_run_in_its_faster_form_finds_the_same_matches() -> None:
         found = [[(m.span(), m.groups()) for m in original.finditer(t)] for t in texts]
         assert [[(m.span(), m.groups()) for m in faster.finditer(t)] for t in texts] == found
         assert sum(1 for spans in found if spans) > 500
+
+
+def test_an_equals_sign_or_a_colon_opens_the_key_value_gates_as_their_scans_do() -> None:
+    """The substring tests in front of the key/value gates only pass a clause the gates' own scans pass."""
+    rng = random.Random(23)
+    texts = ["".join(rng.choice("a=:/ x：") for _ in range(rng.randrange(0, 8))) for _ in range(3000)]
+    texts += [line.lower() for line in _lines()]
+    opened = [t for t in texts if "=" in t or _facts._COLON_OPENS.search(t)]
+    assert len(opened) > 1000
+    assert [t for t in opened if _facts._KEY_VALUE_NEEDED.search(t) is None] == []
+    assert [t for t in texts if ("=" in t or ":" in t) and _fact_patterns.ASSIGN_GATE.search(t) is None] == []
