@@ -50,10 +50,12 @@ from agent.context._fact_patterns import (
     URL_PATTERN,
     VALUE_PATTERNS,
     FactKind,
-    constraint_scan,
+    constraint_scan_of,
     decides,
     decision_needles_at,
     may_decide,
+    may_decide_of,
+    word_runs,
 )
 from agent.context._statements import (
     CASED_SHAPES,
@@ -205,14 +207,16 @@ def _matches(
     # One scan of the combined pattern over the lower-cased text finds the rule words (lower() keeps the
     # offsets unless a character changes length: then each pattern runs on the text).
     same = len(lower) == len(text)
+    # A user clause's word runs pick the constraint patterns that can match and tell whether any decision one can.
+    runs = word_runs(lower) if rules and same and speaker == "user" else None
     if rules and speaker == "user":
-        if same:
-            scan = constraint_scan(text, lower)  # only the languages' patterns that can match
+        if runs is not None:
+            scan = constraint_scan_of(text, runs)  # only the languages' patterns that can match
             spans = _lower_spans(lower, scan) if scan is not None else []
         else:
             spans = _all_spans(text, CONSTRAINT_PATTERNS)
         found.extend(("constraint", s, e) for s, e in spans if not NOT_A_RULE.match(text, e))
-    if rules:
+    if rules and (runs is None or may_decide_of(text, runs)):
         if may_decide(lower):
             spans = _lower_spans(lower, ANY_DECISION_LOWER) if same else _all_spans(text, DECISION_PATTERNS)
             found.extend(("decision", s, e) for s, e in spans)

@@ -101,7 +101,8 @@ def _open_gates(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_fact_gates, "_NEEDS", {})
     monkeypatch.setattr(_fact_gates, "_SHAPES", {})
     monkeypatch.setattr(_facts, "_ASCII_SENTENCE_END", ALWAYS)
-    monkeypatch.setattr(_facts, "constraint_scan", lambda text, lower: _fact_patterns.ANY_CONSTRAINT_LOWER)
+    monkeypatch.setattr(_facts, "constraint_scan_of", lambda text, runs: _fact_patterns.ANY_CONSTRAINT_LOWER)
+    monkeypatch.setattr(_facts, "may_decide_of", lambda text, runs: True)
     monkeypatch.setattr(_facts, "_FAMILIES", {kind: _fact_gates.gated(patterns) for kind, patterns in KIND_PATTERNS})
     monkeypatch.setattr(_facts, "_VALUE_FAMILIES", _fact_gates.gated(tuple(gate[0] for gate in _facts._VALUE_FAMILIES)))
     monkeypatch.setattr(_facts, "_MAY_STATE", ALWAYS)
@@ -154,6 +155,21 @@ def test_the_constraint_scan_of_a_clause_finds_what_the_scan_of_every_language_f
         if (scan is None and every) or (scan is not None and [m.span() for m in scan.finditer(lower)] != every):
             differing.append(text)
     assert differing == []
+
+
+def test_a_clause_none_of_whose_word_runs_is_a_decision_token_matches_no_decision_pattern() -> None:
+    """`may_decide_of` only turns down a clause the combined decision scan finds nothing in."""
+    texts = _corpus() + [f"{rule} {filler}" for rule in RULES for filler in ("", "x", "it, ok")]
+    texts += [f"`{rule}`" for rule in RULES] + [f"{rule.upper()}!" for rule in RULES]
+    decided = 0
+    for text in texts:
+        lower = text.lower()
+        if len(lower) != len(text):
+            continue  # the gate is only asked where lower() keeps the offsets
+        if _fact_patterns.ANY_DECISION_LOWER.search(lower) is not None:
+            decided += 1
+            assert _fact_patterns.may_decide_of(text, _fact_patterns.word_runs(lower)), text
+    assert decided > 300
 
 
 # Gates rewritten to open on one character class (which the regex engine skips to), beside the form they replace.
