@@ -187,7 +187,8 @@ def collect_entries(span: Span, words: VerbatimUserWords | None = None) -> list[
     """Every candidate entry, chronological; a previous handoff contributes its ledger lines and the
     facts of the user messages it showed verbatim, by turn."""
     raw: list[tuple[int, Speaker, str | None, Fact]] = []
-    names = frozenset(item.name.casefold() for item in span.items if isinstance(item, SpanMessage) and item.name)
+    # A chat's few speakers say all of its lines: each name is casefolded once.
+    names = frozenset(name.casefold() for name in {item.name for item in span.items if isinstance(item, SpanMessage) and item.name})
     before: list[SpanMessage] = []
     for item in span.items:
         if isinstance(item, SpanMessage):
