@@ -476,7 +476,8 @@ def extract_facts(text: str, speaker: Speaker) -> tuple[Fact, ...]:
     seen: set[str] | None = None  # the de-duplication keys, read once a second fact is found (most messages hold one)
     for line in lines:
         for sentence in _units(line):
-            for clause in _clauses(sentence, speaker):
+            # A sentence short enough is its one clause (what `_clauses` yields for it): no generator to build.
+            for clause in (sentence,) if len(sentence) <= MAX_FACT_CHARS else _clauses(sentence, speaker):
                 # The whole message as one clause has passed the prefilter above: no second read of it.
                 fact = _classify(clause, speaker, lower, words) if clause == text else classify(clause, speaker)
                 if fact is None:
