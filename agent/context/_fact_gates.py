@@ -58,6 +58,18 @@ _NEEDS: dict[re.Pattern[str], str | re.Pattern[str]] = {
 _EXT = r"(?:py|pyi|js|mjs|ts|tsx|jsx|json|ya?ml|toml|ini|cfg|conf|md|rst|txt|sh|go|rs|java|kt|rb|php|c|h|cc|cpp|hpp|" \
     r"sql|env|lock|xml|html|css|scss|csv|log|proto|tf|dockerfile)\b"
 _DIGIT_DOT_DIGIT = r"\.\d(?<=\d\.\d)"
+
+
+def _window(opener: str, run: str, size: int) -> str:
+    """A character of `opener` (a class inside `run`) among `size` consecutive characters of `run`: one
+    alternative per place of it in the window, all opening on it (which the engine skips to)."""
+    places = []
+    for ahead in range(size):
+        behind = size - ahead  # the run's characters up to the opener, itself included
+        places.append((f"(?<={run}{{{behind}}})" if behind > 1 else "") + (f"{run}{{{ahead}}}" if ahead else ""))
+    return f"{opener}(?:{'|'.join(places)})"
+
+
 _SHAPES: dict[re.Pattern[str], re.Pattern[str]] = {
     VALUE_PATTERNS[0]: re.compile(r"\d(?<![\w.]\d)"),  # a number opening a word
     VALUE_PATTERNS[3]: re.compile(r":\d\d"),
@@ -69,15 +81,35 @@ _SHAPES: dict[re.Pattern[str], re.Pattern[str]] = {
     # The digit after a product name: after its last letter, a "v" or a space.
     VALUE_PATTERNS[12]: re.compile(r"\d(?<=[neaoyplsuxdtrv\s]\d)", re.IGNORECASE),
     TICKET_PATTERNS[0]: re.compile(r"-\d(?<=[A-Z0-9]-\d)"),
+    # Two digits after "#", a space or the last letter of "issue", "ticket", "bug", "pr", "pull request", "mr".
+    TICKET_PATTERNS[2]: re.compile(r"\d(?<=[egrt\s#]\d)\d", re.IGNORECASE),
     PATH_PATTERNS[0]: re.compile(r"/[\w.@+-]+/"),
     PATH_PATTERNS[1]: re.compile(r"/[\w@+-]+\.\w"),
     PATH_PATTERNS[2]: re.compile(r"/[\w@+-]+\.\w"),
     PATH_PATTERNS[3]: re.compile(r"\.(?<=[\w-]\.)" + _EXT, re.IGNORECASE),
     IDENTIFIER_PATTERNS[1]: re.compile(r"_(?<=[A-Za-z0-9]_)[A-Za-z0-9]"),
     IDENTIFIER_PATTERNS[2]: re.compile(r"[A-Z](?<=[a-z0-9][A-Z])[a-z0-9]"),
-    IDENTIFIER_PATTERNS[3]: re.compile(r"\d(?<=[A-Z0-9]\d)|\d[A-Z]"),
-    IDENTIFIER_PATTERNS[4]: re.compile(r"\d(?<=[0-9a-f]\d)|\d[0-9a-f]"),
+    # An ASCII digit in a run of 5 code characters (the code is 5-12 of them), or of 7 hex digits: short runs of
+    # digits ("cbx33", "IceDC571") are most of a chat's.
+    IDENTIFIER_PATTERNS[3]: re.compile(_window("[0-9]", "[A-Z0-9]", 5)),
+    IDENTIFIER_PATTERNS[4]: re.compile(_window("[0-9]", "[0-9a-f]", 7)),
     IDENTIFIER_PATTERNS[5]: re.compile(r"-[0-9a-f]{4}-", re.IGNORECASE),  # a UUID's second group
+}
+
+
+def _opening_on(pattern: re.Pattern[str], lead: str, rewritten: str) -> re.Pattern[str]:
+    """`pattern` with its leading look-behind and character class `lead` written as `rewritten`: the class
+    first, then the look-behind over it, so the engine skips to the class instead of trying the look-behind at
+    every position. The same matches (the look-behind sees the same characters)."""
+    if not pattern.pattern.startswith(lead):
+        raise ValueError(f"{pattern.pattern!r} does not open with {lead!r}")
+    return re.compile(rewritten + pattern.pattern[len(lead):], pattern.flags)
+
+
+# What `gated_spans` runs in place of a pattern (the same matches, found sooner): "a number opening a word"
+# runs on every chat line holding a digit, and most of its digits sit inside nicknames.
+_RUN_AS: dict[re.Pattern[str], re.Pattern[str]] = {
+    VALUE_PATTERNS[0]: _opening_on(VALUE_PATTERNS[0], r"(?<![\w.])\d+", r"\d(?<![\w.]\d)\d*"),
 }
 
 
@@ -88,13 +120,13 @@ Gated: TypeAlias = tuple[re.Pattern[str], str | None, re.Pattern[str] | None, re
 
 
 def gated(patterns: tuple[re.Pattern[str], ...]) -> tuple[Gated, ...]:
-    """Each pattern with its gates from `_NEEDS` and `_SHAPES`, looked up once."""
+    """Each pattern (or its faster form from `_RUN_AS`) with its gates from `_NEEDS` and `_SHAPES`, looked up once."""
     gates: list[Gated] = []
     for pattern in patterns:
         needs = _NEEDS.get(pattern)
         literal = needs if isinstance(needs, str) else None
         alternation = needs if isinstance(needs, re.Pattern) else None
-        gates.append((pattern, literal, alternation, _SHAPES.get(pattern)))
+        gates.append((_RUN_AS.get(pattern, pattern), literal, alternation, _SHAPES.get(pattern)))
     return tuple(gates)
 
 

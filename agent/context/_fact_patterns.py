@@ -230,18 +230,44 @@ CONSTRAINT_TOKENS: tuple[frozenset[str] | None, ...] = tuple(
 _WORD = re.compile(r"\w+")
 
 
+def word_runs(lower: str) -> frozenset[str]:
+    """The runs of word characters of lower-cased text: what `CONSTRAINT_TOKENS` and `DECISION_TOKENS` are tested in."""
+    return frozenset(_WORD.findall(lower))
+
+
 def constraint_scan(text: str, lower: str) -> re.Pattern[str] | None:
     """`ANY_CONSTRAINT_LOWER` without the patterns that cannot match `lower` (`text.lower()`), or None if none can.
 
     A pattern that matches nowhere in the text never wins a position of the combined scan: leaving it out gives
     the same matches, and most chat lines need one or two of the seven languages' patterns.
     """
-    words = frozenset(_WORD.findall(lower))
+    return constraint_scan_of(text, word_runs(lower))
+
+
+def constraint_scan_of(text: str, runs: frozenset[str]) -> re.Pattern[str] | None:
+    """`constraint_scan` with the word runs of the lower-cased text read (shared with `may_decide_of`)."""
     mask = 0
     for bit, tokens in enumerate(CONSTRAINT_TOKENS):
-        if (not text.isascii() and CJK.search(text) is not None) if tokens is None else not tokens.isdisjoint(words):
+        if (not text.isascii() and CJK.search(text) is not None) if tokens is None else not tokens.isdisjoint(runs):
             mask |= 1 << bit
     return _constraint_union(mask) if mask else None
+
+
+# For each decision pattern but the Chinese one (which needs CJK text), one word of each of its phrases, as
+# `CONSTRAINT_TOKENS` holds for the constraint patterns: a run of word characters the phrase holds whole.
+DECISION_TOKENS = frozenset(
+    "decided decision we let lets going agreed settled chose confirmed plan "  # "we'll ...", "let's ...", "the plan is"
+    "entschieden entscheidung beschlossen wir festgelegt bestätigt vereinbart geeinigt "  # "wir nehmen|verwenden|bleiben"
+    "décidé décision part garde utiliserons utilisera convenu confirmé "
+    "decidimos decidido decisión vamos usaremos quedamos acordamos acordado confirmado "
+    "решили решено решение договорились использовать выбрали подтверждаю подтверждено утверждено".split()
+)
+
+
+def may_decide_of(text: str, runs: frozenset[str]) -> bool:
+    """False when no decision pattern can match `text.lower()`, whose word runs are `runs` (the lower-cased text
+    must keep the text's length: the scan of `ANY_DECISION_LOWER` over it is what this gates)."""
+    return not DECISION_TOKENS.isdisjoint(runs) or (not text.isascii() and CJK.search(text) is not None)
 
 
 @lru_cache(maxsize=1 << len(CONSTRAINT_PATTERNS))

@@ -50,10 +50,12 @@ from agent.context._fact_patterns import (
     URL_PATTERN,
     VALUE_PATTERNS,
     FactKind,
-    constraint_scan,
+    constraint_scan_of,
     decides,
     decision_needles_at,
     may_decide,
+    may_decide_of,
+    word_runs,
 )
 from agent.context._statements import (
     CASED_SHAPES,
@@ -205,14 +207,16 @@ def _matches(
     # One scan of the combined pattern over the lower-cased text finds the rule words (lower() keeps the
     # offsets unless a character changes length: then each pattern runs on the text).
     same = len(lower) == len(text)
+    # A user clause's word runs pick the constraint patterns that can match and tell whether any decision one can.
+    runs = word_runs(lower) if rules and same and speaker == "user" else None
     if rules and speaker == "user":
-        if same:
-            scan = constraint_scan(text, lower)  # only the languages' patterns that can match
+        if runs is not None:
+            scan = constraint_scan_of(text, runs)  # only the languages' patterns that can match
             spans = _lower_spans(lower, scan) if scan is not None else []
         else:
             spans = _all_spans(text, CONSTRAINT_PATTERNS)
         found.extend(("constraint", s, e) for s, e in spans if not NOT_A_RULE.match(text, e))
-    if rules:
+    if rules and (runs is None or may_decide_of(text, runs)):
         if may_decide(lower):
             spans = _lower_spans(lower, ANY_DECISION_LOWER) if same else _all_spans(text, DECISION_PATTERNS)
             found.extend(("decision", s, e) for s, e in spans)
@@ -231,9 +235,12 @@ def _matches(
     key_value: _KeyValue = _UNREAD
     if may_state:
         nouns = not VALUE_NOUNS.isdisjoint(words)
-        if not nouns and _KEY_VALUE_NEEDED.search(lower) is None:
+        # "=" and a colon are literals of both gates, and most chat lines holding either address someone
+        # ("nick: ..."): a substring test (or a scan opening on the colon) answers for the scans of every literal.
+        equals = "=" in lower
+        if not (nouns or equals or _COLON_OPENS.search(lower) is not None or _KEY_VALUE_NEEDED.search(lower) is not None):
             key_value = None  # no form can match (a colon in a link opens none): `_subjects` need not read them
-        elif nouns or ASSIGN_GATE.search(lower) is not None:
+        elif nouns or equals or ":" in lower or ASSIGN_GATE.search(lower) is not None:
             key_value = _read_key_value(text, lower, words)
     if key_value is not None and key_value is not _UNREAD:
         value = key_value[1]
@@ -262,6 +269,8 @@ _NOUN_WORD = re.compile(r"(?<!\w)(?:" + "|".join(sorted(map(re.escape, VALUE_NOU
 _KEY_VALUE_NEEDED = re.compile(
     literals(tuple(sorted(part for part in FORM_LITERALS.union(*KEY_VALUE_LITERALS) if part != ":"))).pattern + "|:(?!//)"
 )
+# Its colon alternative alone, opening on the colon (which the engine skips to).
+_COLON_OPENS = re.compile(":(?!//)")
 
 
 def _lower_spans(lower: str, pattern: re.Pattern[str]) -> list[tuple[int, int]]:
@@ -467,7 +476,8 @@ def extract_facts(text: str, speaker: Speaker) -> tuple[Fact, ...]:
     seen: set[str] | None = None  # the de-duplication keys, read once a second fact is found (most messages hold one)
     for line in lines:
         for sentence in _units(line):
-            for clause in _clauses(sentence, speaker):
+            # A sentence short enough is its one clause (what `_clauses` yields for it): no generator to build.
+            for clause in (sentence,) if len(sentence) <= MAX_FACT_CHARS else _clauses(sentence, speaker):
                 # The whole message as one clause has passed the prefilter above: no second read of it.
                 fact = _classify(clause, speaker, lower, words) if clause == text else classify(clause, speaker)
                 if fact is None:

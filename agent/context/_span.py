@@ -99,13 +99,30 @@ _NAMED_ENTRY = re.compile(r"\[turn \d+, user:")
 def _shared(messages: Sequence[Message], handoff: Sequence[bool], previous_summary: str | None) -> bool:
     """Most user lines start with `name: ` (from several names, or after a handoff that named speakers)."""
     users = [m.text for m, summary in zip(messages, handoff, strict=True) if m.role == "user" and not summary]
-    named = [match.group(1) for text in users if (match := _COLON_NAME.match(text)) is not None]
-    if not users or len(named) < SHARED_SHARE * len(users):
+    named = _colon_names(users)
+    if not users or named is None or len(named) < SHARED_SHARE * len(users):
         return False
     if len(set(named)) >= 3 or (len(set(named)) == 2 and len(users) >= 4):
         return True
     handoffs = [handoff_text(m) for m, summary in zip(messages, handoff, strict=True) if summary] or [previous_summary or ""]
     return any(_NAMED_ENTRY.search(text) for text in handoffs)
+
+
+def _colon_names(users: Sequence[str]) -> list[str] | None:
+    """The `name: ` names the lines open with, or None as soon as too few of them can (`SHARED_SHARE`): the lines
+    of a chat whose speakers are bracketed (`[nick] text`) are not all read."""
+    named: list[str] = []
+    misses = 0
+    allowed = len(users) - SHARED_SHARE * len(users)  # more lines without a name than this: not shared
+    for text in users:
+        match = _COLON_NAME.match(text)
+        if match is None:
+            misses += 1
+            if misses > allowed:
+                return None
+        else:
+            named.append(match.group(1))
+    return named
 
 
 _NAME_NOISE = re.compile(r"[\]\[\n\r:]")
@@ -134,17 +151,20 @@ def _speaker(message: Message, text: str, shared: bool) -> tuple[str | None, str
 
 def _number(messages: Sequence[Message], start: int, shared: bool = False) -> tuple[list[SpanMessage], int]:
     numbered: list[SpanMessage] = []
+    append = numbered.append
     turn = start
     for message in messages:
-        if message.role not in ("user", "assistant"):
-            continue
-        if message.role == "user":
+        role = message.role
+        if role == "user":
             turn += 1
-        text = message.text.strip()
-        if text:
-            speaker: Speaker = "user" if message.role == "user" else "assistant"
-            name, body = _speaker(message, text, shared) if speaker == "user" else (_clean_name(message.name), text)
-            numbered.append(SpanMessage(turn, speaker, name, body))
+            text = message.text.strip()
+            if text:
+                name, body = _speaker(message, text, shared)
+                append(SpanMessage(turn, "user", name, body))
+        elif role == "assistant":
+            text = message.text.strip()
+            if text:
+                append(SpanMessage(turn, "assistant", _clean_name(message.name), text))
     return numbered, turn
 
 

@@ -187,12 +187,15 @@ def collect_entries(span: Span, words: VerbatimUserWords | None = None) -> list[
     """Every candidate entry, chronological; a previous handoff contributes its ledger lines and the
     facts of the user messages it showed verbatim, by turn."""
     raw: list[tuple[int, Speaker, str | None, Fact]] = []
-    names = frozenset(item.name.casefold() for item in span.items if isinstance(item, SpanMessage) and item.name)
+    # A chat's few speakers say all of its lines: each name is casefolded once.
+    names = frozenset(name.casefold() for name in {item.name for item in span.items if isinstance(item, SpanMessage) and item.name})
     before: list[SpanMessage] = []
     for item in span.items:
         if isinstance(item, SpanMessage):
-            facts = [unaddressed(f, names) for f in _message_facts(item, before)]
-            raw.extend((item.turn, item.speaker, item.name, f) for f in facts if not _only_names(f, names))
+            found = _message_facts(item, before)
+            if found:  # most lines of a chat hold none: no list to build
+                facts = [unaddressed(f, names) for f in found]
+                raw.extend((item.turn, item.speaker, item.name, f) for f in facts if not _only_names(f, names))
             before.append(item)
             continue
         carried = [(e.turn + item.offset, e.speaker, e.name, e.fact) for e in parse_ledger(item.text)]

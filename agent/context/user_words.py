@@ -56,7 +56,10 @@ def _repeat_key(text: str) -> str:
 def _states_a_value(text: str, names: frozenset[str]) -> bool:
     """A group line that is mostly a statement of a value (its fact clause is at least half of it);
     "jowi: 0 snd_hda_intel" addresses a speaker, it assigns nothing."""
-    facts = (unaddressed(f, names) for f in extract_facts(text, "user"))
+    found = extract_facts(text, "user")
+    if not found:
+        return False  # most lines of a group: no generator to build
+    facts = (unaddressed(f, names) for f in found)
     return any(states_value(f) and len(f.text) * 2 >= len(text) for f in facts)
 
 
@@ -183,7 +186,7 @@ class UserWords:
             # A group's chit-chat is no user word worth keeping, nor a line that mentions a path or a number in
             # passing, nor its "don't"s and "should"s: only lines that are mostly a statement of a value. The
             # ledger keeps the clause of the rest (a long paste with one "x: 1" in it costs the whole paste here).
-            names = frozenset(m.name.casefold() for m in candidates if m.name)
+            names = frozenset(name.casefold() for name in {m.name for m in candidates if m.name})  # each name once
             candidates = _newest_statements([m for m in candidates if _states_a_value(m.text, names)])
         newest: dict[str, int] = {_repeat_key(m.text): index for index, m in enumerate(candidates)}
         unique = [m for index, m in enumerate(candidates) if newest[_repeat_key(m.text)] == index]

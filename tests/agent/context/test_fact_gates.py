@@ -101,7 +101,8 @@ def _open_gates(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_fact_gates, "_NEEDS", {})
     monkeypatch.setattr(_fact_gates, "_SHAPES", {})
     monkeypatch.setattr(_facts, "_ASCII_SENTENCE_END", ALWAYS)
-    monkeypatch.setattr(_facts, "constraint_scan", lambda text, lower: _fact_patterns.ANY_CONSTRAINT_LOWER)
+    monkeypatch.setattr(_facts, "constraint_scan_of", lambda text, runs: _fact_patterns.ANY_CONSTRAINT_LOWER)
+    monkeypatch.setattr(_facts, "may_decide_of", lambda text, runs: True)
     monkeypatch.setattr(_facts, "_FAMILIES", {kind: _fact_gates.gated(patterns) for kind, patterns in KIND_PATTERNS})
     monkeypatch.setattr(_facts, "_VALUE_FAMILIES", _fact_gates.gated(tuple(gate[0] for gate in _facts._VALUE_FAMILIES)))
     monkeypatch.setattr(_facts, "_MAY_STATE", ALWAYS)
@@ -154,6 +155,21 @@ def test_the_constraint_scan_of_a_clause_finds_what_the_scan_of_every_language_f
         if (scan is None and every) or (scan is not None and [m.span() for m in scan.finditer(lower)] != every):
             differing.append(text)
     assert differing == []
+
+
+def test_a_clause_none_of_whose_word_runs_is_a_decision_token_matches_no_decision_pattern() -> None:
+    """`may_decide_of` only turns down a clause the combined decision scan finds nothing in."""
+    texts = _corpus() + [f"{rule} {filler}" for rule in RULES for filler in ("", "x", "it, ok")]
+    texts += [f"`{rule}`" for rule in RULES] + [f"{rule.upper()}!" for rule in RULES]
+    decided = 0
+    for text in texts:
+        lower = text.lower()
+        if len(lower) != len(text):
+            continue  # the gate is only asked where lower() keeps the offsets
+        if _fact_patterns.ANY_DECISION_LOWER.search(lower) is not None:
+            decided += 1
+            assert _fact_patterns.may_decide_of(text, _fact_patterns.word_runs(lower)), text
+    assert decided > 300
 
 
 # Gates rewritten to open on one character class (which the regex engine skips to), beside the form they replace.
@@ -293,3 +309,47 @@ def test_the_colon_form_is_read_as_its_full_scan_reads_it() -> None:
     colon = _statements._COLON_FORM
     assert [read(_statements._colon_form_matches(t)) for t in texts] == [read(colon.finditer(t)) for t in texts]
     assert sum(1 for t in texts if colon.search(t)) > 1000
+
+
+def _shaped_texts(seed: int, alphabet: str, words: tuple[str, ...]) -> list[str]:
+    rng = random.Random(seed)
+    pieces = [*alphabet, *words]
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randrange(1, 16))) for _ in range(6000)]
+    return texts + _lines()
+
+
+# A shape (see `_fact_gates._SHAPES`) narrowed to what its pattern needs, with text that comes close to it.
+NARROWED = (
+    (_fact_patterns.IDENTIFIER_PATTERNS[3], "AZ09 x-.٣", ("QX77B", "DC571", "IceDC571", "9ABCDE", "A1B2C3D4E5F6G")),
+    (_fact_patterns.IDENTIFIER_PATTERNS[4], "af09 g_.٣", ("deadbeef1", "cbx33", "e3b0c44298fc", "1234567", "abcdef")),
+    (_fact_patterns.TICKET_PATTERNS[2], "12 #\tx", ("issue", "ISSUE", "ticket", "bug ", "pr", "PR #", "pull request", "mr", "İ", "K", "4711", "#12", " 99")),
+)
+
+
+@pytest.mark.parametrize(("pattern", "alphabet", "words"), NARROWED)
+def test_a_narrowed_shape_is_found_wherever_its_pattern_matches(pattern: re.Pattern[str], alphabet: str, words: tuple[str, ...]) -> None:
+    shape = _fact_gates._SHAPES[pattern]
+    texts = _shaped_texts(21, alphabet, words)
+    matching = [t for t in texts if any(m.end() > m.start() for m in pattern.finditer(t))]
+    assert len(matching) > 200
+    assert [t for t in matching if shape.search(t) is None] == []
+
+
+def test_a_pattern_run_in_its_faster_form_finds_the_same_matches() -> None:
+    """`_RUN_AS`: the rewritten form (opening on its character class) gives the original's spans and groups."""
+    texts = _shaped_texts(22, "12 .,x_-٣", ("5", "ms", "MB", "sec", "30s", "a1", "1.5", "2,5", "kg", "%", "°C", "v2"))
+    for original, faster in _fact_gates._RUN_AS.items():
+        found = [[(m.span(), m.groups()) for m in original.finditer(t)] for t in texts]
+        assert [[(m.span(), m.groups()) for m in faster.finditer(t)] for t in texts] == found
+        assert sum(1 for spans in found if spans) > 500
+
+
+def test_an_equals_sign_or_a_colon_opens_the_key_value_gates_as_their_scans_do() -> None:
+    """The substring tests in front of the key/value gates only pass a clause the gates' own scans pass."""
+    rng = random.Random(23)
+    texts = ["".join(rng.choice("a=:/ x：") for _ in range(rng.randrange(0, 8))) for _ in range(3000)]
+    texts += [line.lower() for line in _lines()]
+    opened = [t for t in texts if "=" in t or _facts._COLON_OPENS.search(t)]
+    assert len(opened) > 1000
+    assert [t for t in opened if _facts._KEY_VALUE_NEEDED.search(t) is None] == []
+    assert [t for t in texts if ("=" in t or ":" in t) and _fact_patterns.ASSIGN_GATE.search(t) is None] == []

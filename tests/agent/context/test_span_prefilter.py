@@ -1,6 +1,9 @@
 """The message prefilter (`may_hold_fact`) and the span shared within one compression (`read_span`)."""
 from __future__ import annotations
 
+import random
+
+from agent.context import _span
 from agent.context._span import read_span
 from agent.context._statements import may_hold_fact
 from agent.messages import assistant, user
@@ -38,3 +41,21 @@ def test_the_span_is_read_once_for_the_same_messages() -> None:
     again = read_span(changed, None)
     assert again is not first and again == first
     assert read_span(changed, "previous handoff") is not again
+
+
+
+def test_the_speaker_names_are_read_until_too_few_lines_can_have_one() -> None:
+    """`_colon_names` stops early only where the full count falls short of the share a shared session needs."""
+    rng = random.Random(31)
+    pieces = ("ann: ", "bob: ", "cy: ", "[dan] ", "hi", " x", "eve:", ": ")
+    stopped = 0
+    for _ in range(3000):
+        users = ["".join(rng.choice(pieces) for _ in range(rng.randrange(1, 3))) for _ in range(rng.randrange(0, 12))]
+        named = [m.group(1) for text in users if (m := _span._COLON_NAME.match(text)) is not None]
+        found = _span._colon_names(users)
+        if found is None:
+            stopped += 1
+            assert len(named) < _span.SHARED_SHARE * len(users)
+        else:
+            assert found == named
+    assert stopped > 500
