@@ -176,3 +176,18 @@ def test_append_many_now_leaves_checkpoints_to_a_thread(tmp_path: Path, monkeypa
         assert outcomes == [[None], [None], None, [None], [None]]
         assert store.active_messages(sid) == [user("0"), user("1"), user("3"), user("4")]
         assert store._read("PRAGMA wal_autocheckpoint")[0][0] == WAL_AUTOCHECKPOINT_PAGES
+
+
+def test_append_many_now_alone_to_an_unknown_session_returns_its_error_and_writes_nothing(tmp_path: Path) -> None:
+    """A lone on-loop append runs without a savepoint: its failure rolls its transaction back and is returned."""
+    with SqliteSessionStore(tmp_path / "state.db") as store:
+        sid = store.ensure_session("k", platform="web", chat_id="c").id
+        (outcome,) = store.append_many_now([("nope", [user("q")])]) or [None]
+        assert isinstance(outcome, StoreError)
+        assert store.append_many_now([(sid, [user("a"), assistant("b")])]) == [None]
+        assert store.append_many_now([(sid, [user("c")])]) == [None]
+        assert [m.text for m in store.active_messages(sid)] == ["a", "b", "c"]
+        assert [r.seq for r in store.session_messages(sid)] == [0, 1, 2]
+        # Any other use of the connection first leaves the no-wait mode of the on-loop appends.
+        assert store._read("PRAGMA busy_timeout")[0][0] > 0
+        assert store._read("PRAGMA wal_autocheckpoint")[0][0] > 0
