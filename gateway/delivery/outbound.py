@@ -306,13 +306,23 @@ async def typing_while(adapter: PlatformAdapter | None, target: ChatTarget) -> A
                 await adapter.typing(target)
             await asyncio.sleep(TYPING_INTERVAL)  # a refresh timer
 
-    task = asyncio.create_task(keep_typing(), name="typing")
+    # The task is made by a callback on the next loop turn, as a new task would first run then: a body that
+    # finishes without yielding (an instant answer) costs no task, no cancel and no two turns awaiting it.
+    task: asyncio.Task[None] | None = None
+
+    def start() -> None:
+        nonlocal task
+        task = asyncio.create_task(keep_typing(), name="typing")
+
+    starting = asyncio.get_running_loop().call_soon(start)
     try:
         yield
     finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        starting.cancel()
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
 
 
 __all__ = ["Delivery", "DeliveryResult", "EditThrottle", "StreamPreview", "typing_while"]
