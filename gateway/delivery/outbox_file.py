@@ -27,8 +27,12 @@ def _item_json(item: OutboundItem) -> str:
 
 
 def _put_line(item_id: str, item: OutboundItem) -> bytes:
-    """`{"put": id, "item": "<the item's JSON as a string>"}` and a newline, as UTF-8 (what `restore` reads)."""
-    return f'{{"put": {json.dumps(item_id)}, "item": {json.dumps(_item_json(item), ensure_ascii=False)}}}\n'.encode()
+    """`{"put": id, "item": {the item's fields}}` and a newline, as UTF-8 (what `restore` reads).
+
+    The item is nested as an object: encoding its JSON a second time, as a string, cost as much as the first.
+    Files of earlier versions hold it as a string; `restore` reads both.
+    """
+    return f'{{"put": {json.dumps(item_id)}, "item": {_item_json(item)}}}\n'.encode()
 
 
 def _ack_line(item_id: str) -> bytes:
@@ -75,7 +79,8 @@ class JournaledOutbox:
             try:
                 record = json.loads(line)
                 if "put" in record:
-                    items[record["put"]] = OutboundItem.from_json(record["item"])
+                    raw = record["item"]
+                    items[record["put"]] = OutboundItem.from_json(raw) if isinstance(raw, str) else OutboundItem.from_data(raw)
                 elif "ack" in record:
                     items.pop(record["ack"], None)
             except (ValueError, KeyError, TypeError):
@@ -85,7 +90,7 @@ class JournaledOutbox:
             for item in items.values():
                 new_id = await self._inner.put(item)
                 self._unacked.add(new_id)
-                handle.write(json.dumps({"put": new_id, "item": item.to_json()}, ensure_ascii=False) + "\n")
+                handle.write(_put_line(new_id, item).decode())
         os.replace(temp, self._path)
         return len(items)
 
