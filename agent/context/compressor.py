@@ -100,23 +100,26 @@ class _PreflightCosts:
     """
 
     def __init__(self) -> None:
-        self._seen: tuple[Message, ...] = ()
+        self._seen: Sequence[Message] = ()
         self._chars = 0
         self._tokens = 0
 
     def totals(self, messages: Sequence[Message]) -> tuple[int, int]:
         # The system prompt is rebuilt for each request: cost it apart from the history.
-        head = messages[:1] if messages and messages[0].role == "system" else ()
-        history = tuple(messages[len(head):])
+        start = 1 if messages and messages[0].role == "system" else 0
+        head = messages[:start]
         seen = self._seen
-        if len(history) >= len(seen) and history[:len(seen)] == seen:
-            fresh = history[len(seen):]
+        end = start + len(seen)
+        # Slices of `messages` only (two copies, not four, of a history of thousands): a slice of another
+        # type than the one seen compares unequal, and the totals are then recounted, never wrong.
+        if len(messages) >= end and messages[start:end] == seen:
+            fresh = messages[end:]
         else:  # an equal message has the same estimate, so equality (not identity) is enough
-            fresh, self._chars, self._tokens = history, 0, 0
+            fresh, self._chars, self._tokens = messages[start:], 0, 0
         for message in fresh:
             self._chars += len(message.text)
             self._tokens += _estimate_message(message)
-        self._seen = history
+        self._seen = messages[start:]
         head_chars = sum(len(message.text) for message in head)
         return self._chars + head_chars, self._tokens + sum(_estimate_message(message) for message in head)
 
@@ -160,6 +163,7 @@ class ContextCompressor(ContextEngine):
         self._summarizer: Summarizer = summarizer if summarizer is not None else FallbackOnly()
         self._counter = counter
         self._preflight_costs = _PreflightCosts()
+        self._threshold: tuple[int, str, int] | None = None  # (window, model, threshold) last computed
         self._now = now
         self._sections = tuple(sections)
         self.state = state if state is not None else EngineState(model=model)
@@ -168,10 +172,17 @@ class ContextCompressor(ContextEngine):
 
     @property
     def threshold_tokens(self) -> int:
-        ratio = threshold_ratio(self._model, self._settings.threshold, self._settings.model_thresholds)
-        return compute_threshold(
-            self.context_length, ratio, max_tokens=self._max_tokens, threshold_tokens=self._settings.threshold_tokens
+        # Read three times a turn; it changes only with the window (learned, a fallback) or the model.
+        window, model = self.context_length, self._model
+        cached = self._threshold
+        if cached is not None and cached[0] == window and cached[1] == model:
+            return cached[2]
+        ratio = threshold_ratio(model, self._settings.threshold, self._settings.model_thresholds)
+        threshold = compute_threshold(
+            window, ratio, max_tokens=self._max_tokens, threshold_tokens=self._settings.threshold_tokens
         )
+        self._threshold = (window, model, threshold)
+        return threshold
 
     @property
     def context_length(self) -> int:
