@@ -87,17 +87,19 @@ class SessionService:
         """`persist`, carried to its end when the caller is cancelled meanwhile (as `asyncio.shield` would).
 
         A turn's plain append (the common case) waits on its group-commit entry
-        behind a shield, so no task is made per turn for it; if cancelled, the
-        append still commits and the state is saved after it, in the background.
+        directly: no task, and no shield (a future, a callback and a loop turn)
+        per turn. The entry is written even if its caller is cancelled; then the
+        state is saved after it commits, in the background.
         """
         if compressed or not new:
             await asyncio.shield(self.persist(route, agent, compressed=compressed, new=new))
             return
-        written = self._appends.append_soon(agent.session_id, new)
+        written, kept = self._appends.append_kept(agent.session_id, new)
         try:
-            await asyncio.shield(written)
+            await written
         except asyncio.CancelledError:
-            self._background(self._save_after(written, route, agent))
+            # `written` is cancelled unless it was settled just before the cancellation reached this task.
+            self._background(self._save_after(kept if written.cancelled() else written, route, agent))
             raise
         try:
             await self.agents.save(route, agent)

@@ -191,3 +191,28 @@ def test_append_many_now_alone_to_an_unknown_session_returns_its_error_and_write
         # Any other use of the connection first leaves the no-wait mode of the on-loop appends.
         assert store._read("PRAGMA busy_timeout")[0][0] > 0
         assert store._read("PRAGMA wal_autocheckpoint")[0][0] > 0
+
+
+async def test_a_kept_request_is_written_after_its_caller_is_cancelled_and_its_outcome_reaches_kept() -> None:
+    """`submit_kept`: cancelling `done` (its caller was cancelled) drops nothing; `kept` hears the outcome, `done`
+    stays as the caller left it; a plain `submit` cancelled before its batch is dropped."""
+    calls: list[list[int]] = []
+
+    def batch(requests: list[int]) -> list[int | Exception]:
+        calls.append(requests)
+        return [r * 10 if r != 3 else OSError("disk full") for r in requests]
+
+    group: GroupCommit[int, int] = GroupCommit(batch, name="test-kept")
+    done, kept = group.submit_kept(1)
+    dropped = group.submit(2)
+    failing_done, failing_kept = group.submit_kept(3)
+    done.cancel()
+    dropped.cancel()
+    failing_done.cancel()
+    assert await kept == 10
+    with pytest.raises(OSError):
+        await failing_kept
+    assert calls == [[1, 3]]
+    answered, never_needed = group.submit_kept(4)
+    assert await answered == 40
+    assert not never_needed.done()  # nobody was cancelled: nothing is left unretrieved
