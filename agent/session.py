@@ -9,6 +9,7 @@ of platforms, locks or caches: the gateway loads, saves and persists.
 from __future__ import annotations
 
 import copy
+import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -22,6 +23,7 @@ from agent.tools.base import Tool, ToolContext, ToolSource
 
 STATE_VERSION = 1
 _ENGINE_FIELDS = tuple(f.name for f in fields(EngineState))
+_ENGINE_VALUES = operator.attrgetter(*_ENGINE_FIELDS)  # one C call for every field
 
 
 def _engine_json(engine: EngineState) -> dict[str, Any]:
@@ -32,7 +34,7 @@ def _engine_json(engine: EngineState) -> dict[str, Any]:
     """
     if type(engine) is not EngineState:
         return engine.to_json()
-    out = {name: getattr(engine, name) for name in _ENGINE_FIELDS}
+    out = dict(zip(_ENGINE_FIELDS, _ENGINE_VALUES(engine)))
     out["extra"] = copy.deepcopy(engine.extra) if engine.extra else {}
     return out
 

@@ -95,14 +95,31 @@ class _PreflightCosts:
 
     Preflight runs before every request over the whole history, and a history
     usually is the previous one plus a few messages: when the previous messages
-    are still there (one tuple comparison in C, which takes the same object as
-    equal without calling `__eq__`), only the new ones are estimated.
+    are still there (one slice comparison in C, which takes the same object as
+    equal without calling `__eq__`), only the new ones are estimated; so is the
+    system prompt, again only when its text changed.
     """
 
     def __init__(self) -> None:
         self._seen: Sequence[Message] = ()
         self._chars = 0
         self._tokens = 0
+        self._head_text: str | None = None  # the last plain-text system prompt costed, and its estimate
+        self._head_tokens = 0
+
+    def _head_chars(self, head: Sequence[Message]) -> int:
+        """The system prompt's chars; its tokens are left in `_head_tokens` (estimated again only when its text changes)."""
+        if not head:
+            self._head_text, self._head_tokens = None, 0
+            return 0
+        (prompt,) = head
+        content = prompt.content
+        if isinstance(content, str) and not prompt.tool_calls:
+            if content != self._head_text:  # rebuilt for each request, but mostly the same text
+                self._head_text, self._head_tokens = content, _estimate_message(prompt)
+            return len(content)
+        self._head_text, self._head_tokens = None, _estimate_message(prompt)
+        return len(prompt.text)
 
     def totals(self, messages: Sequence[Message]) -> tuple[int, int]:
         # The system prompt is rebuilt for each request: cost it apart from the history.
@@ -120,8 +137,8 @@ class _PreflightCosts:
             self._chars += len(message.text)
             self._tokens += _estimate_message(message)
         self._seen = messages[start:]
-        head_chars = sum(len(message.text) for message in head)
-        return self._chars + head_chars, self._tokens + sum(_estimate_message(message) for message in head)
+        head_chars = self._head_chars(head)  # sets `_head_tokens`
+        return self._chars + head_chars, self._tokens + self._head_tokens
 
 
 class ContextCompressor(ContextEngine):

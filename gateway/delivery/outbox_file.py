@@ -8,6 +8,7 @@ used unwrapped. Knows only the `Outbox` Protocol, never a backend.
 from __future__ import annotations
 
 import json
+import operator
 import os
 from pathlib import Path
 
@@ -19,11 +20,12 @@ log = structlog.get_logger(__name__)
 
 COMPACT_AFTER_RECORDS = 10_000
 _ITEM_FIELDS = tuple(OutboundItem.__dataclass_fields__)
+_ITEM_VALUES = operator.attrgetter(*_ITEM_FIELDS)  # one C call for every field
 
 
 def _item_json(item: OutboundItem) -> str:
     """`item.to_json()` without `dataclasses.asdict` (same text: every field is a scalar)."""
-    return json.dumps({name: getattr(item, name) for name in _ITEM_FIELDS}, ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(dict(zip(_ITEM_FIELDS, _ITEM_VALUES(item))), ensure_ascii=False, separators=(",", ":"))
 
 
 def _put_line(item_id: str, item: OutboundItem) -> bytes:

@@ -42,3 +42,13 @@ def test_a_history_passed_as_another_sequence_type_is_recounted_the_same() -> No
     assert engine.should_compress_preflight(tuple(history), ())
     assert not engine.should_compress_preflight(tuple(history[:10]), ())
     assert engine.should_compress_preflight(history, ())
+
+
+def test_a_changed_system_prompt_is_estimated_again() -> None:
+    """The system prompt's estimate is kept while its text stays the same, and redone when it changes."""
+    engine = make()
+    history = chat(10, words=50)
+    small, huge = Message(role="system", content="be brief"), Message(role="system", content=HUGE)
+    assert not engine.should_compress_preflight([small, *history], ())
+    assert engine.should_compress_preflight([huge, *history], ())
+    assert not engine.should_compress_preflight([Message(role="system", content="be brief"), *history], ())
