@@ -49,7 +49,6 @@ class TokenCounter:
         # Tool schemas are long-lived objects counted on every request: cached by identity
         # (their `parameters` mapping is not hashable); the entry keeps the schema alive.
         self._tool_cache: dict[int, tuple[ToolSchema, int]] = {}
-        self._tools_total: tuple[tuple[ToolSchema, ...], int] | None = None
 
     def count_text(self, text: str) -> int:
         return self._encode_len(text) if text else 0
@@ -78,15 +77,7 @@ class TokenCounter:
         return sum(self.count_message(message) for message in messages) + REPLY_PRIMING_TOKENS
 
     def count_tools(self, tools: Sequence[ToolSchema]) -> int:
-        # Preflight counts the loop's schema tuple before every request: its total is kept for that tuple
-        # (immutable, and its schemas are cached by identity below anyway).
-        last = self._tools_total
-        if last is not None and last[0] is tools:
-            return last[1]
-        total = sum(self._count_tool(tool) for tool in tools)
-        if isinstance(tools, tuple):
-            self._tools_total = (tools, total)
-        return total
+        return sum(self._count_tool(tool) for tool in tools)
 
     def _count_tool(self, tool: ToolSchema) -> int:
         cached = self._tool_cache.get(id(tool))

@@ -181,6 +181,7 @@ class ContextCompressor(ContextEngine):
         self._counter = counter
         self._preflight_costs = _PreflightCosts()
         self._threshold: tuple[int, str, int] | None = None  # (window, model, threshold) last computed
+        self._tools: tuple[tuple[ToolSchema, ...], int] | None = None  # the loop's schema tuple and its tokens
         self._now = now
         self._sections = tuple(sections)
         self.state = state if state is not None else EngineState(model=model)
@@ -226,6 +227,16 @@ class ContextCompressor(ContextEngine):
 
     # ---- when -------------------------------------------------------------
 
+    def _tools_tokens(self, tools: Sequence[ToolSchema]) -> int:
+        """The schemas' tokens; the loop passes its own tuple each request, so its total is kept for it."""
+        kept = self._tools
+        if kept is not None and kept[0] is tools:
+            return kept[1]
+        tokens = self._counter.count_tools(tools)
+        if isinstance(tools, tuple):  # immutable: the same object has the same total
+            self._tools = (tools, tokens)
+        return tokens
+
     def should_compress_preflight(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> bool:
         if not self._settings.enabled:
             return False
@@ -236,7 +247,7 @@ class ContextCompressor(ContextEngine):
         chars, message_estimate = self._preflight_costs.totals(messages)
         if len(messages) <= protected and chars < threshold * PREFLIGHT_CHARS_PER_TOKEN // 2:
             return False
-        if message_estimate + self._counter.count_tools(tools) < threshold:
+        if message_estimate + self._tools_tokens(tools) < threshold:
             return False
         if self.state.usage_fits and message_estimate < threshold:
             return False  # the real usage after the last compression proved the schemas fit
