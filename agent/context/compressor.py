@@ -80,6 +80,9 @@ class _Summary:
 
 
 def _estimate_message(message: Message) -> int:
+    content = message.content
+    if type(content) is str and not message.tool_calls:  # most messages: plain text, no image, no call
+        return estimate_tokens(content) + 4
     total = estimate_tokens(message.text) + 4 + 765 * len(message.images)
     for call in message.tool_calls:
         total += estimate_tokens(call.arguments) + estimate_tokens(call.name) + 8
@@ -134,7 +137,8 @@ class _PreflightCosts:
         else:  # an equal message has the same estimate, so equality (not identity) is enough
             fresh, self._chars, self._tokens = messages[start:], 0, 0
         for message in fresh:
-            self._chars += len(message.text)
+            content = message.content
+            self._chars += len(content) if type(content) is str else len(message.text)
             self._tokens += _estimate_message(message)
         self._seen = messages[start:]
         head_chars = self._head_chars(head)  # sets `_head_tokens`
