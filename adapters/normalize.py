@@ -21,6 +21,7 @@ Knows nothing of the gateway; imports only `adapters/base.py`.
 from __future__ import annotations
 
 import dataclasses
+import operator
 import re
 
 from adapters.base import Attachment, InboundMessage
@@ -31,6 +32,7 @@ REPLACEMENT = "\ufffd"
 _LINE_BREAKING = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _LINE_FIELDS = ("platform", "chat_id", "user_id", "user_name", "message_id", "thread_id",
                 "reply_to_message_id", "delivery_id")
+_LINE_VALUES = operator.attrgetter(*_LINE_FIELDS)
 _ATTACHMENT_FIELDS = ("url", "name", "mime_type")
 
 
@@ -85,7 +87,13 @@ def _clean_already(message: InboundMessage) -> bool:
     """
     if message.attachments or not message.text.isascii() or NUL in message.text:
         return False
-    joined = "".join([value for name in _LINE_FIELDS if isinstance(value := getattr(message, name), str)])
+    # One C call reads the fields (not a getattr and an isinstance per field); None (an absent
+    # optional field) drops out, and a value that is no string is left to the field-by-field path.
+    values = [value for value in _LINE_VALUES(message) if value is not None]
+    try:
+        joined = "".join(values)
+    except TypeError:
+        return False
     return joined.isascii() and joined.isprintable()
 
 

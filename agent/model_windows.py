@@ -131,6 +131,7 @@ class ModelWindows:
         self._store = store
         self._now = now
         self._learned: dict[str, LearnedWindow] | None = None
+        self._active_window: int | None = None  # the active model's window, until a window is learned or it changes
 
     def _known(self) -> dict[str, LearnedWindow]:
         if self._learned is None:
@@ -150,9 +151,14 @@ class ModelWindows:
 
     def set_active(self, endpoint: ModelEndpoint) -> None:
         self._active = endpoint
+        self._active_window = None
 
     def active_window(self) -> int:
-        return self.window(self._active)
+        # Read about four times a turn (thresholds, hygiene); it changes only in `set_active` and `learn`.
+        window = self._active_window
+        if window is None:
+            window = self._active_window = self.window(self._active)
+        return window
 
     def learn(self, endpoint: ModelEndpoint, *, stated: int | None, request_tokens: int | None) -> int:
         """Lower `endpoint`'s window after an overflow; returns the new window.
@@ -174,6 +180,7 @@ class ModelWindows:
             return current
         window = LearnedWindow(tokens=tokens, stated=stated is not None, learned_at=self._now())
         self._known()[endpoint.key] = window
+        self._active_window = None
         try:
             self._store.save(endpoint.key, window)
         except OSError as exc:

@@ -9,6 +9,7 @@ of platforms, locks or caches: the gateway loads, saves and persists.
 from __future__ import annotations
 
 import copy
+import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -22,6 +23,7 @@ from agent.tools.base import Tool, ToolContext, ToolSource
 
 STATE_VERSION = 1
 _ENGINE_FIELDS = tuple(f.name for f in fields(EngineState))
+_ENGINE_VALUES = operator.attrgetter(*_ENGINE_FIELDS)  # one C call for every field
 
 
 def _engine_json(engine: EngineState) -> dict[str, Any]:
@@ -32,7 +34,7 @@ def _engine_json(engine: EngineState) -> dict[str, Any]:
     """
     if type(engine) is not EngineState:
         return engine.to_json()
-    out = {name: getattr(engine, name) for name in _ENGINE_FIELDS}
+    out = dict(zip(_ENGINE_FIELDS, _ENGINE_VALUES(engine)))
     out["extra"] = copy.deepcopy(engine.extra) if engine.extra else {}
     return out
 
@@ -146,6 +148,7 @@ class SessionAgent:
         engine.state = state.engine
         self.state = state
         self._base_prompt = base_prompt
+        self._prompt: tuple[str, bool, str] | None = None  # (snapshot, compacted, the system prompt built of them)
         # Scanned once: a resumed history may start with a summary (in-process flag, not stored).
         self._had_summary = any(m.compressed_summary for m in self.history)
         self.loop = ConversationLoop(
@@ -155,7 +158,15 @@ class SessionAgent:
 
     def system_prompt(self) -> str:
         compacted = self._had_summary or self.engine.state.compression_count > 0
-        return build_system_prompt(self._base_prompt, notes_snapshot=self.state.snapshot, compacted=compacted)
+        snapshot = self.state.snapshot
+        # Asked before every request, and the same until the session is compacted: the text is kept, so
+        # each request also carries the same string object (preflight compares it at once).
+        kept = self._prompt
+        if kept is not None and kept[1] == compacted and kept[0] == snapshot:
+            return kept[2]
+        prompt = build_system_prompt(self._base_prompt, notes_snapshot=snapshot, compacted=compacted)
+        self._prompt = (snapshot, compacted, prompt)
+        return prompt
 
     def export_state(self) -> AgentState:
         """The state to save, with the engine's current counters."""

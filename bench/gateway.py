@@ -42,7 +42,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-if sys.path[0] != str(ROOT):  # ahead of bench/ (this script's folder), whose gateway.py would shadow the package
+# Ahead of bench/ (this script's folder), whose gateway.py would shadow the package; only when run as the
+# script: a spawned server child re-runs this file as `__mp_main__` with the path it was given (`_start_from`
+# puts the other tree first), and putting this tree back in front made `--against` measure this tree twice.
+if __name__ == "__main__" and sys.path[0] != str(ROOT):
     sys.path.insert(0, str(ROOT))
 
 import aiohttp  # noqa: E402

@@ -80,6 +80,9 @@ class _Summary:
 
 
 def _estimate_message(message: Message) -> int:
+    content = message.content
+    if type(content) is str and not message.tool_calls:  # most messages: plain text, no image, no call
+        return estimate_tokens(content) + 4
     total = estimate_tokens(message.text) + 4 + 765 * len(message.images)
     for call in message.tool_calls:
         total += estimate_tokens(call.arguments) + estimate_tokens(call.name) + 8
@@ -95,30 +98,51 @@ class _PreflightCosts:
 
     Preflight runs before every request over the whole history, and a history
     usually is the previous one plus a few messages: when the previous messages
-    are still there (one tuple comparison in C, which takes the same object as
-    equal without calling `__eq__`), only the new ones are estimated.
+    are still there (one slice comparison in C, which takes the same object as
+    equal without calling `__eq__`), only the new ones are estimated; so is the
+    system prompt, again only when its text changed.
     """
 
     def __init__(self) -> None:
-        self._seen: tuple[Message, ...] = ()
+        self._seen: Sequence[Message] = ()
         self._chars = 0
         self._tokens = 0
+        self._head_text: str | None = None  # the last plain-text system prompt costed, and its estimate
+        self._head_tokens = 0
+
+    def _head_chars(self, head: Sequence[Message]) -> int:
+        """The system prompt's chars; its tokens are left in `_head_tokens` (estimated again only when its text changes)."""
+        if not head:
+            self._head_text, self._head_tokens = None, 0
+            return 0
+        (prompt,) = head
+        content = prompt.content
+        if isinstance(content, str) and not prompt.tool_calls:
+            if content != self._head_text:  # rebuilt for each request, but mostly the same text
+                self._head_text, self._head_tokens = content, _estimate_message(prompt)
+            return len(content)
+        self._head_text, self._head_tokens = None, _estimate_message(prompt)
+        return len(prompt.text)
 
     def totals(self, messages: Sequence[Message]) -> tuple[int, int]:
         # The system prompt is rebuilt for each request: cost it apart from the history.
-        head = messages[:1] if messages and messages[0].role == "system" else ()
-        history = tuple(messages[len(head):])
+        start = 1 if messages and messages[0].role == "system" else 0
+        head = messages[:start]
         seen = self._seen
-        if len(history) >= len(seen) and history[:len(seen)] == seen:
-            fresh = history[len(seen):]
+        end = start + len(seen)
+        # Slices of `messages` only (two copies, not four, of a history of thousands): a slice of another
+        # type than the one seen compares unequal, and the totals are then recounted, never wrong.
+        if len(messages) >= end and messages[start:end] == seen:
+            fresh = messages[end:]
         else:  # an equal message has the same estimate, so equality (not identity) is enough
-            fresh, self._chars, self._tokens = history, 0, 0
+            fresh, self._chars, self._tokens = messages[start:], 0, 0
         for message in fresh:
-            self._chars += len(message.text)
+            content = message.content
+            self._chars += len(content) if type(content) is str else len(message.text)
             self._tokens += _estimate_message(message)
-        self._seen = history
-        head_chars = sum(len(message.text) for message in head)
-        return self._chars + head_chars, self._tokens + sum(_estimate_message(message) for message in head)
+        self._seen = messages[start:]
+        head_chars = self._head_chars(head)  # sets `_head_tokens`
+        return self._chars + head_chars, self._tokens + self._head_tokens
 
 
 class ContextCompressor(ContextEngine):
@@ -160,6 +184,8 @@ class ContextCompressor(ContextEngine):
         self._summarizer: Summarizer = summarizer if summarizer is not None else FallbackOnly()
         self._counter = counter
         self._preflight_costs = _PreflightCosts()
+        self._threshold: tuple[int, str, int] | None = None  # (window, model, threshold) last computed
+        self._tools: tuple[tuple[ToolSchema, ...], int] | None = None  # the loop's schema tuple and its tokens
         self._now = now
         self._sections = tuple(sections)
         self.state = state if state is not None else EngineState(model=model)
@@ -168,10 +194,17 @@ class ContextCompressor(ContextEngine):
 
     @property
     def threshold_tokens(self) -> int:
-        ratio = threshold_ratio(self._model, self._settings.threshold, self._settings.model_thresholds)
-        return compute_threshold(
-            self.context_length, ratio, max_tokens=self._max_tokens, threshold_tokens=self._settings.threshold_tokens
+        # Read three times a turn; it changes only with the window (learned, a fallback) or the model.
+        window, model = self.context_length, self._model
+        cached = self._threshold
+        if cached is not None and cached[0] == window and cached[1] == model:
+            return cached[2]
+        ratio = threshold_ratio(model, self._settings.threshold, self._settings.model_thresholds)
+        threshold = compute_threshold(
+            window, ratio, max_tokens=self._max_tokens, threshold_tokens=self._settings.threshold_tokens
         )
+        self._threshold = (window, model, threshold)
+        return threshold
 
     @property
     def context_length(self) -> int:
@@ -198,6 +231,16 @@ class ContextCompressor(ContextEngine):
 
     # ---- when -------------------------------------------------------------
 
+    def _tools_tokens(self, tools: Sequence[ToolSchema]) -> int:
+        """The schemas' tokens; the loop passes its own tuple each request, so its total is kept for it."""
+        kept = self._tools
+        if kept is not None and kept[0] is tools:
+            return kept[1]
+        tokens = self._counter.count_tools(tools)
+        if isinstance(tools, tuple):  # immutable: the same object has the same total
+            self._tools = (tools, tokens)
+        return tokens
+
     def should_compress_preflight(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> bool:
         if not self._settings.enabled:
             return False
@@ -208,7 +251,7 @@ class ContextCompressor(ContextEngine):
         chars, message_estimate = self._preflight_costs.totals(messages)
         if len(messages) <= protected and chars < threshold * PREFLIGHT_CHARS_PER_TOKEN // 2:
             return False
-        if message_estimate + self._counter.count_tools(tools) < threshold:
+        if message_estimate + self._tools_tokens(tools) < threshold:
             return False
         if self.state.usage_fits and message_estimate < threshold:
             return False  # the real usage after the last compression proved the schemas fit

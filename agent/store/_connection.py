@@ -3,7 +3,9 @@
 Every writer takes the write lock up front (`BEGIN IMMEDIATE`) and waits up to
 `BUSY_TIMEOUT_MS` for another process; the on-loop append instead begins only
 if nobody holds the file, and commits without running SQLite's automatic WAL
-checkpoint (an fsync, milliseconds), which a writer thread's commit does.
+checkpoint (an fsync, milliseconds), which a writer thread's commit does. The
+connection is switched into that no-wait mode by the first on-loop append and
+back by the next other use, not around each append.
 """
 from __future__ import annotations
 
@@ -31,27 +33,38 @@ def configure(conn: sqlite3.Connection) -> None:
     conn.create_function("chat_tag_of", 1, chat_tag, deterministic=True)
 
 
-def begin_without_waiting(conn: sqlite3.Connection) -> bool:
-    """`BEGIN IMMEDIATE` with a busy timeout of zero; False (no transaction) when another process writes."""
+def enter_no_wait(conn: sqlite3.Connection) -> None:
+    """Switch the connection to the on-loop mode: a busy timeout of zero, no automatic checkpoint.
+
+    The store switches once and stays there while on-loop appends follow each other; any other use
+    of the connection switches back first (`leave_no_wait`): toggling both settings around every
+    append cost four statements of its ~twelve.
+    """
     conn.execute("PRAGMA busy_timeout = 0")
+    conn.execute("PRAGMA wal_autocheckpoint = 0")
+
+
+def leave_no_wait(conn: sqlite3.Connection) -> None:
+    """Back to waiting `BUSY_TIMEOUT_MS` for other processes and to SQLite's automatic checkpoint."""
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_AUTOCHECKPOINT_PAGES}")
+
+
+def begin_without_waiting(conn: sqlite3.Connection) -> bool:
+    """`BEGIN IMMEDIATE` in the no-wait mode; False (no transaction) when another process writes."""
     try:
         conn.execute("BEGIN IMMEDIATE")
     except sqlite3.OperationalError as exc:
         if is_busy(exc):
             return False
         raise
-    finally:
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     return True
 
 
 def commit_without_checkpoint(conn: sqlite3.Connection) -> None:
-    """COMMIT the open transaction without SQLite's automatic checkpoint (ROLLBACK if the commit fails)."""
-    conn.execute("PRAGMA wal_autocheckpoint = 0")
+    """COMMIT in the no-wait mode (so without SQLite's automatic checkpoint); ROLLBACK if the commit fails."""
     try:
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
         raise
-    finally:
-        conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_AUTOCHECKPOINT_PAGES}")

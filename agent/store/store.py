@@ -33,7 +33,9 @@ from agent.store._connection import (
     begin_without_waiting,
     commit_without_checkpoint,
     configure,
+    enter_no_wait,
     is_busy,
+    leave_no_wait,
 )
 from agent.store._index import FTS_BATCH_ROWS, index_queued, queue_rows, rows_wait
 from agent.store._query import chat_tag
@@ -69,6 +71,11 @@ INSERT INTO messages (session_id, chat_id, chat_tag, seq, role, content_kind, te
                       tool_call_id, name, token_count, created_at, archived)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
+_LAST_SEQ = "SELECT coalesce(max(seq), -1) FROM messages WHERE session_id = ?"
+# An append's two reads in one statement: the session's chat and its last seq.
+_CHAT_AND_LAST_SEQ = """
+SELECT chat_id, (SELECT coalesce(max(seq), -1) FROM messages WHERE session_id = ?1) FROM sessions WHERE id = ?1
+"""
 _COUNT_CHAT = """
 INSERT INTO chat_stats (chat_id, messages, chars) VALUES (?, ?, ?)
 ON CONFLICT (chat_id) DO UPDATE SET messages = messages + excluded.messages, chars = chars + excluded.chars
@@ -102,6 +109,7 @@ class SqliteSessionStore:
         self._conn: sqlite3.Connection | None = None
         self._now_commits = 0  # commits by `append_many_now` since it last declined one for a checkpoint
         self._queued_rows = 0  # rows this process queued for the full-text index since it last indexed
+        self._no_wait = False  # the connection is in the on-loop append's mode (`enter_no_wait`)
 
     @property
     def location(self) -> str:
@@ -150,8 +158,12 @@ class SqliteSessionStore:
         self._read("SELECT 1")
 
     def _require(self) -> sqlite3.Connection:
+        """The connection, in its waiting mode (every use but the on-loop append comes through here, under the lock)."""
         if self._conn is None:
             raise StoreError(f"session store {self.path} is not open; call open() first")
+        if self._no_wait:
+            leave_no_wait(self._conn)
+            self._no_wait = False
         return self._conn
 
     def _retry(self, action: Callable[[], Any]) -> Any:
@@ -332,12 +344,13 @@ class SqliteSessionStore:
         token_counts: Sequence[int] | None,
         *,
         archived: int = 0,
+        last: int | None = None,
     ) -> None:
+        """Insert after the session's last seq (`last` when the caller read it already)."""
         if token_counts is not None and len(token_counts) != len(messages):
             raise ValueError(f"token_counts has {len(token_counts)} entries for {len(messages)} messages")
-        (last,) = conn.execute(
-            "SELECT coalesce(max(seq), -1) FROM messages WHERE session_id = ?", (session_id,)
-        ).fetchone()
+        if last is None:
+            (last,) = conn.execute(_LAST_SEQ, (session_id,)).fetchone()
         tag, now = chat_tag(chat_id), self._clock()
         rows = []
         for offset, message in enumerate(messages):
@@ -402,14 +415,31 @@ class SqliteSessionStore:
         if not self._lock.acquire(blocking=False):
             return None
         try:
-            conn = self._require()
+            conn = self._conn
+            if conn is None:
+                raise StoreError(f"session store {self.path} is not open; call open() first")
+            if not self._no_wait:
+                enter_no_wait(conn)
+                self._no_wait = True
             if not begin_without_waiting(conn):
                 return None
-            try:
-                outcomes = self._append_entries(conn, batch)
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
+            if len(batch) == 1:
+                # Alone in its transaction, an append needs no savepoint: a failure rolls the whole back.
+                try:
+                    self._append_one(conn, *batch[0])
+                except (StoreError, ValueError, sqlite3.IntegrityError) as exc:
+                    conn.execute("ROLLBACK")
+                    return [exc]
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
+                outcomes: list[Exception | None] = [None]
+            else:
+                try:
+                    outcomes = self._append_entries(conn, batch)
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
             commit_without_checkpoint(conn)
             self._now_commits += 1
             return outcomes
@@ -427,7 +457,7 @@ class SqliteSessionStore:
                 continue
             conn.execute("SAVEPOINT append_one")
             try:
-                self._insert_messages(conn, session_id, self._chat_of(conn, session_id), messages, None)
+                self._append_one(conn, session_id, messages)
             except (StoreError, ValueError, sqlite3.IntegrityError) as exc:
                 conn.execute("ROLLBACK TO append_one")
                 outcomes.append(exc)
@@ -435,6 +465,15 @@ class SqliteSessionStore:
                 outcomes.append(None)
             conn.execute("RELEASE append_one")
         return outcomes
+
+    def _append_one(self, conn: sqlite3.Connection, session_id: str, messages: Sequence[Message]) -> None:
+        """One append inside the open transaction; the session's chat and last seq are read in one statement."""
+        if not messages:
+            return
+        row = conn.execute(_CHAT_AND_LAST_SEQ, (session_id,)).fetchone()
+        if row is None:
+            raise StoreError(f"no session {session_id!r} in {self.path}")
+        self._insert_messages(conn, session_id, row[0], messages, None, last=row[1])
 
     def active_messages(self, session_id: str) -> list[Message]:
         """The session's current transcript (archived generations left out)."""

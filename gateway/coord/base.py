@@ -112,7 +112,15 @@ class OutboundItem:
             ValueError: the text is not JSON or a field is missing or of the wrong type
                 (the message names the field).
         """
-        data = json.loads(raw)
+        return cls.from_data(json.loads(raw))
+
+    @classmethod
+    def from_data(cls, data: object) -> OutboundItem:
+        """`from_json` of text parsed already (an item nested as an object in a larger record).
+
+        Raises:
+            ValueError: as `from_json`.
+        """
         if not isinstance(data, dict):
             raise ValueError("outbound item: expected a JSON object")
         for name in ("platform", "chat_id", "text", "session_key"):

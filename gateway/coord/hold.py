@@ -47,7 +47,8 @@ class Held:
         self._lease: LockLease | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._task: asyncio.Task[None] | None = None
-        self.lost_event = asyncio.Event()
+        self._lost = False
+        self._lost_event: asyncio.Event | None = None  # made when asked for: most holds never are
 
     @property
     def lease(self) -> LockLease:
@@ -58,7 +59,16 @@ class Held:
     @property
     def lost(self) -> bool:
         """True once a renewal failed: another owner may now hold the lock."""
-        return self.lost_event.is_set()
+        return self._lost
+
+    @property
+    def lost_event(self) -> asyncio.Event:
+        """Set once a renewal failed (to wait for the loss)."""
+        if self._lost_event is None:
+            self._lost_event = asyncio.Event()
+            if self._lost:
+                self._lost_event.set()
+        return self._lost_event
 
     async def __aenter__(self) -> Held:
         if self._lease is not None:
@@ -110,7 +120,9 @@ class Held:
         self._task = None
         if not kept:
             log.warning("coord.lock_lost", key=self._key)
-            self.lost_event.set()
+            self._lost = True
+            if self._lost_event is not None:
+                self._lost_event.set()
             return
         self._schedule(lease)
 

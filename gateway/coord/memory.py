@@ -46,6 +46,7 @@ class MemorySessionLock:
         self._node = node
         self._held: dict[str, tuple[str, float]] = {}  # key -> (token, expires_at)
         self._changed = asyncio.Condition()
+        self._waiting = 0  # acquirers waiting on `_changed`: a release with none notifies nobody
 
     def _current(self, key: str) -> str | None:
         entry = self._held.get(key)
@@ -70,9 +71,13 @@ class MemorySessionLock:
             if remaining <= 0:
                 return None
             expires_in = self._held[key][1] - self._now()
-            async with self._changed:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._changed.wait(), timeout=min(remaining, expires_in, WAIT_SLICE))
+            self._waiting += 1
+            try:
+                async with self._changed:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._changed.wait(), timeout=min(remaining, expires_in, WAIT_SLICE))
+            finally:
+                self._waiting -= 1
 
     async def renew(self, lease: LockLease, *, ttl: float = DEFAULT_LOCK_TTL) -> bool:
         check_ttl(ttl, "SessionLock.renew")
@@ -85,8 +90,9 @@ class MemorySessionLock:
         if self._current(lease.key) != lease.token:
             return False
         del self._held[lease.key]
-        async with self._changed:
-            self._changed.notify_all()
+        if self._waiting:  # most releases (one turn per session at a time) have nobody to wake
+            async with self._changed:
+                self._changed.notify_all()
         return True
 
     async def holder(self, key: str) -> str | None:

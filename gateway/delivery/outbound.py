@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
 import structlog
@@ -293,26 +293,51 @@ class StreamPreview:
         self._text.clear()
 
 
-@contextlib.asynccontextmanager
-async def typing_while(adapter: PlatformAdapter | None, target: ChatTarget) -> AsyncIterator[None]:
-    """Show "typing…" every few seconds while the body runs."""
-    if adapter is None:
-        yield
-        return
+def typing_while(adapter: PlatformAdapter | None, target: ChatTarget) -> Typing:
+    """Show "typing…" every few seconds while the body of `async with typing_while(...)` runs."""
+    return Typing(adapter, target)
 
-    async def keep_typing() -> None:
+
+class Typing:
+    """`typing_while`'s context: "typing…" every `TYPING_INTERVAL` seconds while the body runs.
+
+    The typing task is made by a callback on the next loop turn, as a new task would first run then: a body
+    that finishes without yielding (an instant answer) costs no task, no cancel and no two turns awaiting it.
+    A class, not an `asynccontextmanager`: every turn enters one.
+    """
+
+    __slots__ = ("_adapter", "_starting", "_target", "_task")
+
+    def __init__(self, adapter: PlatformAdapter | None, target: ChatTarget) -> None:
+        self._adapter = adapter
+        self._target = target
+        self._task: asyncio.Task[None] | None = None
+        self._starting: asyncio.Handle | None = None
+
+    async def __aenter__(self) -> None:
+        if self._adapter is not None:
+            self._starting = asyncio.get_running_loop().call_soon(self._start)
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._starting is not None:
+            self._starting.cancel()
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    def _start(self) -> None:
+        self._starting = None
+        self._task = asyncio.create_task(self._keep_typing(), name="typing")
+
+    async def _keep_typing(self) -> None:
+        adapter = self._adapter
+        assert adapter is not None
         while True:
             with contextlib.suppress(AdapterError, ConnectionError, OSError):
-                await adapter.typing(target)
+                await adapter.typing(self._target)
             await asyncio.sleep(TYPING_INTERVAL)  # a refresh timer
 
-    task = asyncio.create_task(keep_typing(), name="typing")
-    try:
-        yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
 
-
-__all__ = ["Delivery", "DeliveryResult", "EditThrottle", "StreamPreview", "typing_while"]
+__all__ = ["Delivery", "DeliveryResult", "EditThrottle", "StreamPreview", "Typing", "typing_while"]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import operator
 import os
 import re
 import threading
@@ -35,10 +36,11 @@ LOG_SUFFIX = ".log"
 BAD_SUFFIX = ".bad"
 COMPACT_AFTER_BYTES = 1024 * 1024
 _FIELDS = tuple(name for name in InboundMessage.__dataclass_fields__ if name not in ("attachments", "kind"))
+_VALUES = operator.attrgetter(*_FIELDS)  # one C call for every field (not a getattr each)
 
 
 def _to_json(message: InboundMessage, *, ensure_ascii: bool = False) -> str:
-    fields = {name: getattr(message, name) for name in _FIELDS}
+    fields: dict[str, Any] = dict(zip(_FIELDS, _VALUES(message)))
     fields["attachments"] = [asdict(item) for item in message.attachments]
     return json.dumps(fields, ensure_ascii=ensure_ascii)
 

@@ -49,6 +49,8 @@ Answer = Callable[[Any, BaseException | None], None]  # (result, error): called 
 class _Pending(Generic[Request, Result]):
     request: Request
     done: asyncio.Future[Result]
+    # Set for a request written even when `done` is cancelled: it then hears the outcome instead.
+    kept: asyncio.Future[Result] | None = None
 
 
 class _Writer:
@@ -127,15 +129,32 @@ class GroupCommit(Generic[Request, Result]):
         loop = asyncio.get_running_loop()
         done: asyncio.Future[Result] = loop.create_future()
         self._queue.append(_Pending(request, done))
+        self._wake(loop)
+        return done
+
+    def submit_kept(self, request: Request) -> tuple[asyncio.Future[Result], asyncio.Future[Result]]:
+        """Queue `request` to be written even if its caller is cancelled meanwhile (as under `asyncio.shield`).
+
+        Returns `(done, kept)`: await `done`; once `done` is cancelled, `kept` holds the outcome (before
+        that it stays pending, so an outcome nobody asked for is never left unretrieved). One future
+        more than `submit`, but no shield's future, callback and loop turn between the write and its caller.
+        """
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[Result] = loop.create_future()
+        kept: asyncio.Future[Result] = loop.create_future()
+        self._queue.append(_Pending(request, done, kept))
+        self._wake(loop)
+        return done, kept
+
+    def _wake(self, loop: asyncio.AbstractEventLoop) -> None:
         if not self._busy:
             self._busy = True
             loop.call_soon(self._start)  # after this loop turn: the requests made in it go together
-        return done
 
     def _start(self) -> None:
         while self._queue:
             batch, self._queue = self._queue[: self._max_batch], self._queue[self._max_batch :]
-            batch = [entry for entry in batch if not entry.done.cancelled()]
+            batch = [entry for entry in batch if entry.kept is not None or not entry.done.cancelled()]
             if not batch:
                 continue
             requests = [entry.request for entry in batch]
@@ -165,13 +184,16 @@ class GroupCommit(Generic[Request, Result]):
     @staticmethod
     def _settle_each(batch: list[_Pending[Request, Result]], outcomes: Any, error: BaseException | None) -> None:
         for index, entry in enumerate(batch):
+            target: asyncio.Future[Result] | None = entry.done
             if entry.done.done():
+                target = entry.kept  # cancelled meanwhile: whoever carried the request on hears of it here
+            if target is None or target.done():
                 continue
             outcome = error if error is not None else outcomes[index]  # the whole call failing fails each caller
             if isinstance(outcome, BaseException):
-                entry.done.set_exception(outcome)
+                target.set_exception(outcome)
             else:
-                entry.done.set_result(outcome)
+                target.set_result(outcome)
 
 
 class AppendBatcher:
@@ -202,6 +224,10 @@ class AppendBatcher:
     def append_soon(self, session_id: str, messages: Sequence[Message]) -> asyncio.Future[None]:
         """Queue the append; the future is done once it is committed. Cancel it only to drop the append."""
         return self._group.submit((session_id, tuple(messages)))
+
+    def append_kept(self, session_id: str, messages: Sequence[Message]) -> tuple[asyncio.Future[None], asyncio.Future[None]]:
+        """Queue an append that is committed even if its caller is cancelled (`GroupCommit.submit_kept`)."""
+        return self._group.submit_kept((session_id, tuple(messages)))
 
 
 __all__ = ["AppendBatcher", "GroupCommit", "MAX_BATCH"]

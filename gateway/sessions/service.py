@@ -7,9 +7,9 @@ Knows nothing of platforms or of how a reply is delivered: callers do that with 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Coroutine, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass
+from types import TracebackType
 from typing import Any
 
 import structlog
@@ -38,6 +38,35 @@ class HeldSession:
     held: Held
 
 
+class SessionEntry:
+    """`SessionService.session`'s `async with`: the lock held, then the agent; the lock freed on exit.
+
+    A class, not an `asynccontextmanager`: entered by every job, its generator and wrapper cost more
+    calls than the lock and the agent lookup they wrap.
+    """
+
+    __slots__ = ("_agents", "_hold", "_route")
+
+    def __init__(self, agents: AgentPool, route: Route, held: Held) -> None:
+        self._agents = agents
+        self._route = route
+        self._hold = held
+
+    async def __aenter__(self) -> HeldSession:
+        held = await self._hold.__aenter__()
+        try:
+            agent = await self._agents.get(self._route)
+        except BaseException as exc:
+            await self._hold.__aexit__(type(exc), exc, exc.__traceback__)
+            raise
+        return HeldSession(agent, held)
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self._hold.__aexit__(exc_type, exc, tb)
+
+
 class SessionService:
     """Runs work on one session at a time across processes, and persists what the work changed.
 
@@ -60,11 +89,9 @@ class SessionService:
         self._finishing: set[asyncio.Future[None]] = set()  # persists carried on past a cancelled caller
         self.in_place = in_place
 
-    @asynccontextmanager
-    async def session(self, route: Route, *, wait: float | None = LOCK_WAIT) -> AsyncIterator[HeldSession]:
+    def session(self, route: Route, *, wait: float | None = LOCK_WAIT) -> SessionEntry:
         """Hold `route`'s lock (renewed while the block runs) and hand over its agent; raises `LockBusy`."""
-        async with hold(self._lock, route.key, ttl=self._lock_ttl, wait=wait) as held:
-            yield HeldSession(await self.agents.get(route), held)
+        return SessionEntry(self.agents, route, hold(self._lock, route.key, ttl=self._lock_ttl, wait=wait))
 
     async def append(self, agent: SessionAgent, messages: Sequence[Message]) -> None:
         """Add messages to the active session (group commit with other sessions' appends)."""
@@ -87,17 +114,19 @@ class SessionService:
         """`persist`, carried to its end when the caller is cancelled meanwhile (as `asyncio.shield` would).
 
         A turn's plain append (the common case) waits on its group-commit entry
-        behind a shield, so no task is made per turn for it; if cancelled, the
-        append still commits and the state is saved after it, in the background.
+        directly: no task, and no shield (a future, a callback and a loop turn)
+        per turn. The entry is written even if its caller is cancelled; then the
+        state is saved after it commits, in the background.
         """
         if compressed or not new:
             await asyncio.shield(self.persist(route, agent, compressed=compressed, new=new))
             return
-        written = self._appends.append_soon(agent.session_id, new)
+        written, kept = self._appends.append_kept(agent.session_id, new)
         try:
-            await asyncio.shield(written)
+            await written
         except asyncio.CancelledError:
-            self._background(self._save_after(written, route, agent))
+            # `written` is cancelled unless it was settled just before the cancellation reached this task.
+            self._background(self._save_after(kept if written.cancelled() else written, route, agent))
             raise
         try:
             await self.agents.save(route, agent)
@@ -141,4 +170,4 @@ class SessionService:
             return await self.agents.reset(route)
 
 
-__all__ = ["LOCK_TTL", "LOCK_WAIT", "HeldSession", "SessionService"]
+__all__ = ["LOCK_TTL", "LOCK_WAIT", "HeldSession", "SessionEntry", "SessionService"]

@@ -176,3 +176,43 @@ def test_append_many_now_leaves_checkpoints_to_a_thread(tmp_path: Path, monkeypa
         assert outcomes == [[None], [None], None, [None], [None]]
         assert store.active_messages(sid) == [user("0"), user("1"), user("3"), user("4")]
         assert store._read("PRAGMA wal_autocheckpoint")[0][0] == WAL_AUTOCHECKPOINT_PAGES
+
+
+def test_append_many_now_alone_to_an_unknown_session_returns_its_error_and_writes_nothing(tmp_path: Path) -> None:
+    """A lone on-loop append runs without a savepoint: its failure rolls its transaction back and is returned."""
+    with SqliteSessionStore(tmp_path / "state.db") as store:
+        sid = store.ensure_session("k", platform="web", chat_id="c").id
+        (outcome,) = store.append_many_now([("nope", [user("q")])]) or [None]
+        assert isinstance(outcome, StoreError)
+        assert store.append_many_now([(sid, [user("a"), assistant("b")])]) == [None]
+        assert store.append_many_now([(sid, [user("c")])]) == [None]
+        assert [m.text for m in store.active_messages(sid)] == ["a", "b", "c"]
+        assert [r.seq for r in store.session_messages(sid)] == [0, 1, 2]
+        # Any other use of the connection first leaves the no-wait mode of the on-loop appends.
+        assert store._read("PRAGMA busy_timeout")[0][0] > 0
+        assert store._read("PRAGMA wal_autocheckpoint")[0][0] > 0
+
+
+async def test_a_kept_request_is_written_after_its_caller_is_cancelled_and_its_outcome_reaches_kept() -> None:
+    """`submit_kept`: cancelling `done` (its caller was cancelled) drops nothing; `kept` hears the outcome, `done`
+    stays as the caller left it; a plain `submit` cancelled before its batch is dropped."""
+    calls: list[list[int]] = []
+
+    def batch(requests: list[int]) -> list[int | Exception]:
+        calls.append(requests)
+        return [r * 10 if r != 3 else OSError("disk full") for r in requests]
+
+    group: GroupCommit[int, int] = GroupCommit(batch, name="test-kept")
+    done, kept = group.submit_kept(1)
+    dropped = group.submit(2)
+    failing_done, failing_kept = group.submit_kept(3)
+    done.cancel()
+    dropped.cancel()
+    failing_done.cancel()
+    assert await kept == 10
+    with pytest.raises(OSError):
+        await failing_kept
+    assert calls == [[1, 3]]
+    answered, never_needed = group.submit_kept(4)
+    assert await answered == 40
+    assert not never_needed.done()  # nobody was cancelled: nothing is left unretrieved

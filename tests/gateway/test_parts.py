@@ -299,3 +299,22 @@ async def test_a_discord_reply_resent_after_its_sender_died_is_posted_once() -> 
             assert [m["content"] for m in fake.posted.values()] == ["the one answer"]
         finally:
             await adapter.stop()
+
+
+async def test_journaled_outbox_nests_the_item_and_restores_the_earlier_string_form(tmp_path: Path) -> None:
+    """A put line holds the item as an object (encoded once); a line of an earlier version (a string) still restores."""
+    path = tmp_path / "outbox.jsonl"
+    outbox = JournaledOutbox(MemoryOutbox(), path)
+    await outbox.put(OutboundItem("web", "c", None, 'say "hi"\nthen ✓', "k"))
+    outbox.close()
+    (line,) = path.read_text(encoding="utf-8").splitlines()
+    assert json.loads(line)["item"]["text"] == 'say "hi"\nthen ✓'
+    old = OutboundItem("web", "c", "t", "earlier", "k", reply_to="m1")
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps({"put": "old-1", "item": old.to_json()}, ensure_ascii=False) + "\n")
+    restored = JournaledOutbox(MemoryOutbox(), path)
+    assert await restored.restore() == 2
+    assert sorted((p.item.text, p.item.reply_to) for p in await restored.pending()) == [
+        ("earlier", "m1"), ('say "hi"\nthen ✓', None)]
+    assert [json.loads(line)["item"]["text"] for line in path.read_text(encoding="utf-8").splitlines()] == [
+        'say "hi"\nthen ✓', "earlier"]

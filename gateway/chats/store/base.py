@@ -32,8 +32,10 @@ class Usage:
     def from_json(cls, raw: object) -> Usage:
         if not isinstance(raw, dict):
             return cls()
-        values = [raw.get(k, 0) for k in ("prompt_tokens", "completion_tokens", "requests")]
-        return cls(*(int(v) if isinstance(v, int) else 0 for v in values))
+        # Read every turn (the session's running total): the three fields by hand, not by a generator.
+        prompt, completion, requests = raw.get("prompt_tokens", 0), raw.get("completion_tokens", 0), raw.get("requests", 0)
+        return cls(int(prompt) if isinstance(prompt, int) else 0, int(completion) if isinstance(completion, int) else 0,
+                   int(requests) if isinstance(requests, int) else 0)
 
     def plus(self, other: Usage) -> Usage:
         return Usage(

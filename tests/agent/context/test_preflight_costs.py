@@ -32,3 +32,23 @@ def test_an_equal_copy_of_the_history_is_estimated_the_same() -> None:
     copies = [dataclasses.replace(message) for message in history]
     assert engine.should_compress_preflight(copies, ())
     assert not engine.should_compress_preflight(copies[:-1], ())
+
+
+def test_a_history_passed_as_another_sequence_type_is_recounted_the_same() -> None:
+    """Prefixes are compared as slices of what is passed: a tuple after a list is recounted, never mis-added."""
+    engine = make()
+    history = [*chat(10, words=50), Message(role="user", content=HUGE)]
+    assert engine.should_compress_preflight(history, ())
+    assert engine.should_compress_preflight(tuple(history), ())
+    assert not engine.should_compress_preflight(tuple(history[:10]), ())
+    assert engine.should_compress_preflight(history, ())
+
+
+def test_a_changed_system_prompt_is_estimated_again() -> None:
+    """The system prompt's estimate is kept while its text stays the same, and redone when it changes."""
+    engine = make()
+    history = chat(10, words=50)
+    small, huge = Message(role="system", content="be brief"), Message(role="system", content=HUGE)
+    assert not engine.should_compress_preflight([small, *history], ())
+    assert engine.should_compress_preflight([huge, *history], ())
+    assert not engine.should_compress_preflight([Message(role="system", content="be brief"), *history], ())

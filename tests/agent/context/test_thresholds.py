@@ -68,3 +68,26 @@ def test_tail_budget_is_threshold_times_ratio() -> None:
     """The tail budget is threshold x target_ratio."""
     assert tail_budget(64_000, 0.20) == 12_800
     assert make(context_length=128_000, target_ratio=0.25).tail_budget == 16_000
+
+
+def test_engine_threshold_follows_the_window_and_the_model() -> None:
+    """threshold_tokens is kept between reads, but a new window (learned, a fallback) or model changes it at once."""
+    from agent.context.compressor import ContextCompressor
+    from agent.settings import CompressionSettings
+    from agent.tokens import estimate_counter
+
+    class Window:
+        tokens = 400_000
+
+        def active_window(self) -> int:
+            return self.tokens
+
+    window = Window()
+    engine = ContextCompressor(CompressionSettings(model_thresholds={"small": 0.25}), context_length=400_000,
+                               model="big", counter=estimate_counter(), window=window)
+    first = engine.threshold_tokens
+    assert engine.threshold_tokens == first
+    window.tokens = 200_000
+    assert engine.threshold_tokens == compute_threshold(200_000, CompressionSettings().threshold)
+    engine.on_model_switch("small")
+    assert engine.threshold_tokens == compute_threshold(200_000, 0.25)
