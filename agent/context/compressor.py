@@ -31,6 +31,7 @@ from agent.context._handoff import (
 )
 from agent.context._images import strip_old_images
 from agent.context._pairing import link_tool_results
+from agent.context._preflight import PreflightCosts, estimate_messages
 from agent.context._prune import cap_oversized, proactive_candidates, prune_old, relieve_tail_pressure
 from agent.context._reassemble import assemble, choose_role
 from agent.context._sanitize import sanitize_tool_pairs
@@ -50,7 +51,7 @@ from agent.context.thresholds import compute_threshold, summary_budget, tail_bud
 from agent.messages import Message, ToolSchema
 from agent.model_windows import WindowSource
 from agent.settings import CompressionSettings
-from agent.tokens import TokenCounter, estimate_tokens
+from agent.tokens import TokenCounter
 from chorus_errors import ModelAuthError, ModelError, ModelNotConfigured, ModelUnavailable
 
 log = structlog.get_logger(__name__)
@@ -77,72 +78,6 @@ class _Summary:
     kind: SummaryKind
     sections: tuple[str, ...]
     drops: SectionDrops = SectionDrops()
-
-
-def _estimate_message(message: Message) -> int:
-    content = message.content
-    if type(content) is str and not message.tool_calls:  # most messages: plain text, no image, no call
-        return estimate_tokens(content) + 4
-    total = estimate_tokens(message.text) + 4 + 765 * len(message.images)
-    for call in message.tool_calls:
-        total += estimate_tokens(call.arguments) + estimate_tokens(call.name) + 8
-    return total
-
-
-def _estimate_messages(messages: Sequence[Message]) -> int:
-    return sum(_estimate_message(message) for message in messages)
-
-
-class _PreflightCosts:
-    """(chars, estimated tokens) of a history, updated incrementally.
-
-    Preflight runs before every request over the whole history, and a history
-    usually is the previous one plus a few messages: when the previous messages
-    are still there (one slice comparison in C, which takes the same object as
-    equal without calling `__eq__`), only the new ones are estimated; so is the
-    system prompt, again only when its text changed.
-    """
-
-    def __init__(self) -> None:
-        self._seen: Sequence[Message] = ()
-        self._chars = 0
-        self._tokens = 0
-        self._head_text: str | None = None  # the last plain-text system prompt costed, and its estimate
-        self._head_tokens = 0
-
-    def _head_chars(self, head: Sequence[Message]) -> int:
-        """The system prompt's chars; its tokens are left in `_head_tokens` (estimated again only when its text changes)."""
-        if not head:
-            self._head_text, self._head_tokens = None, 0
-            return 0
-        (prompt,) = head
-        content = prompt.content
-        if isinstance(content, str) and not prompt.tool_calls:
-            if content != self._head_text:  # rebuilt for each request, but mostly the same text
-                self._head_text, self._head_tokens = content, _estimate_message(prompt)
-            return len(content)
-        self._head_text, self._head_tokens = None, _estimate_message(prompt)
-        return len(prompt.text)
-
-    def totals(self, messages: Sequence[Message]) -> tuple[int, int]:
-        # The system prompt is rebuilt for each request: cost it apart from the history.
-        start = 1 if messages and messages[0].role == "system" else 0
-        head = messages[:start]
-        seen = self._seen
-        end = start + len(seen)
-        # Slices of `messages` only (two copies, not four, of a history of thousands): a slice of another
-        # type than the one seen compares unequal, and the totals are then recounted, never wrong.
-        if len(messages) >= end and messages[start:end] == seen:
-            fresh = messages[end:]
-        else:  # an equal message has the same estimate, so equality (not identity) is enough
-            fresh, self._chars, self._tokens = messages[start:], 0, 0
-        for message in fresh:
-            content = message.content
-            self._chars += len(content) if type(content) is str else len(message.text)
-            self._tokens += _estimate_message(message)
-        self._seen = messages[start:]
-        head_chars = self._head_chars(head)  # sets `_head_tokens`
-        return self._chars + head_chars, self._tokens + self._head_tokens
 
 
 class ContextCompressor(ContextEngine):
@@ -183,7 +118,7 @@ class ContextCompressor(ContextEngine):
         self._model = model
         self._summarizer: Summarizer = summarizer if summarizer is not None else FallbackOnly()
         self._counter = counter
-        self._preflight_costs = _PreflightCosts()
+        self._preflight_costs = PreflightCosts()
         self._threshold: tuple[int, str, int] | None = None  # (window, model, threshold) last computed
         self._tools: tuple[tuple[ToolSchema, ...], int] | None = None  # the loop's schema tuple and its tokens
         self._now = now
@@ -483,7 +418,7 @@ class ContextCompressor(ContextEngine):
         tokens_after = self._counter.count_messages(final)
         kept = sum(self._counter.count_message(m) for m in original[: split.head_end])
         kept += sum(split.tail_tokens) + sum(self._counter.count_message(original[i]) for i in split.pinned)
-        tokens_before = kept + _estimate_messages(dropped) + 3
+        tokens_before = kept + estimate_messages(dropped) + 3
         if tokens_after * 2 > tokens_before:
             tokens_before = self._counter.count_messages(original)
         return tokens_before, tokens_after
@@ -543,7 +478,7 @@ class ContextCompressor(ContextEngine):
             request = SummaryRequest(
                 turns=turns,
                 previous_summary=previous_body,
-                budget_tokens=summary_budget(_estimate_messages(dropped), self.context_length),
+                budget_tokens=summary_budget(estimate_messages(dropped), self.context_length),
             )
             try:
                 text = await self._summarizer.summarize(request)
