@@ -24,9 +24,11 @@ gateway of another source tree (say a checkout of `main`), and prints this
 tree's CPU per message and rate over that one's: a before/after measured side
 by side in one run, so a busy machine moves both alike; `--rounds N` repeats
 that N times per level, alternating which goes first, and prints the medians.
+Without `--against`, `--rounds N` repeats the echo/gateway pair N times per
+level the same way, and the median of the per-round ratios is the verdict.
 
 Run: `.venv/bin/python bench/gateway.py [--model instant|openai] [--chats 1,100,1000] [--messages 400] [--store URL]
-[--against DIR [--rounds N]]`
+[--against DIR] [--rounds N]`
 """
 from __future__ import annotations
 
@@ -175,6 +177,37 @@ async def _against(gateway: ServerProcess, old: ServerProcess, first: Result, ec
           flush=True)
 
 
+async def _echo_rounds(echo: ServerProcess, gateway: ServerProcess, chats: int, per_chat: int,
+                       rounds: int) -> tuple[Result, Result]:
+    """Echo and gateway `rounds` times at one level, alternating which goes first; returns the first pair.
+
+    A busy machine moves a single run's ratio by a fifth either way; with several rounds the verdict is the
+    median of the per-round ratios, each pair measured back to back.
+    """
+    pairs: list[tuple[Result, Result]] = []
+    for round_ in range(rounds):
+        tag = f"e{round_}" if round_ else ""  # chats of their own: a message id sent again would be dropped
+        if round_ % 2:
+            gateway_result = await drive("gateway", gateway, chats, per_chat, tag=tag)
+            echo_result = await drive("echo", echo, chats, per_chat, tag=tag)
+        else:
+            echo_result = await drive("echo", echo, chats, per_chat, tag=tag)
+            gateway_result = await drive("gateway", gateway, chats, per_chat, tag=tag)
+        print(_row(echo_result), flush=True)
+        print(_row(gateway_result), flush=True)
+        print(_ratio(gateway_result, echo_result, f"chats={chats}"), flush=True)
+        pairs.append((gateway_result, echo_result))
+    if rounds > 1:
+        cpu = sorted(g.cpu_us / e.cpu_us for g, e in pairs)
+        rate = sorted(g.rate / e.rate for g, e in pairs)
+        cpu_x, rate_x = statistics.median(cpu), statistics.median(rate)
+        ok = "MET" if cpu_x <= TARGET_CPU_X_ECHO and rate_x >= TARGET_RATE_RATIO else "MISSED"
+        print(f"{'median':8} {f'chats={chats}':>11} cpu x{cpu_x:.1f} [{cpu[0]:.1f}-{cpu[-1]:.1f}] "
+              f"(target <= {TARGET_CPU_X_ECHO:.0f}x)  rate x{rate_x:.3f} [{rate[0]:.3f}-{rate[-1]:.3f}] "
+              f"(target >= {TARGET_RATE_RATIO})  of {rounds} rounds  [{ok} for the instant model]", flush=True)
+    return pairs[0]
+
+
 async def instant_levels(echo: ServerProcess, levels: list[int], messages: int, store_url: str | None = None,
                          against: Path | None = None, rounds: int = 1) -> None:
     """Each level on the SQLite gateway, and with `store_url` on a PostgreSQL one too, side by side."""
@@ -187,11 +220,8 @@ async def instant_levels(echo: ServerProcess, levels: list[int], messages: int, 
         try:
             for chats in levels:
                 per_chat = max(1, messages // chats)
-                echo_result = await drive("echo", echo, chats, per_chat)
-                gateway_result = await drive("gateway", gateway, chats, per_chat)
-                print(_row(echo_result), flush=True)
-                print(_row(gateway_result), flush=True)
-                print(_ratio(gateway_result, echo_result, f"chats={chats}"), flush=True)
+                echo_result, gateway_result = await _echo_rounds(echo, gateway, chats, per_chat,
+                                                                 1 if old is not None else rounds)
                 if old is not None:
                     await _against(gateway, old, gateway_result, echo_result, chats, per_chat, rounds)
                 if pg is not None:
@@ -312,7 +342,8 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--against", default=None, metavar="DIR", type=Path,
                         help="also run the gateway of this source tree at each level, right after this one's")
     parser.add_argument("--rounds", type=int, default=1,
-                        help="with --against: rounds per level, alternating which gateway goes first (medians printed)")
+                        help="rounds per level, alternating which server goes first (medians printed): echo and "
+                             "gateway, or with --against this tree's gateway and the other's")
     args = parser.parse_args(argv)
     if args.store is not None and not args.store.startswith(("postgresql://", "postgres://")):
         print("bench/gateway.py: --store must be a postgresql://user@host:port/db URL", file=sys.stderr)

@@ -45,6 +45,7 @@ from gateway.intake.queueing import BusyMode, Job, SessionLanes
 from gateway.intake.routing import Route
 from gateway.ops.events import DeadLettered, EventBus, MessageAccepted, TaskDied
 from gateway.ops.health import Readiness, StoreHealth
+from gateway.ops.logs import kept
 from gateway.ops.supervise import Supervisor
 from gateway.sessions.agents import AgentPool
 from gateway.sessions.hygiene import estimate_history_tokens
@@ -392,8 +393,9 @@ class Gateway:
             if journal_entry is not None:
                 self.parts.journal.done(journal_entry)
             return
-        log.info("intake.accepted", platform=message.platform, verdict=decision.verdict, message_id=message.message_id,
-                 resumed=resumed)
+        if kept("intake.accepted"):
+            log.info("intake.accepted", platform=message.platform, verdict=decision.verdict,
+                     message_id=message.message_id, resumed=resumed)
         self.parts.bus.publish(MessageAccepted(message.platform, decision.verdict))
         command = decision.trigger.command if decision.trigger else None
         refusal = admin_refusal(command, message, self.parts.policy) if command and self.parts.policy else None

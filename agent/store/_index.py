@@ -26,6 +26,11 @@ def queue_rows(conn: sqlite3.Connection, session_id: str, after_seq: int) -> Non
     conn.execute(_QUEUE, (session_id, after_seq))
 
 
+def queue_rows_many(conn: sqlite3.Connection, appended: list[tuple[str, int]]) -> None:
+    """`queue_rows` for several (session id, seq before its rows) in one call."""
+    conn.executemany(_QUEUE, appended)
+
+
 def index_queued(conn: sqlite3.Connection) -> None:
     """Index every queued row, any process's, in the open transaction, and empty the queue."""
     conn.execute(_INDEX)

@@ -29,6 +29,7 @@ from typing import Any
 import structlog
 
 from agent.messages import Message
+from agent.store._append import COUNT_CHAT, INSERT_MESSAGE, append_batch, message_rows, optional_utf8
 from agent.store._connection import (
     begin_without_waiting,
     commit_without_checkpoint,
@@ -38,7 +39,6 @@ from agent.store._connection import (
     leave_no_wait,
 )
 from agent.store._index import FTS_BATCH_ROWS, index_queued, queue_rows, rows_wait
-from agent.store._query import chat_tag
 from agent.store._schema import StoreError, apply_migrations
 from agent.store._search import search_chat
 from agent.store.records import (
@@ -49,8 +49,6 @@ from agent.store.records import (
     StoredMessage,
     StoredSession,
     StoreStats,
-    encode_content,
-    encode_tool_calls,
     message_from_row,
     session_from_row,
     valid_utf8,
@@ -66,24 +64,11 @@ COMPACT_PAGES_PER_STEP = 2_000
 # thread's commit of it checkpoints when the WAL is past SQLite's default of 1000 pages.
 NOW_COMMITS_PER_CHECKPOINT = 100
 
-_INSERT_MESSAGE = """
-INSERT INTO messages (session_id, chat_id, chat_tag, seq, role, content_kind, text, text_chars, parts, tool_calls,
-                      tool_call_id, name, token_count, created_at, archived)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-"""
 _LAST_SEQ = "SELECT coalesce(max(seq), -1) FROM messages WHERE session_id = ?"
 # An append's two reads in one statement: the session's chat and its last seq.
 _CHAT_AND_LAST_SEQ = """
 SELECT chat_id, (SELECT coalesce(max(seq), -1) FROM messages WHERE session_id = ?1) FROM sessions WHERE id = ?1
 """
-_COUNT_CHAT = """
-INSERT INTO chat_stats (chat_id, messages, chars) VALUES (?, ?, ?)
-ON CONFLICT (chat_id) DO UPDATE SET messages = messages + excluded.messages, chars = chars + excluded.chars
-"""
-
-
-def _optional_utf8(text: str | None) -> str | None:
-    return None if text is None else valid_utf8(text)
 
 
 def _new_id() -> str:
@@ -285,7 +270,7 @@ class SqliteSessionStore:
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 session.id, key, platform, chat_id, parent_id, session.created_at, session.ended_at,
-                int(active), _optional_utf8(title), valid_utf8(json.dumps(dict(meta), ensure_ascii=False)) if meta else None,
+                int(active), optional_utf8(title), valid_utf8(json.dumps(dict(meta), ensure_ascii=False)) if meta else None,
             ),
         )
         return session
@@ -351,19 +336,11 @@ class SqliteSessionStore:
             raise ValueError(f"token_counts has {len(token_counts)} entries for {len(messages)} messages")
         if last is None:
             (last,) = conn.execute(_LAST_SEQ, (session_id,)).fetchone()
-        tag, now = chat_tag(chat_id), self._clock()
-        rows = []
-        for offset, message in enumerate(messages):
-            kind, text, parts = encode_content(message)
-            rows.append((
-                session_id, chat_id, tag, last + 1 + offset, message.role, kind, text, len(text), parts,
-                encode_tool_calls(message.tool_calls), _optional_utf8(message.tool_call_id), _optional_utf8(message.name),
-                token_counts[offset] if token_counts is not None else None, now, archived,
-            ))
-        conn.executemany(_INSERT_MESSAGE, rows)
+        rows, chars = message_rows(session_id, chat_id, last + 1, messages, token_counts, self._clock(), archived)
+        conn.executemany(INSERT_MESSAGE, rows)
         queue_rows(conn, session_id, last)
         self._queued_rows += len(rows)
-        conn.execute(_COUNT_CHAT, (chat_id, len(rows), sum(row[7] for row in rows)))
+        conn.execute(COUNT_CHAT, (chat_id, len(rows), chars))
 
     def _chat_of(self, conn: sqlite3.Connection, session_id: str) -> str:
         row = conn.execute("SELECT chat_id FROM sessions WHERE id = ?", (session_id,)).fetchone()
@@ -449,7 +426,24 @@ class SqliteSessionStore:
     def _append_entries(
         self, conn: sqlite3.Connection, batch: Sequence[tuple[str, Sequence[Message]]]
     ) -> list[Exception | None]:
-        """The appends of `batch` inside the open transaction, each under a savepoint of its own."""
+        """The appends of `batch` inside the open transaction, in a few statements for the whole batch
+        (`append_batch`); if one of those fails, rolled back and written again entry by entry."""
+        conn.execute("SAVEPOINT append_batch")
+        try:
+            outcomes, queued = append_batch(conn, batch, now=self._clock(), where=str(self.path))
+        except (StoreError, ValueError, sqlite3.IntegrityError):
+            conn.execute("ROLLBACK TO append_batch")
+            conn.execute("RELEASE append_batch")
+            return self._append_each(conn, batch)
+        conn.execute("RELEASE append_batch")
+        self._queued_rows += queued
+        return outcomes
+
+    def _append_each(
+        self, conn: sqlite3.Connection, batch: Sequence[tuple[str, Sequence[Message]]]
+    ) -> list[Exception | None]:
+        """The appends of `batch` inside the open transaction, each under a savepoint of its own: one that
+        fails leaves the others in."""
         outcomes: list[Exception | None] = []
         for session_id, messages in batch:
             if not messages:
@@ -495,7 +489,7 @@ class SqliteSessionStore:
             ).fetchall()
             conn.executemany("DELETE FROM messages WHERE id = ?", [(row[0],) for row in rows])
             if rows:
-                conn.execute(_COUNT_CHAT, (rows[0][1], -len(rows), -sum(int(row[2]) for row in rows)))
+                conn.execute(COUNT_CHAT, (rows[0][1], -len(rows), -sum(int(row[2]) for row in rows)))
         return len(rows)
 
     def session_messages(self, session_id: str, *, include_archived: bool = True) -> list[StoredMessage]:

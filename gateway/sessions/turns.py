@@ -38,7 +38,7 @@ from gateway.delivery.tool_progress import ProgressMode, ToolProgress
 from gateway.intake.journals import Journal, SharedJournal
 from gateway.intake.queueing import Job
 from gateway.ops.events import EventBus, HygieneRan, TurnFailed, TurnFinished
-from gateway.ops.logs import bind_message_context
+from gateway.ops.logs import bind_message_context, kept
 from gateway.sessions.hygiene import check_hygiene
 from gateway.sessions.media import MediaReader, TurnRefused, describe_all
 from gateway.sessions.service import SessionService
@@ -385,20 +385,8 @@ class TurnRunner:
             await preview.settle()
         delivered = await self._deliver(job, result.reply, draft=preview.draft if preview else draft)
         self.turns_run += 1
-        log.info(
-            "turn.finished",
-            latency_ms=round((time.monotonic() - started) * 1000, 1),
-            queue_ms=round((time.time() - job.accepted_at) * 1000, 1) if job.accepted_at else None,
-            requests=result.usage.requests,
-            prompt_tokens=result.usage.prompt_tokens,
-            completion_tokens=result.usage.completion_tokens,
-            last_prompt_tokens=result.usage.last_prompt_tokens,
-            compressions=sum(1 for c in result.compressions if c.changed) + (1 if hygiene and hygiene.changed else 0),
-            hygiene=hygiene.outcome if hygiene else "none",
-            stop_reason=result.stop_reason,
-            delivered=delivered,
-            messages=len(agent.history),
-        )
+        if kept("turn.finished"):
+            self._log_finished(job, agent, result, hygiene, started=started, delivered=delivered)
         self._bus.publish(TurnFinished(
             platform=job.message.platform, session_key=job.route.key, latency_seconds=time.monotonic() - started,
             lock_wait_seconds=lock_wait, prompt_tokens=result.usage.prompt_tokens,
@@ -413,6 +401,25 @@ class TurnRunner:
             )
             self._syncs.add(sync)
             sync.add_done_callback(self._syncs.discard)
+
+    @staticmethod
+    def _log_finished(job: Job, agent: SessionAgent, result: TurnResult, hygiene: CompressionResult | None, *,
+                      started: float, delivered: bool) -> None:
+        """The turn's canonical line (`turn.finished`)."""
+        log.info(
+            "turn.finished",
+            latency_ms=round((time.monotonic() - started) * 1000, 1),
+            queue_ms=round((time.time() - job.accepted_at) * 1000, 1) if job.accepted_at else None,
+            requests=result.usage.requests,
+            prompt_tokens=result.usage.prompt_tokens,
+            completion_tokens=result.usage.completion_tokens,
+            last_prompt_tokens=result.usage.last_prompt_tokens,
+            compressions=sum(1 for c in result.compressions if c.changed) + (1 if hygiene and hygiene.changed else 0),
+            hygiene=hygiene.outcome if hygiene else "none",
+            stop_reason=result.stop_reason,
+            delivered=delivered,
+            messages=len(agent.history),
+        )
 
     def _count_usage(self, job: Job, agent: SessionAgent, usage: TurnUsage) -> None:
         """This session's running total (in the agent state) and the chat's all-time total (in the chat store)."""

@@ -77,6 +77,49 @@ def test_append_many_rolls_back_only_the_failing_entry(tmp_path: Path) -> None:
 
 
 
+
+def _chat_counters(path: Path, chat_id: str) -> tuple[int, int]:
+    with sqlite3.connect(path) as db:
+        row = db.execute("SELECT messages, chars FROM chat_stats WHERE chat_id = ?", (chat_id,)).fetchone()
+    return (int(row[0]), int(row[1])) if row else (0, 0)
+
+
+def test_append_many_numbers_a_sessions_entries_in_order_and_counts_and_indexes_every_row(tmp_path: Path) -> None:
+    """A batch holding one session twice and two chats: what one append after another would have written."""
+    with SqliteSessionStore(tmp_path / "state.db") as store:
+        one = store.ensure_session("k1", platform="web", chat_id="c1").id
+        two = store.ensure_session("k2", platform="web", chat_id="c2").id
+        store.append(one, [user("before")])
+        outcomes = store.append_many([
+            (one, [user("walrus alpha"), assistant("ok")]), (two, [user("walrus beta")]), (one, [user("walrus gamma")]),
+        ])
+        assert outcomes == [None, None, None]
+        assert [m.seq for m in store.session_messages(one)] == [0, 1, 2, 3]
+        assert store.active_messages(one) == [user("before"), user("walrus alpha"), assistant("ok"), user("walrus gamma")]
+        assert store.active_messages(two) == [user("walrus beta")]
+        assert {hit.snippet.replace("*", "") for hit in store.search("c1", "walrus")} == {"walrus alpha", "walrus gamma"}
+        assert [hit.snippet.replace("*", "") for hit in store.search("c2", "walrus")] == ["walrus beta"]
+    chars = len("before") + len("walrus alpha") + len("ok") + len("walrus gamma")
+    assert _chat_counters(tmp_path / "state.db", "c1") == (4, chars)
+    assert _chat_counters(tmp_path / "state.db", "c2") == (1, len("walrus beta"))
+
+
+def test_append_many_keeps_the_other_entries_when_the_database_refuses_one_row(tmp_path: Path) -> None:
+    """A constraint failing on one entry's row (here a trigger) rolls back that entry alone, as its own append would."""
+    with SqliteSessionStore(tmp_path / "state.db") as store:
+        one = store.ensure_session("k1", platform="web", chat_id="c1").id
+        two = store.ensure_session("k2", platform="web", chat_id="c2").id
+    with sqlite3.connect(tmp_path / "state.db") as db:
+        db.execute("CREATE TRIGGER refuse BEFORE INSERT ON messages WHEN NEW.text = 'boom' "
+                   "BEGIN SELECT RAISE(ABORT, 'refused'); END")
+    with SqliteSessionStore(tmp_path / "state.db") as store:
+        outcomes = store.append_many([(one, [user("a")]), (two, [user("fine"), user("boom")]), (one, [user("c")])])
+        assert [type(o).__name__ if o else None for o in outcomes] == [None, "IntegrityError", None]
+        assert store.active_messages(one) == [user("a"), user("c")]
+        assert store.active_messages(two) == []
+        assert [hit.snippet.replace("*", "") for hit in store.search("c1", "c")] == ["c"]
+    assert _chat_counters(tmp_path / "state.db", "c2") == (0, 0)
+
 async def test_a_batch_that_raises_fails_each_of_its_callers_and_the_writer_goes_on() -> None:
     """The whole call failing reaches every caller of that batch; the writer thread then runs the next batch."""
     calls: list[list[int]] = []
