@@ -179,7 +179,7 @@ async def _against(gateway: ServerProcess, old: ServerProcess, first: Result, ec
 
 async def _echo_rounds(echo: ServerProcess, gateway: ServerProcess, chats: int, per_chat: int,
                        rounds: int) -> tuple[Result, Result]:
-    """Echo and gateway `rounds` times at one level, alternating which goes first; returns the first pair.
+    """Echo and gateway `rounds` times at one level, alternating which goes first; returns the first (echo, gateway).
 
     A busy machine moves a single run's ratio by a fifth either way; with several rounds the verdict is the
     median of the per-round ratios, each pair measured back to back.
@@ -196,10 +196,10 @@ async def _echo_rounds(echo: ServerProcess, gateway: ServerProcess, chats: int, 
         print(_row(echo_result), flush=True)
         print(_row(gateway_result), flush=True)
         print(_ratio(gateway_result, echo_result, f"chats={chats}"), flush=True)
-        pairs.append((gateway_result, echo_result))
+        pairs.append((echo_result, gateway_result))
     if rounds > 1:
-        cpu = sorted(g.cpu_us / e.cpu_us for g, e in pairs)
-        rate = sorted(g.rate / e.rate for g, e in pairs)
+        cpu = sorted(g.cpu_us / e.cpu_us for e, g in pairs)
+        rate = sorted(g.rate / e.rate for e, g in pairs)
         cpu_x, rate_x = statistics.median(cpu), statistics.median(rate)
         ok = "MET" if cpu_x <= TARGET_CPU_X_ECHO and rate_x >= TARGET_RATE_RATIO else "MISSED"
         print(f"{'median':8} {f'chats={chats}':>11} cpu x{cpu_x:.1f} [{cpu[0]:.1f}-{cpu[-1]:.1f}] "

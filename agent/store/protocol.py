@@ -99,7 +99,7 @@ class SessionStore(Protocol):
 
 @runtime_checkable
 class LocalAppends(Protocol):
-    """A store whose appends are local and short (SQLite under home): a lone one may run on the caller's thread.
+    """A store whose appends are local and short (SQLite under home): a small batch may run on the caller's thread.
 
     A networked store (PostgreSQL) does not offer this: its appends always go
     through the writer thread.

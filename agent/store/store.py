@@ -382,9 +382,9 @@ class SqliteSessionStore:
         of zero for the `BEGIN`), and its commit never checkpoints the WAL (an
         fsync): every `NOW_COMMITS_PER_CHECKPOINT`-th call declines, so that
         append's commit on a thread checkpoints; so does one that would fill the
-        full-text index (a batch of rows, milliseconds). The gateway runs a lone
-        append this way on its event loop: a round trip to a writer thread costs
-        ~70 us of CPU beside the commit's ~80 us (`LocalAppends`).
+        full-text index (a batch of rows, milliseconds). The gateway runs a small
+        batch of appends this way on its event loop: a round trip to a writer thread
+        costs ~70 us of CPU beside a lone commit's ~80 us (`LocalAppends`).
         """
         if self._now_commits >= NOW_COMMITS_PER_CHECKPOINT or self._queued_rows >= FTS_BATCH_ROWS:
             self._now_commits = 0

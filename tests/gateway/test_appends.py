@@ -11,7 +11,7 @@ import pytest
 
 from agent.messages import Message, assistant, user
 from agent.store import SqliteSessionStore, StoreError
-from gateway.sessions.appends import AppendBatcher, GroupCommit
+from gateway.sessions.appends import MAX_INLINE_BATCH, AppendBatcher, GroupCommit
 
 
 class CountingStore(SqliteSessionStore):
@@ -34,7 +34,7 @@ class CountingStore(SqliteSessionStore):
 
 
 async def test_appends_queued_together_share_one_transaction(tmp_path: Path) -> None:
-    """Appends made in the same loop turn go in one transaction on the writer thread; a lone later one at once."""
+    """Appends made in the same loop turn go in one transaction, run on the loop (a small batch); a lone later one too."""
     store = CountingStore(tmp_path / "state.db")
     store.open()
     try:
@@ -42,7 +42,8 @@ async def test_appends_queued_together_share_one_transaction(tmp_path: Path) -> 
         batcher = AppendBatcher(store)
         await asyncio.gather(*(batcher.append(sid, [user(f"q{n}"), assistant(f"a{n}")]) for n, sid in enumerate(ids)))
         await batcher.append(ids[0], [user("again")])
-        assert store.batches == [("store-appends", 5), ("now:" + threading.current_thread().name, 1)]
+        loop_thread = "now:" + threading.current_thread().name
+        assert store.batches == [(loop_thread, 5), (loop_thread, 1)]
         assert [store.active_messages(sid) for sid in ids[1:]] == [
             [user(f"q{n}"), assistant(f"a{n}")] for n in range(1, 5)
         ]
@@ -50,6 +51,19 @@ async def test_appends_queued_together_share_one_transaction(tmp_path: Path) -> 
     finally:
         store.close()
 
+
+async def test_a_batch_over_the_inline_limit_goes_to_the_writer_thread(tmp_path: Path) -> None:
+    """More appends in one loop turn than `MAX_INLINE_BATCH` are one transaction on the writer thread, not the loop."""
+    store = CountingStore(tmp_path / "state.db")
+    store.open()
+    try:
+        ids = [store.ensure_session(f"k{n}", platform="web", chat_id=f"c{n}").id for n in range(MAX_INLINE_BATCH + 1)]
+        batcher = AppendBatcher(store)
+        await asyncio.gather(*(batcher.append(sid, [user(f"q{n}")]) for n, sid in enumerate(ids)))
+        assert store.batches == [("store-appends", MAX_INLINE_BATCH + 1)]
+        assert [store.active_messages(sid) for sid in ids] == [[user(f"q{n}")] for n in range(len(ids))]
+    finally:
+        store.close()
 
 async def test_a_failing_append_fails_alone(tmp_path: Path) -> None:
     """An append to an unknown session raises for its caller; the others in its batch are stored."""
@@ -119,6 +133,7 @@ def test_append_many_keeps_the_other_entries_when_the_database_refuses_one_row(t
         assert store.active_messages(two) == []
         assert [hit.snippet.replace("*", "") for hit in store.search("c1", "c")] == ["c"]
     assert _chat_counters(tmp_path / "state.db", "c2") == (0, 0)
+
 
 async def test_a_batch_that_raises_fails_each_of_its_callers_and_the_writer_goes_on() -> None:
     """The whole call failing reaches every caller of that batch; the writer thread then runs the next batch."""
