@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import re
+from functools import lru_cache
 
 MAX_QUERY_TERMS = 12
 MAX_TERM_CHARS = 64
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
+@lru_cache(maxsize=4096)  # every append asks for it: a busy gateway's chats hash once each
 def chat_tag(chat_id: str) -> str:
     """The FTS token that marks every message of `chat_id` (letters and digits only)."""
     return "c" + hashlib.sha256(chat_id.encode("utf-8")).hexdigest()[:24]
