@@ -11,7 +11,7 @@ import re
 from typing import TypeAlias
 
 from agent.context._fact_patterns import IDENTIFIER_PATTERNS, PATH_PATTERNS, TICKET_PATTERNS, VALUE_PATTERNS
-from agent.context._statements import literals
+from agent.context._statements import ascii_literals, literals
 
 # The literal text each pattern cannot match without (any one of these, in lower-cased text): a substring
 # test costs a fraction of a scan, and most chat lines lack most of them. A pattern not listed always runs.
@@ -48,6 +48,20 @@ _NEEDS_LITERALS: dict[re.Pattern[str], tuple[str, ...]] = {
 # A gate of one literal is a substring test (a fraction of a regex search); several are one alternation.
 _NEEDS: dict[re.Pattern[str], str | re.Pattern[str]] = {
     pattern: parts[0] if len(parts) == 1 else literals(parts) for pattern, parts in _NEEDS_LITERALS.items()
+}
+
+
+def _ascii_needs(parts: tuple[str, ...]) -> str | re.Pattern[str] | None:
+    """The gate of `parts` over an ASCII lower-cased text: its ASCII parts alone (no other is a substring there),
+    one as a substring test; None when there is none (the pattern cannot pass its gate there)."""
+    found = tuple(part for part in parts if part.isascii())
+    return found[0] if len(found) == 1 else ascii_literals(found)
+
+
+# `_NEEDS` over an ASCII lower-cased text: most chat lines are ASCII, and the units, port and version literals
+# of the other languages need no scan there.
+_ASCII_NEEDS: dict[re.Pattern[str], str | re.Pattern[str] | None] = {
+    pattern: _ascii_needs(parts) for pattern, parts in _NEEDS_LITERALS.items()
 }
 
 
@@ -119,11 +133,19 @@ _RUN_AS: dict[re.Pattern[str], re.Pattern[str]] = {
 Gated: TypeAlias = tuple[re.Pattern[str], str | None, re.Pattern[str] | None, re.Pattern[str] | None]
 
 
-def gated(patterns: tuple[re.Pattern[str], ...]) -> tuple[Gated, ...]:
-    """Each pattern (or its faster form from `_RUN_AS`) with its gates from `_NEEDS` and `_SHAPES`, looked up once."""
+def gated(patterns: tuple[re.Pattern[str], ...], *, ascii: bool = False) -> tuple[Gated, ...]:
+    """Each pattern (or its faster form from `_RUN_AS`) with its gates from `_NEEDS` and `_SHAPES`, looked up once.
+
+    `ascii`: the gates over an ASCII lower-cased text (`_ASCII_NEEDS`), without the patterns that cannot pass them.
+    """
     gates: list[Gated] = []
     for pattern in patterns:
-        needs = _NEEDS.get(pattern)
+        if ascii and pattern in _ASCII_NEEDS:
+            needs = _ASCII_NEEDS[pattern]
+            if needs is None:
+                continue  # none of its literals is ASCII: it cannot match where lower() is ASCII
+        else:
+            needs = _NEEDS.get(pattern)
         literal = needs if isinstance(needs, str) else None
         alternation = needs if isinstance(needs, re.Pattern) else None
         gates.append((_RUN_AS.get(pattern, pattern), literal, alternation, _SHAPES.get(pattern)))

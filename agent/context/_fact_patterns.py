@@ -11,7 +11,7 @@ import re
 from functools import lru_cache
 from typing import Literal, TypeAlias
 
-from agent.context._statements import literals
+from agent.context._statements import ascii_literals, literals
 
 FactKind: TypeAlias = Literal[
     "assignment", "answer", "constraint", "decision", "value", "ticket", "url", "email", "name", "path", "identifier"
@@ -319,6 +319,21 @@ KEY_VALUE_LITERALS: tuple[tuple[str, ...], ...] = (
     ("是", "为", "為", "改成", "改为", "设为", "设置为"),
 )
 KEY_VALUE_NEEDS: tuple[re.Pattern[str], ...] = tuple(map(literals, KEY_VALUE_LITERALS))
+KEY_VALUE_FORMS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = tuple(zip(KEY_VALUE_PATTERNS, KEY_VALUE_NEEDS, strict=True))
+
+
+def _ascii_key_value_forms() -> tuple[tuple[re.Pattern[str], re.Pattern[str]], ...]:
+    """`KEY_VALUE_FORMS` over an ASCII lower-cased clause: each gate of its ASCII literals (`ascii_literals`); the
+    Chinese form, whose literals are all CJK, cannot pass its gate there and is left out."""
+    forms: list[tuple[re.Pattern[str], re.Pattern[str]]] = []
+    for pattern, parts in zip(KEY_VALUE_PATTERNS, KEY_VALUE_LITERALS, strict=True):
+        gate = ascii_literals(parts)
+        if gate is not None:
+            forms.append((pattern, gate))
+    return tuple(forms)
+
+
+ASCII_KEY_VALUE_FORMS = _ascii_key_value_forms()
 SUBJECT_STOPWORDS = frozenset(
     "please the a an to we you i it is are be that this all any our your my und der die das bitte wir du ich "
     "le la les un une de des nous vous il on el los las un una por favor nosotros tu yo пожалуйста мы ты я "

@@ -26,6 +26,7 @@ from typing import Literal, TypeAlias
 from agent.context._fact_gates import Gated, gated, gated_spans
 from agent.context._fact_patterns import (
     ANY_DECISION_LOWER,
+    ASCII_KEY_VALUE_FORMS,
     ASSIGN_GATE,
     CJK,
     CJK_CONSTRAINT_WORDS,
@@ -35,9 +36,8 @@ from agent.context._fact_patterns import (
     DECISION_PATTERNS,
     DIGIT,
     IDENTIFIER_PATTERNS,
+    KEY_VALUE_FORMS,
     KEY_VALUE_LITERALS,
-    KEY_VALUE_NEEDS,
-    KEY_VALUE_PATTERNS,
     KIND_PATTERNS,
     LEADING_NUMBER,
     LIST_MARKER,
@@ -163,12 +163,14 @@ def _all_spans(text: str, patterns: tuple[re.Pattern[str], ...]) -> list[tuple[i
 
 
 _FAMILIES: dict[FactKind, tuple[Gated, ...]] = {kind: gated(patterns) for kind, patterns in KIND_PATTERNS}
+# The same gated over an ASCII lower-cased text (most chat lines): only the literals that can be in it.
+_ASCII_FAMILIES: dict[FactKind, tuple[Gated, ...]] = {kind: gated(patterns, ascii=True) for kind, patterns in KIND_PATTERNS}
 
 
 def _families(text: str, lower: str) -> list[tuple[FactKind, tuple[Gated, ...]]]:
     """The pattern families that can match `text` at all (each skipped on a cheap test of what it needs), in
     the order of `KIND_PATTERNS`."""
-    families = _FAMILIES
+    families = _ASCII_FAMILIES if lower.isascii() else _FAMILIES
     wanted: list[tuple[FactKind, tuple[Gated, ...]]] = []
     if "://" in text or "www." in lower:
         wanted.append(("url", families["url"]))
@@ -302,7 +304,7 @@ def _read_key_value(clause: str, lower: str, words: frozenset[str]) -> tuple[str
         key = _key_words(stated[0])
         if key:
             return key, stated[1]
-    for pattern, needs in zip(KEY_VALUE_PATTERNS, KEY_VALUE_NEEDS, strict=True):
+    for pattern, needs in ASCII_KEY_VALUE_FORMS if lower.isascii() else KEY_VALUE_FORMS:
         if needs.search(lower) is None:
             continue
         match = pattern.search(body)

@@ -98,6 +98,13 @@ def literals(parts: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(_trie_pattern(trie) if trie and "" not in trie else "(?!)" if not trie else "")
 
 
+def ascii_literals(parts: tuple[str, ...]) -> re.Pattern[str] | None:
+    """What `literals(parts)` finds in ASCII text: the trie of the ASCII parts (no other part is a substring of an
+    ASCII text), or None when there are none. `str.isascii` is a flag read, and the smaller trie scans faster."""
+    found = tuple(part for part in parts if part.isascii())
+    return literals(found) if found else None
+
+
 def _trie_pattern(node: dict[str, dict[str, Any]]) -> str:
     branches = [re.escape(char) + _trie_pattern(child) for char, child in sorted(node.items()) if char]
     if not branches:
@@ -119,6 +126,7 @@ _ASSIGNMENT_GATES = tuple(literals(parts) if parts else None for parts in _ASSIG
 # for all of their literals rules the twelve out together on most clauses.
 _RARE_FORMS = 12
 _RARE_GATE = literals(tuple(part for parts in _ASSIGNMENT_NEEDS[:_RARE_FORMS] for part in parts))
+_ASCII_RARE_GATE = ascii_literals(tuple(part for parts in _ASSIGNMENT_NEEDS[:_RARE_FORMS] for part in parts))
 
 # A bare answer: a few words at most, holding an exact token (see `bare_answer`).
 MAX_ANSWER_WORDS = 3
@@ -280,7 +288,12 @@ def assignment(clause: str, lower: str, words: frozenset[str]) -> tuple[str, str
     # The cheapest test first: the token scan tries its look-arounds at every position.
     if not nouns and _CAPS_WORD.search(clause) is None and not _holds_token(clause):
         return None  # no value to state, not even by position: skip the patterns
-    for pattern, needs in _FORMS if _RARE_GATE.search(lower) is not None else _COMMON_FORMS:
+    if lower.isascii():  # the forms' ASCII literals only: the forms that need CJK or Cyrillic ones are left out
+        rare = _ASCII_RARE_GATE is not None and _ASCII_RARE_GATE.search(lower) is not None
+        forms = _ASCII_FORMS if rare else _ASCII_COMMON_FORMS
+    else:
+        forms = _FORMS if _RARE_GATE.search(lower) is not None else _COMMON_FORMS
+    for pattern, needs in forms:
         if needs is not None and needs.search(lower) is None:
             continue
         if pattern is _NO_VERB and not nouns:
@@ -318,6 +331,24 @@ def _holds_token(text: str) -> bool:
 # Each form with its gate, paired once; most clauses hold none of the rare forms' literals.
 _FORMS = tuple(zip(ASSIGNMENTS, _ASSIGNMENT_GATES, strict=True))
 _COMMON_FORMS = _FORMS[_RARE_FORMS:]
+
+
+def _ascii_forms(forms: tuple[tuple[re.Pattern[str], re.Pattern[str] | None], ...], first: int) -> tuple[
+    tuple[re.Pattern[str], re.Pattern[str] | None], ...
+]:
+    """`forms` (from `ASSIGNMENTS[first]` on) as gated over an ASCII lower-cased clause: each gate of its ASCII
+    literals; a form with literals but no ASCII one cannot pass its gate there and is left out."""
+    kept: list[tuple[re.Pattern[str], re.Pattern[str] | None]] = []
+    for (pattern, gate), parts in zip(forms, _ASSIGNMENT_NEEDS[first:], strict=True):
+        if gate is None:
+            kept.append((pattern, None))
+        elif (ascii_gate := ascii_literals(parts)) is not None:
+            kept.append((pattern, ascii_gate))
+    return tuple(kept)
+
+
+_ASCII_FORMS = _ascii_forms(_FORMS, 0)
+_ASCII_COMMON_FORMS = _ascii_forms(_COMMON_FORMS, _RARE_FORMS)
 
 # The "X = Y", "X: Y" form opens on "^" or a punctuation mark: past the first position only the mark can open a
 # match, and the form without its "^" alternative opens on one character class, which the engine skips to.

@@ -99,16 +99,22 @@ def _extract_all(texts: list[str]) -> list[tuple[tuple[_facts.Fact, ...], ...]]:
 def _open_gates(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every literal gate in front of the patterns passes, and every line of an assistant message is read."""
     monkeypatch.setattr(_fact_gates, "_NEEDS", {})
+    monkeypatch.setattr(_fact_gates, "_ASCII_NEEDS", {})
     monkeypatch.setattr(_fact_gates, "_SHAPES", {})
     monkeypatch.setattr(_facts, "_ASCII_SENTENCE_END", ALWAYS)
     monkeypatch.setattr(_facts, "constraint_scan_of", lambda text, runs: _fact_patterns.ANY_CONSTRAINT_LOWER)
     monkeypatch.setattr(_facts, "may_decide_of", lambda text, runs: True)
     monkeypatch.setattr(_facts, "_FAMILIES", {kind: _fact_gates.gated(patterns) for kind, patterns in KIND_PATTERNS})
+    monkeypatch.setattr(_facts, "_ASCII_FAMILIES", _facts._FAMILIES)
     monkeypatch.setattr(_facts, "_VALUE_FAMILIES", _fact_gates.gated(tuple(gate[0] for gate in _facts._VALUE_FAMILIES)))
     monkeypatch.setattr(_facts, "_MAY_STATE", ALWAYS)
     monkeypatch.setattr(_facts, "_NOUN_WORD", ALWAYS)
     monkeypatch.setattr(_facts, "_KEY_VALUE_NEEDED", ALWAYS)
     monkeypatch.setattr(_statements, "_RARE_GATE", ALWAYS)
+    monkeypatch.setattr(_statements, "_ASCII_RARE_GATE", ALWAYS)
+    monkeypatch.setattr(_statements, "_ASCII_FORMS", _statements._FORMS)
+    monkeypatch.setattr(_statements, "_ASCII_COMMON_FORMS", _statements._COMMON_FORMS)
+    monkeypatch.setattr(_facts, "ASCII_KEY_VALUE_FORMS", _fact_patterns.KEY_VALUE_FORMS)
     monkeypatch.setattr(
         _facts, "_decision_lines", lambda text, lower: text.splitlines() if _fact_patterns.may_decide(lower) else []
     )
