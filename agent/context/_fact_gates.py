@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import TypeAlias
 
+from agent.context._ascii import ascii_twin
 from agent.context._fact_patterns import IDENTIFIER_PATTERNS, PATH_PATTERNS, TICKET_PATTERNS, VALUE_PATTERNS
 from agent.context._statements import ascii_literals, literals
 
@@ -136,7 +137,9 @@ Gated: TypeAlias = tuple[re.Pattern[str], str | None, re.Pattern[str] | None, re
 def gated(patterns: tuple[re.Pattern[str], ...], *, ascii: bool = False) -> tuple[Gated, ...]:
     """Each pattern (or its faster form from `_RUN_AS`) with its gates from `_NEEDS` and `_SHAPES`, looked up once.
 
-    `ascii`: the gates over an ASCII lower-cased text (`_ASCII_NEEDS`), without the patterns that cannot pass them.
+    `ascii`: the gates and patterns over an ASCII text (and so an ASCII lower-cased text): the ASCII literals
+    (`_ASCII_NEEDS`), without the patterns that cannot pass them, and each pattern, shape and alternation as its
+    `ascii_twin`.
     """
     gates: list[Gated] = []
     for pattern in patterns:
@@ -148,7 +151,12 @@ def gated(patterns: tuple[re.Pattern[str], ...], *, ascii: bool = False) -> tupl
             needs = _NEEDS.get(pattern)
         literal = needs if isinstance(needs, str) else None
         alternation = needs if isinstance(needs, re.Pattern) else None
-        gates.append((_RUN_AS.get(pattern, pattern), literal, alternation, _SHAPES.get(pattern)))
+        run, shape = _RUN_AS.get(pattern, pattern), _SHAPES.get(pattern)
+        if ascii:
+            run = ascii_twin(run)
+            alternation = ascii_twin(alternation) if alternation is not None else None
+            shape = ascii_twin(shape) if shape is not None else None
+        gates.append((run, literal, alternation, shape))
     return tuple(gates)
 
 

@@ -163,18 +163,18 @@ def _all_spans(text: str, patterns: tuple[re.Pattern[str], ...]) -> list[tuple[i
 
 
 _FAMILIES: dict[FactKind, tuple[Gated, ...]] = {kind: gated(patterns) for kind, patterns in KIND_PATTERNS}
-# The same gated over an ASCII lower-cased text (most chat lines): only the literals that can be in it.
+# The same over an ASCII text (most chat lines): only the literals that can be in it, the patterns' ASCII twins.
 _ASCII_FAMILIES: dict[FactKind, tuple[Gated, ...]] = {kind: gated(patterns, ascii=True) for kind, patterns in KIND_PATTERNS}
 
 
-def _families(text: str, lower: str) -> list[tuple[FactKind, tuple[Gated, ...]]]:
+def _families(text: str, lower: str, *, links: bool = True) -> list[tuple[FactKind, tuple[Gated, ...]]]:
     """The pattern families that can match `text` at all (each skipped on a cheap test of what it needs), in
-    the order of `KIND_PATTERNS`."""
-    families = _ASCII_FAMILIES if lower.isascii() else _FAMILIES
+    the order of `KIND_PATTERNS`; without the URL and e-mail ones if not `links`."""
+    families = _ASCII_FAMILIES if text.isascii() else _FAMILIES  # an ASCII text has an ASCII lower()
     wanted: list[tuple[FactKind, tuple[Gated, ...]]] = []
-    if "://" in text or "www." in lower:
+    if links and ("://" in text or "www." in lower):
         wanted.append(("url", families["url"]))
-    if "@" in text:
+    if links and "@" in text:
         wanted.append(("email", families["email"]))
     digit = DIGIT.search(text) is not None
     if digit:
@@ -223,14 +223,25 @@ def _matches(
             spans = _lower_spans(lower, ANY_DECISION_LOWER) if same else _all_spans(text, DECISION_PATTERNS)
             found.extend(("decision", s, e) for s, e in spans)
     masked = text
-    for kind, patterns in _families(text, lower):
+    families = _families(text, lower)
+    linked = 0
+    for kind, patterns in families:
+        if kind != "url" and kind != "email":
+            break
+        linked += 1
         spans = gated_spans(masked, patterns, lower)
-        for start, end in spans:
-            needle = text[start:end].rstrip(".,;:!?)")
-            if needle:
-                found.append((kind, start, start + len(needle)))
-        if kind in ("url", "email") and spans:
+        _add_spans(found, kind, text, spans)
+        if spans:
             masked = _mask(masked, spans)  # URL and e-mail patterns have no gate: the same spans
+    if masked is text:
+        masked_lower, rest = lower, families[linked:]
+    else:
+        # The other families read the masked text: they are chosen again, and gated, on it (a link's digits,
+        # dots and slashes open no pattern there).
+        masked_lower = masked.lower()
+        rest = _families(masked, masked_lower, links=False)
+    for kind, patterns in rest:
+        _add_spans(found, kind, text, gated_spans(masked, patterns, masked_lower))
     # With nothing found yet, a key/value statement only counts if it adds a match, which takes a value: a
     # number, a quoted or joined token, a code of capitals, or a word after a noun such as "password".
     may_state = bool(found) or _MAY_STATE.search(text) is not None or _NOUN_WORD.search(text.casefold()) is not None
@@ -255,6 +266,14 @@ def _matches(
         if token is not None and closes_statement(value[value.find(parts[0]) + len(parts[0]):]):
             found.append(("assignment", start, start + len(token)))
     return found, key_value
+
+
+def _add_spans(found: list[tuple[FactKind, int, int]], kind: FactKind, text: str, spans: list[tuple[int, int]]) -> None:
+    """Each span as a match of `kind`, without the trailing punctuation of its text."""
+    for start, end in spans:
+        needle = text[start:end].rstrip(".,;:!?)")
+        if needle:
+            found.append((kind, start, start + len(needle)))
 
 
 # What a stated value holds (see `stated_value`): a digit, a quote, a joined name ("node-b"), a code of capitals.

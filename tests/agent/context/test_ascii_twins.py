@@ -1,0 +1,81 @@
+"""The ASCII twins of the fact patterns find exactly what the patterns find on ASCII text."""
+from __future__ import annotations
+
+import random
+import re
+
+from agent.context import _fact_gates, _fact_patterns, _facts, _statements
+from agent.context._ascii import ascii_twin
+
+# Pieces that reach the patterns' branches, and characters where the two modes could differ: both cases, the
+# ASCII whitespace Unicode adds (U+001C..U+001F), separators.
+_PIECES = (
+    "the ", "is ", "port ", "v1.2.3", "10.0.0.1:80", "http://x.y/z", "www.a.b", "2020-01-01", "5 ms", "4pm", "PR #123",
+    "issue 42", "my name is Bob", "set timeout to 5s", "don't ", "never ", "foo_bar", "FooBar", "ABC12", "deadbeef1",
+    "a@b.cd", "~/x/y.py", "C:\\x", "==1.2", "python3.11", "jan 5", "$5", "we decided", "password is x", "Key: val",
+)
+_CHARS = "aAbBsSkKiIeEtTnN019 _-./:\\@#=`\"'\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f,;()[]$%"
+
+
+def _texts(count: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    texts = []
+    for _ in range(count):
+        parts = [
+            rng.choice(_PIECES) if rng.random() < 0.5 else "".join(rng.choice(_CHARS) for _ in range(rng.randint(0, 6)))
+            for _ in range(rng.randint(1, 8))
+        ]
+        texts.append("".join(parts))
+    return texts
+
+
+def _patterns() -> list[re.Pattern[str]]:
+    """Every compiled pattern the extraction modules hold, in module globals, tuples and dicts."""
+    found: dict[int, re.Pattern[str]] = {}
+
+    def add(value: object) -> None:
+        if isinstance(value, re.Pattern):
+            found[id(value)] = value
+        elif isinstance(value, tuple):
+            for item in value:
+                add(item)
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                add(key)
+                add(item)
+
+    for module in (_fact_patterns, _statements, _fact_gates, _facts):
+        for value in vars(module).values():
+            add(value)
+    return list(found.values())
+
+
+def _found(pattern: re.Pattern[str], text: str) -> list[tuple[object, ...]]:
+    return [(match.span(), match.groups()) for match in pattern.finditer(text)]
+
+
+def test_every_twin_finds_what_its_pattern_finds_on_ascii_text() -> None:
+    patterns = _patterns()
+    assert len(patterns) > 100
+    texts = _texts(600, seed=7)
+    differing = [
+        (pattern.pattern, text)
+        for pattern in patterns
+        for text in texts + [text.lower() for text in texts]
+        if _found(pattern, text) != _found(ascii_twin(pattern), text)
+    ]
+    assert differing == []
+
+
+def test_unicode_whitespace_of_ascii_stays_whitespace() -> None:
+    pattern = re.compile(r"a\sb|[^\s]+")
+    assert _found(ascii_twin(pattern), "a\x1cb x\x1fy") == _found(pattern, "a\x1cb x\x1fy")
+    assert _found(re.compile(r"\s", re.ASCII), "a\x1cb") != _found(re.compile(r"\s"), "a\x1cb")  # what widening fixes
+
+
+def test_a_pattern_naming_a_case_partner_of_ascii_has_no_twin() -> None:
+    for source in ("stra\u017fe", "[\u0100-\u0200]x", "\\u212aelvin"):
+        pattern = re.compile(source, re.IGNORECASE)
+        assert ascii_twin(pattern) is pattern
+    in_class = re.compile(r"[^\S]")
+    assert ascii_twin(in_class) is in_class  # a `\S` inside a class is not rewritten: the pattern itself
