@@ -11,6 +11,7 @@ import re
 from functools import lru_cache
 from typing import Literal, TypeAlias
 
+from agent.context._ascii import ascii_twin
 from agent.context._statements import ascii_literals, literals
 
 FactKind: TypeAlias = Literal[
@@ -323,13 +324,13 @@ KEY_VALUE_FORMS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = tuple(zip
 
 
 def _ascii_key_value_forms() -> tuple[tuple[re.Pattern[str], re.Pattern[str]], ...]:
-    """`KEY_VALUE_FORMS` over an ASCII lower-cased clause: each gate of its ASCII literals (`ascii_literals`); the
-    Chinese form, whose literals are all CJK, cannot pass its gate there and is left out."""
+    """`KEY_VALUE_FORMS` as they run on an ASCII clause: each as its `ascii_twin`, gated by its ASCII literals
+    (`ascii_literals`); the Chinese form, whose literals are all CJK, cannot pass its gate there and is left out."""
     forms: list[tuple[re.Pattern[str], re.Pattern[str]]] = []
     for pattern, parts in zip(KEY_VALUE_PATTERNS, KEY_VALUE_LITERALS, strict=True):
         gate = ascii_literals(parts)
         if gate is not None:
-            forms.append((pattern, gate))
+            forms.append((ascii_twin(pattern), gate))
     return tuple(forms)
 
 

@@ -323,7 +323,7 @@ def _read_key_value(clause: str, lower: str, words: frozenset[str]) -> tuple[str
         key = _key_words(stated[0])
         if key:
             return key, stated[1]
-    for pattern, needs in ASCII_KEY_VALUE_FORMS if lower.isascii() else KEY_VALUE_FORMS:
+    for pattern, needs in ASCII_KEY_VALUE_FORMS if body.isascii() else KEY_VALUE_FORMS:  # ASCII: the twins
         if needs.search(lower) is None:
             continue
         match = pattern.search(body)

@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
+from agent.context._ascii import ascii_twin
+
 _I = re.IGNORECASE
 QUESTION_CACHE_SIZE = 4_096
 
@@ -288,19 +290,20 @@ def assignment(clause: str, lower: str, words: frozenset[str]) -> tuple[str, str
     # The cheapest test first: the token scan tries its look-arounds at every position.
     if not nouns and _CAPS_WORD.search(clause) is None and not _holds_token(clause):
         return None  # no value to state, not even by position: skip the patterns
-    if lower.isascii():  # the forms' ASCII literals only: the forms that need CJK or Cyrillic ones are left out
+    plain = clause.isascii()
+    if plain:  # the forms' ASCII twins, gated by their ASCII literals (the forms needing CJK or Cyrillic ones are out)
         rare = _ASCII_RARE_GATE is not None and _ASCII_RARE_GATE.search(lower) is not None
-        forms = _ASCII_FORMS if rare else _ASCII_COMMON_FORMS
+        forms, no_verb, colon = _ASCII_FORMS if rare else _ASCII_COMMON_FORMS, _ASCII_NO_VERB, _ASCII_COLON_FORM
     else:
-        forms = _FORMS if _RARE_GATE.search(lower) is not None else _COMMON_FORMS
+        forms, no_verb, colon = _FORMS if _RARE_GATE.search(lower) is not None else _COMMON_FORMS, _NO_VERB, _COLON_FORM
     for pattern, needs in forms:
         if needs is not None and needs.search(lower) is None:
             continue
-        if pattern is _NO_VERB and not nouns:
+        if pattern is no_verb and not nouns:
             continue
-        for match in _colon_form_matches(clause) if pattern is _COLON_FORM else pattern.finditer(clause):
+        for match in _colon_form_matches(clause, ascii=plain) if pattern is colon else pattern.finditer(clause):
             # With no verb, only a value-shaped token or a code of capitals is one ("login fails" is not).
-            value = stated_value(match.group("value"), match.group("key") if pattern is not _NO_VERB else "")
+            value = stated_value(match.group("value"), match.group("key") if pattern is not no_verb else "")
             after = match.start("value") + len(value) if value and match.end("value") == match.end() else match.end()
             positional = value is not None and exact_value(value) is None and _CODE_WORD.fullmatch(value) is None
             rest = clause[after:].strip()
@@ -336,32 +339,37 @@ _COMMON_FORMS = _FORMS[_RARE_FORMS:]
 def _ascii_forms(forms: tuple[tuple[re.Pattern[str], re.Pattern[str] | None], ...], first: int) -> tuple[
     tuple[re.Pattern[str], re.Pattern[str] | None], ...
 ]:
-    """`forms` (from `ASSIGNMENTS[first]` on) as gated over an ASCII lower-cased clause: each gate of its ASCII
-    literals; a form with literals but no ASCII one cannot pass its gate there and is left out."""
+    """`forms` (from `ASSIGNMENTS[first]` on) as they run on an ASCII clause: each as its `ascii_twin`, gated by
+    its ASCII literals; a form with literals but no ASCII one cannot pass its gate there and is left out."""
     kept: list[tuple[re.Pattern[str], re.Pattern[str] | None]] = []
     for (pattern, gate), parts in zip(forms, _ASSIGNMENT_NEEDS[first:], strict=True):
         if gate is None:
-            kept.append((pattern, None))
+            kept.append((ascii_twin(pattern), None))
         elif (ascii_gate := ascii_literals(parts)) is not None:
-            kept.append((pattern, ascii_gate))
+            kept.append((ascii_twin(pattern), ascii_gate))
     return tuple(kept)
 
 
 _ASCII_FORMS = _ascii_forms(_FORMS, 0)
 _ASCII_COMMON_FORMS = _ascii_forms(_COMMON_FORMS, _RARE_FORMS)
+_ASCII_NO_VERB = ascii_twin(_NO_VERB)
 
 # The "X = Y", "X: Y" form opens on "^" or a punctuation mark: past the first position only the mark can open a
 # match, and the form without its "^" alternative opens on one character class, which the engine skips to.
 _COLON_FORM = ASSIGNMENTS[13]
 _COLON_FORM_INSIDE = re.compile(_COLON_FORM.pattern.replace(r"(?:^|[(,;:]\s*)", r"[(,;:]\s*", 1))
+_ASCII_COLON_FORM = ascii_twin(_COLON_FORM)
+_ASCII_COLON_FORM_INSIDE = ascii_twin(_COLON_FORM_INSIDE)
 
 
-def _colon_form_matches(clause: str) -> Iterator[re.Match[str]]:
-    """`_COLON_FORM.finditer(clause)`: its match at the start, then those of the form without "^" after it."""
-    first = _COLON_FORM.match(clause)
+def _colon_form_matches(clause: str, *, ascii: bool = False) -> Iterator[re.Match[str]]:
+    """`_COLON_FORM.finditer(clause)`: its match at the start, then those of the form without "^" after it (as
+    the ASCII twins when `ascii`: the clause is ASCII)."""
+    form, inside = (_ASCII_COLON_FORM, _ASCII_COLON_FORM_INSIDE) if ascii else (_COLON_FORM, _COLON_FORM_INSIDE)
+    first = form.match(clause)
     if first is not None:
         yield first
-    yield from _COLON_FORM_INSIDE.finditer(clause, first.end() if first is not None else 1)
+    yield from inside.finditer(clause, first.end() if first is not None else 1)
 
 
 # Opens on the capital (which the engine skips to), then looks behind it: the same as (?<![\w-])[A-Z]{4,24}(?![\w-]).

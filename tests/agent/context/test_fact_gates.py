@@ -114,6 +114,9 @@ def _open_gates(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_statements, "_ASCII_RARE_GATE", ALWAYS)
     monkeypatch.setattr(_statements, "_ASCII_FORMS", _statements._FORMS)
     monkeypatch.setattr(_statements, "_ASCII_COMMON_FORMS", _statements._COMMON_FORMS)
+    monkeypatch.setattr(_statements, "_ASCII_NO_VERB", _statements._NO_VERB)
+    monkeypatch.setattr(_statements, "_ASCII_COLON_FORM", _statements._COLON_FORM)
+    monkeypatch.setattr(_statements, "_ASCII_COLON_FORM_INSIDE", _statements._COLON_FORM_INSIDE)
     monkeypatch.setattr(_facts, "ASCII_KEY_VALUE_FORMS", _fact_patterns.KEY_VALUE_FORMS)
     monkeypatch.setattr(
         _facts, "_decision_lines", lambda text, lower: text.splitlines() if _fact_patterns.may_decide(lower) else []
