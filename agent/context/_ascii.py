@@ -12,7 +12,7 @@ Pure functions, no I/O.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 
 # Non-ASCII characters that match an ASCII one case-blind (U+0130 and U+212A lower-case to "i" and "k";
 # U+0131 and U+017F upper-case to "I" and "S").
@@ -66,7 +66,7 @@ def _widened(source: str) -> str | None:
     return "".join(out)
 
 
-@lru_cache(maxsize=None)  # one twin per pattern: callers tell forms apart by identity
+@cache  # one twin per pattern: callers tell forms apart by identity
 def ascii_twin(pattern: re.Pattern[str]) -> re.Pattern[str]:
     """`pattern` as it runs on ASCII text (see the module docstring), or `pattern` itself when it has no twin."""
     if pattern.flags & re.ASCII:
