@@ -85,6 +85,7 @@ DECISION_PATTERNS: tuple[re.Pattern[str], ...] = (
 # The same over lower-cased text without IGNORECASE: about twice as fast on whole messages
 # (the patterns are all lower case), used as the message-level gate.
 ANY_DECISION_LOWER = re.compile("|".join(f"(?:{pattern.pattern})" for pattern in DECISION_PATTERNS))
+ASCII_DECISION_LOWER = ascii_twin(ANY_DECISION_LOWER)  # over an ASCII lower-cased text
 # A decision pattern cannot match without one of these (lower case): substring tests run at memory speed over
 # a long assistant message, where the combined pattern tries every branch at every position.
 _DECISION_NEEDLES = (
@@ -126,7 +127,7 @@ def decision_needles_at(lower: str) -> list[int]:
 
 def decides(lower: str) -> bool:
     """Whether a decision pattern matches the lower-cased clause."""
-    return may_decide(lower) and ANY_DECISION_LOWER.search(lower) is not None
+    return may_decide(lower) and (ASCII_DECISION_LOWER if lower.isascii() else ANY_DECISION_LOWER).search(lower) is not None
 
 _UNITS = (
     r"ms|s|secs?|seconds?|min|mins|minutes?|h|hrs?|hours?|days?|weeks?|months?|years?|"
@@ -229,11 +230,12 @@ CONSTRAINT_TOKENS: tuple[frozenset[str] | None, ...] = tuple(
     )
 )
 _WORD = re.compile(r"\w+")
+_ASCII_WORD = ascii_twin(_WORD)
 
 
 def word_runs(lower: str) -> frozenset[str]:
     """The runs of word characters of lower-cased text: what `CONSTRAINT_TOKENS` and `DECISION_TOKENS` are tested in."""
-    return frozenset(_WORD.findall(lower))
+    return frozenset((_ASCII_WORD if lower.isascii() else _WORD).findall(lower))
 
 
 def constraint_scan(text: str, lower: str) -> re.Pattern[str] | None:
@@ -246,12 +248,14 @@ def constraint_scan(text: str, lower: str) -> re.Pattern[str] | None:
 
 
 def constraint_scan_of(text: str, runs: frozenset[str]) -> re.Pattern[str] | None:
-    """`constraint_scan` with the word runs of the lower-cased text read (shared with `may_decide_of`)."""
+    """`constraint_scan` with the word runs of the lower-cased text read (shared with `may_decide_of`); its ASCII
+    twin for an ASCII text (whose lower() is ASCII)."""
     mask = 0
+    plain = text.isascii()
     for bit, tokens in enumerate(CONSTRAINT_TOKENS):
-        if (not text.isascii() and CJK.search(text) is not None) if tokens is None else not tokens.isdisjoint(runs):
+        if (not plain and CJK.search(text) is not None) if tokens is None else not tokens.isdisjoint(runs):
             mask |= 1 << bit
-    return _constraint_union(mask) if mask else None
+    return _constraint_union(mask, plain) if mask else None
 
 
 # For each decision pattern but the Chinese one (which needs CJK text), one word of each of its phrases, as
@@ -271,10 +275,11 @@ def may_decide_of(text: str, runs: frozenset[str]) -> bool:
     return not DECISION_TOKENS.isdisjoint(runs) or (not text.isascii() and CJK.search(text) is not None)
 
 
-@lru_cache(maxsize=1 << len(CONSTRAINT_PATTERNS))
-def _constraint_union(mask: int) -> re.Pattern[str]:
+@lru_cache(maxsize=2 << len(CONSTRAINT_PATTERNS))
+def _constraint_union(mask: int, plain: bool) -> re.Pattern[str]:
     parts = (f"(?:{pattern.pattern})" for bit, pattern in enumerate(CONSTRAINT_PATTERNS) if mask >> bit & 1)
-    return re.compile("|".join(parts))
+    union = re.compile("|".join(parts))
+    return ascii_twin(union) if plain else union
 NAME_LEAD_LOWER = re.compile(
     r"my name is|i am|i'm|call me|named|mein name ist|ich heiße|je m'appelle|me llamo|mi nombre es|меня зовут|我叫|我的名字"
 )
@@ -293,6 +298,7 @@ NOT_A_RULE = re.compile(
     r"worked|really|weiß|gehört|benutzt|sais|connais|sé|conozco|знаю|помню)\b",
     _I,
 )
+ASCII_NOT_A_RULE = ascii_twin(NOT_A_RULE)
 
 # Key/value statements: "timeout = 30s", "API port: 8443", "set the timeout to 45 s", "le port est 8080".
 _KEY = r"(?P<key>[^\W\d][\w.-]*(?:[ \t][^\W\d][\w.-]*){0,2})"

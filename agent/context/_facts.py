@@ -23,10 +23,13 @@ from functools import lru_cache
 from itertools import accumulate
 from typing import Literal, TypeAlias
 
+from agent.context._ascii import ascii_twin
 from agent.context._fact_gates import Gated, gated, gated_spans
 from agent.context._fact_patterns import (
     ANY_DECISION_LOWER,
+    ASCII_DECISION_LOWER,
     ASCII_KEY_VALUE_FORMS,
+    ASCII_NOT_A_RULE,
     ASSIGN_GATE,
     CJK,
     CJK_CONSTRAINT_WORDS,
@@ -204,8 +207,10 @@ def _matches(
     found: list[tuple[FactKind, int, int]] = []
     if words is None:
         words = words_of(lower)
+    # On an ASCII text (and so an ASCII lower()) the patterns run as their ASCII twins (`agent.context._ascii`).
+    plain = text.isascii()
     # The rule patterns only run when one of their words (or CJK text) is there: see `RULE_WORDS`.
-    rules = not RULE_WORDS.isdisjoint(words) or (not text.isascii() and CJK.search(text) is not None)
+    rules = not RULE_WORDS.isdisjoint(words) or (not plain and CJK.search(text) is not None)
     # One scan of the combined pattern over the lower-cased text finds the rule words (lower() keeps the
     # offsets unless a character changes length: then each pattern runs on the text).
     same = len(lower) == len(text)
@@ -217,10 +222,14 @@ def _matches(
             spans = _lower_spans(lower, scan) if scan is not None else []
         else:
             spans = _all_spans(text, CONSTRAINT_PATTERNS)
-        found.extend(("constraint", s, e) for s, e in spans if not NOT_A_RULE.match(text, e))
+        not_a_rule = ASCII_NOT_A_RULE if plain else NOT_A_RULE
+        found.extend(("constraint", s, e) for s, e in spans if not not_a_rule.match(text, e))
     if rules and (runs is None or may_decide_of(text, runs)):
         if may_decide(lower):
-            spans = _lower_spans(lower, ANY_DECISION_LOWER) if same else _all_spans(text, DECISION_PATTERNS)
+            if same:
+                spans = _lower_spans(lower, ASCII_DECISION_LOWER if plain else ANY_DECISION_LOWER)
+            else:
+                spans = _all_spans(text, DECISION_PATTERNS)
             found.extend(("decision", s, e) for s, e in spans)
     masked = text
     families = _families(text, lower)
@@ -244,7 +253,10 @@ def _matches(
         _add_spans(found, kind, text, gated_spans(masked, patterns, masked_lower))
     # With nothing found yet, a key/value statement only counts if it adds a match, which takes a value: a
     # number, a quoted or joined token, a code of capitals, or a word after a noun such as "password".
-    may_state = bool(found) or _MAY_STATE.search(text) is not None or _NOUN_WORD.search(text.casefold()) is not None
+    may_state = bool(found) or (
+        (_ASCII_MAY_STATE if plain else _MAY_STATE).search(text) is not None
+        or (_ASCII_NOUN_WORD if plain else _NOUN_WORD).search(text.casefold()) is not None  # casefold keeps ASCII
+    )
     key_value: _KeyValue = _UNREAD
     if may_state:
         nouns = not VALUE_NOUNS.isdisjoint(words)
@@ -281,6 +293,8 @@ def _add_spans(found: list[tuple[FactKind, int, int]], kind: FactKind, text: str
 _MAY_STATE = re.compile(r"[\d`\"«“_.A-Z-](?:(?<=[\d`\"«“])|(?<=[A-Za-z][-_.])[A-Za-z0-9]|(?<=[A-Z])[A-Z]{3})")
 # A noun whose value is arbitrary, as a whole word of the casefolded text (how a key's last word is read).
 _NOUN_WORD = re.compile(r"(?<!\w)(?:" + "|".join(sorted(map(re.escape, VALUE_NOUNS), key=len, reverse=True)) + r")(?!\w)")
+_ASCII_MAY_STATE = ascii_twin(_MAY_STATE)
+_ASCII_NOUN_WORD = ascii_twin(_NOUN_WORD)
 
 
 # What any key/value form (`_key_value`: the assignment forms, then `KEY_VALUE_PATTERNS`) needs in the lower-cased

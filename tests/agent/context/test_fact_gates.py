@@ -109,6 +109,8 @@ def _open_gates(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_facts, "_VALUE_FAMILIES", _fact_gates.gated(tuple(gate[0] for gate in _facts._VALUE_FAMILIES)))
     monkeypatch.setattr(_facts, "_MAY_STATE", ALWAYS)
     monkeypatch.setattr(_facts, "_NOUN_WORD", ALWAYS)
+    monkeypatch.setattr(_facts, "_ASCII_MAY_STATE", ALWAYS)
+    monkeypatch.setattr(_facts, "_ASCII_NOUN_WORD", ALWAYS)
     monkeypatch.setattr(_facts, "_KEY_VALUE_NEEDED", ALWAYS)
     monkeypatch.setattr(_statements, "_RARE_GATE", ALWAYS)
     monkeypatch.setattr(_statements, "_ASCII_RARE_GATE", ALWAYS)
