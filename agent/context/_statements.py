@@ -167,8 +167,17 @@ RULE_WORDS = frozenset(
 _SEPARATORS = str.maketrans({c: " " for c in ".,;:!?()[]{}<>\"«»“”*~|+=&^%$#@/\\-—–…"} | {"’": "'"})
 
 
+# `_SEPARATORS` over ASCII text as a byte table: `str.translate` looks each distinct character up in the dict on
+# every call, `bytes.translate` reads one table (a third of the time, encoding and decoding included).
+_ASCII_SEPARATORS = bytes.maketrans(
+    "".join(chr(code) for code in _SEPARATORS if code < 128).encode(), b" " * sum(code < 128 for code in _SEPARATORS)
+)
+
+
 def words_of(lower: str) -> frozenset[str]:
     """The words of lower-cased text (apostrophes kept: "don't")."""
+    if lower.isascii():  # split as text: its whitespace (U+001C..U+001F too) is what `str.split` splits on
+        return frozenset(lower.encode("ascii").translate(_ASCII_SEPARATORS).decode("ascii").split())
     return frozenset(lower.translate(_SEPARATORS).split())
 
 

@@ -79,3 +79,9 @@ def test_a_pattern_naming_a_case_partner_of_ascii_has_no_twin() -> None:
         assert ascii_twin(pattern) is pattern
     in_class = re.compile(r"[^\S]")
     assert ascii_twin(in_class) is in_class  # a `\S` inside a class is not rewritten: the pattern itself
+
+
+def test_the_words_of_ascii_text_are_read_as_the_table_reads_them() -> None:
+    """`words_of` reads ASCII text through a byte table: the same words as the character table."""
+    texts = [f"a{chr(code)}b {chr(code)}c" for code in range(128)] + _texts(300, seed=9)
+    assert all(_statements.words_of(t) == frozenset(t.translate(_statements._SEPARATORS).split()) for t in texts)
