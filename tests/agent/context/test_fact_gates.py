@@ -112,6 +112,8 @@ def _open_gates(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_facts, "_ASCII_MAY_STATE", ALWAYS)
     monkeypatch.setattr(_facts, "_ASCII_NOUN_WORD", ALWAYS)
     monkeypatch.setattr(_facts, "_KEY_VALUE_NEEDED", ALWAYS)
+    monkeypatch.setattr(_facts, "_FORMS_GATE", ALWAYS)
+    monkeypatch.setattr(_facts, "_ASCII_FORMS_GATE", ALWAYS)
     monkeypatch.setattr(_statements, "_RARE_GATE", ALWAYS)
     monkeypatch.setattr(_statements, "_ASCII_RARE_GATE", ALWAYS)
     monkeypatch.setattr(_statements, "_ASCII_FORMS", _statements._FORMS)
@@ -364,3 +366,20 @@ def test_an_equals_sign_or_a_colon_opens_the_key_value_gates_as_their_scans_do()
     assert len(opened) > 1000
     assert [t for t in opened if _facts._KEY_VALUE_NEEDED.search(t) is None] == []
     assert [t for t in texts if ("=" in t or ":" in t) and _fact_patterns.ASSIGN_GATE.search(t) is None] == []
+
+
+def test_the_key_value_tries_answer_as_the_gates_they_stand_for() -> None:
+    """Past the colon test `_KEY_VALUE_NEEDED` is its trie alone, `ASSIGN_GATE` the trie of its literals, and over
+    ASCII text the ASCII literals' tries answer as the full ones."""
+    rng = random.Random(29)
+    pieces = (" is ", " set ", "chang", "=", ":", "://", " es ", "значение", "是", "agreed", "auf ", "x", " ", "move ")
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randrange(0, 5))) for _ in range(3000)]
+    texts += [line.lower() for line in _lines()]
+    for text in texts:
+        needed = _facts._KEY_VALUE_NEEDED.search(text) is not None
+        assert needed == (_facts._COLON_OPENS.search(text) is not None or _facts._FORMS_GATE.search(text) is not None)
+        assign = _fact_patterns.ASSIGN_GATE.search(text) is not None
+        assert assign == (_facts._ASSIGN_TRIE.search(text) is not None)
+        if text.isascii():
+            assert (_facts._FORMS_GATE.search(text) is None) == (_facts._ASCII_FORMS_GATE.search(text) is None)
+            assert assign == (_facts._ASCII_ASSIGN_GATE.search(text) is not None)
