@@ -12,6 +12,7 @@ Pure functions, no I/O.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from functools import cache
 
 # Non-ASCII characters that match an ASCII one case-blind (U+0130 and U+212A lower-case to "i" and "k";
@@ -75,3 +76,45 @@ def ascii_twin(pattern: re.Pattern[str]) -> re.Pattern[str]:
     if source is None or _names_a_partner(pattern.pattern):
         return pattern
     return re.compile(source, (pattern.flags & ~re.UNICODE) | re.ASCII)
+
+
+# Named groups and back-references spell capitals that match nothing.
+_GROUP_SYNTAX = re.compile(r"\(\?P<\w+>|\(\?P=\w+\)")
+
+
+def _has_capital(source: str) -> bool:
+    """Whether a capital letter of `source` (outside escapes and group names) is matched as itself."""
+    source = _GROUP_SYNTAX.sub("", source)
+    index = 0
+    while index < len(source):
+        if source[index] == "\\":
+            index += 2  # the escaped character (a hex digit of \\u or \\x after it counts: only ever a refusal more)
+            continue
+        if "A" <= source[index] <= "Z":
+            return True
+        index += 1
+    return False
+
+
+@cache
+def lowered_twin(pattern: re.Pattern[str]) -> re.Pattern[str] | None:
+    """A case-blind `pattern` as it runs, case-sensitive, on the lower-cased form of an ASCII text: the same spans
+    (ASCII case-blind matching compares lower-cased characters, and every letter the pattern names is lower-case),
+    found faster. None when the pattern is not case-blind or names a capital."""
+    if not pattern.flags & re.IGNORECASE or _has_capital(pattern.pattern):
+        return None
+    twin = pattern if pattern.flags & re.ASCII else ascii_twin(pattern)
+    if not twin.flags & re.ASCII:
+        return None  # no ASCII twin
+    return re.compile(twin.pattern, twin.flags & ~re.IGNORECASE)
+
+
+def lowered_matches(
+    pattern: re.Pattern[str], finder: re.Pattern[str], text: str, lower: str
+) -> Iterator[re.Match[str]]:
+    """`pattern.finditer(text)` on an ASCII text whose `lower()` is `lower`, found by its `lowered_twin` `finder`:
+    each match there read again by `pattern` at the same place of `text` (for its groups' letters)."""
+    for found in finder.finditer(lower):
+        match = pattern.match(text, found.start())
+        if match is not None:
+            yield match

@@ -23,7 +23,7 @@ from functools import lru_cache
 from itertools import accumulate
 from typing import Literal, TypeAlias
 
-from agent.context._ascii import ascii_twin
+from agent.context._ascii import ascii_twin, lowered_matches, lowered_twin
 from agent.context._fact_gates import Gated, gated, gated_spans
 from agent.context._fact_patterns import (
     ANY_DECISION_LOWER,
@@ -351,10 +351,12 @@ def _read_key_value(clause: str, lower: str, words: frozenset[str]) -> tuple[str
         key = _key_words(stated[0])
         if key:
             return key, stated[1]
-    for pattern, needs in ASCII_KEY_VALUE_FORMS if body.isascii() else KEY_VALUE_FORMS:  # ASCII: the twins
+    plain = body.isascii()
+    for pattern, needs in ASCII_KEY_VALUE_FORMS if plain else KEY_VALUE_FORMS:  # ASCII: the twins
         if needs.search(lower) is None:
             continue
-        match = pattern.search(body)
+        finder = _LOWERED_KEY_VALUE.get(pattern) if plain else None
+        match = pattern.search(body) if finder is None else next(lowered_matches(pattern, finder, body, lower), None)
         if match is None:
             continue
         value = match.group("value")
@@ -365,6 +367,11 @@ def _read_key_value(clause: str, lower: str, words: frozenset[str]) -> tuple[str
         if key:
             return key, value
     return None
+
+
+# The case-blind key/value forms ("set X to Y", "the X is Y") found on the lower-cased ASCII clause by their
+# case-sensitive twins (`lowered_twin`), by the ASCII twin each runs as.
+_LOWERED_KEY_VALUE = {pattern: finder for pattern, _ in ASCII_KEY_VALUE_FORMS if (finder := lowered_twin(pattern)) is not None}
 
 
 def _key_words(raw: str) -> str:

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
-from agent.context._ascii import ascii_twin
+from agent.context._ascii import ascii_twin, lowered_matches, lowered_twin
 
 _I = re.IGNORECASE
 QUESTION_CACHE_SIZE = 4_096
@@ -310,7 +310,13 @@ def assignment(clause: str, lower: str, words: frozenset[str]) -> tuple[str, str
             continue
         if pattern is no_verb and not nouns:
             continue
-        for match in _colon_form_matches(clause, ascii=plain) if pattern is colon else pattern.finditer(clause):
+        if pattern is colon:
+            matches = _colon_form_matches(clause, ascii=plain)
+        elif plain and (finder := _LOWERED_FORMS.get(pattern)) is not None:
+            matches = lowered_matches(pattern, finder, clause, lower)  # `lower` is the clause's
+        else:
+            matches = pattern.finditer(clause)
+        for match in matches:
             # With no verb, only a value-shaped token or a code of capitals is one ("login fails" is not).
             value = stated_value(match.group("value"), match.group("key") if pattern is not no_verb else "")
             after = match.start("value") + len(value) if value and match.end("value") == match.end() else match.end()
@@ -362,6 +368,11 @@ def _ascii_forms(forms: tuple[tuple[re.Pattern[str], re.Pattern[str] | None], ..
 _ASCII_FORMS = _ascii_forms(_FORMS, 0)
 _ASCII_COMMON_FORMS = _ascii_forms(_COMMON_FORMS, _RARE_FORMS)
 _ASCII_NO_VERB = ascii_twin(_NO_VERB)
+# The case-blind forms that scan slowest (they open on a word boundary and a choice of words), found on the
+# lower-cased ASCII clause by their case-sensitive twins: the copula form and the no-verb form.
+_LOWERED_FORMS = {
+    ascii_twin(form): finder for form in (ASSIGNMENTS[12], _NO_VERB) if (finder := lowered_twin(form)) is not None
+}
 
 # The "X = Y", "X: Y" form opens on "^" or a punctuation mark: past the first position only the mark can open a
 # match, and the form without its "^" alternative opens on one character class, which the engine skips to.
@@ -448,6 +459,10 @@ _OPINION = re.compile(
 )
 
 
+_LOWERED_VALUE_QUESTION = lowered_twin(_VALUE_QUESTION) or _VALUE_QUESTION
+_LOWERED_OPINION = lowered_twin(_OPINION) or _OPINION
+
+
 @lru_cache(maxsize=QUESTION_CACHE_SIZE)  # each line is asked about by the next few answers of a span
 def asks_value(text: str) -> bool:
     """A question whose answer may be a bare value (see `_VALUE_QUESTION`)."""
@@ -455,9 +470,12 @@ def asks_value(text: str) -> bool:
         return False
     lines = [line for line in text.splitlines() if line.strip()]
     last = lines[-1].lower() if lines else ""
-    if _OPINION.search(last) is not None:
+    # Lower-cased already: over ASCII the case-sensitive twins (`lowered_twin`); the opinion scan only matters
+    # for a line that would ask for a value.
+    plain = last.isascii()
+    if VALUE_NOUNS.isdisjoint(words_of(last)) and (_LOWERED_VALUE_QUESTION if plain else _VALUE_QUESTION).search(last) is None:
         return False
-    return _VALUE_QUESTION.search(last) is not None or not VALUE_NOUNS.isdisjoint(words_of(last))
+    return (_LOWERED_OPINION if plain else _OPINION).search(last) is None
 
 
 def is_question(text: str) -> bool:

@@ -5,7 +5,7 @@ import random
 import re
 
 from agent.context import _fact_gates, _fact_patterns, _facts, _statements
-from agent.context._ascii import ascii_twin
+from agent.context._ascii import ascii_twin, lowered_matches, lowered_twin
 
 # Pieces that reach the patterns' branches, and characters where the two modes could differ: both cases, the
 # ASCII whitespace Unicode adds (U+001C..U+001F), separators.
@@ -85,3 +85,20 @@ def test_the_words_of_ascii_text_are_read_as_the_table_reads_them() -> None:
     """`words_of` reads ASCII text through a byte table: the same words as the character table."""
     texts = [f"a{chr(code)}b {chr(code)}c" for code in range(128)] + _texts(300, seed=9)
     assert all(_statements.words_of(t) == frozenset(t.translate(_statements._SEPARATORS).split()) for t in texts)
+
+
+def test_every_lowered_twin_finds_what_its_pattern_finds() -> None:
+    """A case-blind pattern's `lowered_twin`, run on the lower-cased ASCII text, gives its matches (read again on
+    the text, groups and all); the twins of the extraction modules' patterns are compared on generated text."""
+    texts = _texts(600, seed=11) + ["The Door CODE is 4471", "SET the Timeout TO 5s", "What's The PIN?", "Key: Val"]
+    lowered = [(pattern, finder) for pattern in _patterns() if (finder := lowered_twin(pattern)) is not None]
+    assert len(lowered) > 10
+    differing = [
+        (pattern.pattern, text)
+        for pattern, finder in lowered
+        for text in texts
+        if _found(pattern, text) != [(m.span(), m.groups()) for m in lowered_matches(pattern, finder, text, text.lower())]
+    ]
+    assert differing == []
+    assert lowered_twin(re.compile("Abc", re.IGNORECASE)) is None  # a capital named
+    assert lowered_twin(re.compile("abc")) is None  # not case-blind
