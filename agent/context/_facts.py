@@ -7,7 +7,7 @@ paths, URLs, e-mails, tickets, identifiers and names, are in
 deterministic "subject" of a fact (what a newer statement replaces): `k:<key>`
 for a key/value statement whose value is a number, path, id or URL
 (`timeout = 30s`, `API port: 8443`, `set the timeout to 45 s`, `le port est
-8080`, `端口是8080`), and `c:<object>` for a constraint: its first words once
+8080`, `端口是8080`; read by `agent.context._key_values`), and `c:<object>` for a constraint: its first words once
 the polarity and modal words (never/always/don't/must, nie/immer, jamais,
 nunca, 不要/必须, никогда...) and filler are removed, so "Never use tabs" and
 "Always use tabs" share `c:use tabs`. No LLM, no I/O; never raises on any
@@ -23,14 +23,11 @@ from functools import lru_cache
 from itertools import accumulate
 from typing import Literal, TypeAlias
 
-from agent.context._ascii import ascii_twin, lowered_matches, lowered_twin
 from agent.context._fact_gates import Gated, gated, gated_spans
 from agent.context._fact_patterns import (
     ANY_DECISION_LOWER,
     ASCII_DECISION_LOWER,
-    ASCII_KEY_VALUE_FORMS,
     ASCII_NOT_A_RULE,
-    ASSIGN_GATE,
     CJK,
     CJK_CONSTRAINT_WORDS,
     CLAUSE_SPLIT,
@@ -38,20 +35,14 @@ from agent.context._fact_patterns import (
     CONSTRAINT_WORDS,
     DECISION_PATTERNS,
     DIGIT,
-    IDENTIFIER_PATTERNS,
-    KEY_VALUE_FORMS,
-    KEY_VALUE_LITERALS,
     KIND_PATTERNS,
     LEADING_NUMBER,
     LIST_MARKER,
     NAME_LEAD_LOWER,
     NOT_A_RULE,
-    PATH_PATTERNS,
     PUNCT_STRIP,
     SENTENCE_SPLIT,
     SUBJECT_STOPWORDS,
-    URL_PATTERN,
-    VALUE_PATTERNS,
     FactKind,
     constraint_scan_of,
     decides,
@@ -60,17 +51,14 @@ from agent.context._fact_patterns import (
     may_decide_of,
     word_runs,
 )
+from agent.context._key_values import UNREAD, KeyValue, key_value_of, key_words, read_statement
+from agent.context._key_values import normalise as normalise
 from agent.context._statements import (
     CASED_SHAPES,
-    FORM_LITERALS,
     RULE_WORDS,
-    VALUE_NOUNS,
-    ascii_literals,
-    assignment,
     bare_answer,
     closes_statement,
     is_question,
-    literals,
     read_prefilter,
     stated_value,
     words_of,
@@ -148,18 +136,11 @@ def answer_fact(answer: str, question: str, asker: str) -> Fact | None:
     if token is None:
         return None
     line = next((ln.strip() for ln in reversed(question.splitlines()) if ln.strip()), "")[:MAX_QUESTION_CHARS]
-    subject = _key_words(line)
+    subject = key_words(line)
     return Fact(
         text=answer.strip(), kinds=("answer",), subjects=(f"q:{subject}",) if subject else (), needles=(token,),
         weight=USER_WEIGHTS["answer"], context=f"{asker}: {line}" if line else "",
     )
-
-
-def normalise(text: str) -> str:
-    """Case- and whitespace-insensitive form used to compare facts."""
-    # Splitting on whitespace and joining with one space is the sub of `\s+` by " " (the same whitespace), whose
-    # leading and trailing space the strip removes: the same text, several times faster.
-    return " ".join(text.casefold().split()).strip(" .,;:!?。！？")
 
 
 def _all_spans(text: str, patterns: tuple[re.Pattern[str], ...]) -> list[tuple[int, int]]:
@@ -195,16 +176,13 @@ def _families(text: str, lower: str, *, links: bool = True) -> list[tuple[FactKi
 
 # What the message prefilter said of a clause that is the whole message (see `_classify`).
 Prefiltered: TypeAlias = frozenset[str] | bool | None
-# `_matches` found no reason to read the key/value forms: `_subjects` reads them itself.
-_UNREAD: tuple[str, str] = ("", "")
-_KeyValue: TypeAlias = tuple[str, str] | None
 
 
 def _matches(
     text: str, speaker: Speaker, lower: str, words: frozenset[str] | None = None
-) -> tuple[list[tuple[FactKind, int, int]], _KeyValue]:
+) -> tuple[list[tuple[FactKind, int, int]], KeyValue]:
     """Every (kind, start, end) in `text` (`lower` is `text.lower()`, `words` its `words_of` if read), and its
-    key/value statement if the forms were read (`_UNREAD` if not); URLs and e-mails are masked before paths and ids."""
+    key/value statement if the forms were read (`UNREAD` if not); URLs and e-mails are masked before paths and ids."""
     found: list[tuple[FactKind, int, int]] = []
     if words is None:
         words = words_of(lower)
@@ -252,26 +230,8 @@ def _matches(
         rest = _families(masked, masked_lower, links=False)
     for kind, patterns in rest:
         _add_spans(found, kind, text, gated_spans(masked, patterns, masked_lower))
-    # With nothing found yet, a key/value statement only counts if it adds a match, which takes a value: a
-    # number, a quoted or joined token, a code of capitals, or a word after a noun such as "password".
-    may_state = bool(found) or (
-        (_ASCII_MAY_STATE if plain else _MAY_STATE).search(text) is not None
-        or (_ASCII_NOUN_WORD if plain else _NOUN_WORD).search(text.casefold()) is not None  # casefold keeps ASCII
-    )
-    key_value: _KeyValue = _UNREAD
-    if may_state:
-        nouns = not VALUE_NOUNS.isdisjoint(words)
-        # "=" and a colon are literals of both gates, and most chat lines holding either address someone
-        # ("nick: ..."): a substring test (or a scan opening on the colon) answers for the scans of every literal.
-        equals = "=" in lower
-        # Past the colon test, `_KEY_VALUE_NEEDED` is its trie of literals alone (which opens on one class); and
-        # `ASSIGN_GATE` answers as the trie of its literals (over an ASCII clause, of its ASCII ones).
-        forms_gate, assign_gate = (_ASCII_FORMS_GATE, _ASCII_ASSIGN_GATE) if plain else (_FORMS_GATE, _ASSIGN_TRIE)
-        if not (nouns or equals or _COLON_OPENS.search(lower) is not None or forms_gate.search(lower) is not None):
-            key_value = None  # no form can match (a colon in a link opens none): `_subjects` need not read them
-        elif nouns or equals or ":" in lower or assign_gate.search(lower) is not None:
-            key_value = _read_key_value(text, lower, words)
-    if key_value is not None and key_value is not _UNREAD:
+    key_value = read_statement(text, lower, words, found=bool(found))
+    if key_value is not None and key_value is not UNREAD:
         value = key_value[1]
         start = text.rfind(value)
         number = LEADING_NUMBER.match(value)
@@ -292,36 +252,6 @@ def _add_spans(found: list[tuple[FactKind, int, int]], kind: FactKind, text: str
             found.append((kind, start, start + len(needle)))
 
 
-# What a stated value holds (see `stated_value`): a digit, a quote, a joined name ("node-b"), a code of capitals.
-# As "\d|[`\"«“]|[A-Za-z][-_.][A-Za-z0-9]|[A-Z]{4}", opening on one character class (which the engine skips to).
-_MAY_STATE = re.compile(r"[\d`\"«“_.A-Z-](?:(?<=[\d`\"«“])|(?<=[A-Za-z][-_.])[A-Za-z0-9]|(?<=[A-Z])[A-Z]{3})")
-# A noun whose value is arbitrary, as a whole word of the casefolded text (how a key's last word is read).
-_NOUN_WORD = re.compile(r"(?<!\w)(?:" + "|".join(sorted(map(re.escape, VALUE_NOUNS), key=len, reverse=True)) + r")(?!\w)")
-_ASCII_MAY_STATE = ascii_twin(_MAY_STATE)
-_ASCII_NOUN_WORD = ascii_twin(_NOUN_WORD)
-
-
-# What any key/value form (`_key_value`: the assignment forms, then `KEY_VALUE_PATTERNS`) needs in the lower-cased
-# clause, besides a value noun for the no-verb form: a clause without any has no key/value statement. Exact: each
-# form is only tried when one of its literals is there, and a colon opens a form only where no "//" follows it
-# (":(?!//)" in both colon forms; the other forms that read a colon need a word of their own, listed here).
-_KEY_VALUE_NEEDED = re.compile(
-    literals(tuple(sorted(part for part in FORM_LITERALS.union(*KEY_VALUE_LITERALS) if part != ":"))).pattern + "|:(?!//)"
-)
-# Its colon alternative alone, opening on the colon (which the engine skips to).
-_COLON_OPENS = re.compile(":(?!//)")
-# And the rest: its trie alone opens on one class of first characters (with the colon beside it, on none: three
-# times slower), and over an ASCII clause its ASCII literals alone (`ascii_literals`).
-_FORM_PARTS = tuple(sorted(part for part in FORM_LITERALS.union(*KEY_VALUE_LITERALS) if part != ":"))
-_FORMS_GATE = literals(_FORM_PARTS)
-_NEVER = literals(())
-_ASCII_FORMS_GATE = ascii_literals(_FORM_PARTS) or _NEVER
-# `ASSIGN_GATE`, an alternation of literals, as the trie of the same literals (found where it finds one).
-_ASSIGN_PARTS = tuple(ASSIGN_GATE.pattern.split("|"))
-_ASSIGN_TRIE = literals(_ASSIGN_PARTS)
-_ASCII_ASSIGN_GATE = ascii_literals(_ASSIGN_PARTS) or _NEVER
-
-
 def _lower_spans(lower: str, pattern: re.Pattern[str]) -> list[tuple[int, int]]:
     return [(m.start(), m.end()) for m in pattern.finditer(lower) if m.end() > m.start()]
 
@@ -333,60 +263,14 @@ def _mask(text: str, spans: list[tuple[int, int]]) -> str:
     return "".join(chars)
 
 
-@lru_cache(maxsize=CLASSIFY_CACHE_SIZE)
-def _key_value(clause: str) -> tuple[str, str] | None:
-    """(normalised key, value) of a key/value statement whose value is a number, path, id, URL or exact token."""
-    lower = clause.lower()
-    return _read_key_value(clause, lower, words_of(lower))
-
-
-def _read_key_value(clause: str, lower: str, words: frozenset[str]) -> tuple[str, str] | None:
-    """`_key_value` with the clause's lower-cased text and words already read (reused when the body is the clause)."""
-    body = LIST_MARKER.sub("", clause.strip())
-    if body != clause:
-        lower = body.lower()
-        words = words_of(lower)
-    stated = assignment(body, lower, words)
-    if stated is not None:
-        key = _key_words(stated[0])
-        if key:
-            return key, stated[1]
-    plain = body.isascii()
-    for pattern, needs in ASCII_KEY_VALUE_FORMS if plain else KEY_VALUE_FORMS:  # ASCII: the twins
-        if needs.search(lower) is None:
-            continue
-        finder = _LOWERED_KEY_VALUE.get(pattern) if plain else None
-        match = pattern.search(body) if finder is None else next(lowered_matches(pattern, finder, body, lower), None)
-        if match is None:
-            continue
-        value = match.group("value")
-        first = value.split()[0] if value.split() else ""
-        if not (LEADING_NUMBER.match(value) or _has_value(first) or stated_value(first, match.group("key"))):
-            continue
-        key = _key_words(match.group("key"))
-        if key:
-            return key, value
-    return None
-
-
-# The case-blind key/value forms ("set X to Y", "the X is Y") found on the lower-cased ASCII clause by their
-# case-sensitive twins (`lowered_twin`), by the ASCII twin each runs as.
-_LOWERED_KEY_VALUE = {pattern: finder for pattern, _ in ASCII_KEY_VALUE_FORMS if (finder := lowered_twin(pattern)) is not None}
-
-
-def _key_words(raw: str) -> str:
-    words = normalise(PUNCT_STRIP.sub(" ", raw)).split()
-    return " ".join(w for w in words if w not in SUBJECT_STOPWORDS)
-
-
 # `CONSTRAINT_WORDS` without IGNORECASE, for lower-cased ASCII text (its words are all lower-case): a fifth of the time.
 _ASCII_CONSTRAINT_WORDS = re.compile(CONSTRAINT_WORDS.pattern)
 
 
-def _subjects(clause: str, kinds: set[FactKind], key_value: _KeyValue) -> tuple[str, ...]:
+def _subjects(clause: str, kinds: set[FactKind], key_value: KeyValue) -> tuple[str, ...]:
     subjects: list[str] = []
-    if key_value is _UNREAD:
-        key_value = _key_value(clause)
+    if key_value is UNREAD:
+        key_value = key_value_of(clause)
     if key_value is not None:
         subjects.append(f"k:{key_value[0]}")
     if "constraint" in kinds:
@@ -399,24 +283,6 @@ def _subjects(clause: str, kinds: set[FactKind], key_value: _KeyValue) -> tuple[
         if words:
             subjects.append("c:" + " ".join(words[:SUBJECT_MAX_WORDS]))
     return tuple(subjects)
-
-
-# Every value, path, id and URL pattern needs one of these characters: a word without any holds none.
-_VALUE_CHARS = re.compile(r"[\d/.\\_`$€£¥A-Z]")
-_VALUE_FAMILIES = gated(VALUE_PATTERNS + PATH_PATTERNS + IDENTIFIER_PATTERNS + (URL_PATTERN,))
-
-
-# Of those patterns only the CamelCase one can match letters alone (every other needs a digit, a separator, a
-# slash, a dot, a backtick or an underscore): a word after "key:" is most often a plain word ("No", "Thanks").
-_CAMEL_CASE = IDENTIFIER_PATTERNS[2]
-
-
-def _has_value(text: str) -> bool:
-    if _VALUE_CHARS.search(text) is None:
-        return False
-    if text.isalpha():
-        return _CAMEL_CASE.search(text) is not None
-    return bool(gated_spans(text, _VALUE_FAMILIES, text.lower()))
 
 
 def _narrow(sentence: str, start: int, end: int) -> str:
