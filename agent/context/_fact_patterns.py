@@ -230,12 +230,18 @@ CONSTRAINT_TOKENS: tuple[frozenset[str] | None, ...] = tuple(
     )
 )
 _WORD = re.compile(r"\w+")
-_ASCII_WORD = ascii_twin(_WORD)
+# Over ASCII text the runs are read through a byte table that blanks every character but a word character (a
+# letter, a digit, "_"): one `bytes.translate` and a split, half the time of the scan.
+_ASCII_NON_WORD = bytes.maketrans(
+    bytes(range(128)), bytes(code if chr(code).isalnum() or code == ord("_") else ord(" ") for code in range(128))
+)
 
 
 def word_runs(lower: str) -> frozenset[str]:
     """The runs of word characters of lower-cased text: what `CONSTRAINT_TOKENS` and `DECISION_TOKENS` are tested in."""
-    return frozenset((_ASCII_WORD if lower.isascii() else _WORD).findall(lower))
+    if lower.isascii():
+        return frozenset(lower.encode("ascii").translate(_ASCII_NON_WORD).decode("ascii").split())
+    return frozenset(_WORD.findall(lower))
 
 
 def constraint_scan(text: str, lower: str) -> re.Pattern[str] | None:

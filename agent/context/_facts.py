@@ -23,6 +23,7 @@ from functools import lru_cache
 from itertools import accumulate
 from typing import Literal, TypeAlias
 
+from agent.context._ascii import ascii_twin
 from agent.context._fact_gates import Gated, gated, gated_spans
 from agent.context._fact_patterns import (
     ANY_DECISION_LOWER,
@@ -54,8 +55,10 @@ from agent.context._fact_patterns import (
 from agent.context._key_values import UNREAD, KeyValue, key_value_of, key_words, read_statement
 from agent.context._key_values import normalise as normalise
 from agent.context._statements import (
+    ASCII_CASED_SHAPES,
     CASED_SHAPES,
     RULE_WORDS,
+    ascii_literals,
     bare_answer,
     closes_statement,
     is_question,
@@ -152,24 +155,30 @@ _FAMILIES: dict[FactKind, tuple[Gated, ...]] = {kind: gated(patterns) for kind, 
 _ASCII_FAMILIES: dict[FactKind, tuple[Gated, ...]] = {kind: gated(patterns, ascii=True) for kind, patterns in KIND_PATTERNS}
 
 
+_ASCII_DIGIT = ascii_twin(DIGIT)
+# `NAME_LEAD_LOWER`, an alternation of literals, over an ASCII text: the trie of its ASCII ones (found where it finds one).
+_ASCII_NAME_LEAD = ascii_literals(tuple(NAME_LEAD_LOWER.pattern.split("|"))) or NAME_LEAD_LOWER
+
+
 def _families(text: str, lower: str, *, links: bool = True) -> list[tuple[FactKind, tuple[Gated, ...]]]:
     """The pattern families that can match `text` at all (each skipped on a cheap test of what it needs), in
     the order of `KIND_PATTERNS`; without the URL and e-mail ones if not `links`."""
-    families = _ASCII_FAMILIES if text.isascii() else _FAMILIES  # an ASCII text has an ASCII lower()
+    plain = text.isascii()  # an ASCII text has an ASCII lower(): the ASCII literals and twins
+    families = _ASCII_FAMILIES if plain else _FAMILIES
     wanted: list[tuple[FactKind, tuple[Gated, ...]]] = []
     if links and ("://" in text or "www." in lower):
         wanted.append(("url", families["url"]))
     if links and "@" in text:
         wanted.append(("email", families["email"]))
-    digit = DIGIT.search(text) is not None
+    digit = (_ASCII_DIGIT if plain else DIGIT).search(text) is not None
     if digit:
         wanted.append(("value", families["value"]))
         wanted.append(("ticket", families["ticket"]))
     if "/" in text or "\\" in text or "." in text:
         wanted.append(("path", families["path"]))
-    if NAME_LEAD_LOWER.search(lower) is not None:
+    if (_ASCII_NAME_LEAD if plain else NAME_LEAD_LOWER).search(lower) is not None:
         wanted.append(("name", families["name"]))
-    if digit or "`" in text or "_" in text or CASED_SHAPES.search(text) is not None:
+    if digit or "`" in text or "_" in text or (ASCII_CASED_SHAPES if plain else CASED_SHAPES).search(text) is not None:
         wanted.append(("identifier", families["identifier"]))
     return wanted
 
@@ -313,14 +322,14 @@ def _narrow(sentence: str, start: int, end: int) -> str:
 
 
 # `SENTENCE_SPLIT` over ASCII text (no CJK stop there), opening on the whitespace (which the engine skips to)
-# instead of trying the look-behinds at every position: the same cuts.
-_ASCII_SENTENCE_SPLIT = re.compile(r"\s(?<=[.!?]\s)\s*(?=\S)")
+# instead of trying the look-behinds at every position: the same cuts (as its ASCII twin).
+_ASCII_SENTENCE_SPLIT = ascii_twin(re.compile(r"\s(?<=[.!?]\s)\s*(?=\S)"))
 # `LIST_MARKER` opens on one of these or a digit (`\d`: `str.isdecimal`).
 _MARKER_OPENERS = "-*•>"
 
 
 # Every cut of `_ASCII_SENTENCE_SPLIT` follows one of these: one scan opening on the rare character rules most lines out.
-_ASCII_SENTENCE_END = re.compile(r"[.!?]\s")
+_ASCII_SENTENCE_END = ascii_twin(re.compile(r"[.!?]\s"))
 
 
 def _units(line: str) -> Iterator[str]:

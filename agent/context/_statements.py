@@ -193,11 +193,15 @@ def may_hold_fact(text: str, lower: str) -> bool:
 
 def read_prefilter(text: str, lower: str) -> tuple[bool, frozenset[str] | bool]:
     """`may_hold_fact`, and `words_of(lower)` when it read the words (else True)."""
-    addressee = _ADDRESSEE.match(text)
+    plain = text.isascii()  # over ASCII the scans' twins (`agent.context._ascii`)
+    addressee = (_ASCII_ADDRESSEE if plain else _ADDRESSEE).match(text)
     whole = lower
     if addressee is not None:
         text, lower = text[addressee.end():], lower[addressee.end():]
-    if SHAPES.search(lower) is not None or CASED_SHAPES.search(text) is not None:
+    if plain:
+        if _ASCII_SHAPES.search(lower) is not None or ASCII_CASED_SHAPES.search(text) is not None:
+            return True, True
+    elif SHAPES.search(lower) is not None or CASED_SHAPES.search(text) is not None:
         return True, True
     words = words_of(lower)
     holds = not _GATE_WORDS.isdisjoint(words)
@@ -209,6 +213,9 @@ def read_prefilter(text: str, lower: str) -> tuple[bool, frozenset[str] | bool]:
 
 # Original-case shapes the lower-case gate cannot see: CamelCase (all-caps codes hold a digit).
 CASED_SHAPES = re.compile(r"[A-Z](?:(?<=[a-z0-9][A-Z])|[A-Z]{3})")  # "[a-z0-9][A-Z]|[A-Z]{4}", opening on the capital
+ASCII_CASED_SHAPES = ascii_twin(CASED_SHAPES)
+_ASCII_SHAPES = ascii_twin(SHAPES)
+_ASCII_ADDRESSEE = ascii_twin(_ADDRESSEE)
 
 
 def exact_value(text: str) -> str | None:
@@ -410,7 +417,7 @@ _RULE_OPENING = re.compile(
 
 def opens_with_rule(text: str) -> bool:
     """Whether a clause is worded as a rule: it opens with the rule word (see `_RULE_OPENING`)."""
-    addressee = _ADDRESSEE.match(text)
+    addressee = (_ASCII_ADDRESSEE if text.isascii() else _ADDRESSEE).match(text)
     body = text[addressee.end():] if addressee is not None else text
     return _RULE_OPENING.match(body.lstrip("-*• ")) is not None
 

@@ -102,3 +102,8 @@ def test_every_lowered_twin_finds_what_its_pattern_finds() -> None:
     assert differing == []
     assert lowered_twin(re.compile("Abc", re.IGNORECASE)) is None  # a capital named
     assert lowered_twin(re.compile("abc")) is None  # not case-blind
+
+
+def test_the_word_runs_of_ascii_text_are_those_of_the_scan() -> None:
+    texts = [f"a{chr(code)}b {chr(code)}c" for code in range(128)] + _texts(300, seed=13)
+    assert all(_fact_patterns.word_runs(t) == frozenset(re.findall(r"\w+", t)) for t in texts)
