@@ -23,11 +23,10 @@ QUESTION_CACHE_SIZE = 4_096
 
 # One exact value: quoted text, a token holding a digit, a hyphenated/underscored/dotted name, an all-caps code.
 _ASCII_TOKEN = r"[A-Za-z0-9_.+/:@#-]"
-EXACT_TOKEN = re.compile(
-    r"[`\"«“][^`\"»”\n]{1,80}[`\"»”]"
-    rf"|(?<![A-Za-z0-9_.-])(?={_ASCII_TOKEN}*\d){_ASCII_TOKEN}*[A-Za-z0-9]"
-    r"|(?<![A-Za-z0-9_-])[A-Za-z]+(?:[-_.][A-Za-z0-9]+)+"
-)
+_QUOTED_TOKEN = r"[`\"«“][^`\"»”\n]{1,80}[`\"»”]"
+_DIGIT_TOKEN = rf"(?<![A-Za-z0-9_.-])(?={_ASCII_TOKEN}*\d){_ASCII_TOKEN}*[A-Za-z0-9]"
+_JOINED_TOKEN = r"(?<![A-Za-z0-9_-])[A-Za-z]+(?:[-_.][A-Za-z0-9]+)+"
+EXACT_TOKEN = re.compile(f"{_QUOTED_TOKEN}|{_DIGIT_TOKEN}|{_JOINED_TOKEN}")
 # Shapes of an exact token that name a standard, not a value somebody chose.
 COMMON_TOKENS = frozenset(
     "utf-8 utf-16 utf-32 iso-8859-1 sha-1 sha-256 x86 x86_64 x86-64 amd64 i386 arm64 64-bit 32-bit e-mail "
@@ -347,10 +346,19 @@ _TOKEN_CHAR = re.compile(r"[\d`\"«“_.-]")
 _ASCII_DIGIT = re.compile(r"[0-9]")
 
 
+# Without a digit the second form of `EXACT_TOKEN` cannot match, and it scans slowest (a look-ahead tried at
+# every word): an ASCII text with no digit holds a token where the other two forms find one.
+_ASCII_DIGITLESS_TOKEN = ascii_twin(re.compile(f"{_QUOTED_TOKEN}|{_JOINED_TOKEN}"))
+
+
 def _holds_token(text: str) -> bool:
     if _ASCII_DIGIT.search(text) is not None:
         return True
-    return _TOKEN_CHAR.search(text) is not None and EXACT_TOKEN.search(text) is not None
+    if _TOKEN_CHAR.search(text) is None:
+        return False
+    if text.isascii():  # and so no digit at all (the ASCII digits are the only ASCII ones)
+        return _ASCII_DIGITLESS_TOKEN.search(text) is not None
+    return EXACT_TOKEN.search(text) is not None
 
 
 # Each form with its gate, paired once; most clauses hold none of the rare forms' literals.

@@ -107,3 +107,11 @@ def test_every_lowered_twin_finds_what_its_pattern_finds() -> None:
 def test_the_word_runs_of_ascii_text_are_those_of_the_scan() -> None:
     texts = [f"a{chr(code)}b {chr(code)}c" for code in range(128)] + _texts(300, seed=13)
     assert all(_fact_patterns.word_runs(t) == frozenset(re.findall(r"\w+", t)) for t in texts)
+
+
+def test_a_token_is_held_where_the_token_scan_finds_one() -> None:
+    """`_holds_token` asks a digitless ASCII text only of the forms of `EXACT_TOKEN` that need no digit."""
+    rng = random.Random(17)
+    texts = ["".join(rng.choice("ab-_. `\"«“xyZ9") for _ in range(rng.randint(0, 12))) for _ in range(3000)]
+    texts += _texts(300, seed=19)
+    assert all(_statements._holds_token(t) == (_statements.EXACT_TOKEN.search(t) is not None) for t in texts)
