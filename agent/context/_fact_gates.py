@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import TypeAlias
 
-from agent.context._ascii import ascii_twin
+from agent.context._ascii import ascii_twin, lowered_twin
 from agent.context._fact_patterns import IDENTIFIER_PATTERNS, PATH_PATTERNS, TICKET_PATTERNS, VALUE_PATTERNS
 from agent.context._statements import ascii_literals, literals
 
@@ -131,7 +131,8 @@ _RUN_AS: dict[re.Pattern[str], re.Pattern[str]] = {
 # A pattern with the gates in front of it: the literal it needs in the lower-cased text, or the alternation of
 # the literals it needs there, and the shape it needs in the text it reads (each may be None). The literal
 # and the alternation are apart so the loop of `gated_spans` tests no types: it runs for every pattern of a clause.
-Gated: TypeAlias = tuple[re.Pattern[str], str | None, re.Pattern[str] | None, re.Pattern[str] | None]
+# The last two: whether the pattern and the shape run on the lower-cased text (see `gated`).
+Gated: TypeAlias = tuple[re.Pattern[str], str | None, re.Pattern[str] | None, re.Pattern[str] | None, bool, bool]
 
 
 def gated(patterns: tuple[re.Pattern[str], ...], *, ascii: bool = False) -> tuple[Gated, ...]:
@@ -152,25 +153,33 @@ def gated(patterns: tuple[re.Pattern[str], ...], *, ascii: bool = False) -> tupl
         literal = needs if isinstance(needs, str) else None
         alternation = needs if isinstance(needs, re.Pattern) else None
         run, shape = _RUN_AS.get(pattern, pattern), _SHAPES.get(pattern)
+        on_lower = shape_on_lower = False
         if ascii:
-            run = ascii_twin(run)
+            # A case-blind pattern or shape runs case-sensitive on the lower-cased text (`lowered_twin`): the same
+            # spans, found faster.
+            lowered_run, lowered_shape = lowered_twin(run), lowered_twin(shape) if shape is not None else None
+            run, on_lower = (lowered_run, True) if lowered_run is not None else (ascii_twin(run), False)
             alternation = ascii_twin(alternation) if alternation is not None else None
-            shape = ascii_twin(shape) if shape is not None else None
-        gates.append((run, literal, alternation, shape))
+            if lowered_shape is not None:
+                shape, shape_on_lower = lowered_shape, True
+            elif shape is not None:
+                shape = ascii_twin(shape)
+        gates.append((run, literal, alternation, shape, on_lower, shape_on_lower))
     return tuple(gates)
 
 
 def gated_spans(text: str, patterns: tuple[Gated, ...], lower: str) -> list[tuple[int, int]]:
+    """The spans of `patterns` in `text` (`lower` is `text.lower()`), each pattern behind its gates."""
     found: list[tuple[int, int]] = []
-    for pattern, literal, alternation, shape in patterns:
+    for pattern, literal, alternation, shape, on_lower, shape_on_lower in patterns:
         if literal is not None and literal not in lower:
             continue
         # The shape opens on a rare character (which the engine skips to), the alternation on letters: shape first.
-        if shape is not None and shape.search(text) is None:
+        if shape is not None and shape.search(lower if shape_on_lower else text) is None:
             continue
         if alternation is not None and alternation.search(lower) is None:
             continue
-        for match in pattern.finditer(text):  # most find nothing: a loop costs less than building a generator
+        for match in pattern.finditer(lower if on_lower else text):  # a loop costs less than a generator
             start, end = match.span()
             if end > start:
                 found.append((start, end))

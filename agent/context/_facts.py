@@ -226,7 +226,7 @@ def _matches(
         if kind != "url" and kind != "email":
             break
         linked += 1
-        spans = gated_spans(masked, patterns, lower)
+        spans = gated_spans(masked, patterns, lower if masked is text else masked.lower())
         _add_spans(found, kind, text, spans)
         if spans:
             masked = _mask(masked, spans)  # URL and e-mail patterns have no gate: the same spans
