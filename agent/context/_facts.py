@@ -176,9 +176,13 @@ def _families(text: str, lower: str, *, links: bool = True) -> list[tuple[FactKi
         wanted.append(("ticket", families["ticket"]))
     if "/" in text or "\\" in text or "." in text:
         wanted.append(("path", families["path"]))
-    if (_ASCII_NAME_LEAD if plain else NAME_LEAD_LOWER).search(lower) is not None:
+    # A name is capitalised (or CJK): an ASCII text with no capital (equal to its lower()) names none.
+    if (not plain or text != lower) and (_ASCII_NAME_LEAD if plain else NAME_LEAD_LOWER).search(lower) is not None:
         wanted.append(("name", families["name"]))
-    if digit or "`" in text or "_" in text or (ASCII_CASED_SHAPES if plain else CASED_SHAPES).search(text) is not None:
+    # Over ASCII a capital makes the text differ from its lower() (a comparison of bytes, before any scan).
+    if digit or "`" in text or "_" in text or (
+        (text != lower and ASCII_CASED_SHAPES.search(text) is not None) if plain else CASED_SHAPES.search(text) is not None
+    ):
         wanted.append(("identifier", families["identifier"]))
     return wanted
 
@@ -397,12 +401,19 @@ def extract_facts(text: str, speaker: Speaker) -> tuple[Fact, ...]:
     """
     lower = text.lower()
     # The assistant's clauses only count as decisions: only its lines with a decision literal are read.
-    lines = text.splitlines() if speaker == "user" else _decision_lines(text, lower)
-    if not lines:
-        return ()
-    holds, words = read_prefilter(text, lower)
-    if not holds:
-        return ()  # the prefilter: no shape of a value and no rule word anywhere in the message
+    if speaker == "user":
+        # The prefilter first: most lines of a chat stop there (an empty text, which has no line, fails it too).
+        holds, words = read_prefilter(text, lower)
+        if not holds:
+            return ()  # no shape of a value and no rule word anywhere in the message
+        lines = text.splitlines()
+    else:
+        lines = _decision_lines(text, lower)
+        if not lines:
+            return ()
+        holds, words = read_prefilter(text, lower)
+        if not holds:
+            return ()
     facts: list[Fact] = []
     seen: set[str] | None = None  # the de-duplication keys, read once a second fact is found (most messages hold one)
     for line in lines:

@@ -198,7 +198,8 @@ def read_prefilter(text: str, lower: str) -> tuple[bool, frozenset[str] | bool]:
     if addressee is not None:
         text, lower = text[addressee.end():], lower[addressee.end():]
     if plain:
-        if _ASCII_SHAPES.search(lower) is not None or ASCII_CASED_SHAPES.search(text) is not None:
+        # A capital makes an ASCII text differ from its lower(): compared before the scan for capitals.
+        if _ASCII_SHAPES.search(lower) is not None or (text != lower and ASCII_CASED_SHAPES.search(text) is not None):
             return True, True
     elif SHAPES.search(lower) is not None or CASED_SHAPES.search(text) is not None:
         return True, True

@@ -115,3 +115,12 @@ def test_a_token_is_held_where_the_token_scan_finds_one() -> None:
     texts = ["".join(rng.choice("ab-_. `\"«“xyZ9") for _ in range(rng.randint(0, 12))) for _ in range(3000)]
     texts += _texts(300, seed=19)
     assert all(_statements._holds_token(t) == (_statements.EXACT_TOKEN.search(t) is not None) for t in texts)
+
+
+def test_an_ascii_text_without_a_capital_names_nobody_and_holds_no_cased_shape() -> None:
+    """`_families` skips the name patterns, and both gates the scan for capitals, where an ASCII text is its lower()."""
+    texts = [t.lower() for t in _texts(600, seed=23)] + ["my name is bob", "i am ann", "call me al", "je m'appelle luc"]
+    for text in texts:
+        assert not any(pattern.search(text) for pattern in _fact_patterns.NAME_PATTERNS)
+        assert _statements.CASED_SHAPES.search(text) is None
+    assert _fact_patterns.NAME_PATTERNS[0].search("my name is Bob") is not None
