@@ -110,11 +110,29 @@ def lowered_twin(pattern: re.Pattern[str]) -> re.Pattern[str] | None:
 
 
 def lowered_matches(
-    pattern: re.Pattern[str], finder: re.Pattern[str], text: str, lower: str
+    pattern: re.Pattern[str], finder: re.Pattern[str], text: str, lower: str, start: int = 0
 ) -> Iterator[re.Match[str]]:
     """`pattern.finditer(text)` on an ASCII text whose `lower()` is `lower`, found by its `lowered_twin` `finder`:
-    each match there read again by `pattern` at the same place of `text` (for its groups' letters)."""
-    for found in finder.finditer(lower):
+    each match there read again by `pattern` at the same place of `text` (for its groups' letters). `start`: where
+    the first match may begin at the earliest (see `lead_bound`)."""
+    for found in finder.finditer(lower, start):
         match = pattern.match(text, found.start())
         if match is not None:
             yield match
+
+
+def held_table(extra: str) -> bytes:
+    """A byte table for `lead_bound`: "c" for an ASCII word character, whitespace (as Unicode counts it) or one of
+    `extra`, "x" for any other byte."""
+    held = {code for code in range(128) if chr(code).isalnum() or chr(code).isspace() or chr(code) in "_" + extra}
+    return bytes(ord("c") if code in held else ord("x") for code in range(256))
+
+
+def lead_bound(lower: str, anchor: re.Pattern[str], table: bytes) -> int:
+    """Where the first match of a form can begin at the earliest on an ASCII lower-cased text, or -1 when the form
+    matches nowhere: every match holds an `anchor` match (its verb, searched first) and, before it, only characters
+    `table` keeps; so none begins before the last other character ahead of the first anchor."""
+    found = anchor.search(lower)
+    if found is None:
+        return -1
+    return lower.encode("ascii").translate(table).rfind(b"x", 0, found.start()) + 1

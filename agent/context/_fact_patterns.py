@@ -308,6 +308,7 @@ ASCII_NOT_A_RULE = ascii_twin(NOT_A_RULE)
 
 # Key/value statements: "timeout = 30s", "API port: 8443", "set the timeout to 45 s", "le port est 8080".
 _KEY = r"(?P<key>[^\W\d][\w.-]*(?:[ \t][^\W\d][\w.-]*){0,2})"
+_KV_COPULA = r"\s+(?:is|are|is now|should be|must be|will be|ist|sind|est|sont|es|son|está|равен|равна|равно)\s+"
 KEY_VALUE_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(rf"^{_KEY}\s*(?::=|=|:(?!//)|：)\s*(?P<value>\S.*)$"),
     re.compile(
@@ -315,11 +316,7 @@ KEY_VALUE_PATTERNS: tuple[re.Pattern[str], ...] = (
         rf"(?:the |die |den |das |le |la |les |el |la |los )?{_KEY}\s+(?:to|auf|à|a|en|на)\s+(?P<value>\S.*)$",
         _I,
     ),
-    re.compile(
-        rf"(?:^|\b(?:the|our|my|die|der|das|le|la|les|el|los|las)\s+){_KEY}\s+(?:is|are|is now|should be|must be|"
-        rf"will be|ist|sind|est|sont|es|son|está|равен|равна|равно)\s+(?P<value>\S.*)$",
-        _I,
-    ),
+    re.compile(rf"(?:^|\b(?:the|our|my|die|der|das|le|la|les|el|los|las)\s+){_KEY}{_KV_COPULA}(?P<value>\S.*)$", _I),
     re.compile(r"(?P<key>[\u4e00-\u9fff]{1,6})(?:是|为|為|改成|改为|设为|设置为)\s*(?P<value>\S.*)$"),
 )
 # The literals each of KEY_VALUE_PATTERNS cannot match without (see `_NEEDS`); as one alternation each below.
@@ -332,6 +329,8 @@ KEY_VALUE_LITERALS: tuple[tuple[str, ...], ...] = (
     ("是", "为", "為", "改成", "改为", "设为", "设置为"),
 )
 KEY_VALUE_NEEDS: tuple[re.Pattern[str], ...] = tuple(map(literals, KEY_VALUE_LITERALS))
+# The verb of "the X is Y" alone (what `agent.context._ascii.lead_bound` searches first).
+KEY_VALUE_COPULA = re.compile(_KV_COPULA, _I)
 KEY_VALUE_FORMS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = tuple(zip(KEY_VALUE_PATTERNS, KEY_VALUE_NEEDS, strict=True))
 
 

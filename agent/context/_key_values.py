@@ -13,14 +13,16 @@ import re
 from functools import lru_cache
 from typing import TypeAlias
 
-from agent.context._ascii import ascii_twin, lowered_matches, lowered_twin
+from agent.context._ascii import ascii_twin, held_table, lead_bound, lowered_matches, lowered_twin
 from agent.context._fact_gates import gated, gated_spans
 from agent.context._fact_patterns import (
     ASCII_KEY_VALUE_FORMS,
     ASSIGN_GATE,
     IDENTIFIER_PATTERNS,
+    KEY_VALUE_COPULA,
     KEY_VALUE_FORMS,
     KEY_VALUE_LITERALS,
+    KEY_VALUE_PATTERNS,
     LEADING_NUMBER,
     LIST_MARKER,
     PATH_PATTERNS,
@@ -133,7 +135,11 @@ def read_key_value(clause: str, lower: str, words: frozenset[str]) -> tuple[str,
         if needs.search(lower) is None:
             continue
         finder = _LOWERED_KEY_VALUE.get(pattern) if plain else None
-        match = pattern.search(body) if finder is None else next(lowered_matches(pattern, finder, body, lower), None)
+        if finder is None:
+            match = pattern.search(body)
+        else:
+            start = lead_bound(lower, _COPULA, _COPULA_HELD) if pattern is _ASCII_COPULA_FORM else 0
+            match = next(lowered_matches(pattern, finder, body, lower, start), None) if start >= 0 else None
         if match is None:
             continue
         value = match.group("value")
@@ -146,6 +152,11 @@ def read_key_value(clause: str, lower: str, words: frozenset[str]) -> tuple[str,
     return None
 
 
+# Ahead of its verb "the X is Y" holds only a determiner and its key (word characters, ".", "-", whitespace): on an
+# ASCII clause its matches begin after the last other character ahead of the first verb (`lead_bound`).
+_ASCII_COPULA_FORM = ascii_twin(KEY_VALUE_PATTERNS[2])
+_COPULA = lowered_twin(KEY_VALUE_COPULA) or re.compile("")
+_COPULA_HELD = held_table(".-")
 # The case-blind key/value forms ("set X to Y", "the X is Y") found on the lower-cased ASCII clause by their
 # case-sensitive twins (`lowered_twin`), by the ASCII twin each runs as.
 _LOWERED_KEY_VALUE = {pattern: finder for pattern, _ in ASCII_KEY_VALUE_FORMS if (finder := lowered_twin(pattern)) is not None}

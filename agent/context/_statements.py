@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
-from agent.context._ascii import ascii_twin, lowered_matches, lowered_twin
+from agent.context._ascii import ascii_twin, held_table, lead_bound, lowered_matches, lowered_twin
 
 _I = re.IGNORECASE
 QUESTION_CACHE_SIZE = 4_096
@@ -77,6 +77,7 @@ ASSIGNMENTS: tuple[re.Pattern[str], ...] = (
 )
 
 _NO_VERB = ASSIGNMENTS[-1]
+_NO_BOUND = re.compile("")  # an anchor found at 0: `lead_bound` gives 0 (a form without a lowered twin)
 _COPULAS = (
     " is ", " are ", " will be ", " should be ", " changed to ", " moved to ", " starts ", " begins ", " ends ",
     " ist ", " lautet ", " est ", " es ", "теперь", "будет", "—",
@@ -320,7 +321,10 @@ def assignment(clause: str, lower: str, words: frozenset[str]) -> tuple[str, str
         if pattern is colon:
             matches = _colon_form_matches(clause, ascii=plain)
         elif plain and (finder := _LOWERED_FORMS.get(pattern)) is not None:
-            matches = lowered_matches(pattern, finder, clause, lower)  # `lower` is the clause's
+            start = lead_bound(lower, _COPULA, _COPULA_HELD) if pattern is _ASCII_COPULA_FORM else 0
+            if start < 0:
+                continue  # no verb: the copula form matches nowhere
+            matches = lowered_matches(pattern, finder, clause, lower, start)  # `lower` is the clause's
         else:
             matches = pattern.finditer(clause)
         for match in matches:
@@ -389,6 +393,11 @@ _ASCII_NO_VERB = ascii_twin(_NO_VERB)
 _LOWERED_FORMS = {
     ascii_twin(form): finder for form in (ASSIGNMENTS[12], _NO_VERB) if (finder := lowered_twin(form)) is not None
 }
+# Ahead of its verb the copula form holds only a determiner and its key (word characters, ".", "'", "-",
+# whitespace): on an ASCII clause its matches begin after the last other character ahead of the first verb.
+_ASCII_COPULA_FORM = ascii_twin(ASSIGNMENTS[12])
+_COPULA = lowered_twin(re.compile(ASSIGNMENTS[12].pattern.split(_K, 1)[1].rsplit(_V, 1)[0], _I)) or _NO_BOUND
+_COPULA_HELD = held_table(".'-")
 
 # The "X = Y", "X: Y" form opens on "^" or a punctuation mark: past the first position only the mark can open a
 # match, and the form without its "^" alternative opens on one character class, which the engine skips to.

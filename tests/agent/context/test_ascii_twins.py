@@ -4,8 +4,8 @@ from __future__ import annotations
 import random
 import re
 
-from agent.context import _fact_gates, _fact_patterns, _facts, _statements
-from agent.context._ascii import ascii_twin, lowered_matches, lowered_twin
+from agent.context import _fact_gates, _fact_patterns, _facts, _key_values, _statements
+from agent.context._ascii import ascii_twin, lead_bound, lowered_matches, lowered_twin
 
 # Pieces that reach the patterns' branches, and characters where the two modes could differ: both cases, the
 # ASCII whitespace Unicode adds (U+001C..U+001F), separators.
@@ -124,3 +124,19 @@ def test_an_ascii_text_without_a_capital_names_nobody_and_holds_no_cased_shape()
         assert not any(pattern.search(text) for pattern in _fact_patterns.NAME_PATTERNS)
         assert _statements.CASED_SHAPES.search(text) is None
     assert _fact_patterns.NAME_PATTERNS[0].search("my name is Bob") is not None
+
+
+def test_the_copula_forms_begin_no_earlier_than_their_lead_bound() -> None:
+    """`lead_bound` only skips where the copula forms cannot begin: from it they find all they find."""
+    texts = [t.lower() for t in _texts(800, seed=29)] + ["so, the door code is 4471", "a-b.c 'x' is y, the port is 80"]
+    forms = (
+        (_statements.ASSIGNMENTS[12], _statements._COPULA, _statements._COPULA_HELD),
+        (_fact_patterns.KEY_VALUE_PATTERNS[2], _key_values._COPULA, _key_values._COPULA_HELD),
+    )
+    for pattern, anchor, held in forms:
+        finder = lowered_twin(pattern)
+        assert finder is not None
+        for text in texts:
+            start = lead_bound(text, anchor, held)
+            every = [m.span() for m in finder.finditer(text)]
+            assert every == ([] if start < 0 else [m.span() for m in finder.finditer(text, start)]), text
