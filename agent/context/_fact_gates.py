@@ -12,7 +12,7 @@ from typing import TypeAlias
 
 from agent.context._ascii import ascii_twin, lowered_twin
 from agent.context._fact_patterns import IDENTIFIER_PATTERNS, PATH_PATTERNS, TICKET_PATTERNS, VALUE_PATTERNS
-from agent.context._statements import ascii_literals, literals
+from agent.context._literals import ascii_literals, literals
 
 # The literal text each pattern cannot match without (any one of these, in lower-cased text): a substring
 # test costs a fraction of a scan, and most chat lines lack most of them. A pattern not listed always runs.

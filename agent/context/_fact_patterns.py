@@ -12,7 +12,7 @@ from functools import lru_cache
 from typing import Literal, TypeAlias
 
 from agent.context._ascii import ascii_twin
-from agent.context._statements import ascii_literals, literals
+from agent.context._literals import ascii_literals, literals
 
 FactKind: TypeAlias = Literal[
     "assignment", "answer", "constraint", "decision", "value", "ticket", "url", "email", "name", "path", "identifier"

@@ -54,11 +54,11 @@ from agent.context._fact_patterns import (
 )
 from agent.context._key_values import UNREAD, KeyValue, key_value_of, key_words, read_statement
 from agent.context._key_values import normalise as normalise
+from agent.context._literals import ascii_literals
 from agent.context._statements import (
     ASCII_CASED_SHAPES,
     CASED_SHAPES,
     RULE_WORDS,
-    ascii_literals,
     bare_answer,
     closes_statement,
     is_question,

@@ -31,12 +31,11 @@ from agent.context._fact_patterns import (
     URL_PATTERN,
     VALUE_PATTERNS,
 )
+from agent.context._literals import ascii_literals, literals
 from agent.context._statements import (
     FORM_LITERALS,
     VALUE_NOUNS,
-    ascii_literals,
     assignment,
-    literals,
     stated_value,
     words_of,
 )

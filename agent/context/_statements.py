@@ -14,9 +14,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from functools import lru_cache
-from typing import Any
 
 from agent.context._ascii import ascii_twin, held_table, lead_bound, lowered_matches, lowered_twin
+from agent.context._literals import ascii_literals, literals
 
 _I = re.IGNORECASE
 QUESTION_CACHE_SIZE = 4_096
@@ -84,37 +84,6 @@ _COPULAS = (
 )
 # For each pattern of ASSIGNMENTS, the lower-case literals it cannot match without (any one of them): most
 # chat lines have none of a pattern's, and a substring test costs a fraction of one scan by the pattern.
-def literals(parts: tuple[str, ...]) -> re.Pattern[str]:
-    """One pattern that finds any of `parts` verbatim (faster than a loop of `in` tests).
-
-    Written as a trie ("d(?:ecid|ecision)|w(?:e(?:'ll| will)|ir ...)"): at each position the engine reads one
-    branch per character instead of trying every part in turn (a third less time for the decision literals).
-    It finds a part wherever the plain alternation does: both match exactly the strings of `parts`.
-    """
-    trie: dict[str, dict[str, Any]] = {}
-    for part in parts:
-        node = trie
-        for char in part:
-            node = node.setdefault(char, {})
-        node[""] = {}  # a part ends here
-    return re.compile(_trie_pattern(trie) if trie and "" not in trie else "(?!)" if not trie else "")
-
-
-def ascii_literals(parts: tuple[str, ...]) -> re.Pattern[str] | None:
-    """What `literals(parts)` finds in ASCII text: the trie of the ASCII parts (no other part is a substring of an
-    ASCII text), or None when there are none. `str.isascii` is a flag read, and the smaller trie scans faster."""
-    found = tuple(part for part in parts if part.isascii())
-    return literals(found) if found else None
-
-
-def _trie_pattern(node: dict[str, dict[str, Any]]) -> str:
-    branches = [re.escape(char) + _trie_pattern(child) for char, child in sorted(node.items()) if char]
-    if not branches:
-        return ""
-    body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
-    return f"(?:{body})?" if "" in node else body
-
-
 _ASSIGNMENT_NEEDS: tuple[tuple[str, ...], ...] = (
     ("value",), ("wert",), ("valeur",), ("valor",), ("значение",), ("的值",),
     ("agreed", "settled", "decided"), ("auf",), ("accord", "convenu", "décidé"),

@@ -18,6 +18,7 @@ import pytest
 from agent.context import _fact_gates, _fact_patterns, _facts, _key_values, _statements
 from agent.context._fact_patterns import KIND_PATTERNS
 from agent.context._facts import Speaker, extract_facts
+from agent.context._literals import literals
 from tests.agent.context.test_ledger_extraction import CASES
 
 DATA = Path(__file__).resolve().parents[2] / "data"
@@ -253,7 +254,7 @@ def test_a_literal_gate_written_as_a_trie_finds_what_the_plain_alternation_finds
     texts += [text.lower() for text in _corpus()]
     for parts in sets:
         plain = re.compile("|".join(re.escape(part) for part in parts) or "(?!)")
-        trie = _statements.literals(parts)
+        trie = literals(parts)
         assert [bool(trie.search(t)) for t in texts] == [bool(plain.search(t)) for t in texts], parts
 
 
