@@ -33,7 +33,17 @@ from pathlib import Path
 import structlog
 import tiktoken
 
-from agent.context import ContextCompressor, FallbackOnly, HandoffSection, Summarizer, SummaryRequest, _facts, _span, _statements
+from agent.context import (
+    ContextCompressor,
+    FallbackOnly,
+    HandoffSection,
+    Summarizer,
+    SummaryRequest,
+    _facts,
+    _key_values,
+    _span,
+    _statements,
+)
 from agent.context.sections import build_sections_reported
 from agent.context.user_words import handoff_sections
 from agent.messages import Message
@@ -109,7 +119,7 @@ def cold_caches() -> None:
     read): each repeat pays what the first compression of a session pays."""
     _facts.extract_facts.cache_clear()
     _facts.classify.cache_clear()
-    _facts._key_value.cache_clear()
+    _key_values.key_value_of.cache_clear()
     _statements.asks_value.cache_clear()
     _span._clean_name.cache_clear()
     _span.forget_span()

@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 from typing import TypeAlias
 
+from agent.context._ascii import ascii_twin, lowered_twin
 from agent.context._fact_patterns import IDENTIFIER_PATTERNS, PATH_PATTERNS, TICKET_PATTERNS, VALUE_PATTERNS
-from agent.context._statements import literals
+from agent.context._literals import ascii_literals, literals
 
 # The literal text each pattern cannot match without (any one of these, in lower-cased text): a substring
 # test costs a fraction of a scan, and most chat lines lack most of them. A pattern not listed always runs.
@@ -48,6 +49,20 @@ _NEEDS_LITERALS: dict[re.Pattern[str], tuple[str, ...]] = {
 # A gate of one literal is a substring test (a fraction of a regex search); several are one alternation.
 _NEEDS: dict[re.Pattern[str], str | re.Pattern[str]] = {
     pattern: parts[0] if len(parts) == 1 else literals(parts) for pattern, parts in _NEEDS_LITERALS.items()
+}
+
+
+def _ascii_needs(parts: tuple[str, ...]) -> str | re.Pattern[str] | None:
+    """The gate of `parts` over an ASCII lower-cased text: its ASCII parts alone (no other is a substring there),
+    one as a substring test; None when there is none (the pattern cannot pass its gate there)."""
+    found = tuple(part for part in parts if part.isascii())
+    return found[0] if len(found) == 1 else ascii_literals(found)
+
+
+# `_NEEDS` over an ASCII lower-cased text: most chat lines are ASCII, and the units, port and version literals
+# of the other languages need no scan there.
+_ASCII_NEEDS: dict[re.Pattern[str], str | re.Pattern[str] | None] = {
+    pattern: _ascii_needs(parts) for pattern, parts in _NEEDS_LITERALS.items()
 }
 
 
@@ -116,31 +131,55 @@ _RUN_AS: dict[re.Pattern[str], re.Pattern[str]] = {
 # A pattern with the gates in front of it: the literal it needs in the lower-cased text, or the alternation of
 # the literals it needs there, and the shape it needs in the text it reads (each may be None). The literal
 # and the alternation are apart so the loop of `gated_spans` tests no types: it runs for every pattern of a clause.
-Gated: TypeAlias = tuple[re.Pattern[str], str | None, re.Pattern[str] | None, re.Pattern[str] | None]
+# The last two: whether the pattern and the shape run on the lower-cased text (see `gated`).
+Gated: TypeAlias = tuple[re.Pattern[str], str | None, re.Pattern[str] | None, re.Pattern[str] | None, bool, bool]
 
 
-def gated(patterns: tuple[re.Pattern[str], ...]) -> tuple[Gated, ...]:
-    """Each pattern (or its faster form from `_RUN_AS`) with its gates from `_NEEDS` and `_SHAPES`, looked up once."""
+def gated(patterns: tuple[re.Pattern[str], ...], *, ascii: bool = False) -> tuple[Gated, ...]:
+    """Each pattern (or its faster form from `_RUN_AS`) with its gates from `_NEEDS` and `_SHAPES`, looked up once.
+
+    `ascii`: the gates and patterns over an ASCII text (and so an ASCII lower-cased text): the ASCII literals
+    (`_ASCII_NEEDS`), without the patterns that cannot pass them, and each pattern, shape and alternation as its
+    `ascii_twin`.
+    """
     gates: list[Gated] = []
     for pattern in patterns:
-        needs = _NEEDS.get(pattern)
+        if ascii and pattern in _ASCII_NEEDS:
+            needs = _ASCII_NEEDS[pattern]
+            if needs is None:
+                continue  # none of its literals is ASCII: it cannot match where lower() is ASCII
+        else:
+            needs = _NEEDS.get(pattern)
         literal = needs if isinstance(needs, str) else None
         alternation = needs if isinstance(needs, re.Pattern) else None
-        gates.append((_RUN_AS.get(pattern, pattern), literal, alternation, _SHAPES.get(pattern)))
+        run, shape = _RUN_AS.get(pattern, pattern), _SHAPES.get(pattern)
+        on_lower = shape_on_lower = False
+        if ascii:
+            # A case-blind pattern or shape runs case-sensitive on the lower-cased text (`lowered_twin`): the same
+            # spans, found faster.
+            lowered_run, lowered_shape = lowered_twin(run), lowered_twin(shape) if shape is not None else None
+            run, on_lower = (lowered_run, True) if lowered_run is not None else (ascii_twin(run), False)
+            alternation = ascii_twin(alternation) if alternation is not None else None
+            if lowered_shape is not None:
+                shape, shape_on_lower = lowered_shape, True
+            elif shape is not None:
+                shape = ascii_twin(shape)
+        gates.append((run, literal, alternation, shape, on_lower, shape_on_lower))
     return tuple(gates)
 
 
 def gated_spans(text: str, patterns: tuple[Gated, ...], lower: str) -> list[tuple[int, int]]:
+    """The spans of `patterns` in `text` (`lower` is `text.lower()`), each pattern behind its gates."""
     found: list[tuple[int, int]] = []
-    for pattern, literal, alternation, shape in patterns:
+    for pattern, literal, alternation, shape, on_lower, shape_on_lower in patterns:
         if literal is not None and literal not in lower:
             continue
         # The shape opens on a rare character (which the engine skips to), the alternation on letters: shape first.
-        if shape is not None and shape.search(text) is None:
+        if shape is not None and shape.search(lower if shape_on_lower else text) is None:
             continue
         if alternation is not None and alternation.search(lower) is None:
             continue
-        for match in pattern.finditer(text):  # most find nothing: a loop costs less than building a generator
+        for match in pattern.finditer(lower if on_lower else text):  # a loop costs less than a generator
             start, end = match.span()
             if end > start:
                 found.append((start, end))

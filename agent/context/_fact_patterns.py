@@ -11,7 +11,8 @@ import re
 from functools import lru_cache
 from typing import Literal, TypeAlias
 
-from agent.context._statements import literals
+from agent.context._ascii import ascii_twin
+from agent.context._literals import ascii_literals, literals
 
 FactKind: TypeAlias = Literal[
     "assignment", "answer", "constraint", "decision", "value", "ticket", "url", "email", "name", "path", "identifier"
@@ -84,6 +85,7 @@ DECISION_PATTERNS: tuple[re.Pattern[str], ...] = (
 # The same over lower-cased text without IGNORECASE: about twice as fast on whole messages
 # (the patterns are all lower case), used as the message-level gate.
 ANY_DECISION_LOWER = re.compile("|".join(f"(?:{pattern.pattern})" for pattern in DECISION_PATTERNS))
+ASCII_DECISION_LOWER = ascii_twin(ANY_DECISION_LOWER)  # over an ASCII lower-cased text
 # A decision pattern cannot match without one of these (lower case): substring tests run at memory speed over
 # a long assistant message, where the combined pattern tries every branch at every position.
 _DECISION_NEEDLES = (
@@ -125,7 +127,7 @@ def decision_needles_at(lower: str) -> list[int]:
 
 def decides(lower: str) -> bool:
     """Whether a decision pattern matches the lower-cased clause."""
-    return may_decide(lower) and ANY_DECISION_LOWER.search(lower) is not None
+    return may_decide(lower) and (ASCII_DECISION_LOWER if lower.isascii() else ANY_DECISION_LOWER).search(lower) is not None
 
 _UNITS = (
     r"ms|s|secs?|seconds?|min|mins|minutes?|h|hrs?|hours?|days?|weeks?|months?|years?|"
@@ -228,10 +230,17 @@ CONSTRAINT_TOKENS: tuple[frozenset[str] | None, ...] = tuple(
     )
 )
 _WORD = re.compile(r"\w+")
+# Over ASCII text the runs are read through a byte table that blanks every character but a word character (a
+# letter, a digit, "_"): one `bytes.translate` and a split, half the time of the scan.
+_ASCII_NON_WORD = bytes.maketrans(
+    bytes(range(128)), bytes(code if chr(code).isalnum() or code == ord("_") else ord(" ") for code in range(128))
+)
 
 
 def word_runs(lower: str) -> frozenset[str]:
     """The runs of word characters of lower-cased text: what `CONSTRAINT_TOKENS` and `DECISION_TOKENS` are tested in."""
+    if lower.isascii():
+        return frozenset(lower.encode("ascii").translate(_ASCII_NON_WORD).decode("ascii").split())
     return frozenset(_WORD.findall(lower))
 
 
@@ -245,12 +254,14 @@ def constraint_scan(text: str, lower: str) -> re.Pattern[str] | None:
 
 
 def constraint_scan_of(text: str, runs: frozenset[str]) -> re.Pattern[str] | None:
-    """`constraint_scan` with the word runs of the lower-cased text read (shared with `may_decide_of`)."""
+    """`constraint_scan` with the word runs of the lower-cased text read (shared with `may_decide_of`); its ASCII
+    twin for an ASCII text (whose lower() is ASCII)."""
     mask = 0
+    plain = text.isascii()
     for bit, tokens in enumerate(CONSTRAINT_TOKENS):
-        if (not text.isascii() and CJK.search(text) is not None) if tokens is None else not tokens.isdisjoint(runs):
+        if (not plain and CJK.search(text) is not None) if tokens is None else not tokens.isdisjoint(runs):
             mask |= 1 << bit
-    return _constraint_union(mask) if mask else None
+    return _constraint_union(mask, plain) if mask else None
 
 
 # For each decision pattern but the Chinese one (which needs CJK text), one word of each of its phrases, as
@@ -270,10 +281,11 @@ def may_decide_of(text: str, runs: frozenset[str]) -> bool:
     return not DECISION_TOKENS.isdisjoint(runs) or (not text.isascii() and CJK.search(text) is not None)
 
 
-@lru_cache(maxsize=1 << len(CONSTRAINT_PATTERNS))
-def _constraint_union(mask: int) -> re.Pattern[str]:
+@lru_cache(maxsize=2 << len(CONSTRAINT_PATTERNS))
+def _constraint_union(mask: int, plain: bool) -> re.Pattern[str]:
     parts = (f"(?:{pattern.pattern})" for bit, pattern in enumerate(CONSTRAINT_PATTERNS) if mask >> bit & 1)
-    return re.compile("|".join(parts))
+    union = re.compile("|".join(parts))
+    return ascii_twin(union) if plain else union
 NAME_LEAD_LOWER = re.compile(
     r"my name is|i am|i'm|call me|named|mein name ist|ich heiße|je m'appelle|me llamo|mi nombre es|меня зовут|我叫|我的名字"
 )
@@ -292,9 +304,11 @@ NOT_A_RULE = re.compile(
     r"worked|really|weiß|gehört|benutzt|sais|connais|sé|conozco|знаю|помню)\b",
     _I,
 )
+ASCII_NOT_A_RULE = ascii_twin(NOT_A_RULE)
 
 # Key/value statements: "timeout = 30s", "API port: 8443", "set the timeout to 45 s", "le port est 8080".
 _KEY = r"(?P<key>[^\W\d][\w.-]*(?:[ \t][^\W\d][\w.-]*){0,2})"
+_KV_COPULA = r"\s+(?:is|are|is now|should be|must be|will be|ist|sind|est|sont|es|son|está|равен|равна|равно)\s+"
 KEY_VALUE_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(rf"^{_KEY}\s*(?::=|=|:(?!//)|：)\s*(?P<value>\S.*)$"),
     re.compile(
@@ -302,11 +316,7 @@ KEY_VALUE_PATTERNS: tuple[re.Pattern[str], ...] = (
         rf"(?:the |die |den |das |le |la |les |el |la |los )?{_KEY}\s+(?:to|auf|à|a|en|на)\s+(?P<value>\S.*)$",
         _I,
     ),
-    re.compile(
-        rf"(?:^|\b(?:the|our|my|die|der|das|le|la|les|el|los|las)\s+){_KEY}\s+(?:is|are|is now|should be|must be|"
-        rf"will be|ist|sind|est|sont|es|son|está|равен|равна|равно)\s+(?P<value>\S.*)$",
-        _I,
-    ),
+    re.compile(rf"(?:^|\b(?:the|our|my|die|der|das|le|la|les|el|los|las)\s+){_KEY}{_KV_COPULA}(?P<value>\S.*)$", _I),
     re.compile(r"(?P<key>[\u4e00-\u9fff]{1,6})(?:是|为|為|改成|改为|设为|设置为)\s*(?P<value>\S.*)$"),
 )
 # The literals each of KEY_VALUE_PATTERNS cannot match without (see `_NEEDS`); as one alternation each below.
@@ -319,6 +329,23 @@ KEY_VALUE_LITERALS: tuple[tuple[str, ...], ...] = (
     ("是", "为", "為", "改成", "改为", "设为", "设置为"),
 )
 KEY_VALUE_NEEDS: tuple[re.Pattern[str], ...] = tuple(map(literals, KEY_VALUE_LITERALS))
+# The verb of "the X is Y" alone (what `agent.context._ascii.lead_bound` searches first).
+KEY_VALUE_COPULA = re.compile(_KV_COPULA, _I)
+KEY_VALUE_FORMS: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...] = tuple(zip(KEY_VALUE_PATTERNS, KEY_VALUE_NEEDS, strict=True))
+
+
+def _ascii_key_value_forms() -> tuple[tuple[re.Pattern[str], re.Pattern[str]], ...]:
+    """`KEY_VALUE_FORMS` as they run on an ASCII clause: each as its `ascii_twin`, gated by its ASCII literals
+    (`ascii_literals`); the Chinese form, whose literals are all CJK, cannot pass its gate there and is left out."""
+    forms: list[tuple[re.Pattern[str], re.Pattern[str]]] = []
+    for pattern, parts in zip(KEY_VALUE_PATTERNS, KEY_VALUE_LITERALS, strict=True):
+        gate = ascii_literals(parts)
+        if gate is not None:
+            forms.append((ascii_twin(pattern), gate))
+    return tuple(forms)
+
+
+ASCII_KEY_VALUE_FORMS = _ascii_key_value_forms()
 SUBJECT_STOPWORDS = frozenset(
     "please the a an to we you i it is are be that this all any our your my und der die das bitte wir du ich "
     "le la les un une de des nous vous il on el los las un una por favor nosotros tu yo пожалуйста мы ты я "

@@ -7,7 +7,7 @@ paths, URLs, e-mails, tickets, identifiers and names, are in
 deterministic "subject" of a fact (what a newer statement replaces): `k:<key>`
 for a key/value statement whose value is a number, path, id or URL
 (`timeout = 30s`, `API port: 8443`, `set the timeout to 45 s`, `le port est
-8080`, `端口是8080`), and `c:<object>` for a constraint: its first words once
+8080`, `端口是8080`; read by `agent.context._key_values`), and `c:<object>` for a constraint: its first words once
 the polarity and modal words (never/always/don't/must, nie/immer, jamais,
 nunca, 不要/必须, никогда...) and filler are removed, so "Never use tabs" and
 "Always use tabs" share `c:use tabs`. No LLM, no I/O; never raises on any
@@ -23,10 +23,12 @@ from functools import lru_cache
 from itertools import accumulate
 from typing import Literal, TypeAlias
 
+from agent.context._ascii import ascii_twin
 from agent.context._fact_gates import Gated, gated, gated_spans
 from agent.context._fact_patterns import (
     ANY_DECISION_LOWER,
-    ASSIGN_GATE,
+    ASCII_DECISION_LOWER,
+    ASCII_NOT_A_RULE,
     CJK,
     CJK_CONSTRAINT_WORDS,
     CLAUSE_SPLIT,
@@ -34,21 +36,14 @@ from agent.context._fact_patterns import (
     CONSTRAINT_WORDS,
     DECISION_PATTERNS,
     DIGIT,
-    IDENTIFIER_PATTERNS,
-    KEY_VALUE_LITERALS,
-    KEY_VALUE_NEEDS,
-    KEY_VALUE_PATTERNS,
     KIND_PATTERNS,
     LEADING_NUMBER,
     LIST_MARKER,
     NAME_LEAD_LOWER,
     NOT_A_RULE,
-    PATH_PATTERNS,
     PUNCT_STRIP,
     SENTENCE_SPLIT,
     SUBJECT_STOPWORDS,
-    URL_PATTERN,
-    VALUE_PATTERNS,
     FactKind,
     constraint_scan_of,
     decides,
@@ -57,16 +52,16 @@ from agent.context._fact_patterns import (
     may_decide_of,
     word_runs,
 )
+from agent.context._key_values import UNREAD, KeyValue, key_value_of, key_words, read_statement
+from agent.context._key_values import normalise as normalise
+from agent.context._literals import ascii_literals
 from agent.context._statements import (
+    ASCII_CASED_SHAPES,
     CASED_SHAPES,
-    FORM_LITERALS,
     RULE_WORDS,
-    VALUE_NOUNS,
-    assignment,
     bare_answer,
     closes_statement,
     is_question,
-    literals,
     read_prefilter,
     stated_value,
     words_of,
@@ -144,18 +139,11 @@ def answer_fact(answer: str, question: str, asker: str) -> Fact | None:
     if token is None:
         return None
     line = next((ln.strip() for ln in reversed(question.splitlines()) if ln.strip()), "")[:MAX_QUESTION_CHARS]
-    subject = _key_words(line)
+    subject = key_words(line)
     return Fact(
         text=answer.strip(), kinds=("answer",), subjects=(f"q:{subject}",) if subject else (), needles=(token,),
         weight=USER_WEIGHTS["answer"], context=f"{asker}: {line}" if line else "",
     )
-
-
-def normalise(text: str) -> str:
-    """Case- and whitespace-insensitive form used to compare facts."""
-    # Splitting on whitespace and joining with one space is the sub of `\s+` by " " (the same whitespace), whose
-    # leading and trailing space the strip removes: the same text, several times faster.
-    return " ".join(text.casefold().split()).strip(" .,;:!?。！？")
 
 
 def _all_spans(text: str, patterns: tuple[re.Pattern[str], ...]) -> list[tuple[int, int]]:
@@ -163,47 +151,58 @@ def _all_spans(text: str, patterns: tuple[re.Pattern[str], ...]) -> list[tuple[i
 
 
 _FAMILIES: dict[FactKind, tuple[Gated, ...]] = {kind: gated(patterns) for kind, patterns in KIND_PATTERNS}
+# The same over an ASCII text (most chat lines): only the literals that can be in it, the patterns' ASCII twins.
+_ASCII_FAMILIES: dict[FactKind, tuple[Gated, ...]] = {kind: gated(patterns, ascii=True) for kind, patterns in KIND_PATTERNS}
 
 
-def _families(text: str, lower: str) -> list[tuple[FactKind, tuple[Gated, ...]]]:
+_ASCII_DIGIT = ascii_twin(DIGIT)
+# `NAME_LEAD_LOWER`, an alternation of literals, over an ASCII text: the trie of its ASCII ones (found where it finds one).
+_ASCII_NAME_LEAD = ascii_literals(tuple(NAME_LEAD_LOWER.pattern.split("|"))) or NAME_LEAD_LOWER
+
+
+def _families(text: str, lower: str, *, links: bool = True) -> list[tuple[FactKind, tuple[Gated, ...]]]:
     """The pattern families that can match `text` at all (each skipped on a cheap test of what it needs), in
-    the order of `KIND_PATTERNS`."""
-    families = _FAMILIES
+    the order of `KIND_PATTERNS`; without the URL and e-mail ones if not `links`."""
+    plain = text.isascii()  # an ASCII text has an ASCII lower(): the ASCII literals and twins
+    families = _ASCII_FAMILIES if plain else _FAMILIES
     wanted: list[tuple[FactKind, tuple[Gated, ...]]] = []
-    if "://" in text or "www." in lower:
+    if links and ("://" in text or "www." in lower):
         wanted.append(("url", families["url"]))
-    if "@" in text:
+    if links and "@" in text:
         wanted.append(("email", families["email"]))
-    digit = DIGIT.search(text) is not None
+    digit = (_ASCII_DIGIT if plain else DIGIT).search(text) is not None
     if digit:
         wanted.append(("value", families["value"]))
         wanted.append(("ticket", families["ticket"]))
     if "/" in text or "\\" in text or "." in text:
         wanted.append(("path", families["path"]))
-    if NAME_LEAD_LOWER.search(lower) is not None:
+    # A name is capitalised (or CJK): an ASCII text with no capital (equal to its lower()) names none.
+    if (not plain or text != lower) and (_ASCII_NAME_LEAD if plain else NAME_LEAD_LOWER).search(lower) is not None:
         wanted.append(("name", families["name"]))
-    if digit or "`" in text or "_" in text or CASED_SHAPES.search(text) is not None:
+    # Over ASCII a capital makes the text differ from its lower() (a comparison of bytes, before any scan).
+    if digit or "`" in text or "_" in text or (
+        (text != lower and ASCII_CASED_SHAPES.search(text) is not None) if plain else CASED_SHAPES.search(text) is not None
+    ):
         wanted.append(("identifier", families["identifier"]))
     return wanted
 
 
 # What the message prefilter said of a clause that is the whole message (see `_classify`).
 Prefiltered: TypeAlias = frozenset[str] | bool | None
-# `_matches` found no reason to read the key/value forms: `_subjects` reads them itself.
-_UNREAD: tuple[str, str] = ("", "")
-_KeyValue: TypeAlias = tuple[str, str] | None
 
 
 def _matches(
     text: str, speaker: Speaker, lower: str, words: frozenset[str] | None = None
-) -> tuple[list[tuple[FactKind, int, int]], _KeyValue]:
+) -> tuple[list[tuple[FactKind, int, int]], KeyValue]:
     """Every (kind, start, end) in `text` (`lower` is `text.lower()`, `words` its `words_of` if read), and its
-    key/value statement if the forms were read (`_UNREAD` if not); URLs and e-mails are masked before paths and ids."""
+    key/value statement if the forms were read (`UNREAD` if not); URLs and e-mails are masked before paths and ids."""
     found: list[tuple[FactKind, int, int]] = []
     if words is None:
         words = words_of(lower)
+    # On an ASCII text (and so an ASCII lower()) the patterns run as their ASCII twins (`agent.context._ascii`).
+    plain = text.isascii()
     # The rule patterns only run when one of their words (or CJK text) is there: see `RULE_WORDS`.
-    rules = not RULE_WORDS.isdisjoint(words) or (not text.isascii() and CJK.search(text) is not None)
+    rules = not RULE_WORDS.isdisjoint(words) or (not plain and CJK.search(text) is not None)
     # One scan of the combined pattern over the lower-cased text finds the rule words (lower() keeps the
     # offsets unless a character changes length: then each pattern runs on the text).
     same = len(lower) == len(text)
@@ -215,34 +214,37 @@ def _matches(
             spans = _lower_spans(lower, scan) if scan is not None else []
         else:
             spans = _all_spans(text, CONSTRAINT_PATTERNS)
-        found.extend(("constraint", s, e) for s, e in spans if not NOT_A_RULE.match(text, e))
+        not_a_rule = ASCII_NOT_A_RULE if plain else NOT_A_RULE
+        found.extend(("constraint", s, e) for s, e in spans if not not_a_rule.match(text, e))
     if rules and (runs is None or may_decide_of(text, runs)):
         if may_decide(lower):
-            spans = _lower_spans(lower, ANY_DECISION_LOWER) if same else _all_spans(text, DECISION_PATTERNS)
+            if same:
+                spans = _lower_spans(lower, ASCII_DECISION_LOWER if plain else ANY_DECISION_LOWER)
+            else:
+                spans = _all_spans(text, DECISION_PATTERNS)
             found.extend(("decision", s, e) for s, e in spans)
     masked = text
-    for kind, patterns in _families(text, lower):
-        spans = gated_spans(masked, patterns, lower)
-        for start, end in spans:
-            needle = text[start:end].rstrip(".,;:!?)")
-            if needle:
-                found.append((kind, start, start + len(needle)))
-        if kind in ("url", "email") and spans:
+    families = _families(text, lower)
+    linked = 0
+    for kind, patterns in families:
+        if kind != "url" and kind != "email":
+            break
+        linked += 1
+        spans = gated_spans(masked, patterns, lower if masked is text else masked.lower())
+        _add_spans(found, kind, text, spans)
+        if spans:
             masked = _mask(masked, spans)  # URL and e-mail patterns have no gate: the same spans
-    # With nothing found yet, a key/value statement only counts if it adds a match, which takes a value: a
-    # number, a quoted or joined token, a code of capitals, or a word after a noun such as "password".
-    may_state = bool(found) or _MAY_STATE.search(text) is not None or _NOUN_WORD.search(text.casefold()) is not None
-    key_value: _KeyValue = _UNREAD
-    if may_state:
-        nouns = not VALUE_NOUNS.isdisjoint(words)
-        # "=" and a colon are literals of both gates, and most chat lines holding either address someone
-        # ("nick: ..."): a substring test (or a scan opening on the colon) answers for the scans of every literal.
-        equals = "=" in lower
-        if not (nouns or equals or _COLON_OPENS.search(lower) is not None or _KEY_VALUE_NEEDED.search(lower) is not None):
-            key_value = None  # no form can match (a colon in a link opens none): `_subjects` need not read them
-        elif nouns or equals or ":" in lower or ASSIGN_GATE.search(lower) is not None:
-            key_value = _read_key_value(text, lower, words)
-    if key_value is not None and key_value is not _UNREAD:
+    if masked is text:
+        masked_lower, rest = lower, families[linked:]
+    else:
+        # The other families read the masked text: they are chosen again, and gated, on it (a link's digits,
+        # dots and slashes open no pattern there).
+        masked_lower = masked.lower()
+        rest = _families(masked, masked_lower, links=False)
+    for kind, patterns in rest:
+        _add_spans(found, kind, text, gated_spans(masked, patterns, masked_lower))
+    key_value = read_statement(text, lower, words, found=bool(found))
+    if key_value is not None and key_value is not UNREAD:
         value = key_value[1]
         start = text.rfind(value)
         number = LEADING_NUMBER.match(value)
@@ -255,22 +257,12 @@ def _matches(
     return found, key_value
 
 
-# What a stated value holds (see `stated_value`): a digit, a quote, a joined name ("node-b"), a code of capitals.
-# As "\d|[`\"«“]|[A-Za-z][-_.][A-Za-z0-9]|[A-Z]{4}", opening on one character class (which the engine skips to).
-_MAY_STATE = re.compile(r"[\d`\"«“_.A-Z-](?:(?<=[\d`\"«“])|(?<=[A-Za-z][-_.])[A-Za-z0-9]|(?<=[A-Z])[A-Z]{3})")
-# A noun whose value is arbitrary, as a whole word of the casefolded text (how a key's last word is read).
-_NOUN_WORD = re.compile(r"(?<!\w)(?:" + "|".join(sorted(map(re.escape, VALUE_NOUNS), key=len, reverse=True)) + r")(?!\w)")
-
-
-# What any key/value form (`_key_value`: the assignment forms, then `KEY_VALUE_PATTERNS`) needs in the lower-cased
-# clause, besides a value noun for the no-verb form: a clause without any has no key/value statement. Exact: each
-# form is only tried when one of its literals is there, and a colon opens a form only where no "//" follows it
-# (":(?!//)" in both colon forms; the other forms that read a colon need a word of their own, listed here).
-_KEY_VALUE_NEEDED = re.compile(
-    literals(tuple(sorted(part for part in FORM_LITERALS.union(*KEY_VALUE_LITERALS) if part != ":"))).pattern + "|:(?!//)"
-)
-# Its colon alternative alone, opening on the colon (which the engine skips to).
-_COLON_OPENS = re.compile(":(?!//)")
+def _add_spans(found: list[tuple[FactKind, int, int]], kind: FactKind, text: str, spans: list[tuple[int, int]]) -> None:
+    """Each span as a match of `kind`, without the trailing punctuation of its text."""
+    for start, end in spans:
+        needle = text[start:end].rstrip(".,;:!?)")
+        if needle:
+            found.append((kind, start, start + len(needle)))
 
 
 def _lower_spans(lower: str, pattern: re.Pattern[str]) -> list[tuple[int, int]]:
@@ -284,53 +276,14 @@ def _mask(text: str, spans: list[tuple[int, int]]) -> str:
     return "".join(chars)
 
 
-@lru_cache(maxsize=CLASSIFY_CACHE_SIZE)
-def _key_value(clause: str) -> tuple[str, str] | None:
-    """(normalised key, value) of a key/value statement whose value is a number, path, id, URL or exact token."""
-    lower = clause.lower()
-    return _read_key_value(clause, lower, words_of(lower))
-
-
-def _read_key_value(clause: str, lower: str, words: frozenset[str]) -> tuple[str, str] | None:
-    """`_key_value` with the clause's lower-cased text and words already read (reused when the body is the clause)."""
-    body = LIST_MARKER.sub("", clause.strip())
-    if body != clause:
-        lower = body.lower()
-        words = words_of(lower)
-    stated = assignment(body, lower, words)
-    if stated is not None:
-        key = _key_words(stated[0])
-        if key:
-            return key, stated[1]
-    for pattern, needs in zip(KEY_VALUE_PATTERNS, KEY_VALUE_NEEDS, strict=True):
-        if needs.search(lower) is None:
-            continue
-        match = pattern.search(body)
-        if match is None:
-            continue
-        value = match.group("value")
-        first = value.split()[0] if value.split() else ""
-        if not (LEADING_NUMBER.match(value) or _has_value(first) or stated_value(first, match.group("key"))):
-            continue
-        key = _key_words(match.group("key"))
-        if key:
-            return key, value
-    return None
-
-
-def _key_words(raw: str) -> str:
-    words = normalise(PUNCT_STRIP.sub(" ", raw)).split()
-    return " ".join(w for w in words if w not in SUBJECT_STOPWORDS)
-
-
 # `CONSTRAINT_WORDS` without IGNORECASE, for lower-cased ASCII text (its words are all lower-case): a fifth of the time.
 _ASCII_CONSTRAINT_WORDS = re.compile(CONSTRAINT_WORDS.pattern)
 
 
-def _subjects(clause: str, kinds: set[FactKind], key_value: _KeyValue) -> tuple[str, ...]:
+def _subjects(clause: str, kinds: set[FactKind], key_value: KeyValue) -> tuple[str, ...]:
     subjects: list[str] = []
-    if key_value is _UNREAD:
-        key_value = _key_value(clause)
+    if key_value is UNREAD:
+        key_value = key_value_of(clause)
     if key_value is not None:
         subjects.append(f"k:{key_value[0]}")
     if "constraint" in kinds:
@@ -343,24 +296,6 @@ def _subjects(clause: str, kinds: set[FactKind], key_value: _KeyValue) -> tuple[
         if words:
             subjects.append("c:" + " ".join(words[:SUBJECT_MAX_WORDS]))
     return tuple(subjects)
-
-
-# Every value, path, id and URL pattern needs one of these characters: a word without any holds none.
-_VALUE_CHARS = re.compile(r"[\d/.\\_`$€£¥A-Z]")
-_VALUE_FAMILIES = gated(VALUE_PATTERNS + PATH_PATTERNS + IDENTIFIER_PATTERNS + (URL_PATTERN,))
-
-
-# Of those patterns only the CamelCase one can match letters alone (every other needs a digit, a separator, a
-# slash, a dot, a backtick or an underscore): a word after "key:" is most often a plain word ("No", "Thanks").
-_CAMEL_CASE = IDENTIFIER_PATTERNS[2]
-
-
-def _has_value(text: str) -> bool:
-    if _VALUE_CHARS.search(text) is None:
-        return False
-    if text.isalpha():
-        return _CAMEL_CASE.search(text) is not None
-    return bool(gated_spans(text, _VALUE_FAMILIES, text.lower()))
 
 
 def _narrow(sentence: str, start: int, end: int) -> str:
@@ -391,14 +326,14 @@ def _narrow(sentence: str, start: int, end: int) -> str:
 
 
 # `SENTENCE_SPLIT` over ASCII text (no CJK stop there), opening on the whitespace (which the engine skips to)
-# instead of trying the look-behinds at every position: the same cuts.
-_ASCII_SENTENCE_SPLIT = re.compile(r"\s(?<=[.!?]\s)\s*(?=\S)")
+# instead of trying the look-behinds at every position: the same cuts (as its ASCII twin).
+_ASCII_SENTENCE_SPLIT = ascii_twin(re.compile(r"\s(?<=[.!?]\s)\s*(?=\S)"))
 # `LIST_MARKER` opens on one of these or a digit (`\d`: `str.isdecimal`).
 _MARKER_OPENERS = "-*•>"
 
 
 # Every cut of `_ASCII_SENTENCE_SPLIT` follows one of these: one scan opening on the rare character rules most lines out.
-_ASCII_SENTENCE_END = re.compile(r"[.!?]\s")
+_ASCII_SENTENCE_END = ascii_twin(re.compile(r"[.!?]\s"))
 
 
 def _units(line: str) -> Iterator[str]:
@@ -466,12 +401,19 @@ def extract_facts(text: str, speaker: Speaker) -> tuple[Fact, ...]:
     """
     lower = text.lower()
     # The assistant's clauses only count as decisions: only its lines with a decision literal are read.
-    lines = text.splitlines() if speaker == "user" else _decision_lines(text, lower)
-    if not lines:
-        return ()
-    holds, words = read_prefilter(text, lower)
-    if not holds:
-        return ()  # the prefilter: no shape of a value and no rule word anywhere in the message
+    if speaker == "user":
+        # The prefilter first: most lines of a chat stop there (an empty text, which has no line, fails it too).
+        holds, words = read_prefilter(text, lower)
+        if not holds:
+            return ()  # no shape of a value and no rule word anywhere in the message
+        lines = text.splitlines()
+    else:
+        lines = _decision_lines(text, lower)
+        if not lines:
+            return ()
+        holds, words = read_prefilter(text, lower)
+        if not holds:
+            return ()
     facts: list[Fact] = []
     seen: set[str] | None = None  # the de-duplication keys, read once a second fact is found (most messages hold one)
     for line in lines:

@@ -14,18 +14,19 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from functools import lru_cache
-from typing import Any
+
+from agent.context._ascii import ascii_twin, held_table, lead_bound, lowered_matches, lowered_twin
+from agent.context._literals import ascii_literals, literals
 
 _I = re.IGNORECASE
 QUESTION_CACHE_SIZE = 4_096
 
 # One exact value: quoted text, a token holding a digit, a hyphenated/underscored/dotted name, an all-caps code.
 _ASCII_TOKEN = r"[A-Za-z0-9_.+/:@#-]"
-EXACT_TOKEN = re.compile(
-    r"[`\"«“][^`\"»”\n]{1,80}[`\"»”]"
-    rf"|(?<![A-Za-z0-9_.-])(?={_ASCII_TOKEN}*\d){_ASCII_TOKEN}*[A-Za-z0-9]"
-    r"|(?<![A-Za-z0-9_-])[A-Za-z]+(?:[-_.][A-Za-z0-9]+)+"
-)
+_QUOTED_TOKEN = r"[`\"«“][^`\"»”\n]{1,80}[`\"»”]"
+_DIGIT_TOKEN = rf"(?<![A-Za-z0-9_.-])(?={_ASCII_TOKEN}*\d){_ASCII_TOKEN}*[A-Za-z0-9]"
+_JOINED_TOKEN = r"(?<![A-Za-z0-9_-])[A-Za-z]+(?:[-_.][A-Za-z0-9]+)+"
+EXACT_TOKEN = re.compile(f"{_QUOTED_TOKEN}|{_DIGIT_TOKEN}|{_JOINED_TOKEN}")
 # Shapes of an exact token that name a standard, not a value somebody chose.
 COMMON_TOKENS = frozenset(
     "utf-8 utf-16 utf-32 iso-8859-1 sha-1 sha-256 x86 x86_64 x86-64 amd64 i386 arm64 64-bit 32-bit e-mail "
@@ -76,36 +77,13 @@ ASSIGNMENTS: tuple[re.Pattern[str], ...] = (
 )
 
 _NO_VERB = ASSIGNMENTS[-1]
+_NO_BOUND = re.compile("")  # an anchor found at 0: `lead_bound` gives 0 (a form without a lowered twin)
 _COPULAS = (
     " is ", " are ", " will be ", " should be ", " changed to ", " moved to ", " starts ", " begins ", " ends ",
     " ist ", " lautet ", " est ", " es ", "теперь", "будет", "—",
 )
 # For each pattern of ASSIGNMENTS, the lower-case literals it cannot match without (any one of them): most
 # chat lines have none of a pattern's, and a substring test costs a fraction of one scan by the pattern.
-def literals(parts: tuple[str, ...]) -> re.Pattern[str]:
-    """One pattern that finds any of `parts` verbatim (faster than a loop of `in` tests).
-
-    Written as a trie ("d(?:ecid|ecision)|w(?:e(?:'ll| will)|ir ...)"): at each position the engine reads one
-    branch per character instead of trying every part in turn (a third less time for the decision literals).
-    It finds a part wherever the plain alternation does: both match exactly the strings of `parts`.
-    """
-    trie: dict[str, dict[str, Any]] = {}
-    for part in parts:
-        node = trie
-        for char in part:
-            node = node.setdefault(char, {})
-        node[""] = {}  # a part ends here
-    return re.compile(_trie_pattern(trie) if trie and "" not in trie else "(?!)" if not trie else "")
-
-
-def _trie_pattern(node: dict[str, dict[str, Any]]) -> str:
-    branches = [re.escape(char) + _trie_pattern(child) for char, child in sorted(node.items()) if char]
-    if not branches:
-        return ""
-    body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
-    return f"(?:{body})?" if "" in node else body
-
-
 _ASSIGNMENT_NEEDS: tuple[tuple[str, ...], ...] = (
     ("value",), ("wert",), ("valeur",), ("valor",), ("значение",), ("的值",),
     ("agreed", "settled", "decided"), ("auf",), ("accord", "convenu", "décidé"),
@@ -119,6 +97,7 @@ _ASSIGNMENT_GATES = tuple(literals(parts) if parts else None for parts in _ASSIG
 # for all of their literals rules the twelve out together on most clauses.
 _RARE_FORMS = 12
 _RARE_GATE = literals(tuple(part for parts in _ASSIGNMENT_NEEDS[:_RARE_FORMS] for part in parts))
+_ASCII_RARE_GATE = ascii_literals(tuple(part for parts in _ASSIGNMENT_NEEDS[:_RARE_FORMS] for part in parts))
 
 # A bare answer: a few words at most, holding an exact token (see `bare_answer`).
 MAX_ANSWER_WORDS = 3
@@ -157,8 +136,17 @@ RULE_WORDS = frozenset(
 _SEPARATORS = str.maketrans({c: " " for c in ".,;:!?()[]{}<>\"«»“”*~|+=&^%$#@/\\-—–…"} | {"’": "'"})
 
 
+# `_SEPARATORS` over ASCII text as a byte table: `str.translate` looks each distinct character up in the dict on
+# every call, `bytes.translate` reads one table (a third of the time, encoding and decoding included).
+_ASCII_SEPARATORS = bytes.maketrans(
+    "".join(chr(code) for code in _SEPARATORS if code < 128).encode(), b" " * sum(code < 128 for code in _SEPARATORS)
+)
+
+
 def words_of(lower: str) -> frozenset[str]:
     """The words of lower-cased text (apostrophes kept: "don't")."""
+    if lower.isascii():  # split as text: its whitespace (U+001C..U+001F too) is what `str.split` splits on
+        return frozenset(lower.encode("ascii").translate(_ASCII_SEPARATORS).decode("ascii").split())
     return frozenset(lower.translate(_SEPARATORS).split())
 
 
@@ -174,11 +162,16 @@ def may_hold_fact(text: str, lower: str) -> bool:
 
 def read_prefilter(text: str, lower: str) -> tuple[bool, frozenset[str] | bool]:
     """`may_hold_fact`, and `words_of(lower)` when it read the words (else True)."""
-    addressee = _ADDRESSEE.match(text)
+    plain = text.isascii()  # over ASCII the scans' twins (`agent.context._ascii`)
+    addressee = (_ASCII_ADDRESSEE if plain else _ADDRESSEE).match(text)
     whole = lower
     if addressee is not None:
         text, lower = text[addressee.end():], lower[addressee.end():]
-    if SHAPES.search(lower) is not None or CASED_SHAPES.search(text) is not None:
+    if plain:
+        # A capital makes an ASCII text differ from its lower(): compared before the scan for capitals.
+        if _ASCII_SHAPES.search(lower) is not None or (text != lower and ASCII_CASED_SHAPES.search(text) is not None):
+            return True, True
+    elif SHAPES.search(lower) is not None or CASED_SHAPES.search(text) is not None:
         return True, True
     words = words_of(lower)
     holds = not _GATE_WORDS.isdisjoint(words)
@@ -190,6 +183,9 @@ def read_prefilter(text: str, lower: str) -> tuple[bool, frozenset[str] | bool]:
 
 # Original-case shapes the lower-case gate cannot see: CamelCase (all-caps codes hold a digit).
 CASED_SHAPES = re.compile(r"[A-Z](?:(?<=[a-z0-9][A-Z])|[A-Z]{3})")  # "[a-z0-9][A-Z]|[A-Z]{4}", opening on the capital
+ASCII_CASED_SHAPES = ascii_twin(CASED_SHAPES)
+_ASCII_SHAPES = ascii_twin(SHAPES)
+_ASCII_ADDRESSEE = ascii_twin(_ADDRESSEE)
 
 
 def exact_value(text: str) -> str | None:
@@ -280,14 +276,29 @@ def assignment(clause: str, lower: str, words: frozenset[str]) -> tuple[str, str
     # The cheapest test first: the token scan tries its look-arounds at every position.
     if not nouns and _CAPS_WORD.search(clause) is None and not _holds_token(clause):
         return None  # no value to state, not even by position: skip the patterns
-    for pattern, needs in _FORMS if _RARE_GATE.search(lower) is not None else _COMMON_FORMS:
+    plain = clause.isascii()
+    if plain:  # the forms' ASCII twins, gated by their ASCII literals (the forms needing CJK or Cyrillic ones are out)
+        rare = _ASCII_RARE_GATE is not None and _ASCII_RARE_GATE.search(lower) is not None
+        forms, no_verb, colon = _ASCII_FORMS if rare else _ASCII_COMMON_FORMS, _ASCII_NO_VERB, _ASCII_COLON_FORM
+    else:
+        forms, no_verb, colon = _FORMS if _RARE_GATE.search(lower) is not None else _COMMON_FORMS, _NO_VERB, _COLON_FORM
+    for pattern, needs in forms:
         if needs is not None and needs.search(lower) is None:
             continue
-        if pattern is _NO_VERB and not nouns:
+        if pattern is no_verb and not nouns:
             continue
-        for match in _colon_form_matches(clause) if pattern is _COLON_FORM else pattern.finditer(clause):
+        if pattern is colon:
+            matches = _colon_form_matches(clause, ascii=plain)
+        elif plain and (finder := _LOWERED_FORMS.get(pattern)) is not None:
+            start = lead_bound(lower, _COPULA, _COPULA_HELD) if pattern is _ASCII_COPULA_FORM else 0
+            if start < 0:
+                continue  # no verb: the copula form matches nowhere
+            matches = lowered_matches(pattern, finder, clause, lower, start)  # `lower` is the clause's
+        else:
+            matches = pattern.finditer(clause)
+        for match in matches:
             # With no verb, only a value-shaped token or a code of capitals is one ("login fails" is not).
-            value = stated_value(match.group("value"), match.group("key") if pattern is not _NO_VERB else "")
+            value = stated_value(match.group("value"), match.group("key") if pattern is not no_verb else "")
             after = match.start("value") + len(value) if value and match.end("value") == match.end() else match.end()
             positional = value is not None and exact_value(value) is None and _CODE_WORD.fullmatch(value) is None
             rest = clause[after:].strip()
@@ -309,28 +320,70 @@ _TOKEN_CHAR = re.compile(r"[\d`\"«“_.-]")
 _ASCII_DIGIT = re.compile(r"[0-9]")
 
 
+# Without a digit the second form of `EXACT_TOKEN` cannot match, and it scans slowest (a look-ahead tried at
+# every word): an ASCII text with no digit holds a token where the other two forms find one.
+_ASCII_DIGITLESS_TOKEN = ascii_twin(re.compile(f"{_QUOTED_TOKEN}|{_JOINED_TOKEN}"))
+
+
 def _holds_token(text: str) -> bool:
     if _ASCII_DIGIT.search(text) is not None:
         return True
-    return _TOKEN_CHAR.search(text) is not None and EXACT_TOKEN.search(text) is not None
+    if _TOKEN_CHAR.search(text) is None:
+        return False
+    if text.isascii():  # and so no digit at all (the ASCII digits are the only ASCII ones)
+        return _ASCII_DIGITLESS_TOKEN.search(text) is not None
+    return EXACT_TOKEN.search(text) is not None
 
 
 # Each form with its gate, paired once; most clauses hold none of the rare forms' literals.
 _FORMS = tuple(zip(ASSIGNMENTS, _ASSIGNMENT_GATES, strict=True))
 _COMMON_FORMS = _FORMS[_RARE_FORMS:]
 
+
+def _ascii_forms(forms: tuple[tuple[re.Pattern[str], re.Pattern[str] | None], ...], first: int) -> tuple[
+    tuple[re.Pattern[str], re.Pattern[str] | None], ...
+]:
+    """`forms` (from `ASSIGNMENTS[first]` on) as they run on an ASCII clause: each as its `ascii_twin`, gated by
+    its ASCII literals; a form with literals but no ASCII one cannot pass its gate there and is left out."""
+    kept: list[tuple[re.Pattern[str], re.Pattern[str] | None]] = []
+    for (pattern, gate), parts in zip(forms, _ASSIGNMENT_NEEDS[first:], strict=True):
+        if gate is None:
+            kept.append((ascii_twin(pattern), None))
+        elif (ascii_gate := ascii_literals(parts)) is not None:
+            kept.append((ascii_twin(pattern), ascii_gate))
+    return tuple(kept)
+
+
+_ASCII_FORMS = _ascii_forms(_FORMS, 0)
+_ASCII_COMMON_FORMS = _ascii_forms(_COMMON_FORMS, _RARE_FORMS)
+_ASCII_NO_VERB = ascii_twin(_NO_VERB)
+# The case-blind forms that scan slowest (they open on a word boundary and a choice of words), found on the
+# lower-cased ASCII clause by their case-sensitive twins: the copula form and the no-verb form.
+_LOWERED_FORMS = {
+    ascii_twin(form): finder for form in (ASSIGNMENTS[12], _NO_VERB) if (finder := lowered_twin(form)) is not None
+}
+# Ahead of its verb the copula form holds only a determiner and its key (word characters, ".", "'", "-",
+# whitespace): on an ASCII clause its matches begin after the last other character ahead of the first verb.
+_ASCII_COPULA_FORM = ascii_twin(ASSIGNMENTS[12])
+_COPULA = lowered_twin(re.compile(ASSIGNMENTS[12].pattern.split(_K, 1)[1].rsplit(_V, 1)[0], _I)) or _NO_BOUND
+_COPULA_HELD = held_table(".'-")
+
 # The "X = Y", "X: Y" form opens on "^" or a punctuation mark: past the first position only the mark can open a
 # match, and the form without its "^" alternative opens on one character class, which the engine skips to.
 _COLON_FORM = ASSIGNMENTS[13]
 _COLON_FORM_INSIDE = re.compile(_COLON_FORM.pattern.replace(r"(?:^|[(,;:]\s*)", r"[(,;:]\s*", 1))
+_ASCII_COLON_FORM = ascii_twin(_COLON_FORM)
+_ASCII_COLON_FORM_INSIDE = ascii_twin(_COLON_FORM_INSIDE)
 
 
-def _colon_form_matches(clause: str) -> Iterator[re.Match[str]]:
-    """`_COLON_FORM.finditer(clause)`: its match at the start, then those of the form without "^" after it."""
-    first = _COLON_FORM.match(clause)
+def _colon_form_matches(clause: str, *, ascii: bool = False) -> Iterator[re.Match[str]]:
+    """`_COLON_FORM.finditer(clause)`: its match at the start, then those of the form without "^" after it (as
+    the ASCII twins when `ascii`: the clause is ASCII)."""
+    form, inside = (_ASCII_COLON_FORM, _ASCII_COLON_FORM_INSIDE) if ascii else (_COLON_FORM, _COLON_FORM_INSIDE)
+    first = form.match(clause)
     if first is not None:
         yield first
-    yield from _COLON_FORM_INSIDE.finditer(clause, first.end() if first is not None else 1)
+    yield from inside.finditer(clause, first.end() if first is not None else 1)
 
 
 # Opens on the capital (which the engine skips to), then looks behind it: the same as (?<![\w-])[A-Z]{4,24}(?![\w-]).
@@ -351,7 +404,7 @@ _RULE_OPENING = re.compile(
 
 def opens_with_rule(text: str) -> bool:
     """Whether a clause is worded as a rule: it opens with the rule word (see `_RULE_OPENING`)."""
-    addressee = _ADDRESSEE.match(text)
+    addressee = (_ASCII_ADDRESSEE if text.isascii() else _ADDRESSEE).match(text)
     body = text[addressee.end():] if addressee is not None else text
     return _RULE_OPENING.match(body.lstrip("-*• ")) is not None
 
@@ -400,6 +453,10 @@ _OPINION = re.compile(
 )
 
 
+_LOWERED_VALUE_QUESTION = lowered_twin(_VALUE_QUESTION) or _VALUE_QUESTION
+_LOWERED_OPINION = lowered_twin(_OPINION) or _OPINION
+
+
 @lru_cache(maxsize=QUESTION_CACHE_SIZE)  # each line is asked about by the next few answers of a span
 def asks_value(text: str) -> bool:
     """A question whose answer may be a bare value (see `_VALUE_QUESTION`)."""
@@ -407,9 +464,12 @@ def asks_value(text: str) -> bool:
         return False
     lines = [line for line in text.splitlines() if line.strip()]
     last = lines[-1].lower() if lines else ""
-    if _OPINION.search(last) is not None:
+    # Lower-cased already: over ASCII the case-sensitive twins (`lowered_twin`); the opinion scan only matters
+    # for a line that would ask for a value.
+    plain = last.isascii()
+    if VALUE_NOUNS.isdisjoint(words_of(last)) and (_LOWERED_VALUE_QUESTION if plain else _VALUE_QUESTION).search(last) is None:
         return False
-    return _VALUE_QUESTION.search(last) is not None or not VALUE_NOUNS.isdisjoint(words_of(last))
+    return (_LOWERED_OPINION if plain else _OPINION).search(last) is None
 
 
 def is_question(text: str) -> bool:

@@ -15,9 +15,10 @@ from typing import Any
 
 import pytest
 
-from agent.context import _fact_gates, _fact_patterns, _facts, _statements
+from agent.context import _fact_gates, _fact_patterns, _facts, _key_values, _statements
 from agent.context._fact_patterns import KIND_PATTERNS
 from agent.context._facts import Speaker, extract_facts
+from agent.context._literals import literals
 from tests.agent.context.test_ledger_extraction import CASES
 
 DATA = Path(__file__).resolve().parents[2] / "data"
@@ -91,7 +92,7 @@ def _corpus() -> list[str]:
 def _extract_all(texts: list[str]) -> list[tuple[tuple[_facts.Fact, ...], ...]]:
     _facts.extract_facts.cache_clear()
     _facts.classify.cache_clear()
-    _facts._key_value.cache_clear()
+    _key_values.key_value_of.cache_clear()
     speakers: tuple[Speaker, ...] = ("user", "assistant")
     return [tuple(extract_facts(text, speaker) for speaker in speakers) for text in texts]
 
@@ -99,16 +100,29 @@ def _extract_all(texts: list[str]) -> list[tuple[tuple[_facts.Fact, ...], ...]]:
 def _open_gates(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every literal gate in front of the patterns passes, and every line of an assistant message is read."""
     monkeypatch.setattr(_fact_gates, "_NEEDS", {})
+    monkeypatch.setattr(_fact_gates, "_ASCII_NEEDS", {})
     monkeypatch.setattr(_fact_gates, "_SHAPES", {})
     monkeypatch.setattr(_facts, "_ASCII_SENTENCE_END", ALWAYS)
     monkeypatch.setattr(_facts, "constraint_scan_of", lambda text, runs: _fact_patterns.ANY_CONSTRAINT_LOWER)
     monkeypatch.setattr(_facts, "may_decide_of", lambda text, runs: True)
     monkeypatch.setattr(_facts, "_FAMILIES", {kind: _fact_gates.gated(patterns) for kind, patterns in KIND_PATTERNS})
-    monkeypatch.setattr(_facts, "_VALUE_FAMILIES", _fact_gates.gated(tuple(gate[0] for gate in _facts._VALUE_FAMILIES)))
-    monkeypatch.setattr(_facts, "_MAY_STATE", ALWAYS)
-    monkeypatch.setattr(_facts, "_NOUN_WORD", ALWAYS)
-    monkeypatch.setattr(_facts, "_KEY_VALUE_NEEDED", ALWAYS)
+    monkeypatch.setattr(_facts, "_ASCII_FAMILIES", _facts._FAMILIES)
+    monkeypatch.setattr(_key_values, "_VALUE_FAMILIES", _fact_gates.gated(tuple(gate[0] for gate in _key_values._VALUE_FAMILIES)))
+    monkeypatch.setattr(_key_values, "_MAY_STATE", ALWAYS)
+    monkeypatch.setattr(_key_values, "_NOUN_WORD", ALWAYS)
+    monkeypatch.setattr(_key_values, "_ASCII_MAY_STATE", ALWAYS)
+    monkeypatch.setattr(_key_values, "_ASCII_NOUN_WORD", ALWAYS)
+    monkeypatch.setattr(_key_values, "_KEY_VALUE_NEEDED", ALWAYS)
+    monkeypatch.setattr(_key_values, "_FORMS_GATE", ALWAYS)
+    monkeypatch.setattr(_key_values, "_ASCII_FORMS_GATE", ALWAYS)
     monkeypatch.setattr(_statements, "_RARE_GATE", ALWAYS)
+    monkeypatch.setattr(_statements, "_ASCII_RARE_GATE", ALWAYS)
+    monkeypatch.setattr(_statements, "_ASCII_FORMS", _statements._FORMS)
+    monkeypatch.setattr(_statements, "_ASCII_COMMON_FORMS", _statements._COMMON_FORMS)
+    monkeypatch.setattr(_statements, "_ASCII_NO_VERB", _statements._NO_VERB)
+    monkeypatch.setattr(_statements, "_ASCII_COLON_FORM", _statements._COLON_FORM)
+    monkeypatch.setattr(_statements, "_ASCII_COLON_FORM_INSIDE", _statements._COLON_FORM_INSIDE)
+    monkeypatch.setattr(_key_values, "ASCII_KEY_VALUE_FORMS", _fact_patterns.KEY_VALUE_FORMS)
     monkeypatch.setattr(
         _facts, "_decision_lines", lambda text, lower: text.splitlines() if _fact_patterns.may_decide(lower) else []
     )
@@ -177,7 +191,7 @@ REWRITTEN = (
     (_statements._CAPS_WORD, r"(?<![\w-])[A-Z]{4,24}(?![\w-])"),
     (_statements.SHAPES, r"[0-9/\\@_`=#$€£¥\"«“\u3040-\u30ff\u4e00-\u9fff]|[a-z][-.][a-z]"),
     (_statements.CASED_SHAPES, r"[a-z0-9][A-Z]|[A-Z]{4}"),
-    (_facts._MAY_STATE, r"\d|[`\"«“]|[A-Za-z][-_.][A-Za-z0-9]|[A-Z]{4}"),
+    (_key_values._MAY_STATE, r"\d|[`\"«“]|[A-Za-z][-_.][A-Za-z0-9]|[A-Z]{4}"),
     (_fact_patterns.ASSIGN_GATE, _fact_patterns.ASSIGN_GATE.pattern.replace("=|:|：|→|", "[=:：→]|", 1)),
 )
 
@@ -224,9 +238,9 @@ def test_a_clause_without_any_key_value_literal_states_no_key_value() -> None:
     skipped = 0
     for text in texts:
         lower = text.lower()
-        if _facts._KEY_VALUE_NEEDED.search(lower) is None and _statements.VALUE_NOUNS.isdisjoint(_statements.words_of(lower)):
+        if _key_values._KEY_VALUE_NEEDED.search(lower) is None and _statements.VALUE_NOUNS.isdisjoint(_statements.words_of(lower)):
             skipped += 1
-            assert _facts._key_value.__wrapped__(text) is None, text
+            assert _key_values.key_value_of.__wrapped__(text) is None, text
     assert skipped > 100
 
 
@@ -240,7 +254,7 @@ def test_a_literal_gate_written_as_a_trie_finds_what_the_plain_alternation_finds
     texts += [text.lower() for text in _corpus()]
     for parts in sets:
         plain = re.compile("|".join(re.escape(part) for part in parts) or "(?!)")
-        trie = _statements.literals(parts)
+        trie = literals(parts)
         assert [bool(trie.search(t)) for t in texts] == [bool(plain.search(t)) for t in texts], parts
 
 
@@ -259,8 +273,8 @@ def test_a_word_of_letters_alone_holds_a_value_only_in_camel_case_and_is_no_exac
     words = ["".join(rng.choice("aBcZéÉжЖ") for _ in range(rng.randrange(1, 9))) for _ in range(3000)]
     words += [word for line in _lines() for word in line.split() if word.isalpha()]
     words += ["McDonald", "XMLHttp", "ABCD", "No", "ǅx", "Ⅻ"]
-    every = _fact_gates.gated(tuple(gate[0] for gate in _facts._VALUE_FAMILIES))
-    assert [_facts._has_value(w) for w in words] == [bool(_fact_gates.gated_spans(w, every, w.lower())) for w in words]
+    every = _fact_gates.gated(tuple(gate[0] for gate in _key_values._VALUE_FAMILIES))
+    assert [_key_values.has_value(w) for w in words] == [bool(_fact_gates.gated_spans(w, every, w.lower())) for w in words]
     assert all(_statements.EXACT_TOKEN.fullmatch(w) is None for w in words)
 
 
@@ -349,7 +363,24 @@ def test_an_equals_sign_or_a_colon_opens_the_key_value_gates_as_their_scans_do()
     rng = random.Random(23)
     texts = ["".join(rng.choice("a=:/ x：") for _ in range(rng.randrange(0, 8))) for _ in range(3000)]
     texts += [line.lower() for line in _lines()]
-    opened = [t for t in texts if "=" in t or _facts._COLON_OPENS.search(t)]
+    opened = [t for t in texts if "=" in t or _key_values._COLON_OPENS.search(t)]
     assert len(opened) > 1000
-    assert [t for t in opened if _facts._KEY_VALUE_NEEDED.search(t) is None] == []
+    assert [t for t in opened if _key_values._KEY_VALUE_NEEDED.search(t) is None] == []
     assert [t for t in texts if ("=" in t or ":" in t) and _fact_patterns.ASSIGN_GATE.search(t) is None] == []
+
+
+def test_the_key_value_tries_answer_as_the_gates_they_stand_for() -> None:
+    """Past the colon test `_KEY_VALUE_NEEDED` is its trie alone, `ASSIGN_GATE` the trie of its literals, and over
+    ASCII text the ASCII literals' tries answer as the full ones."""
+    rng = random.Random(29)
+    pieces = (" is ", " set ", "chang", "=", ":", "://", " es ", "значение", "是", "agreed", "auf ", "x", " ", "move ")
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randrange(0, 5))) for _ in range(3000)]
+    texts += [line.lower() for line in _lines()]
+    for text in texts:
+        needed = _key_values._KEY_VALUE_NEEDED.search(text) is not None
+        assert needed == (_key_values._COLON_OPENS.search(text) is not None or _key_values._FORMS_GATE.search(text) is not None)
+        assign = _fact_patterns.ASSIGN_GATE.search(text) is not None
+        assert assign == (_key_values._ASSIGN_TRIE.search(text) is not None)
+        if text.isascii():
+            assert (_key_values._FORMS_GATE.search(text) is None) == (_key_values._ASCII_FORMS_GATE.search(text) is None)
+            assert assign == (_key_values._ASCII_ASSIGN_GATE.search(text) is not None)
