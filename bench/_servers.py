@@ -97,7 +97,9 @@ async def _gateway(home: str, model_url: str | None, store_url: str | None = Non
     from gateway.config import parse_config
     from gateway.ops.heap import settle_heap
 
-    model: dict[str, Any] = {"name": "instant"}
+    # A window no run fills: a long one-chat run (2,000 turns are ~100k tokens) would otherwise compress, and the
+    # instant model has no summary to give, so the figures would be of failing compressions, not of messages.
+    model: dict[str, Any] = {"name": "instant", "context_length": 10_000_000}
     if model_url:
         model = {"name": "fake-model", "base_url": model_url, "api_key": "sk-bench"}
     config = parse_config(
