@@ -10,7 +10,7 @@ import structlog
 from gateway.admin.events import EventLog
 from gateway.admin.tap import EventObserver, LogTap, install_log_tap
 from gateway.ops.events import EventBus, MessageAccepted, TurnFailed
-from gateway.ops.logs import EarlyGate, configure_logging
+from gateway.ops.logs import EarlyGate, configure_logging, kept
 from gateway.ops.metrics import Metrics
 
 
@@ -77,3 +77,20 @@ def test_quiet_events_drop_first_unless_the_tap_lists_them() -> None:
         remove()
     assert out.getvalue() == ""
     assert [e.text for e in events.recent()] == ["agent evicted from the shared cache"]
+
+
+def test_kept_says_whether_the_pipeline_would_keep_an_event() -> None:
+    """`kept` follows the level, a tap's listed names, and keeps everything without our pipeline (a capture)."""
+    configure_logging(level="warning", stream=io.StringIO())
+    assert not kept("turn.finished") and kept("turn.finished", logging.WARNING)
+    remove = install_log_tap(LogTap(EventLog()))
+    try:
+        assert kept("agent.evicted") and not kept("turn.finished")  # the dashboard lists the first, an info line
+    finally:
+        remove()
+    configure_logging(level="info", stream=io.StringIO())
+    assert kept("turn.finished")
+    with structlog.testing.capture_logs() as captured:
+        assert kept("turn.finished")
+        structlog.get_logger("test").info("turn.finished")
+    assert [entry["event"] for entry in captured] == ["turn.finished"]
