@@ -155,25 +155,37 @@ def _start_from(tree: Path, home: str) -> ServerProcess:
         sys.path.remove(str(tree))
 
 
+async def _alternating(first: ServerProcess, second: ServerProcess, chats: int, per_chat: int, rounds: int, *,
+                       names: tuple[str, str], prefix: str, start: int = 0) -> list[tuple[Result, Result]]:
+    """(first's, second's) result of each round from `start`, the odd rounds run second first."""
+    pairs: list[tuple[Result, Result]] = []
+    for round_ in range(start, rounds):
+        tag = f"{prefix}{round_}" if round_ else ""  # chats of their own: a message id sent again would be dropped
+        if round_ % 2:
+            later = await drive(names[1], second, chats, per_chat, tag=tag)
+            pairs.append((await drive(names[0], first, chats, per_chat, tag=tag), later))
+        else:
+            earlier = await drive(names[0], first, chats, per_chat, tag=tag)
+            pairs.append((earlier, await drive(names[1], second, chats, per_chat, tag=tag)))
+    return pairs
+
+
+def _spread(ratios: list[float], digits: int) -> str:
+    """`x<median> [<min>-<max>]` of the ratios."""
+    ordered = sorted(ratios)
+    return f"x{statistics.median(ordered):.{digits}f} [{ordered[0]:.{digits}f}-{ordered[-1]:.{digits}f}]"
+
+
 async def _against(gateway: ServerProcess, old: ServerProcess, first: Result, echo: Result, chats: int, per_chat: int,
                    rounds: int) -> None:
     """This tree's gateway over the other's, `rounds` times, each round in the other order: the medians are the figures."""
     old_result = await drive("against", old, chats, per_chat)
     print(_row(old_result), flush=True)
     print(_ratio(old_result, echo, f"chats={chats}").replace("ratio   ", "ratio-ag"), flush=True)
-    pairs = [(first, old_result)]
-    for round_ in range(1, rounds):
-        tag = f"r{round_}"  # chats of their own: a message id sent again would be dropped as a duplicate
-        if round_ % 2:
-            past = await drive("against", old, chats, per_chat, tag=tag)
-            pairs.append((await drive("gateway", gateway, chats, per_chat, tag=tag), past))
-        else:
-            new = await drive("gateway", gateway, chats, per_chat, tag=tag)
-            pairs.append((new, await drive("against", old, chats, per_chat, tag=tag)))
-    cpu = sorted(n.cpu_us / o.cpu_us for n, o in pairs)
-    rate = sorted(n.rate / o.rate for n, o in pairs)
-    print(f"{'new/old':9} chats={chats:5} cpu x{statistics.median(cpu):.2f} [{cpu[0]:.2f}-{cpu[-1]:.2f}]  "
-          f"rate x{statistics.median(rate):.2f} [{rate[0]:.2f}-{rate[-1]:.2f}]  (median [range] of {len(pairs)} rounds)",
+    pairs = [(first, old_result)] + await _alternating(gateway, old, chats, per_chat, rounds,
+                                                       names=("gateway", "against"), prefix="r", start=1)
+    print(f"{'new/old':9} chats={chats:5} cpu {_spread([n.cpu_us / o.cpu_us for n, o in pairs], 2)}  "
+          f"rate {_spread([n.rate / o.rate for n, o in pairs], 2)}  (median [range] of {len(pairs)} rounds)",
           flush=True)
 
 
@@ -184,27 +196,19 @@ async def _echo_rounds(echo: ServerProcess, gateway: ServerProcess, chats: int, 
     A busy machine moves a single run's ratio by a fifth either way; with several rounds the verdict is the
     median of the per-round ratios, each pair measured back to back.
     """
-    pairs: list[tuple[Result, Result]] = []
-    for round_ in range(rounds):
-        tag = f"e{round_}" if round_ else ""  # chats of their own: a message id sent again would be dropped
-        if round_ % 2:
-            gateway_result = await drive("gateway", gateway, chats, per_chat, tag=tag)
-            echo_result = await drive("echo", echo, chats, per_chat, tag=tag)
-        else:
-            echo_result = await drive("echo", echo, chats, per_chat, tag=tag)
-            gateway_result = await drive("gateway", gateway, chats, per_chat, tag=tag)
+    pairs = await _alternating(echo, gateway, chats, per_chat, rounds, names=("echo", "gateway"), prefix="e")
+    for echo_result, gateway_result in pairs:
         print(_row(echo_result), flush=True)
         print(_row(gateway_result), flush=True)
         print(_ratio(gateway_result, echo_result, f"chats={chats}"), flush=True)
-        pairs.append((echo_result, gateway_result))
     if rounds > 1:
-        cpu = sorted(g.cpu_us / e.cpu_us for e, g in pairs)
-        rate = sorted(g.rate / e.rate for e, g in pairs)
-        cpu_x, rate_x = statistics.median(cpu), statistics.median(rate)
-        ok = "MET" if cpu_x <= TARGET_CPU_X_ECHO and rate_x >= TARGET_RATE_RATIO else "MISSED"
-        print(f"{'median':8} {f'chats={chats}':>11} cpu x{cpu_x:.1f} [{cpu[0]:.1f}-{cpu[-1]:.1f}] "
-              f"(target <= {TARGET_CPU_X_ECHO:.0f}x)  rate x{rate_x:.3f} [{rate[0]:.3f}-{rate[-1]:.3f}] "
-              f"(target >= {TARGET_RATE_RATIO})  of {rounds} rounds  [{ok} for the instant model]", flush=True)
+        cpu = [g.cpu_us / e.cpu_us for e, g in pairs]
+        rate = [g.rate / e.rate for e, g in pairs]
+        ok = ("MET" if statistics.median(cpu) <= TARGET_CPU_X_ECHO and statistics.median(rate) >= TARGET_RATE_RATIO
+              else "MISSED")
+        print(f"{'median':8} {f'chats={chats}':>11} cpu {_spread(cpu, 1)} (target <= {TARGET_CPU_X_ECHO:.0f}x)  "
+              f"rate {_spread(rate, 3)} (target >= {TARGET_RATE_RATIO})  of {rounds} rounds  [{ok} for the instant model]",
+              flush=True)
     return pairs[0]
 
 

@@ -8,8 +8,9 @@ the whole batch in four calls, whatever its size: the sessions' chats and
 last seqs in one query, every row in one `executemany`, the full-text queue
 in another and one counter upsert per chat in a third. What each append gets is unchanged: an unknown
 session or an unreadable message keeps its own entry out (nothing of it is
-written) and the rest go in. Several statements run as one `executemany`: one call
-from Python, not one per append.
+written) and the rest go in; should a statement fail (a row the database
+refuses), `append_entries` writes the batch again entry by entry. A lone
+append goes the same way: one code path reads and writes every append.
 """
 from __future__ import annotations
 
@@ -82,8 +83,8 @@ def append_batch(
     and the number of rows queued for the full-text index.
 
     An entry whose session is unknown or whose messages cannot be stored (`ValueError`) writes nothing;
-    the others are numbered as if appended one after another. A failing statement raises: the caller
-    rolls the batch back and writes it entry by entry.
+    the others are numbered as if appended one after another. A failing statement raises (see
+    `append_entries`, which then writes the batch entry by entry).
     """
     wanted = list(dict.fromkeys(session_id for session_id, messages in batch if messages))
     known = _chats_and_last_seqs(conn, wanted)
@@ -118,4 +119,42 @@ def append_batch(
         conn.executemany(COUNT_CHAT, [(chat_id, n, chars) for chat_id, (n, chars) in counts.items()])
     return outcomes, len(rows)
 
-__all__ = ["COUNT_CHAT", "INSERT_MESSAGE", "append_batch", "message_rows", "optional_utf8"]
+
+def append_entries(
+    conn: sqlite3.Connection, batch: Sequence[tuple[str, Sequence[Message]]], *, now: float, where: str
+) -> tuple[list[Exception | None], int]:
+    """`append_batch` under a savepoint; if one of its statements fails, rolled back and written again entry by
+    entry, each under a savepoint of its own, so the entry the database refuses leaves the others in."""
+    conn.execute("SAVEPOINT append_batch")
+    try:
+        written = append_batch(conn, batch, now=now, where=where)
+    except (ValueError, sqlite3.IntegrityError):
+        conn.execute("ROLLBACK TO append_batch")
+        conn.execute("RELEASE append_batch")
+        return _append_each(conn, batch, now=now, where=where)
+    conn.execute("RELEASE append_batch")
+    return written
+
+
+def _append_each(
+    conn: sqlite3.Connection, batch: Sequence[tuple[str, Sequence[Message]]], *, now: float, where: str
+) -> tuple[list[Exception | None], int]:
+    """Each entry alone, under a savepoint rolled back when it fails."""
+    outcomes: list[Exception | None] = []
+    queued = 0
+    for entry in batch:
+        conn.execute("SAVEPOINT append_one")
+        try:
+            (outcome,), rows = append_batch(conn, [entry], now=now, where=where)
+        except (ValueError, sqlite3.IntegrityError) as exc:
+            outcome, rows = exc, 0
+        if outcome is None:
+            queued += rows
+        else:
+            conn.execute("ROLLBACK TO append_one")
+        conn.execute("RELEASE append_one")
+        outcomes.append(outcome)
+    return outcomes, queued
+
+
+__all__ = ["COUNT_CHAT", "INSERT_MESSAGE", "append_batch", "append_entries", "message_rows", "optional_utf8"]

@@ -29,7 +29,14 @@ from typing import Any
 import structlog
 
 from agent.messages import Message
-from agent.store._append import COUNT_CHAT, INSERT_MESSAGE, append_batch, message_rows, optional_utf8
+from agent.store._append import (
+    COUNT_CHAT,
+    INSERT_MESSAGE,
+    append_batch,
+    append_entries,
+    message_rows,
+    optional_utf8,
+)
 from agent.store._connection import (
     begin_without_waiting,
     commit_without_checkpoint,
@@ -65,10 +72,6 @@ COMPACT_PAGES_PER_STEP = 2_000
 NOW_COMMITS_PER_CHECKPOINT = 100
 
 _LAST_SEQ = "SELECT coalesce(max(seq), -1) FROM messages WHERE session_id = ?"
-# An append's two reads in one statement: the session's chat and its last seq.
-_CHAT_AND_LAST_SEQ = """
-SELECT chat_id, (SELECT coalesce(max(seq), -1) FROM messages WHERE session_id = ?1) FROM sessions WHERE id = ?1
-"""
 
 
 def _new_id() -> str:
@@ -329,13 +332,11 @@ class SqliteSessionStore:
         token_counts: Sequence[int] | None,
         *,
         archived: int = 0,
-        last: int | None = None,
     ) -> None:
-        """Insert after the session's last seq (`last` when the caller read it already)."""
+        """Insert after the session's last seq."""
         if token_counts is not None and len(token_counts) != len(messages):
             raise ValueError(f"token_counts has {len(token_counts)} entries for {len(messages)} messages")
-        if last is None:
-            (last,) = conn.execute(_LAST_SEQ, (session_id,)).fetchone()
+        (last,) = conn.execute(_LAST_SEQ, (session_id,)).fetchone()
         rows, chars = message_rows(session_id, chat_id, last + 1, messages, token_counts, self._clock(), archived)
         conn.executemany(INSERT_MESSAGE, rows)
         queue_rows(conn, session_id, last)
@@ -372,7 +373,9 @@ class SqliteSessionStore:
             StoreError, sqlite3.Error: the transaction itself failed; nothing of the batch was added.
         """
         with self._write() as conn:
-            return self._append_entries(conn, batch)
+            outcomes, queued = append_entries(conn, batch, now=self._clock(), where=str(self.path))
+            self._queued_rows += queued
+            return outcomes
 
     def append_many_now(self, batch: Sequence[tuple[str, Sequence[Message]]]) -> list[Exception | None] | None:
         """`append_many` on the caller's thread if it need not wait; else None at once, with nothing written.
@@ -400,74 +403,24 @@ class SqliteSessionStore:
                 self._no_wait = True
             if not begin_without_waiting(conn):
                 return None
-            if len(batch) == 1:
-                # Alone in its transaction, an append needs no savepoint: a failure rolls the whole back.
-                try:
-                    self._append_one(conn, *batch[0])
-                except (StoreError, ValueError, sqlite3.IntegrityError) as exc:
-                    conn.execute("ROLLBACK")
-                    return [exc]
-                except BaseException:
-                    conn.execute("ROLLBACK")
-                    raise
-                outcomes: list[Exception | None] = [None]
-            else:
-                try:
-                    outcomes = self._append_entries(conn, batch)
-                except BaseException:
-                    conn.execute("ROLLBACK")
-                    raise
+            try:
+                if len(batch) == 1:
+                    # Alone in its transaction, an append needs no savepoint: a failure rolls the whole back.
+                    outcomes, queued = append_batch(conn, batch, now=self._clock(), where=str(self.path))
+                else:
+                    outcomes, queued = append_entries(conn, batch, now=self._clock(), where=str(self.path))
+            except (ValueError, sqlite3.IntegrityError) as exc:  # only a lone append's statement raises these
+                conn.execute("ROLLBACK")
+                return [exc]
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            self._queued_rows += queued
             commit_without_checkpoint(conn)
             self._now_commits += 1
             return outcomes
         finally:
             self._lock.release()
-
-    def _append_entries(
-        self, conn: sqlite3.Connection, batch: Sequence[tuple[str, Sequence[Message]]]
-    ) -> list[Exception | None]:
-        """The appends of `batch` inside the open transaction, in a few statements for the whole batch
-        (`append_batch`); if one of those fails, rolled back and written again entry by entry."""
-        conn.execute("SAVEPOINT append_batch")
-        try:
-            outcomes, queued = append_batch(conn, batch, now=self._clock(), where=str(self.path))
-        except (StoreError, ValueError, sqlite3.IntegrityError):
-            conn.execute("ROLLBACK TO append_batch")
-            conn.execute("RELEASE append_batch")
-            return self._append_each(conn, batch)
-        conn.execute("RELEASE append_batch")
-        self._queued_rows += queued
-        return outcomes
-
-    def _append_each(
-        self, conn: sqlite3.Connection, batch: Sequence[tuple[str, Sequence[Message]]]
-    ) -> list[Exception | None]:
-        """The appends of `batch` inside the open transaction, each under a savepoint of its own: one that
-        fails leaves the others in."""
-        outcomes: list[Exception | None] = []
-        for session_id, messages in batch:
-            if not messages:
-                outcomes.append(None)
-                continue
-            conn.execute("SAVEPOINT append_one")
-            try:
-                self._append_one(conn, session_id, messages)
-            except (StoreError, ValueError, sqlite3.IntegrityError) as exc:
-                conn.execute("ROLLBACK TO append_one")
-                outcomes.append(exc)
-            else:
-                outcomes.append(None)
-            conn.execute("RELEASE append_one")
-        return outcomes
-
-    def _append_one(self, conn: sqlite3.Connection, session_id: str, messages: Sequence[Message]) -> None:
-        """One append inside the open transaction; the session's chat and last seq are read in one statement."""
-        if not messages:
-            return
-        row = conn.execute(_CHAT_AND_LAST_SEQ, (session_id,)).fetchone()
-        if row is None:
-            raise StoreError(f"no session {session_id!r} in {self.path}")
-        self._insert_messages(conn, session_id, row[0], messages, None, last=row[1])
 
     def active_messages(self, session_id: str) -> list[Message]:
         """The session's current transcript (archived generations left out)."""
