@@ -31,7 +31,8 @@ def test_live_objects_are_frozen_and_earlier_cycles_collected(unfrozen: None) ->
     del a, b
     frozen = settle_heap()
     assert dropped() is None  # collected before the freeze, not kept forever
-    assert frozen == gc.get_freeze_count() > 0
+    # Other threads left by earlier tests may free frozen objects meanwhile; none can add to the count.
+    assert 0 < gc.get_freeze_count() <= frozen
     assert not gc.is_tracked(kept) or kept not in gc.get_objects(generation=2)
 
 
