@@ -73,10 +73,13 @@ class TurnResult:
     `history` is the whole conversation after the turn (without the system
     prompt). When `compressions` holds a changed result, the caller replaces
     the stored messages with `history`; otherwise it appends `new_messages`.
+    `history` is the turn's own list, handed over rather than copied (a copy
+    of a long history costs more than the rest of the turn): the session's
+    agent adopts it as its history, so nobody else may keep or change it.
     """
 
     reply: str
-    history: tuple[Message, ...]
+    history: list[Message]
     new_messages: tuple[Message, ...]
     compressions: tuple[CompressionResult, ...]
     usage: TurnUsage
@@ -390,7 +393,7 @@ class ConversationLoop:
         )
         return TurnResult(
             reply=reply,
-            history=tuple(turn.history),
+            history=turn.history,  # the loop keeps no reference to it after this
             new_messages=tuple(turn.new),
             compressions=tuple(turn.compressions),
             usage=usage,

@@ -189,7 +189,7 @@ class SessionAgent:
             self.history, user_message, context=context, on_text=on_text, on_event=on_event, recall=recall,
             on_tool=on_tool,
         )
-        self.history = list(result.history)
+        self.history = result.history  # the turn's own list, handed over (see `TurnResult`)
         return result
 
     async def compress(

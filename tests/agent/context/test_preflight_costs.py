@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from agent.messages import Message
 from tests.agent.context.compressor_helpers import chat, make
 
@@ -52,3 +54,21 @@ def test_a_changed_system_prompt_is_estimated_again() -> None:
     assert not engine.should_compress_preflight([small, *history], ())
     assert engine.should_compress_preflight([huge, *history], ())
     assert not engine.should_compress_preflight([Message(role="system", content="be brief"), *history], ())
+
+
+def test_a_history_changed_in_place_after_a_call_is_recounted() -> None:
+    """The estimate keeps its own copy of what it costed: a caller changing its list in place is seen."""
+    engine = make()
+    history = [Message(role="system", content="be brief"), *chat(10, words=50)]
+    assert not engine.should_compress_preflight(history, ())
+    history[4] = Message(role="user", content=HUGE)
+    assert engine.should_compress_preflight(history, ())
+    del history[4]
+    assert not engine.should_compress_preflight(history, ())
+
+
+def test_messages_are_not_ordered() -> None:
+    """The prefix check relies on it: two unequal messages cannot be ordered, so a mismatch is never taken for a prefix."""
+    first, second = Message(role="user", content="a"), Message(role="user", content="b")
+    with pytest.raises(TypeError):
+        assert first <= second
