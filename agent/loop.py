@@ -73,9 +73,10 @@ class TurnResult:
     `history` is the whole conversation after the turn (without the system
     prompt). When `compressions` holds a changed result, the caller replaces
     the stored messages with `history`; otherwise it appends `new_messages`.
-    `history` is the turn's own list, handed over rather than copied (a copy
-    of a long history costs more than the rest of the turn): the session's
-    agent adopts it as its history, so nobody else may keep or change it.
+    `history` is the turn's own list, handed over rather than copied (two
+    copies of a long history a turn were O(n) work for O(1) news): the
+    session's agent adopts it as its history, so nobody else may keep or
+    change it.
     """
 
     reply: str
