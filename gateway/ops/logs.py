@@ -84,8 +84,12 @@ class EarlyGate:
         """This gate, also letting `names` through (for a tap that lists them)."""
         return EarlyGate(self.level, self.wanted | names)
 
+    def keeps(self, event: object, level: int) -> bool:
+        """Whether an event of this name and level goes on (the one rule, for `__call__` and `kept`)."""
+        return level >= self.level or event in self.wanted
+
     def __call__(self, _logger: Any, method: str, event_dict: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
-        if _LEVELS.get(method, logging.INFO) < self.level and event_dict.get("event") not in self.wanted:
+        if not self.keeps(event_dict.get("event"), _LEVELS.get(method, logging.INFO)):
             raise structlog.DropEvent
         return event_dict
 
@@ -99,9 +103,7 @@ def kept(event: str, level: int = logging.INFO) -> bool:
     """
     processors = structlog.get_config()["processors"]
     gate = processors[0] if processors else None
-    if not isinstance(gate, EarlyGate):
-        return True
-    return level >= gate.level or event in gate.wanted
+    return gate.keeps(event, level) if isinstance(gate, EarlyGate) else True
 
 
 class BadRequestLine(logging.Filter):
