@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
@@ -288,28 +288,43 @@ class _Selection:
             self.joined = "\0".join(self.keys.values())
         return key in self.joined
 
-    def offer(self, entry: LedgerEntry) -> str:
-        """'kept', 'duplicate' or 'over_budget'."""
+    def verdict(self, entry: LedgerEntry) -> str:
+        """What `offer` answers for `entry` as the selection stands, without keeping it; 'unknown' where that
+        takes its tokens (counted by `offer` alone, which may turn it down before counting)."""
+        return self._judge(entry, count=False)[0]
+
+    def _judge(self, entry: LedgerEntry, *, count: bool = True) -> tuple[str, str, list[int], int, bool]:
+        """(verdict, key, the accepted entries inside it, its cost, minor) of `entry`; changes no state but the
+        caches (the joined keys). Without `count`, 'unknown' instead of counting its tokens."""
         key = self.normalised.get(entry.order)
         if key is None:
             key = normalise(entry.fact.text)
         if self._inside_accepted(key):
-            return "duplicate"
+            return "duplicate", key, [], 0, False
         if _only_references(entry.fact) and set(entry.fact.needles) <= self.needles:
-            return "duplicate"
+            return "duplicate", key, [], 0, False
         contained = [order for order, other in self.keys.items() if other in key]
         minor = not _is_exact_statement(entry.fact) and not _worded_as_rule(entry.fact)
         if not contained:
             # Cannot fit whatever its exact count (tokens >= chars / the bound): no tokenisation needed.
             least = len(entry.line) // MIN_CHARS_PER_TOKEN_BOUND
             if self.used + least > self.budget or (minor and self.minor_used + least > self.minor_budget):
-                return "over_budget"
+                return "over_budget", key, contained, 0, minor
+        if not count:
+            return "unknown", key, contained, 0, minor
         cost = self.counter.count_text(entry.line + "\n")
         freed = sum(self.costs[order] for order in contained)
         if self.used - freed + cost > self.budget:
-            return "over_budget"
+            return "over_budget", key, contained, cost, minor
         if minor and self.minor_used - sum(self.costs[o] for o in contained if o in self.minor) + cost > self.minor_budget:
-            return "over_budget"
+            return "over_budget", key, contained, cost, minor
+        return "kept", key, contained, cost, minor
+
+    def offer(self, entry: LedgerEntry) -> str:
+        """'kept', 'duplicate' or 'over_budget'."""
+        verdict, key, contained, cost, minor = self._judge(entry)
+        if verdict != "kept":
+            return verdict
         for order in contained:
             cost_freed = self.costs.pop(order)
             self.used -= cost_freed
@@ -381,29 +396,77 @@ def span_budget(
     return min(max_tokens, max(floor, carried + int(fresh * share)))
 
 
-def _ranking(
-    entries: Sequence[LedgerEntry], span: Span, budget: int
-) -> Callable[[LedgerEntry], tuple[int, bool, int]]:
+class _Ranking:
     """The keep-priority of an entry (`DROP_POLICY`): weight, then referenced later, then newer.
 
-    Whether a value is referenced again is only looked up when the budget may bind (it scans the span).
+    Whether a value is referenced again is only looked up when the budget may bind (it scans the span), and then
+    only for the entries whose rank is asked for (see `_select`): each lookup is a scan of the rest of the span.
     """
-    if sum(len(e.line) for e in entries) // 4 <= budget:
-        return lambda e: (e.fact.weight, False, e.order)
-    said = [(m.turn, m.text.casefold()) for m in span.items if isinstance(m, SpanMessage)]
-    turns = [turn for turn, _ in said]
-    starts: list[int] = []
-    offset = 0
-    for _, text in said:
-        starts.append(offset)
-        offset += len(text) + 1
-    joined = "\n".join(text for _, text in said)
-    referenced: set[int] = set()
+
+    def __init__(self, entries: Sequence[LedgerEntry], span: Span, budget: int) -> None:
+        self.binds = sum(len(e.line) for e in entries) // 4 > budget
+        self.span = span
+        self._said: tuple[list[int], list[int], str] | None = None
+        self._referenced: dict[int, bool] = {}
+
+    def key(self, entry: LedgerEntry) -> tuple[int, bool, int]:
+        return (entry.fact.weight, self.binds and self._is_referenced(entry), entry.order)
+
+    def _read(self) -> tuple[list[int], list[int], str]:
+        """The span's messages as (turns, start offsets, their casefolded texts joined by newlines), read once."""
+        if self._said is None:
+            said = [(m.turn, m.text.casefold()) for m in self.span.items if isinstance(m, SpanMessage)]
+            starts: list[int] = []
+            offset = 0
+            for _, text in said:
+                starts.append(offset)
+                offset += len(text) + 1
+            self._said = [turn for turn, _ in said], starts, "\n".join(text for _, text in said)
+        return self._said
+
+    def _is_referenced(self, entry: LedgerEntry) -> bool:
+        """Whether a message after the entry's turn holds one of its values (case-blind)."""
+        found = self._referenced.get(entry.order)
+        if found is None:
+            turns, starts, joined = self._read()
+            index = bisect.bisect_right(turns, entry.turn)
+            found = index < len(turns) and any(joined.find(n.casefold(), starts[index]) >= 0 for n in entry.fact.needles)
+            self._referenced[entry.order] = found
+        return found
+
+
+def _select(
+    entries: Sequence[LedgerEntry], rank: _Ranking, selection: _Selection, budget: int
+) -> dict[int, LedgerEntry]:
+    """Offer every entry to `selection`, highest rank first; the entries it turns down for the budget, by order.
+
+    The same as offering them in rank order, without ranking most of them: within one weight the rank only orders
+    the entries (by reference, then age), and an entry turned down leaves the selection as it was. So when the
+    selection as it stands turns down every entry of a weight, it turns each down whatever their order, and no
+    reference of theirs is looked up: in a group chat most mentions (most entries) are over the minor budget.
+    Only the verdicts that need no token count are asked ahead (a count is the offer's, in rank order: an entry
+    the offer turns down by its length alone is never counted).
+    """
+    if budget <= 0:
+        return {entry.order: entry for entry in entries}
+    by_weight: dict[int, list[LedgerEntry]] = {}
     for entry in entries:
-        index = bisect.bisect_right(turns, entry.turn)
-        if index < len(turns) and any(joined.find(n.casefold(), starts[index]) >= 0 for n in entry.fact.needles):
-            referenced.add(entry.order)
-    return lambda e: (e.fact.weight, e.order in referenced, e.order)
+        by_weight.setdefault(entry.fact.weight, []).append(entry)
+    over: dict[int, LedgerEntry] = {}
+    for weight in sorted(by_weight, reverse=True):
+        group = by_weight[weight]
+        verdicts: list[str] = []
+        for entry in group:
+            verdicts.append(selection.verdict(entry))
+            if verdicts[-1] == "unknown":
+                break  # it may be kept (its tokens tell): offered in rank order below
+        else:
+            over.update((entry.order, entry) for entry, verdict in zip(group, verdicts, strict=True) if verdict == "over_budget")
+            continue
+        for entry in sorted(group, key=rank.key, reverse=True):
+            if selection.offer(entry) == "over_budget":
+                over[entry.order] = entry
+    return over
 
 
 class FactLedger:
@@ -444,13 +507,10 @@ class FactLedger:
         first_line = turns_line("facts", span, "a newer line overrides an older one.")
         limit = span_budget(span, self.title, self.max_tokens, LEDGER_SPAN_SHARE, counter)
         budget = limit - counter.count_text(f"## {self.title}\n{first_line}\n")
-        rank = _ranking(entries, span, budget)
+        rank = _Ranking(entries, span, budget)
         share = GROUP_MINOR_SHARE if is_group(span) else MINOR_SHARE
         selection = _Selection(budget=budget, counter=counter, minor_budget=int(self.max_tokens * share), normalised=keys)
-        over: dict[int, LedgerEntry] = {}
-        for entry in sorted(entries, key=rank, reverse=True):
-            if budget <= 0 or selection.offer(entry) == "over_budget":
-                over[entry.order] = entry
+        over = _select(entries, rank, selection, budget)
         kept = sorted(selection.accepted.values(), key=lambda e: e.order)
         text: str | None = None
         tokens = 0
@@ -460,7 +520,7 @@ class FactLedger:
             if tokens <= limit:
                 break
             # Line counts do not add up exactly to the whole; drop by the same policy.
-            weakest = min(kept, key=rank)
+            weakest = min(kept, key=rank.key)
             kept.remove(weakest)
             over[weakest.order] = weakest
             text, tokens = None, 0
