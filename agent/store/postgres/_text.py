@@ -19,6 +19,11 @@ from agent.store._search import ELLIPSIS, HIT_CLOSE, HIT_OPEN, SNIPPET_TOKENS
 
 # PostgreSQL refuses lexemes over 2 KB; a longer "word" (a hash, base64) is cut, never matched whole anyway.
 MAX_INDEXED_WORD_CHARS = 200
+# A vector's words and their positions may take 1 MiB - 1 bytes (the whole statement fails past it): each
+# distinct word costs its UTF-8 bytes, a pad byte at most and 4 bytes for its one position. The margin is
+# the chat tag's and the parser's (it reads a few runs, like "2x", as two tokens).
+MAX_INDEXED_BYTES = 960_000
+_WORD_OVERHEAD_BYTES = 5
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
@@ -39,13 +44,20 @@ def _words(text: str) -> list[str]:
 def index_text(text: str, chat_id: str) -> str:
     """The folded, de-duplicated words of `text` plus the chat tag, for `to_tsvector('simple', …)`.
 
-    Presence is all the ranking uses, so each word appears once (a huge tool
-    output stays far below PostgreSQL's 1 MB vector limit).
+    Presence is all the ranking uses, so each word appears once. A vector holds at most 1 MiB of distinct
+    words and PostgreSQL refuses the whole statement past that (a batch of appends, an import): a text of
+    more distinct words than `MAX_INDEXED_BYTES` (a base64 blob, a minified bundle, a megabyte of hashes)
+    is indexed by its first ones, and stored whole.
     """
     seen: dict[str, None] = {}
+    room = MAX_INDEXED_BYTES
     for word in _words(text):
-        seen.setdefault(_fold_fast(word)[:MAX_INDEXED_WORD_CHARS], None)
-    seen.pop("", None)
+        folded = _fold_fast(word)[:MAX_INDEXED_WORD_CHARS]
+        if folded and folded not in seen:
+            room -= _WORD_OVERHEAD_BYTES + (len(folded) if folded.isascii() else len(folded.encode("utf-8")))
+            if room < 0:
+                break
+            seen[folded] = None
     return " ".join([*seen, chat_tag(chat_id)])
 
 

@@ -26,9 +26,10 @@ from psycopg.types.json import Jsonb
 
 from agent.messages import Message
 from agent.store._schema import StoreError
+from agent.store.postgres._append import append_batch
+from agent.store.postgres._rows import COUNT_CHAT, ROW_COLUMNS, Conn, clean, insert_rows, message_row
 from agent.store.postgres._schema import apply_migrations
 from agent.store.postgres._search import search_chat
-from agent.store.postgres._text import index_text
 from agent.store.records import (
     MESSAGE_COLUMNS,
     ImportedSession,
@@ -37,8 +38,6 @@ from agent.store.records import (
     StoredMessage,
     StoredSession,
     StoreStats,
-    encode_content,
-    encode_tool_calls,
     message_from_row,
     session_from_row,
 )
@@ -49,22 +48,9 @@ POOL_MIN, POOL_MAX = 1, 8
 CONNECT_TIMEOUT_SECONDS = 10.0
 PING_TIMEOUT_SECONDS = 2.0
 
-_INSERT_MESSAGES = """
-INSERT INTO messages (session_id, chat_id, seq, role, content_kind, text, text_chars, parts, tool_calls,
-                      tool_call_id, name, token_count, created_at, archived, tsv)
-SELECT %(session)s, %(chat)s, u.seq, u.role, u.kind, u.text, u.chars, u.parts, u.calls, u.call_id, u.name, u.tokens,
-       u.created, u.archived, to_tsvector('simple', u.words)
-FROM unnest(%(seq)s::int[], %(role)s::text[], %(kind)s::smallint[], %(text)s::text[], %(chars)s::int[],
-            %(parts)s::text[], %(calls)s::text[], %(call_id)s::text[], %(name)s::text[], %(tokens)s::int[],
-            %(created)s::float8[], %(archived)s::int[], %(words)s::text[])
-     AS u(seq, role, kind, text, chars, parts, calls, call_id, name, tokens, created, archived, words)
-"""
 # Bulk imports stream rows with COPY into a per-connection staging table, then one INSERT … SELECT builds
 # the vectors server-side: no parameter arrays to encode, one statement per batch of sessions.
-_STAGE_COLUMNS = (
-    "session_id", "chat_id", "seq", "role", "content_kind", "text", "text_chars", "parts", "tool_calls",
-    "tool_call_id", "name", "token_count", "created_at", "archived", "words",
-)
+_STAGE_COLUMNS = ROW_COLUMNS
 _CREATE_STAGE = """
 CREATE TEMP TABLE IF NOT EXISTS message_stage (
     ord INTEGER, session_id TEXT, chat_id TEXT, seq INTEGER, role TEXT, content_kind SMALLINT, text TEXT, text_chars INTEGER,
@@ -82,11 +68,6 @@ SELECT chat_id, count(*), sum(text_chars) FROM message_stage GROUP BY chat_id
 ON CONFLICT (chat_id) DO UPDATE SET messages = chat_stats.messages + excluded.messages,
                                     chars = chat_stats.chars + excluded.chars
 """
-_COUNT_CHAT = """
-INSERT INTO chat_stats (chat_id, messages, chars) VALUES (%s, %s, %s)
-ON CONFLICT (chat_id) DO UPDATE SET messages = chat_stats.messages + excluded.messages,
-                                    chars = chat_stats.chars + excluded.chars
-"""
 _INSERT_SESSION = """
 INSERT INTO sessions (id, key, platform, chat_id, parent_id, created_at, ended_at, active, title, meta)
 VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
@@ -98,7 +79,6 @@ SELECT s.*,
 FROM sessions s {where} ORDER BY s.created_at DESC, s.ord DESC LIMIT %s OFFSET %s
 """
 
-Conn = psycopg.Connection[dict[str, Any]]
 
 
 def redact_url(url: str) -> str:
@@ -111,24 +91,8 @@ def redact_url(url: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
-def _clean(text: str | None) -> str | None:
-    return text.replace("\x00", "\ufffd") if text is not None and "\x00" in text else text
-
-
 def _new_id() -> str:
     return uuid.uuid4().hex
-
-
-def _stage_row(session_id: str, chat_id: str, row: StoredMessage) -> tuple[object, ...]:
-    """One message as a `message_stage` row (the columns of `_STAGE_COLUMNS`)."""
-    message = row.message
-    kind, text, parts = encode_content(message)
-    text = _clean(text) or ""
-    return (
-        session_id, chat_id, row.seq, message.role, kind, text, len(text), _clean(parts),
-        _clean(encode_tool_calls(message.tool_calls)), _clean(message.tool_call_id), _clean(message.name),
-        row.token_count, row.created_at, row.archived, index_text(text, chat_id),
-    )
 
 
 class PostgresSessionStore:
@@ -290,7 +254,7 @@ class PostgresSessionStore:
             active=active, title=title,
         )
         conn.execute(_INSERT_SESSION, (
-            session.id, key, platform, chat_id, parent_id, session.created_at, session.ended_at, active, _clean(title),
+            session.id, key, platform, chat_id, parent_id, session.created_at, session.ended_at, active, clean(title),
             Jsonb(dict(meta)) if meta else None,
         ))
         return session
@@ -349,24 +313,8 @@ class PostgresSessionStore:
 
     def _insert_rows(self, conn: Conn, session_id: str, chat_id: str, rows: Sequence[StoredMessage]) -> None:
         """Insert messages exactly as given (sequence, generation, tokens, time) in one statement."""
-        columns: dict[str, list[Any]] = {name: [] for name in (
-            "seq", "role", "kind", "text", "chars", "parts", "calls", "call_id", "name", "tokens", "created",
-            "archived", "words",
-        )}
-        for row in rows:
-            message = row.message
-            kind, text, parts = encode_content(message)
-            text = _clean(text) or ""
-            for name, value in (
-                ("seq", row.seq), ("role", message.role), ("kind", kind), ("text", text), ("chars", len(text)),
-                ("parts", _clean(parts)), ("calls", _clean(encode_tool_calls(message.tool_calls))),
-                ("call_id", _clean(message.tool_call_id)), ("name", _clean(message.name)),
-                ("tokens", row.token_count), ("created", row.created_at), ("archived", row.archived),
-                ("words", index_text(text, chat_id)),
-            ):
-                columns[name].append(value)
-        conn.execute(_INSERT_MESSAGES, {"session": session_id, "chat": chat_id, **columns})
-        conn.execute(_COUNT_CHAT, (chat_id, len(rows), sum(columns["chars"])))
+        built = [message_row(session_id, chat_id, row) for row in rows]
+        insert_rows(conn, built)
 
     def copy_session(self, session: StoredSession, meta: Mapping[str, Any], messages: Sequence[StoredMessage]) -> bool:
         """Store a session of another store exactly as it is (open or closed, same id, parent, sequence).
@@ -401,7 +349,18 @@ class PostgresSessionStore:
             self._insert_messages(conn, session_id, self._lock_chat_of(conn, session_id), messages, token_counts)
 
     def append_many(self, batch: Sequence[tuple[str, Sequence[Message]]]) -> list[Exception | None]:
-        """Several `append`s in one transaction, each all-or-nothing on its own (a savepoint each)."""
+        """Several `append`s in one transaction of three statements (`append_batch`), each all-or-nothing.
+
+        Should the database refuse a row, the batch is written again entry by entry, each under a savepoint,
+        so the entry it refuses leaves the others in.
+        """
+        try:
+            with self._write() as conn:
+                return append_batch(conn, batch, now=self._clock(), where=self.location)
+        except (ValueError, psycopg.IntegrityError, psycopg.DataError):
+            return self._append_each(batch)
+
+    def _append_each(self, batch: Sequence[tuple[str, Sequence[Message]]]) -> list[Exception | None]:
         outcomes: list[Exception | None] = []
         with self._write() as conn:
             for session_id, messages in batch:
@@ -461,7 +420,7 @@ class PostgresSessionStore:
                 (session_id, count),
             ).fetchall()
             if rows:
-                conn.execute(_COUNT_CHAT, (rows[0]["chat_id"], -len(rows), -sum(int(r["text_chars"]) for r in rows)))
+                conn.execute(COUNT_CHAT, (rows[0]["chat_id"], -len(rows), -sum(int(r["text_chars"]) for r in rows)))
         return len(rows)
 
     def rotate(
@@ -514,7 +473,7 @@ class PostgresSessionStore:
                 for archived, messages in ((1, item.archived_messages), (0, item.messages)):
                     now = self._clock() if messages else 0.0
                     for message in messages:
-                        rows.append(_stage_row(item.id, item.chat_id, StoredMessage(seq, message, archived, None, now)))
+                        rows.append(message_row(item.id, item.chat_id, StoredMessage(seq, message, archived, None, now)))
                         seq += 1
             conn.execute(_CREATE_STAGE)
             with conn.cursor().copy(f"COPY message_stage (ord, {', '.join(_STAGE_COLUMNS)}) FROM STDIN") as copy:

@@ -1,6 +1,9 @@
 """Contract points beyond the single-writer tests: batches, several writers at once, and the PostgreSQL specifics."""
 from __future__ import annotations
 
+import random
+import sqlite3
+import string
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -8,9 +11,10 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from agent.messages import Message, assistant, user
-from agent.store import SessionStore, StoreError, store_for
+from agent.messages import Message, assistant, tool_result, user
+from agent.store import SessionStore, SqliteSessionStore, StoreError, store_for
 from agent.store.postgres import SCHEMA_VERSION, PostgresSessionStore, redact_url
+from agent.store.postgres._append import append_batch
 from agent.store.postgres._schema import MIGRATIONS
 from tests.postgres import empty_store_tables, fresh_database
 
@@ -21,6 +25,83 @@ def test_append_many_keeps_every_entry_but_the_failing_one(store: SessionStore) 
     outcomes = store.append_many([(sid, [user("a")]), ("missing", [user("b")]), (sid, []), (sid, [user("c")])])
     assert [type(o).__name__ if o else None for o in outcomes] == [None, "StoreError", None, None]
     assert store.active_messages(sid) == [user("a"), user("c")]
+
+
+def _chat_counts(store: SessionStore, chat_id: str) -> tuple[int, int]:
+    """The chat's message and character counters (what search ranking reads), from the database itself."""
+    if isinstance(store, SqliteSessionStore):
+        with sqlite3.connect(store.path) as conn:
+            row = conn.execute("SELECT messages, chars FROM chat_stats WHERE chat_id = ?", (chat_id,)).fetchone()
+    else:
+        assert isinstance(store, PostgresSessionStore)
+        with store.connection() as pg:
+            found = pg.execute("SELECT messages, chars FROM chat_stats WHERE chat_id = %s", (chat_id,)).fetchone()
+            row = (found["messages"], found["chars"]) if found else None
+    return (int(row[0]), int(row[1])) if row else (0, 0)
+
+
+def test_a_batch_numbers_each_session_on_in_order_and_counts_each_chat(store: SessionStore) -> None:
+    """Entries of one session in one batch follow each other; each chat's counters grow by its own messages."""
+    a = store.ensure_session("a", platform="web", chat_id="ca").id
+    b = store.ensure_session("b", platform="web", chat_id="cb").id
+    store.append(a, [user("zero")])
+    outcomes = store.append_many([(a, [user("one"), assistant("two")]), (b, [user("b0")]), (a, [user("three")])])
+    assert outcomes == [None, None, None]
+    assert [(m.seq, m.message.text) for m in store.session_messages(a)] == [(0, "zero"), (1, "one"), (2, "two"), (3, "three")]
+    assert [(m.seq, m.message.text) for m in store.session_messages(b)] == [(0, "b0")]
+    assert (_chat_counts(store, "ca"), _chat_counts(store, "cb")) == ((4, len("zeroonetwothree")), (1, 2))
+
+
+def test_a_megabyte_of_distinct_words_is_stored_and_found_by_its_first_ones(store: SessionStore) -> None:
+    """A tool output of more distinct words than a PostgreSQL vector holds (base64, hashes) goes in whole,
+    with the rest of its batch; its first words are searchable."""
+    rng = random.Random(5)
+    words = ("".join(rng.choice(string.ascii_lowercase + "éж") for _ in range(rng.randint(3, 12))) for _ in range(160_000))
+    huge = "needle " + " ".join(words) + " haystack"
+    sid = store.ensure_session("k", platform="web", chat_id="c").id
+    assert store.append_many([(sid, [user("before")]), (sid, [tool_result("c1", huge)]), (sid, [user("after")])]) == [
+        None, None, None]
+    assert [m.text for m in store.active_messages(sid)] == ["before", huge, "after"]
+    assert [hit.seq for hit in store.search("c", "needle")] == [1]
+
+
+def test_a_name_with_a_lone_surrogate_is_stored_cleaned(store: SessionStore) -> None:
+    """A sender name no UTF-8 can carry (a broken emoji from a platform's JSON) never keeps its message out."""
+    sid = store.ensure_session("k", platform="web", chat_id="c").id
+    assert store.append_many([(sid, [user("hi", name="ann \ud83d")]), (sid, [user("ok")])]) == [None, None]
+    assert [(m.text, m.name) for m in store.active_messages(sid)] == [("hi", "ann \ufffd"), ("ok", None)]
+
+
+def test_a_postgres_batch_goes_in_by_its_own_statements(pg_url: str) -> None:
+    """The batch path itself (no entry-by-entry retry behind it): numbered on per session, an unknown one left out."""
+    empty_store_tables(pg_url)
+    with PostgresSessionStore(pg_url) as store:
+        a = store.ensure_session("a", platform="web", chat_id="ca").id
+        b = store.ensure_session("b", platform="web", chat_id="cb").id
+        batch = [(a, [user("one"), assistant("two")]), ("missing", [user("x")]), (b, [user("b0")]), (a, [user("three")])]
+        with store.connection() as conn, conn.transaction():
+            outcomes = append_batch(conn, batch, now=1.0, where=store.location)
+        assert [type(o).__name__ if o else None for o in outcomes] == [None, "StoreError", None, None]
+        assert [(m.seq, m.message.text) for m in store.session_messages(a)] == [(0, "one"), (1, "two"), (2, "three")]
+        assert [m.message.text for m in store.session_messages(b)] == ["b0"]
+
+
+def test_a_row_the_database_refuses_keeps_only_its_own_entry_out() -> None:
+    """PostgreSQL refusing one row (here a trigger's check) fails the batch's statement; the batch is written
+    again entry by entry and every other entry goes in, numbered densely."""
+    with fresh_database() as url:
+        with PostgresSessionStore(url) as store:
+            sid = store.ensure_session("k", platform="web", chat_id="c").id
+            with psycopg.connect(url, autocommit=True) as admin:
+                admin.execute(
+                    "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+                    " IF NEW.text = 'refused' THEN RAISE EXCEPTION 'no' USING ERRCODE = 'check_violation'; END IF;"
+                    " RETURN NEW; END $$"
+                )
+                admin.execute("CREATE TRIGGER refuse BEFORE INSERT ON messages FOR EACH ROW EXECUTE FUNCTION refuse()")
+            outcomes = store.append_many([(sid, [user("a")]), (sid, [user("refused")]), (sid, [user("b")])])
+            assert [type(o).__name__ if o else None for o in outcomes] == [None, "CheckViolation", None]
+            assert [(m.seq, m.message.text) for m in store.session_messages(sid)] == [(0, "a"), (1, "b")]
 
 
 def test_ensure_sessions_opens_each_key_once(store: SessionStore) -> None:
