@@ -36,6 +36,7 @@ from agent.memory._storage import ChatFiles, DirectoryFiles
 from agent.memory.approval import PENDING_FILENAME, Action, PendingQueue, PendingWrite, Target, effective_mode, gate
 from agent.memory.scanner import ScanVerdict, scan
 from agent.settings import MemorySettings
+from agent.storable import storable
 
 FILENAMES: Final[dict[Target, str]] = {"memory": "MEMORY.md", "user": "USER.md"}
 HEADERS: Final[dict[Target, str]] = {"memory": "MEMORY (your personal notes)", "user": "USER PROFILE (who the user is)"}
@@ -368,11 +369,11 @@ class ChatNotes:
         invalid = self._validate(action, target, content, old_text, screened)
         if invalid is not None:
             return invalid
-        new_text = (content or "").strip()
+        new_text = storable((content or "").strip())  # scanned as sent (above), stored as every backend can hold it
         with self._locked():
             drift: list[DriftReport] = []
             entries = self._load(target, drift)
-            planned = self._plan(action, target, entries, new_text, (old_text or "").strip())
+            planned = self._plan(action, target, entries, new_text, storable((old_text or "").strip()))
             if isinstance(planned, WriteResult):
                 return replace(planned, drift=tuple(drift))
             mode = effective_mode(self.settings.write_approval, self.settings.untrusted_writes, untrusted)

@@ -19,6 +19,7 @@ import structlog
 from agent.skills._storage import SKILL_FILE as SKILL_FILE
 from agent.skills._storage import SUPPORT_DIRS as SUPPORT_DIRS
 from agent.skills._storage import DirectorySkills, SkillStorage
+from agent.storable import storable
 from chorus_errors import ChorusError
 
 log = structlog.get_logger(__name__)
@@ -154,7 +155,8 @@ class SkillLibrary:
             raise SkillError(f"skill {name!r} has no file {relative!r}; its files: {', '.join(files) or 'none'}")
         return SkillDocument(name, relative, content, files)
 
-    def _check(self, name: str, relative: str, content: str) -> None:
+    def _checked(self, name: str, relative: str, content: str) -> str:
+        """`content` as it is stored (`storable`), once within the limits and past the scan; else raises."""
         limit = MAX_SKILL_CHARS if relative == SKILL_FILE else MAX_SUPPORT_FILE_CHARS
         if not content.strip():
             raise SkillError(f"{relative} of skill {name!r} would be empty; give the content to write")
@@ -171,13 +173,14 @@ class SkillLibrary:
                 "Remove that text and try again",
                 verdict=verdict,
             )
+        return storable(content)
 
     def create(self, name: str, content: str, *, file: str | None = None) -> SkillDocument:
         """Create a new skill's SKILL.md, or add a supporting file to an existing skill."""
         name = validate_name(name)
         if file not in (None, "", SKILL_FILE):
             return self._write_support(name, validate_file(str(file)), content, must_exist=False)
-        self._check(name, SKILL_FILE, content)
+        content = self._checked(name, SKILL_FILE, content)
         with self._storage.locked():
             if self._storage.read(name, SKILL_FILE) is not None:
                 raise SkillError(f"skill {name!r} already exists; use action 'update' to change it")
@@ -190,7 +193,7 @@ class SkillLibrary:
         name = validate_name(name)
         if file not in (None, "", SKILL_FILE):
             return self._write_support(name, validate_file(str(file)), content, must_exist=True)
-        self._check(name, SKILL_FILE, content)
+        content = self._checked(name, SKILL_FILE, content)
         with self._storage.locked():
             if self._storage.read(name, SKILL_FILE) is None:
                 raise SkillError(f"no skill named {name!r}; use action 'create' to make it")
@@ -199,7 +202,7 @@ class SkillLibrary:
         return self.view(name)
 
     def _write_support(self, name: str, relative: str, content: str, *, must_exist: bool) -> SkillDocument:
-        self._check(name, relative, content)
+        content = self._checked(name, relative, content)
         with self._storage.locked():
             if self._storage.read(name, SKILL_FILE) is None:
                 raise SkillError(f"no skill named {name!r}; create its {SKILL_FILE} first")

@@ -13,8 +13,9 @@ from typing import Any
 
 import psycopg
 
+from agent.storable import storable
 from agent.store.postgres._text import index_text
-from agent.store.records import StoredMessage, encode_content, encode_tool_calls, valid_utf8
+from agent.store.records import StoredMessage, encode_content, encode_tool_calls
 
 ROW_COLUMNS = (
     "session_id", "chat_id", "seq", "role", "content_kind", "text", "text_chars", "parts", "tool_calls",
@@ -51,10 +52,7 @@ Conn = psycopg.Connection[dict[str, Any]]
 
 def clean(text: str | None) -> str | None:
     """`text` without NUL and lone surrogates (as U+FFFD), which PostgreSQL's text type cannot hold."""
-    if text is None:
-        return None
-    text = valid_utf8(text)
-    return text.replace("\x00", "\ufffd") if "\x00" in text else text
+    return None if text is None else storable(text)
 
 
 def message_row(session_id: str, chat_id: str, row: StoredMessage) -> Row:

@@ -112,3 +112,19 @@ def test_reset_forgets_everything_of_one_chat(tmp_path: Path, databases: list[Po
     assert ([e.text for e in notes.snapshot().memory], notes.snapshot().user) == (["m1"], ())
     assert notes.reset() >= 1 and not notes.files.exists()
     assert [e.text for e in other.snapshot().memory] == ["kept"]
+
+
+@pytest.mark.parametrize("backend", ["files", "postgres"])
+def test_an_entry_no_backend_can_hold_as_sent_is_stored_alike_and_loads_without_drift(
+    tmp_path: Path, databases: list[PostgresSessionStore], backend: str
+) -> None:
+    """A broken emoji (a lone surrogate, valid in a model's JSON) or a NUL in an entry: written as U+FFFD on either
+    backend, never a failed write, and the next load reports no drift (the guard's hash is of what was stored)."""
+    files = postgres_notes(databases[0]) if backend == "postgres" else None
+    notes = NotesStore(tmp_path, MemorySettings(), clock=lambda: FIXED_NOW, files=files).chat("c")
+    assert notes.add("memory", "Likes \ud83d emoji.").outcome == "written"
+    assert notes.add("memory", "Code nul\x00here.").outcome == "written"
+    assert notes.replace("memory", "\ud83d emoji", "Likes \ud83d emoji a lot.").outcome == "written"
+    snapshot = notes.snapshot()
+    assert [e.text for e in snapshot.memory] == ["Likes \ufffd emoji a lot.", "Code nul\ufffdhere."]
+    assert snapshot.drift == ()

@@ -84,3 +84,15 @@ def test_delete_moves_the_skill_to_the_trash_table(replicas: list[SkillLibrary],
         one.delete("deploy")
     with psycopg.connect(pg_url) as conn:
         assert conn.execute("SELECT name, relative, content FROM skills_trash").fetchall() == [("deploy", "SKILL.md", DEPLOY)]
+
+
+@pytest.mark.parametrize("backend", ["directory", "postgres"])
+def test_a_skill_no_backend_can_hold_as_sent_is_stored_alike(replicas: list[SkillLibrary], tmp_path: Path,
+                                                             backend: str) -> None:
+    """A broken emoji (a lone surrogate, valid in a model's JSON) or a NUL in a skill: stored as U+FFFD, never a
+    failed write, on the directory layout and on PostgreSQL alike."""
+    library = replicas[0] if backend == "postgres" else SkillLibrary(tmp_path / "skills", scanner=scan)
+    library.create("deploy", DEPLOY + "3. Celebrate \ud83d.\n")
+    library.create("deploy", "Dashboards\x00first.", file="references/after.md")
+    assert library.view("deploy").content == DEPLOY + "3. Celebrate \ufffd.\n"
+    assert library.view("deploy", "references/after.md").content == "Dashboards\ufffdfirst."
