@@ -330,7 +330,8 @@ class ChatNotes:
         report = self._guard.check(FILENAMES[target], text)
         if report is not None:
             drift.append(report)
-        return parse_entries(text or "")
+        # As a write stores them: an entry written before (a NUL in a file) matches an `old_text` cleaned alike.
+        return [storable(entry) for entry in parse_entries(text or "")]
 
     def _refuse(self, target: Target, refusal: Refusal, message: str, *, entries: list[str] | None = None,
                 verdict: ScanVerdict | None = None, candidates: tuple[str, ...] = (),

@@ -128,3 +128,14 @@ def test_an_entry_no_backend_can_hold_as_sent_is_stored_alike_and_loads_without_
     snapshot = notes.snapshot()
     assert [e.text for e in snapshot.memory] == ["Likes \ufffd emoji a lot.", "Code nul\ufffdhere."]
     assert snapshot.drift == ()
+
+
+def test_an_entry_stored_with_a_nul_before_is_found_by_its_text_and_rewritten_clean(tmp_path: Path) -> None:
+    """A notes file written before entries were cleaned (a raw NUL): `replace` finds the entry by its text."""
+    store = NotesStore(tmp_path, MemorySettings(), clock=lambda: FIXED_NOW)
+    notes = store.chat("c")
+    assert notes.add("memory", "First entry.").outcome == "written"
+    path = notes.directory / "MEMORY.md"
+    path.write_text(path.read_text(encoding="utf-8").replace("First entry.", "Code nul\x00here."), encoding="utf-8")
+    assert notes.replace("memory", "nul\x00here", "Code is 4471.").outcome == "written"
+    assert [e.text for e in notes.snapshot().memory] == ["Code is 4471."]
