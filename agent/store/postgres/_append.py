@@ -3,8 +3,8 @@
 A group commit hands the store the appends of every chat whose turn ended
 while the previous batch was written. Each used to cost six round trips of its
 own (a savepoint, its session's row locked, its last seq, the insert, its
-chat's counters and the release), so at a hundred chats the batch took
-longer, not shorter, per message than one append alone. `append_batch`
+chat's counters and the release), so a batch saved only its BEGIN and
+COMMIT: at a hundred chats a message cost nearly what it did alone. `append_batch`
 locks the batch's sessions in one statement (in id order: replicas batching
 the same sessions queue behind each other, never deadlock), reads their last
 seqs in a second (after the locks, so it sees every append committed before),
