@@ -40,11 +40,6 @@ SELECT chat_id, count(*), sum(text_chars) FROM inserted GROUP BY chat_id ORDER B
 ON CONFLICT (chat_id) DO UPDATE SET messages = chat_stats.messages + excluded.messages,
                                     chars = chat_stats.chars + excluded.chars
 """
-COUNT_CHAT = """
-INSERT INTO chat_stats (chat_id, messages, chars) VALUES (%s, %s, %s)
-ON CONFLICT (chat_id) DO UPDATE SET messages = chat_stats.messages + excluded.messages,
-                                    chars = chat_stats.chars + excluded.chars
-"""
 
 Row = tuple[object, ...]
 Conn = psycopg.Connection[dict[str, Any]]
@@ -73,4 +68,4 @@ def insert_rows(conn: Conn, rows: Sequence[Row]) -> None:
         conn.execute(_INSERT_ROWS, [list(column) for column in zip(*rows, strict=True)])
 
 
-__all__ = ["COUNT_CHAT", "ROW_COLUMNS", "Conn", "Row", "clean", "insert_rows", "message_row"]
+__all__ = ["ROW_COLUMNS", "Conn", "Row", "clean", "insert_rows", "message_row"]

@@ -27,7 +27,7 @@ from psycopg.types.json import Jsonb
 from agent.messages import Message
 from agent.store._schema import StoreError
 from agent.store.postgres._append import append_batch
-from agent.store.postgres._rows import COUNT_CHAT, ROW_COLUMNS, Conn, clean, insert_rows, message_row
+from agent.store.postgres._rows import ROW_COLUMNS, Conn, clean, insert_rows, message_row
 from agent.store.postgres._schema import apply_migrations
 from agent.store.postgres._search import search_chat
 from agent.store.records import (
@@ -50,7 +50,6 @@ PING_TIMEOUT_SECONDS = 2.0
 
 # Bulk imports stream rows with COPY into a per-connection staging table, then one INSERT … SELECT builds
 # the vectors server-side: no parameter arrays to encode, one statement per batch of sessions.
-_STAGE_COLUMNS = ROW_COLUMNS
 _CREATE_STAGE = """
 CREATE TEMP TABLE IF NOT EXISTS message_stage (
     ord INTEGER, session_id TEXT, chat_id TEXT, seq INTEGER, role TEXT, content_kind SMALLINT, text TEXT, text_chars INTEGER,
@@ -59,12 +58,17 @@ CREATE TEMP TABLE IF NOT EXISTS message_stage (
 ) ON COMMIT DELETE ROWS
 """
 _FROM_STAGE = f"""
-INSERT INTO messages ({", ".join(_STAGE_COLUMNS[:-1])}, tsv)
-SELECT {", ".join(_STAGE_COLUMNS[:-1])}, to_tsvector('simple', words) FROM message_stage ORDER BY ord
+INSERT INTO messages ({", ".join(ROW_COLUMNS[:-1])}, tsv)
+SELECT {", ".join(ROW_COLUMNS[:-1])}, to_tsvector('simple', words) FROM message_stage ORDER BY ord
 """
 _COUNT_STAGED = """
 INSERT INTO chat_stats (chat_id, messages, chars)
 SELECT chat_id, count(*), sum(text_chars) FROM message_stage GROUP BY chat_id
+ON CONFLICT (chat_id) DO UPDATE SET messages = chat_stats.messages + excluded.messages,
+                                    chars = chat_stats.chars + excluded.chars
+"""
+_COUNT_CHAT = """
+INSERT INTO chat_stats (chat_id, messages, chars) VALUES (%s, %s, %s)
 ON CONFLICT (chat_id) DO UPDATE SET messages = chat_stats.messages + excluded.messages,
                                     chars = chat_stats.chars + excluded.chars
 """
@@ -78,7 +82,6 @@ SELECT s.*,
        (SELECT count(*) FROM messages m WHERE m.session_id = s.id AND m.archived > 0) AS n_archived
 FROM sessions s {where} ORDER BY s.created_at DESC, s.ord DESC LIMIT %s OFFSET %s
 """
-
 
 
 def redact_url(url: str) -> str:
@@ -313,8 +316,7 @@ class PostgresSessionStore:
 
     def _insert_rows(self, conn: Conn, session_id: str, chat_id: str, rows: Sequence[StoredMessage]) -> None:
         """Insert messages exactly as given (sequence, generation, tokens, time) in one statement."""
-        built = [message_row(session_id, chat_id, row) for row in rows]
-        insert_rows(conn, built)
+        insert_rows(conn, [message_row(session_id, chat_id, row) for row in rows])
 
     def copy_session(self, session: StoredSession, meta: Mapping[str, Any], messages: Sequence[StoredMessage]) -> bool:
         """Store a session of another store exactly as it is (open or closed, same id, parent, sequence).
@@ -420,7 +422,7 @@ class PostgresSessionStore:
                 (session_id, count),
             ).fetchall()
             if rows:
-                conn.execute(COUNT_CHAT, (rows[0]["chat_id"], -len(rows), -sum(int(r["text_chars"]) for r in rows)))
+                conn.execute(_COUNT_CHAT, (rows[0]["chat_id"], -len(rows), -sum(int(r["text_chars"]) for r in rows)))
         return len(rows)
 
     def rotate(
@@ -476,7 +478,7 @@ class PostgresSessionStore:
                         rows.append(message_row(item.id, item.chat_id, StoredMessage(seq, message, archived, None, now)))
                         seq += 1
             conn.execute(_CREATE_STAGE)
-            with conn.cursor().copy(f"COPY message_stage (ord, {', '.join(_STAGE_COLUMNS)}) FROM STDIN") as copy:
+            with conn.cursor().copy(f"COPY message_stage (ord, {', '.join(ROW_COLUMNS)}) FROM STDIN") as copy:
                 for index, row in enumerate(rows):  # ids follow the order written: newest last, as search expects
                     copy.write_row((index, *row))
             conn.execute(_FROM_STAGE)
