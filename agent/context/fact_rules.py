@@ -145,6 +145,10 @@ RULES: tuple[FactRule, ...] = (
     _value(r"\b\d{1,2}\s?[ap]\.?m\b\.?", "a time: 7am", ignore_case=True),
     _value(r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b|\d{1,2}月\d{1,2}[日号]", "a date: 2024-01-02, 3/4/24, 12月3日"),
     _value(
+        r"\d{4}年\d{1,2}月(?:\d{1,2}[日号])?|(?:上午|下午|晚上|早上|中午|凌晨|傍晚)?\d{1,2}[点點时時](?:\d{1,2}分|半|一刻|三刻)?",
+        "a date or time written the CJK way: 2026年12月6日, 下午3点, 3点半, 15时30分",
+    ),
+    _value(
         r"\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|"
         r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.? \d{1,2}(?:st|nd|rd|th)?\b",
         "a date: Jan 5th", ignore_case=True,
