@@ -35,6 +35,7 @@ class Waits:
     outbound_ms: list[float]
     rss: int
     peak_rss: int
+    failed_chats: int = 0  # chats whose connection was closed before their last reply
 
 
 def pct(values: list[float], q: float) -> float:
@@ -52,9 +53,14 @@ async def _read(ws: aiohttp.ClientWebSocketResponse, frames: asyncio.Queue[dict[
 
 async def _chat(session: aiohttp.ClientSession, url: str, chat_id: str, count: int, think: float,
                 sent: dict[str, tuple[float, float]], connected: asyncio.Semaphore, ready: asyncio.Event,
-                go: asyncio.Event, done: asyncio.Event, rng: random.Random) -> None:
-    async with connected:
-        ws = await session.ws_connect(f"{url}?chat={chat_id}", max_msg_size=0)
+                go: asyncio.Event, done: asyncio.Event, rng: random.Random, finished: list[int]) -> None:
+    try:
+        async with connected:
+            ws = await session.ws_connect(f"{url}?chat={chat_id}", max_msg_size=0)
+    except (TimeoutError, aiohttp.ClientError, OSError):
+        finished[1] += 1
+        ready.set()
+        return
     frames: asyncio.Queue[dict[str, object]] = asyncio.Queue()
     reader = asyncio.create_task(_read(ws, frames))
     try:
@@ -73,7 +79,10 @@ async def _chat(session: aiohttp.ClientSession, url: str, chat_id: str, count: i
             sent[text] = (started, time.perf_counter())
             if i < count - 1:
                 await asyncio.sleep(rng.uniform(0.5 * think, 1.5 * think))
+        finished[0] += 1
         await done.wait()  # every chat stays connected until the level is read
+    except (TimeoutError, aiohttp.ClientError):
+        finished[1] += 1  # closed under it (a gateway too starved of CPU to answer its heartbeat)
     finally:
         await ws.close()
         await reader
@@ -87,19 +96,17 @@ async def measure(server: ServerProcess, chats: int, per_chat: int, rate: float,
     rng = random.Random(chats)
     connected = asyncio.Semaphore(CONNECTS_AT_ONCE)
     go, done = asyncio.Event(), asyncio.Event()
+    finished = [0, 0]  # chats done, chats failed
     server.timings()  # forget the previous level's
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
         readies = [asyncio.Event() for _ in range(chats)]
         tasks = [asyncio.create_task(_chat(session, url, f"lat{tag}{chats}c{n}", per_chat, think, sent, connected,
-                                           readies[n], go, done, rng)) for n in range(chats)]
+                                           readies[n], go, done, rng, finished)) for n in range(chats)]
         waiting = asyncio.gather(*(r.wait() for r in readies))
         await asyncio.wait_for(waiting, 1800)
         cpu_before, started = server.cpu(), time.perf_counter()
         go.set()
-        while len(sent) < chats * per_chat:
-            failed = [t for t in tasks if t.done() and t.exception() is not None]
-            if failed:
-                raise RuntimeError(f"a chat failed: {failed[0].exception()!r}")
+        while sum(finished) < chats:
             await asyncio.sleep(0.2)
         seconds, cpu = time.perf_counter() - started, server.cpu() - cpu_before
         rss, peak = server.rss()  # with every chat still connected
@@ -108,12 +115,12 @@ async def measure(server: ServerProcess, chats: int, per_chat: int, rate: float,
     timings = server.timings()
     inbound = [(timings[text][0] - at[0]) * 1000 for text, at in sent.items() if text in timings]
     outbound = [(at[1] - timings[text][1]) * 1000 for text, at in sent.items() if text in timings]
-    return Waits(chats, len(sent), seconds, cpu, inbound, outbound, rss, peak)
+    return Waits(chats, len(sent), seconds, cpu, inbound, outbound, rss, peak, finished[1])
 
 
 def row(waits: Waits, delay: float) -> str:
     mib = 1 << 20
-    ok = (pct(waits.inbound_ms, 0.99) <= TARGET_P99_MS and pct(waits.outbound_ms, 0.99) <= TARGET_P99_MS
+    ok = (not waits.failed_chats and pct(waits.inbound_ms, 0.99) <= TARGET_P99_MS and pct(waits.outbound_ms, 0.99) <= TARGET_P99_MS
           and waits.peak_rss <= TARGET_RSS_BYTES)
     return (
         f"chats={waits.chats:6} messages={waits.messages:6} in {waits.seconds:6.1f} s "
@@ -121,6 +128,7 @@ def row(waits: Waits, delay: float) -> str:
         f"in p50={pct(waits.inbound_ms, 0.5):7.2f} p99={pct(waits.inbound_ms, 0.99):7.2f} ms  "
         f"out p50={pct(waits.outbound_ms, 0.5):7.2f} p99={pct(waits.outbound_ms, 0.99):7.2f} ms  "
         f"rss={waits.rss / mib:6.0f} MiB (peak {waits.peak_rss / mib:.0f})  model delay {delay:.2f} s  "
+        + (f"{waits.failed_chats} chats closed early  " if waits.failed_chats else "") +
         f"[{'MET' if ok else 'MISSED'}: p99 <= {TARGET_P99_MS:.0f} ms, <= 1 GiB]"
     )
 

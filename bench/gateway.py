@@ -346,11 +346,11 @@ def _compress_waits_data() -> Path:
     return DEFAULT_DATA
 
 
-async def waits(mode: str, delay: float, rate: float, data: Path) -> None:
+async def waits(mode: str, delay: float, rate: float, data: Path, levels: list[int] | None = None) -> None:
     """The gateway's added latency and RSS at each level of active chats, then the compression figures."""
     from bench import _compress_waits, _latency
 
-    levels = [1, 100, 1000] + ([10_000] if mode == "full" else [])
+    levels = levels or [1, 100, 1000] + ([10_000] if mode == "full" else [])
     with tempfile.TemporaryDirectory(prefix="chorus-bench-") as home:
         gateway = start_server("gateway", home=home, model_delay=delay)
         try:
@@ -388,9 +388,10 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model-delay", type=float, default=0.8, help="seconds the model takes to answer (--waits)")
     parser.add_argument("--rate", type=float, default=200.0, help="messages/s over all chats (--waits)")
     parser.add_argument("--data", type=Path, default=_compress_waits_data(), help="session files (--waits)")
+    parser.add_argument("--levels", default="", help="comma-separated active chat counts instead of the mode's (--waits)")
     args = parser.parse_args(argv)
     if args.waits is not None:
-        await waits(args.waits, args.model_delay, args.rate, args.data)
+        await waits(args.waits, args.model_delay, args.rate, args.data, [int(x) for x in args.levels.split(",") if x])
         return 0
     if args.store is not None and not args.store.startswith(("postgresql://", "postgres://")):
         print("bench/gateway.py: --store must be a postgresql://user@host:port/db URL", file=sys.stderr)
