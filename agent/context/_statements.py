@@ -104,12 +104,10 @@ _ASCII_RARE_GATE = ascii_literals(tuple(part for parts in _ASSIGNMENT_NEEDS[:_RA
 # A bare answer: a few words at most, holding an exact token (see `bare_answer`).
 MAX_ANSWER_WORDS = 3
 
-# The prefilter: a clause with no shape of a value (digit, path, id, code, quote, CJK text) and none of
-# these words can match no pattern of `agent.context._facts`. Each rule, decision and name pattern there
-# contains at least one of them (for a phrase, its rarest word): a word-set test costs a fraction of one
-# pass of those patterns, and most lines of a group chat stop here.
-# One character class first (the regex engine skips to it; alternatives opening on different classes are tried at
-# every position): a shape character, or a "-"/"." between two letters, as in "[...]|[a-z][-.][a-z]".
+# The prefilter: a clause with no shape of a value (digit, path, id, code, quote, CJK text) and none of the rule
+# words (`RULE_WORDS`, below) or value nouns can match no fact rule. One character class first (the regex engine
+# skips to it; alternatives opening on different classes are tried at every position): a shape character, or a
+# "-"/"." between two letters, as in "[...]|[a-z][-.][a-z]".
 SHAPES = re.compile(r"[0-9/\\@_`=#$€£¥\"«“\u3040-\u30ff\u4e00-\u9fff.-](?:(?<=[a-z][.-])[a-z]|(?<![.-]))")
 _SEPARATORS = str.maketrans({c: " " for c in ".,;:!?()[]{}<>\"«»“”*~|+=&^%$#@/\\-—–…"} | {"’": "'"})
 
