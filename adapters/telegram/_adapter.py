@@ -40,10 +40,11 @@ from adapters.base import (
     SentMessage,
 )
 from adapters.decisions import Ignored
+from adapters.fetch import FileFetcher
 from adapters.receipts import Receipts
 from adapters.telegram._calls import Caller, Redactor
 from adapters.telegram._inbound import PLATFORM, BotIdentity, to_inbound
-from adapters.telegram._media import AlbumBuffer, download
+from adapters.telegram._media import AlbumBuffer, download, file_policy
 from adapters.telegram._outbound import MAX_MESSAGE_CHARS, TelegramOutbound
 from adapters.telegram._throttle import EditThrottle
 from adapters.telegram._webhook import WebhookOptions, webhook_routes
@@ -144,6 +145,7 @@ class TelegramAdapter:
             max_wait=max_retry_after, sleep=sleep,
         )
         self._api_url, self._file_url = api_urls(base_url)
+        self._files = FileFetcher(file_policy(base_url))
         self._mode = mode
         self._webhook = webhook
         self._poll_timeout = poll_timeout
@@ -380,7 +382,7 @@ class TelegramAdapter:
         """An attachment's bytes through getFile and the file endpoint (`base_url` respected)."""
         if self._running is None:
             raise RuntimeError("TelegramAdapter.fetch_attachment() needs a started adapter: call start() first")
-        return await download(self._running.bot, attachment, max_bytes=max_bytes)
+        return await download(self._running.bot, attachment, fetcher=self._files, max_bytes=max_bytes)
 
     async def _set_menu(self, bot: Bot) -> None:
         """The bot's command menu (setMyCommands); a failure is logged, never fatal."""
