@@ -22,6 +22,18 @@ class AttachmentTooLarge(AdapterError):
     """The attachment is over the byte cap; nothing was downloaded beyond it."""
 
 
+class AttachmentRefused(AdapterError):
+    """The attachment's URL (or a redirect) leads off the platform's own origins or to a non-public address.
+
+    `host` and `reason` are for the operator's log; the user is told only that the file could not be fetched.
+    """
+
+    def __init__(self, host: str, reason: str, *, platform: str) -> None:
+        super().__init__(f"refused to fetch from {host}: {reason}", platform=platform)
+        self.host = host
+        self.reason = reason
+
+
 @dataclass(frozen=True, slots=True)
 class Attachment:
     """A file on a message. `ref` is the adapter's own handle to fetch it (a Telegram file_id, a Slack

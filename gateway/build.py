@@ -19,6 +19,7 @@ import structlog
 
 from adapters.base import AttachmentSource, BotCommand, PlatformAdapter
 from adapters.console import ConsoleAdapter
+from adapters.listeners import ListenerLimits
 from adapters.web import WebAdapter
 from agent.context import Summarizer
 from agent.context.engine import ContextEngine
@@ -164,12 +165,19 @@ def engine_factory(
     )
 
 
+def listener_limits(config: ChorusConfig) -> ListenerLimits:
+    """`gateway.read_timeout_seconds` and `gateway.max_connections`, for every port the process listens on."""
+    return ListenerLimits(read_timeout_seconds=config.gateway.read_timeout_seconds,
+                          max_connections=config.gateway.max_connections)
+
+
 def build_adapters(config: ChorusConfig, *, banner: str = "") -> dict[str, PlatformAdapter]:
     """Every enabled adapter by platform name (ConfigError names a missing key)."""
     adapters: dict[str, PlatformAdapter] = {}
     platforms = config.platforms
     if platforms.web.enabled:
-        adapters["web"] = WebAdapter(host=platforms.web.host, port=platforms.web.port, banner=banner)
+        adapters["web"] = WebAdapter(host=platforms.web.host, port=platforms.web.port, banner=banner,
+                                     limits=listener_limits(config))
     if platforms.console:
         adapters["console"] = ConsoleAdapter()
     for name, factory_name in PLATFORM_FACTORIES.items():
@@ -181,7 +189,8 @@ def build_adapters(config: ChorusConfig, *, banner: str = "") -> dict[str, Platf
             if name == "telegram":
                 # The photo size is chosen against the cap at intake; the menu is set at start.
                 adapters[name] = module.build_telegram(
-                    settings, max_attachment_bytes=config.gateway.max_attachment_bytes, commands=command_menu()
+                    settings, max_attachment_bytes=config.gateway.max_attachment_bytes, commands=command_menu(),
+                    listener_limits=listener_limits(config),
                 )
             else:  # discord, slack: the slash-command menu
                 adapters[name] = getattr(module, factory_name)(settings, commands=command_menu())

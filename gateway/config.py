@@ -83,6 +83,11 @@ class GatewaySettings(Section):
     lease_seconds: float = Field(default=30.0, ge=1, le=600)  # session locks, shared journal and outbox claims
     max_attachment_bytes: int = Field(default=10_000_000, ge=1024)  # pictures, voice, files downloaded per attachment
     max_text_file_bytes: int = Field(default=65_536, ge=256)  # text files up to this size are inlined in the turn
+    # (start) every listener (web chat, admin + Slack events, Telegram webhook): a connection that sends no complete
+    # request within this is closed, and so is an idle keep-alive connection; beyond max_connections per port new
+    # connections are closed at once rather than queued.
+    read_timeout_seconds: float = Field(default=30.0, gt=0, le=3600)
+    max_connections: int = Field(default=2000, ge=1)
 
 
 class WebhookSettings(Section):
@@ -124,6 +129,18 @@ class DiscordSettings(PlatformAccess):
     gateway_url: str | None = None
 
 
+def _file_origins(value: list[str]) -> list[str]:
+    """Each entry is an origin (scheme://host[:port], http or https, nothing after it)."""
+    from adapters.fetch import parse_origin  # the adapters' own parser: one definition of an origin
+
+    for entry in value:
+        try:
+            parse_origin(entry)
+        except ValueError as exc:
+            raise ValueError(f"{entry!r} is not an origin: {exc} (e.g. https://files.slack.com)") from None
+    return value
+
+
 class SlackSettings(PlatformAccess):
     bot_token: SecretStr | None = None
     signing_secret: SecretStr | None = None
@@ -131,6 +148,9 @@ class SlackSettings(PlatformAccess):
     mode: Literal["events", "socket"] = "events"
     api_base_url: str | None = None
     path: str = "/slack/events"
+    # The origins url_private may point at: the only hosts files are fetched from and the bot token is sent to.
+    file_hosts: Annotated[list[str], AfterValidator(_file_origins)] = Field(
+        default_factory=lambda: ["https://files.slack.com"])
 
 
 class WebSettings(Section):

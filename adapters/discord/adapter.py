@@ -48,6 +48,7 @@ from adapters.base import (
     SentMessage,
 )
 from adapters.decisions import Accepted, RecentKeys
+from adapters.fetch import FileFetcher
 from adapters.keyed import chunk_nonce
 from adapters.text import split_text
 
@@ -129,6 +130,7 @@ class DiscordAdapter:
             raise ValueError("DiscordAdapter needs a bot token")
         self._token = token.strip()
         self._endpoints = Endpoints.parse(api_base_url=api_base_url, gateway_url=gateway_url)
+        self._files = FileFetcher(self._endpoints.file_policy())
         self._ready_timeout = ready_timeout
         self._guild_ready_timeout = guild_ready_timeout
         self._heartbeat_timeout = heartbeat_timeout
@@ -379,21 +381,14 @@ class DiscordAdapter:
         return True
 
     async def fetch_attachment(self, attachment: Attachment, *, max_bytes: int) -> bytes:
-        """An attachment's bytes from its CDN url, through discord.py's own HTTP session."""
-        running = self._running
-        if running is None:
+        """An attachment's bytes from Discord's CDN (or the configured `api_base_url`'s origin), streamed under the cap."""
+        if self._running is None:
             raise RuntimeError("DiscordAdapter.fetch_attachment() needs a started adapter: call start() first")
         if not attachment.url:
             raise AdapterError("the attachment has no url", platform=PLATFORM)
         if attachment.size is not None and attachment.size > max_bytes:
             raise AttachmentTooLarge(f"file is {attachment.size} bytes, over {max_bytes}", platform=PLATFORM)
-        try:
-            data = await running.client.http.get_from_cdn(attachment.url)
-        except discord.DiscordException as exc:
-            raise AdapterError(f"Discord attachment download failed: {type(exc).__name__}", platform=PLATFORM) from None
-        if len(data) > max_bytes:
-            raise AttachmentTooLarge(f"file is {len(data)} bytes, over {max_bytes}", platform=PLATFORM)
-        return data
+        return (await self._files.fetch(attachment.url, max_bytes=max_bytes)).data
 
     async def probe(self) -> ProbeResult:
         """GET /users/@me with the token: who we are, or why not (never showing the token)."""

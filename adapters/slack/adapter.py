@@ -28,7 +28,7 @@ import logging
 import re
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from typing import Any, Literal
@@ -51,12 +51,13 @@ from adapters.base import (
     SentMessage,
 )
 from adapters.decisions import Accepted, RecentKeys
+from adapters.fetch import FileFetcher
 from adapters.normalize import clean_line
 
 from ._api import build_client, translate
 from ._commands import command_inbound
 from ._events import PLATFORM, classify
-from ._files import download
+from ._files import DEFAULT_FILE_HOSTS, download, file_policy
 from ._http import handle_events
 from ._mrkdwn import split_mrkdwn, to_mrkdwn
 
@@ -103,6 +104,7 @@ class SlackAdapter:
         max_retry_after: float = 10.0,
         socket_ping_interval: float = 10.0,
         commands: tuple[BotCommand, ...] = (),
+        file_hosts: Sequence[str] = DEFAULT_FILE_HOSTS,
         dedup_capacity: int = DEDUP_CAPACITY,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -120,11 +122,12 @@ class SlackAdapter:
             max_retry_after: Longest 429 `Retry-After` waited out inside a call.
             socket_ping_interval: Socket Mode ping interval (staleness detection).
             commands: slash commands to listen for (declared in the Slack app's configuration).
+            file_hosts: the origins `url_private` may point at (the only ones the bot token is sent to).
             dedup_capacity: How many event ids / posts are remembered for de-duplication.
             clock: Monotonic clock for edit throttling.
 
         Raises:
-            ValueError: a token or secret the chosen mode needs is missing.
+            ValueError: a token or secret the chosen mode needs is missing, or a file host is not an origin.
         """
         if not bot_token:
             raise ValueError("SlackAdapter needs a bot token (xoxb-…)")
@@ -133,6 +136,7 @@ class SlackAdapter:
         if mode == "socket" and not app_token:
             raise ValueError("Slack socket mode needs an app-level token (xapp-…)")
         self._bot_token = bot_token
+        self._files = FileFetcher(file_policy(file_hosts, token=bot_token))
         self._signing_secret = signing_secret or ""
         self._app_token = app_token
         self.mode: Mode = mode
@@ -349,8 +353,8 @@ class SlackAdapter:
         return True
 
     async def fetch_attachment(self, attachment: Attachment, *, max_bytes: int) -> bytes:
-        """A file's bytes from its `url_private`, with the bot token."""
-        return await download(attachment, token=self._bot_token, max_bytes=max_bytes)
+        """A file's bytes from its `url_private`, with the bot token, only from `file_hosts`."""
+        return await download(attachment, fetcher=self._files, max_bytes=max_bytes)
 
     async def probe(self) -> ProbeResult:
         """auth.test (and, in socket mode, apps.connections.open): who we are, or why not, never showing a token."""

@@ -40,10 +40,12 @@ from adapters.base import (
     SentMessage,
 )
 from adapters.decisions import Ignored
+from adapters.fetch import FileFetcher
+from adapters.listeners import ListenerLimits, serve
 from adapters.receipts import Receipts
 from adapters.telegram._calls import Caller, Redactor
 from adapters.telegram._inbound import PLATFORM, BotIdentity, to_inbound
-from adapters.telegram._media import AlbumBuffer, download
+from adapters.telegram._media import AlbumBuffer, download, file_policy
 from adapters.telegram._outbound import MAX_MESSAGE_CHARS, TelegramOutbound
 from adapters.telegram._throttle import EditThrottle
 from adapters.telegram._webhook import WebhookOptions, webhook_routes
@@ -100,6 +102,7 @@ class TelegramAdapter:
         token_setting: how to name the token in error messages (e.g. its config key).
         max_attachment_bytes: the largest photo size within this cap is the one offered for download.
         commands: the command menu set with setMyCommands at start (empty: left as it is).
+        listener_limits: read timeout and connection cap of the webhook listener (`listen` set).
         clock: monotonic seconds, for the edit throttle.
         sleep: waits for 429s and the edit throttle.
     """
@@ -121,6 +124,7 @@ class TelegramAdapter:
         token_setting: str = "the bot token",
         max_attachment_bytes: int | None = None,
         commands: tuple[BotCommand, ...] = (),
+        listener_limits: ListenerLimits | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
@@ -144,6 +148,7 @@ class TelegramAdapter:
             max_wait=max_retry_after, sleep=sleep,
         )
         self._api_url, self._file_url = api_urls(base_url)
+        self._files = FileFetcher(file_policy(base_url))
         self._mode = mode
         self._webhook = webhook
         self._poll_timeout = poll_timeout
@@ -151,6 +156,7 @@ class TelegramAdapter:
         self._token_setting = token_setting
         self._max_attachment_bytes = max_attachment_bytes
         self._commands = commands
+        self._listener_limits = listener_limits or ListenerLimits()
         self._throttle = EditThrottle(interval=edit_interval, clock=clock, sleep=sleep)
         self._running: _Running | None = None
         self._transition = False
@@ -239,17 +245,12 @@ class TelegramAdapter:
         if options.listen is not None:
             app = web.Application()
             app.add_routes(webhook_routes(options, self._accept_webhook))
-            running.runner = web.AppRunner(app)
-            await running.runner.setup()
-            site = web.TCPSite(running.runner, options.listen, options.port)
             try:
-                await site.start()
+                running.runner, running.port = await serve(app, options.listen, options.port, self._listener_limits)
             except OSError as exc:
                 raise AdapterError(
                     f"cannot serve the Telegram webhook on {options.listen}:{options.port}: {exc}", platform=PLATFORM
                 ) from None
-            sockets = getattr(site._server, "sockets", None) or ()
-            running.port = sockets[0].getsockname()[1] if sockets else options.port
 
     async def stop(self) -> None:
         """Stop polling (confirming what was fetched) or serving the webhook; queue every update already taken.
@@ -380,7 +381,7 @@ class TelegramAdapter:
         """An attachment's bytes through getFile and the file endpoint (`base_url` respected)."""
         if self._running is None:
             raise RuntimeError("TelegramAdapter.fetch_attachment() needs a started adapter: call start() first")
-        return await download(self._running.bot, attachment, max_bytes=max_bytes)
+        return await download(self._running.bot, attachment, fetcher=self._files, max_bytes=max_bytes)
 
     async def _set_menu(self, bot: Bot) -> None:
         """The bot's command menu (setMyCommands); a failure is logged, never fatal."""

@@ -29,6 +29,7 @@ from adapters.base import (
     ProbeResult,
     SentMessage,
 )
+from adapters.listeners import ListenerLimits, serve
 from adapters.normalize import normalize_inbound
 from adapters.text import split_text
 
@@ -62,10 +63,13 @@ class WebAdapter:
     name = PLATFORM
     limits = WEB_LIMITS
 
-    def __init__(self, *, host: str = "127.0.0.1", port: int = 8080, banner: str = "") -> None:
+    def __init__(
+        self, *, host: str = "127.0.0.1", port: int = 8080, banner: str = "", limits: ListenerLimits | None = None
+    ) -> None:
         self.host = host
         self.port = port
         self.banner = banner
+        self._limits = limits or ListenerLimits()
         self._runner: web.AppRunner | None = None
         self._queue: asyncio.Queue[InboundMessage] | None = None
         self._sockets: defaultdict[str, set[web.WebSocketResponse]] = defaultdict(set)
@@ -89,14 +93,7 @@ class WebAdapter:
         app = web.Application(client_max_size=4 * MAX_INBOUND_CHARS)
         app.router.add_get("/", self._index)
         app.router.add_get("/ws", self._websocket)
-        runner = web.AppRunner(app, handle_signals=False)
-        await runner.setup()
-        site = web.TCPSite(runner, self.host, self.port)
-        await site.start()
-        self._runner = runner
-        server = site._server
-        if server is not None and getattr(server, "sockets", None):
-            self.port = server.sockets[0].getsockname()[1]  # type: ignore[attr-defined]
+        self._runner, self.port = await serve(app, self.host, self.port, self._limits)
         log.info("web.started", url=f"http://{self.host}:{self.port}/")
 
     async def stop(self) -> None:

@@ -50,7 +50,7 @@ async def serve(config: ChorusConfig, *, config_path: Path | None = None) -> int
     from gateway.admin.app import token_fingerprint
     from gateway.admin.token import announcement, resolve_admin_token
     from gateway.admin.wiring import Operations, serve_admin
-    from gateway.build import build_gateway
+    from gateway.build import build_gateway, listener_limits
     from gateway.ops.heap import settle_heap
     from gateway.ops.tasks import dump_tasks
 
@@ -70,7 +70,7 @@ async def serve(config: ChorusConfig, *, config_path: Path | None = None) -> int
         await gateway.start()
         token = resolve_admin_token(config)
         app = ops.attach(gateway, token=token.value, extra_routes=extra)
-        admin, admin_port = await serve_admin(app, config.admin.host, config.admin.port)
+        admin, admin_port = await serve_admin(app, config.admin.host, config.admin.port, listener_limits(config))
         log.info("admin.started", url=f"http://{config.admin.host}:{admin_port}/healthz", auth=token.source,
                  auth_id=token_fingerprint(token.value) if token.value else None)
         print(announcement(token, f"http://{config.admin.host}:{admin_port}/dashboard"), file=sys.stderr, flush=True)

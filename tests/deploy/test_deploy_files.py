@@ -65,3 +65,19 @@ def test_container_configs_are_valid_chorus_configs() -> None:
     for raw in (yaml.safe_load((DEPLOY / "config.yaml").read_text()), yaml.safe_load(configmap["data"]["config.yaml"])):
         config = parse_config(raw, env={})
         assert config.admin.port == 9090 and config.platforms.web.host == "0.0.0.0"
+
+
+def test_every_deploy_form_gives_the_connection_caps_their_descriptors() -> None:
+    """3 ports x gateway.max_connections (default 2000) + the rest fit: the unit and compose files raise nofile."""
+    from gateway.config import GatewaySettings
+
+    needed = 3 * GatewaySettings().max_connections + 1000
+    unit = (DEPLOY / "chorus.service").read_text()
+    (limit,) = [int(line.split("=", 1)[1]) for line in unit.splitlines() if line.startswith("LimitNOFILE=")]
+    assert limit >= needed
+    for name in ("docker-compose.yml", "docker-compose.replicas.yml"):
+        gateway = yaml.safe_load((DEPLOY / name).read_text())["services"]["gateway"]
+        assert gateway["ulimits"]["nofile"]["soft"] >= needed, name
+    assert "--ulimit nofile=" in (DEPLOY / "Dockerfile").read_text()
+    for manifest in ("k8s/deployment.yaml", "k8s-replicas/deployment.yaml"):
+        assert "max_connections" in (DEPLOY / manifest).read_text(), manifest

@@ -71,7 +71,7 @@ async def test_a_slack_file_is_fetched_with_the_bot_token(tmp_path: Path, fake: 
     async with FakeSlack() as slack_fake:
         adapter = SlackAdapter(
             bot_token=slack_api.BOT_TOKEN, app_token=slack_api.APP_TOKEN, mode="socket",
-            api_base_url=slack_fake.api_base_url,
+            api_base_url=slack_fake.api_base_url, file_hosts=(slack_fake.origin,),
         )
         async with started(config_for(tmp_path, fake, "slack"), adapters={"slack": adapter}):
             event = {"type": "message", "subtype": "file_share", "channel": "D1", "channel_type": "im", "user": "U2",
