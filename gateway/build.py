@@ -29,7 +29,7 @@ from agent.memory import NotesStore
 from agent.memory.llm_screen import build_llm_screen
 from agent.memory.providers import MemoryManager, ProviderRegistry
 from agent.model_client import ModelClient, OpenAIModelClient
-from agent.model_retry import ChainEntry, ResilientModelClient, RetryPolicy
+from agent.model_retry import ChainEntry, FailoverObserver, ResilientModelClient, RetryPolicy
 from agent.model_windows import ModelEndpoint, ModelWindows
 from agent.prompt import DEFAULT_BASE_PROMPT
 from agent.review import BackgroundReviewer
@@ -120,8 +120,13 @@ def model_windows(config: ChorusConfig) -> ModelWindows:
     return ModelWindows(main, window_store(config))
 
 
-def build_model(config: ChorusConfig, windows: ModelWindows | None = None) -> ResilientModelClient:
-    """The main model with `model.retry`, then `model.fallbacks` in order, each with its own window."""
+def build_model(
+    config: ChorusConfig, windows: ModelWindows | None = None, *, observe: FailoverObserver | None = None
+) -> ResilientModelClient:
+    """The main model with `model.retry`, then `model.fallbacks` in order, each with its own window.
+
+    `observe` hears of every move to a fallback (the bus: the dashboard lists it with the fix).
+    """
     model = config.model
     windows = windows or model_windows(config)
     chain = [ChainEntry(
@@ -142,7 +147,8 @@ def build_model(config: ChorusConfig, windows: ModelWindows | None = None) -> Re
             ModelEndpoint(name=fallback.name, base_url=base_url, context_length=fallback.context_length),
         ))
     return ResilientModelClient(
-        chain, windows=windows, policy=RetryPolicy.from_settings(model.retry), strip_reasoning=config.agent.strip_reasoning
+        chain, windows=windows, policy=RetryPolicy.from_settings(model.retry), strip_reasoning=config.agent.strip_reasoning,
+        observe=observe,
     )
 
 
@@ -368,7 +374,7 @@ def build_gateway(
     journal, outbox = build_journal(config, stores, outbox, node=node)
     store, notes = stores.sessions, stores.notes
     windows = windows or model_windows(config)
-    client = model or build_model(config, windows)
+    client = model or build_model(config, windows, observe=bus.publish)
     missing = model_missing_text(config) if model is None else None
     if adapters is None:
         adapters = leased_adapters(config, coord, node=node, banner=missing or "")
