@@ -62,6 +62,7 @@ from gateway.intake.journals import Journal, JournalCheckedDeduplicator, SharedJ
 from gateway.intake.poller import LeasedAdapter
 from gateway.intake.routing import Route
 from gateway.ops.events import EventBus
+from gateway.platforms.web_login import resolve_web_login
 from gateway.sessions.agents import AgentFactory, AgentPool
 from gateway.sessions.media import MediaReader, MediaSettings
 from gateway.sessions.review import ReviewHooks
@@ -174,7 +175,8 @@ def build_adapters(config: ChorusConfig, *, banner: str = "") -> dict[str, Platf
     adapters: dict[str, PlatformAdapter] = {}
     platforms = config.platforms
     if platforms.web.enabled:
-        adapters["web"] = WebAdapter(host=platforms.web.host, port=platforms.web.port, banner=banner)
+        login = resolve_web_login(platforms.web, config.home_dir)  # a token off loopback (ConfigError if none can be had)
+        adapters["web"] = WebAdapter(host=platforms.web.host, port=platforms.web.port, banner=banner, access=login.access)
     if platforms.console:
         adapters["console"] = ConsoleAdapter()
     for name, factory_name in PLATFORM_FACTORIES.items():
