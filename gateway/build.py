@@ -381,7 +381,7 @@ def build_gateway(
     if adapters is None:
         adapters = leased_adapters(config, coord, node=node, banner=missing or "")
     memory_tool = MemoryTool(notes, build_llm_screen(config.memory.llm_screen, config.model, config.auxiliary))
-    skill_manage = SkillManageTool(stores.skills)
+    skill_manage = SkillManageTool(stores.skills, staging=notes)  # the notes' approval gate and queue
     notes_on = config.memory.memory_enabled or config.memory.user_profile_enabled
     tools = tools or builtin_tools(stores, memory_tool, skill_manage, notes_on=notes_on)
     memory = MemoryManager.from_config(config.memory.provider, providers or ProviderRegistry())
