@@ -30,7 +30,7 @@ from agent.memory import NotesStore
 from agent.memory.llm_screen import build_llm_screen
 from agent.memory.providers import MemoryManager, ProviderRegistry
 from agent.model_client import ModelClient, OpenAIModelClient
-from agent.model_retry import ChainEntry, ResilientModelClient, RetryPolicy
+from agent.model_retry import ChainEntry, FailoverObserver, ResilientModelClient, RetryPolicy
 from agent.model_windows import ModelEndpoint, ModelWindows
 from agent.prompt import DEFAULT_BASE_PROMPT
 from agent.review import BackgroundReviewer
@@ -64,6 +64,7 @@ from gateway.intake.journals import Journal, JournalCheckedDeduplicator, SharedJ
 from gateway.intake.poller import LeasedAdapter
 from gateway.intake.routing import Route
 from gateway.ops.events import EventBus
+from gateway.platforms.web_login import resolve_web_login
 from gateway.sessions.agents import AgentFactory, AgentPool
 from gateway.sessions.media import MediaReader, MediaSettings
 from gateway.sessions.review import ReviewHooks
@@ -122,8 +123,13 @@ def model_windows(config: ChorusConfig) -> ModelWindows:
     return ModelWindows(main, window_store(config))
 
 
-def build_model(config: ChorusConfig, windows: ModelWindows | None = None) -> ResilientModelClient:
-    """The main model with `model.retry`, then `model.fallbacks` in order, each with its own window."""
+def build_model(
+    config: ChorusConfig, windows: ModelWindows | None = None, *, observe: FailoverObserver | None = None
+) -> ResilientModelClient:
+    """The main model with `model.retry`, then `model.fallbacks` in order, each with its own window.
+
+    `observe` hears of every move to a fallback (the bus: the dashboard lists it with the fix).
+    """
     model = config.model
     windows = windows or model_windows(config)
     chain = [ChainEntry(
@@ -144,7 +150,8 @@ def build_model(config: ChorusConfig, windows: ModelWindows | None = None) -> Re
             ModelEndpoint(name=fallback.name, base_url=base_url, context_length=fallback.context_length),
         ))
     return ResilientModelClient(
-        chain, windows=windows, policy=RetryPolicy.from_settings(model.retry), strip_reasoning=config.agent.strip_reasoning
+        chain, windows=windows, policy=RetryPolicy.from_settings(model.retry), strip_reasoning=config.agent.strip_reasoning,
+        observe=observe,
     )
 
 
@@ -176,8 +183,9 @@ def build_adapters(config: ChorusConfig, *, banner: str = "") -> dict[str, Platf
     adapters: dict[str, PlatformAdapter] = {}
     platforms = config.platforms
     if platforms.web.enabled:
+        login = resolve_web_login(platforms.web, config.home_dir)  # a token off loopback (ConfigError if none can be had)
         adapters["web"] = WebAdapter(host=platforms.web.host, port=platforms.web.port, banner=banner,
-                                     limits=listener_limits(config))
+                                     limits=listener_limits(config), access=login.access)
     if platforms.console:
         adapters["console"] = ConsoleAdapter()
     for name, factory_name in PLATFORM_FACTORIES.items():
@@ -381,12 +389,12 @@ def build_gateway(
     journal, outbox = build_journal(config, stores, outbox, node=node)
     store, notes = stores.sessions, stores.notes
     windows = windows or model_windows(config)
-    client = model or build_model(config, windows)
+    client = model or build_model(config, windows, observe=bus.publish)
     missing = model_missing_text(config) if model is None else None
     if adapters is None:
         adapters = leased_adapters(config, coord, node=node, banner=missing or "")
     memory_tool = MemoryTool(notes, build_llm_screen(config.memory.llm_screen, config.model, config.auxiliary))
-    skill_manage = SkillManageTool(stores.skills)
+    skill_manage = SkillManageTool(stores.skills, staging=notes)  # the notes' approval gate and queue
     notes_on = config.memory.memory_enabled or config.memory.user_profile_enabled
     tools = tools or builtin_tools(stores, memory_tool, skill_manage, notes_on=notes_on)
     memory = MemoryManager.from_config(config.memory.provider, providers or ProviderRegistry())

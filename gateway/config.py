@@ -153,10 +153,23 @@ class SlackSettings(PlatformAccess):
         default_factory=lambda: ["https://files.slack.com"])
 
 
+def _origins(value: list[str]) -> list[str]:
+    """`platforms.web.allowed_origins`: each an http(s) origin, scheme://host[:port], nothing after it."""
+    for origin in value:
+        parts = urlsplit(origin)
+        if parts.scheme not in ("http", "https") or not parts.netloc or parts.path not in ("", "/") or parts.query:
+            raise ValueError(f"{origin!r} is not an origin; write scheme://host[:port], e.g. https://chat.example.com")
+    return value
+
+
 class WebSettings(Section):
     enabled: bool = True
     host: str = "127.0.0.1"
     port: int = Field(default=8080, ge=0, le=65535)
+    # auto: no login on a loopback host, a token otherwise; none on another host must be written explicitly.
+    auth: Literal["auto", "token", "none"] = "auto"
+    token: SecretStr | None = None  # null (or empty) with a token required: generated under home, shown once
+    allowed_origins: Annotated[list[str], AfterValidator(_origins)] = Field(default_factory=list)
 
 
 class PlatformsSettings(Section):

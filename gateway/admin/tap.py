@@ -25,6 +25,7 @@ from gateway.ops.events import (
     GatewayEvent,
     HygieneRan,
     MessageAccepted,
+    ModelFailover,
     TaskDied,
     ToolCallOutcome,
     TurnFailed,
@@ -125,6 +126,8 @@ class EventObserver:
                 m.deadletters.labels(stage=stage).inc()
             case TaskDied(task=task):
                 m.task_deaths.labels(task=task).inc()
+            case ModelFailover(fix=fix):
+                self.events.error(None, fix)  # names the key or the deadline, and the model answering now
             case ConfigChanged(who=who):
                 m.config_changes.labels(source="api" if who.startswith("token:") else who or "unknown").inc()
                 self.events.notice(None, f"config {event.setting}: {event.old!r} → {event.new!r} ({who})")

@@ -34,11 +34,14 @@ def warn_at_start(config: ChorusConfig) -> None:
     """The config problems that do not stop a start, logged as doctor reports them."""
     from gateway.build import MODEL_MISSING_TEXT
     from gateway.doctor import SUMMARY_WINDOW_FIX, summary_window_problem
+    from gateway.platforms.web_login import EXPOSED_FIX, exposed_web_problem
 
     if not config.model.name:
         log.warning("model.not_configured", fix=MODEL_MISSING_TEXT)
     if (problem := summary_window_problem(config)) is not None:
         log.warning("config.summary_window_too_small", problem=problem, fix=SUMMARY_WINDOW_FIX)
+    if (problem := exposed_web_problem(config.platforms.web)) is not None:
+        log.warning("web.unauthenticated", problem=problem, fix=EXPOSED_FIX)
 
 
 async def serve(config: ChorusConfig, *, config_path: Path | None = None) -> int:
@@ -53,8 +56,11 @@ async def serve(config: ChorusConfig, *, config_path: Path | None = None) -> int
     from gateway.build import build_gateway, listener_limits
     from gateway.ops.heap import settle_heap
     from gateway.ops.tasks import dump_tasks
+    from gateway.platforms.web_login import resolve_web_login, web_announcement
 
     warn_at_start(config)
+    # Before the build (which reads the same token back): a token generated now is shown once, below.
+    web_login = resolve_web_login(config.platforms.web, config.home_dir) if config.platforms.web.enabled else None
     ops = Operations.create(config, path=config_path)
     gateway = build_gateway(config, engine=ops.engine(), model_engine=ops.model_engine(), bus=ops.bus, windows=ops.windows)
     stop = asyncio.Event()
@@ -76,9 +82,11 @@ async def serve(config: ChorusConfig, *, config_path: Path | None = None) -> int
         print(announcement(token, f"http://{config.admin.host}:{admin_port}/dashboard"), file=sys.stderr, flush=True)
         ops.install_sighup(loop)
         web_adapter = gateway.parts.adapters.get("web")
-        if isinstance(web_adapter, WebAdapter):
-            print(f"chorus: web chat on http://{config.platforms.web.host}:{web_adapter.port}/",
-                  file=sys.stderr, flush=True)
+        if isinstance(web_adapter, WebAdapter) and web_login is not None:
+            url = f"http://{config.platforms.web.host}:{web_adapter.port}/"
+            log.info("web.access", url=url, auth="token" if web_login.access.required else "none",
+                     token_source=web_login.source)
+            print(web_announcement(web_login, url), file=sys.stderr, flush=True)
         log.info("gateway.ready", adapters=sorted(gateway.parts.adapters), home=str(config.home_dir),
                  frozen_objects=settle_heap())
         await stop.wait()

@@ -13,6 +13,7 @@ from typing import TypeAlias
 
 import structlog
 
+from agent.model_retry import ModelFailover  # the model chain moved to a fallback, published as it is
 from agent.tools.mcp import ToolCallOutcome  # an MCP tool call's end, published as it is
 
 log = structlog.get_logger(__name__)
@@ -89,7 +90,7 @@ class TaskDied:
 
 GatewayEvent: TypeAlias = (
     MessageAccepted | TurnFinished | TurnFailed | HygieneRan | AgentBuilt | AgentEvicted | ConfigChanged | ToolCallOutcome
-    | DeadLettered | TaskDied
+    | DeadLettered | TaskDied | ModelFailover
 )
 Subscriber: TypeAlias = Callable[[GatewayEvent], None]
 
@@ -120,5 +121,5 @@ class EventBus:
 
 __all__ = [
     "AgentBuilt", "AgentEvicted", "ConfigChanged", "DeadLettered", "EventBus", "GatewayEvent", "HygieneRan", "MessageAccepted",
-    "Subscriber", "TaskDied", "ToolCallOutcome", "TurnFailed", "TurnFinished",
+    "ModelFailover", "Subscriber", "TaskDied", "ToolCallOutcome", "TurnFailed", "TurnFinished",
 ]
