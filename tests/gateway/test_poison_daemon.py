@@ -73,6 +73,6 @@ async def test_poison_frame_and_webhook_leave_every_chat_answered(fake_openai: F
                 await process.wait()
     assert sent[0].params["text"] == "echo: tg \ufffd cut"
     assert ready == (200, {"status": "ready", "store_open": True, "coordinator": True, "adapters_started": True,
-                           "background_tasks": True, "detail": ""})
+                           "background_tasks": True, "detail": "", "coordination": "embedded"})
     assert [line for line in log_lines if line.get("level") == "error"] == []
     assert list((home / "inflight").glob("*/*.json")) == []
