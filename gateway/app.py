@@ -242,10 +242,14 @@ class Gateway:
         if self._store_open and not store_ok:
             reasons.append("the session store did not answer its last ping")
         # A shared coordination backend is fail-open (`gateway/coord/failopen.py`): while Redis is down this process
-        # answers from its own memory, so it stays ready; the outage shows in `chorus_redis_errors_total`.
+        # answers from its own memory. It stays ready when the shared store's locks still keep one turn per session
+        # (`coordination` says "degraded: …"); without them it is not, and `coordination` names why.
+        exclusive, coordination = self.parts.coordinator.state()
+        if not exclusive:
+            reasons.append(f"coordination {coordination}")
         return Readiness(
-            store_open=store_ok, coordinator=True, adapters_started=adapters_ok,
-            background_tasks=not down, detail="; ".join(reasons),
+            store_open=store_ok, coordinator=exclusive, adapters_started=adapters_ok,
+            background_tasks=not down, detail="; ".join(reasons), coordination=coordination,
         )
 
     async def ping_store(self) -> StoreHealth:

@@ -92,9 +92,10 @@ def build_coordinator(config: ChorusConfig, *, node: str) -> tuple[Coordinator, 
     size = config.gateway.agent_cache_size
     if config.redis.url:
         url = config.store.url
-        outage = StoreSessionLock(url, node=node) if url is not None and is_postgres_url(url) else None
+        # Replicas sharing a PostgreSQL store lock sessions there, Redis or not (gateway/coord/authority.py).
+        store_lock = StoreSessionLock(url, node=node) if url is not None and is_postgres_url(url) else None
         coord = redis_coordinator(
-            config.redis.url, prefix=config.redis.key_prefix, agent_cache_size=size, node=node, outage_lock=outage,
+            config.redis.url, prefix=config.redis.key_prefix, agent_cache_size=size, node=node, store_lock=store_lock,
         )
         return coord, coord.outbox
     coord = memory_coordinator(agent_cache_size=size, node=node)
@@ -414,6 +415,7 @@ def build_gateway(
     agents = AgentPool(
         store=store, cache=coord.agent_cache, model=client, factory=factory, owner=node,
         home=stores.identity, capacity=config.gateway.agent_cache_size, bus=bus,
+        check_store=bool(config.redis.url) and isinstance(store, PostgresSessionStore),  # replicas share the store
     )
     delivery = Delivery(adapters=adapters, outbox=outbox, owner=node, claim_ttl=config.gateway.lease_seconds)
     admins = admins_by_platform(config.platforms)

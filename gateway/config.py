@@ -92,7 +92,7 @@ class GatewaySettings(Section):
 
 class WebhookSettings(Section):
     listen: str = "0.0.0.0"
-    port: int = Field(default=8443, ge=1, le=65535)
+    port: int = Field(default=8443, ge=0, le=65535)  # 0: any free port, logged in `telegram.started`
     path: str = "/telegram"
     url: str | None = None
     secret_token: SecretStr | None = None

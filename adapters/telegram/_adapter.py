@@ -210,7 +210,8 @@ class TelegramAdapter:
             raise
         finally:
             self._transition = False
-        log.info("telegram.started", mode=self._mode, bot=f"@{running.identity.username}", api=self._api_url)
+        log.info("telegram.started", mode=self._mode, bot=f"@{running.identity.username}", api=self._api_url,
+                 port=running.port)  # the webhook's bound port (its config may say 0: any free one)
 
     async def _start_polling(self, running: _Running) -> None:
         running.updates = asyncio.Queue()

@@ -29,6 +29,7 @@ class Readiness:
     adapters_started: bool
     background_tasks: bool = True  # False while a supervised task is down (`detail` says which and why)
     detail: str = ""
+    coordination: str = ""  # the coordinator's real state: embedded | redis[…] | degraded: … | down: …
 
     @property
     def ready(self) -> bool:

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +19,13 @@ from tests.gateway.run_harness import run_like_chorus
 FAST_RETRY = {"max_attempts": 4, "initial_backoff_seconds": 0.01, "max_backoff_seconds": 0.05}
 
 
-def closed_port() -> int:
-    """A port nobody listens on: an unreachable model host."""
+@contextlib.contextmanager
+def closed_port() -> Iterator[int]:
+    """A port bound but never listening, kept while the block runs: connections are refused (an unreachable
+    model host), and nothing else on the machine can start listening on it meanwhile."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+        yield int(sock.getsockname()[1])
 
 
 def _config(home: Path, base_url: str, **model: Any) -> Any:
@@ -48,7 +52,11 @@ async def test_429_500_and_a_timeout_are_retried_until_the_answer(fake_openai: F
 
 async def test_main_model_down_the_fallback_answers_with_its_own_window(fake_openai: FakeOpenAI, home: Path) -> None:
     """An unreachable main model falls back to the next one; its window is the one compression and /status use."""
-    down = f"http://127.0.0.1:{closed_port()}/v1"
+    with closed_port() as port:
+        await _main_model_down(fake_openai, home, f"http://127.0.0.1:{port}/v1")
+
+
+async def _main_model_down(fake_openai: FakeOpenAI, home: Path, down: str) -> None:
     config = _config(home, down, fallbacks=[
         {"name": "backup-model", "base_url": fake_openai.base_url, "api_key": "sk-backup", "context_length": 16000},
     ])
