@@ -125,6 +125,19 @@ class AttachmentSource(Protocol):
         ...
 
 
+@runtime_checkable
+class Reactions(Protocol):
+    """An adapter that can put an emoji reaction on a message (`gateway.group_errors: react`)."""
+
+    async def react(self, target: ChatTarget, message_id: str, emoji: str) -> None:
+        """React to message `message_id` in `target` with `emoji`.
+
+        Raises:
+            AdapterError: the platform refused.
+        """
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class BotCommand:
     """One entry of a platform's command menu."""

@@ -285,6 +285,7 @@ def turn_settings(config: ChorusConfig, *, missing: str | None, admins: Mapping[
         tool_progress_dms=config.tool_progress.dms,
         tool_progress_groups=config.tool_progress.groups,
         admins=admins,
+        group_errors=config.gateway.group_errors,
     )
 
 
@@ -394,7 +395,10 @@ def build_gateway(
         store=store, cache=coord.agent_cache, model=client, factory=factory, owner=node,
         home=stores.identity, capacity=config.gateway.agent_cache_size, bus=bus,
     )
-    delivery = Delivery(adapters=adapters, outbox=outbox, owner=node, claim_ttl=config.gateway.lease_seconds)
+    deadletters = DeadLetterBox(home / "deadletter")
+    delivery = Delivery(
+        adapters=adapters, outbox=outbox, owner=node, claim_ttl=config.gateway.lease_seconds, set_aside=deadletters,
+    )
     admins = admins_by_platform(config.platforms)
     hooks = None
     if post_turn is None and missing is None and notes_on:
@@ -439,7 +443,7 @@ def build_gateway(
         delivery=delivery, intake=intake, journal=journal, outbox=outbox, busy_mode=gw.busy_input_mode,
         shutdown_grace=gw.shutdown_grace_seconds, notes_text=notes_text, on_shutdown=on_shutdown, closers=closers,
         policy=policy, chats=chats, chat_commands=commands, pairing=pairing, resources=(hub,) if len(hub) else (),
-        mcp=hub, windows=windows, deadletters=DeadLetterBox(home / "deadletter"), notes=notes,
+        mcp=hub, windows=windows, deadletters=deadletters, notes=notes,
     ))
 
 

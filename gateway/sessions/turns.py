@@ -12,14 +12,16 @@ platforms only through `Delivery`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Literal, TypeAlias
 
 import structlog
 from structlog.contextvars import bind_contextvars
 
-from adapters.base import SentMessage
+from adapters.base import AdapterError, Reactions, SentMessage
 from agent.context.engine import CompressionResult
 from agent.loop import TurnResult, TurnUsage
 from agent.memory.providers import MemoryManager
@@ -45,6 +47,8 @@ from gateway.sessions.service import SessionService
 
 log = structlog.get_logger(__name__)
 
+GroupErrors: TypeAlias = Literal["reply", "react", "silent"]
+
 FAILED_TEXT = "Sorry, something went wrong while answering. Please try again in a moment."
 BUSY_TEXT = "This conversation is busy in another worker; please send your message again shortly."
 AUTH_TEXT = "I can't reach my model right now (the operator needs to check its credentials)."
@@ -52,6 +56,8 @@ RATE_TEXT = "The model is rate-limiting me right now; your message is kept, send
 UNAVAILABLE_TEXT = "I can't reach my model right now; your message is kept, send /retry to try again."
 REFUSED_TEXT = "The model refused this request; the operator may need to check the model settings."
 NOTHING_TO_RETRY = "There is no message of yours to retry in this conversation."
+EMPTY_REPLY_TEXT = "The model gave no answer to that (only its reasoning, or nothing); please rephrase and send it again."
+FAILED_REACTION = "⚠️"
 TOO_LONG_TEXT = "That message is too long for me ({n:,} characters; the limit is {limit:,}). Please shorten it."
 
 
@@ -66,6 +72,7 @@ class TurnSettings:
     tool_progress_dms: ProgressMode = "off"
     tool_progress_groups: ProgressMode = "off"
     admins: Mapping[str, frozenset[str]] = field(default_factory=dict)  # platforms.<p>.admins: trusted note writers in groups
+    group_errors: GroupErrors = "reply"  # gateway.group_errors: how a failed turn shows in a group (DMs always reply)
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,14 +215,14 @@ class TurnRunner:
         except LockBusy:
             log.warning("turn.lock_busy", kind=job.kind)
             self._bus.publish(TurnFailed(job.message.platform, job.route.key, "lock_busy"))
-            await self._tell(job, BUSY_TEXT)
+            await self._tell_failure(job, BUSY_TEXT)
         except Exception as exc:  # noqa: BLE001 - the task boundary: log, tell the chat briefly
             log.exception("turn.failed", kind=job.kind, error=type(exc).__name__)
             self._bus.publish(TurnFailed(job.message.platform, job.route.key, type(exc).__name__))
             if isinstance(exc, ModelAuthError):
                 log.error("model.auth_failed", model=exc.model, status=exc.status,
                           fix="check model.api_key (or that fallback's api_key) and the model's access")
-            await self._tell(job, self._failure_text(exc))
+            await self._tell_failure(job, self._failure_text(exc))
         if job.journal_entry is not None and job.journal_entry in self._journal_done:
             self._journal_done.discard(job.journal_entry)
         else:
@@ -238,9 +245,22 @@ class TurnRunner:
             return REFUSED_TEXT
         return FAILED_TEXT
 
-    async def _tell(self, job: Job, text: str) -> None:
-        if job.kind != "record":
+    async def _tell_failure(self, job: Job, text: str) -> None:
+        """Say a turn failed: one line in a DM; in a group as `gateway.group_errors` says (a reaction, or nothing)."""
+        if job.kind == "record":
+            return
+        mode = "reply" if job.route.kind == "dm" else self.settings.group_errors
+        if mode == "reply":
             await self._delivery.send_text(job.route.target, text)
+            return
+        adapter = self._delivery.adapter(job.message.platform)
+        if mode == "react" and isinstance(adapter, Reactions):
+            try:
+                await adapter.react(job.route.target, job.message.message_id, FAILED_REACTION)
+            except (AdapterError, ConnectionError, OSError) as exc:
+                log.info("turn.failure_reaction_failed", error=type(exc).__name__)
+            return
+        log.info("turn.failure_not_shown", mode=mode)  # silent, or a platform without reactions
 
     async def _record(self, job: Job, agent: SessionAgent) -> None:
         message = user_line(job)
@@ -464,6 +484,16 @@ class TurnRunner:
         return note
 
     async def _deliver(self, job: Job, text: str, *, draft: SentMessage | None = None) -> bool:
+        """Record the reply in the outbox and send it; an empty one never enters the outbox (one short notice)."""
+        if not text.strip():
+            log.warning("turn.empty_reply")
+            if draft is not None:
+                with contextlib.suppress(AdapterError, ConnectionError, OSError):
+                    adapter = self._delivery.adapter(draft.target.platform)
+                    if adapter is not None:
+                        await adapter.delete(draft)
+            await self._tell_failure(job, EMPTY_REPLY_TEXT)
+            return False
         item = OutboundItem(
             platform=job.message.platform,
             chat_id=job.message.chat_id,
@@ -493,7 +523,7 @@ class TurnRunner:
 
 
 __all__ = [
-    "FAILED_TEXT", "FinishedTurn", "PostTurnHook", "TurnRunner", "TurnSettings", "session_usage", "stored_reply",
+    "EMPTY_REPLY_TEXT", "FAILED_TEXT", "GroupErrors", "FinishedTurn", "PostTurnHook", "TurnRunner", "TurnSettings", "session_usage", "stored_reply",
     "user_line",
 ]
 
