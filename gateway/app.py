@@ -241,6 +241,10 @@ class Gateway:
         reasons = [task.reason for task in down]
         if self._store_open and not store_ok:
             reasons.append("the session store did not answer its last ping")
+        writes = self.parts.runner.store_writes
+        if not writes.ok:
+            store_ok = False
+            reasons.append(writes.reason())
         # A shared coordination backend is fail-open (`gateway/coord/failopen.py`): while Redis is down this process
         # answers from its own memory, so it stays ready; the outage shows in `chorus_redis_errors_total`.
         return Readiness(

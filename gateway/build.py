@@ -67,6 +67,7 @@ from gateway.sessions.media import MediaReader, MediaSettings
 from gateway.sessions.review import ReviewHooks
 from gateway.sessions.service import SessionService
 from gateway.sessions.store_lock import StoreSessionLock
+from gateway.sessions.store_writes import StoreWrites
 from gateway.sessions.turns import PostTurnHook, TurnRunner, TurnSettings
 from gateway.shared import PostgresJournal, PostgresOutbox
 from gateway.stores import Stores, build_stores, window_store
@@ -418,6 +419,7 @@ def build_gateway(
         bus=bus,
         media=media_reader(config, adapters, transcriber),
         chats=chats,
+        store_writes=StoreWrites(store.location),
     )
     gw = config.gateway
     dedup = JournalCheckedDeduplicator(coord.dedup, journal) if isinstance(journal, SharedJournal) else coord.dedup
