@@ -8,41 +8,22 @@ every one of them is answered once and stored once, and `/readyz` is green.
 """
 from __future__ import annotations
 
-import asyncio
 import sqlite3
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import aiohttp
-from aiohttp import web
 
 from agent.store import SqliteSessionStore
-from gateway.app import Gateway
-from gateway.ops.health import health_routes
 from gateway.sessions.turns import DELAYED_TEXT, FAILED_TEXT
-from tests.fakes.loopback import serve_loopback
 from tests.fakes.openai_server import FakeOpenAI
 from tests.gateway.fake_platform import FakePlatform
 from tests.gateway.harness import make_config
-from tests.gateway.run_harness import run_like_chorus
+from tests.gateway.run_harness import run_like_chorus, serving_readyz, until
 
 WAIT = 60.0
 CHATS = ("c1", "c2", "c3")
 LONG = "please keep this whole note: " + "the quarterly numbers look fine " * 120  # needs overflow pages
-
-
-@asynccontextmanager
-async def readyz(gateway: Gateway) -> AsyncIterator[str]:
-    """`/readyz` served as the admin server serves it; yields its URL."""
-    app = web.Application()
-    app.add_routes(health_routes(gateway.readiness))
-    runner, port = await serve_loopback(app)
-    try:
-        yield f"http://127.0.0.1:{port}/readyz"
-    finally:
-        await runner.cleanup()
 
 
 def _connection(store: object) -> sqlite3.Connection:
@@ -80,23 +61,13 @@ async def _status(http: aiohttp.ClientSession, url: str) -> tuple[int, dict[str,
         return response.status, await response.json()
 
 
-async def _until(check: Any, *, timeout: float = WAIT) -> Any:
-    """Poll `check()` (an awaitable factory) until it returns something truthy: waiting on a condition."""
-    async with asyncio.timeout(timeout):
-        while True:
-            found = await check()
-            if found:
-                return found
-            await asyncio.sleep(0.05)  # a poll interval, not synchronisation of a known event
-
-
 async def test_messages_accepted_while_the_disk_is_full_are_answered_once_when_it_has_room(
     fake_openai: FakeOpenAI, home: Path,
 ) -> None:
     chat = FakePlatform("telegram")
     platforms = {"web": {"enabled": False}, "telegram": {"allow_all_users": True}}
     config = make_config(home, fake_openai.base_url, platforms=platforms)
-    async with run_like_chorus(config, adapters={"telegram": chat}) as (gateway, _ops), readyz(gateway) as url, \
+    async with run_like_chorus(config, adapters={"telegram": chat}) as (gateway, _ops), serving_readyz(gateway) as url, \
             aiohttp.ClientSession() as http:
         await chat.inject("warm up", chat_id="c0")
         await chat.wait_text("echo: warm up", timeout=WAIT)
@@ -104,11 +75,11 @@ async def test_messages_accepted_while_the_disk_is_full_are_answered_once_when_i
         for chat_id in CHATS:
             await chat.inject(f"{chat_id}: {LONG}", chat_id=chat_id)
         await chat.wait_for(1 + len(CHATS), timeout=WAIT)  # each chat told once that its reply is delayed
-        red = await _until(lambda: _red(http, url))
+        red = await until(lambda: _red(http, url))
         free_the_disk(gateway.parts.store)
         for chat_id in CHATS:
             await chat.wait_text(f"echo: {chat_id}: {LONG}", timeout=WAIT)
-        green = await _until(lambda: _green(http, url))
+        green = await until(lambda: _green(http, url))
         store = gateway.parts.store
         stored = {}
         for chat_id in CHATS:
