@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
@@ -43,12 +44,14 @@ from adapters.base import (
     BotCommand,
     ChatTarget,
     InboundMessage,
+    Liveness,
     PlatformLimits,
     ProbeResult,
     SentMessage,
 )
 from adapters.decisions import Accepted, RecentKeys
 from adapters.keyed import chunk_nonce
+from adapters.liveness import LivenessClock
 from adapters.text import split_text
 
 from ._client import ChorusClient, run_gateway
@@ -64,6 +67,7 @@ DISCORD_MESSAGE_CHARS = 2_000
 SENT_MEMORY = 4_096
 PARENT_CACHE_SIZE = 1_024
 STOP_TIMEOUT = 5.0
+DISCONNECTED_LIMIT = 30.0  # seconds without a connection before the adapter reports itself down
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +143,7 @@ class DiscordAdapter:
         self._sent = RecentKeys(SENT_MEMORY)
         self._parents: OrderedDict[int, str | None] = OrderedDict()
         self._running: _Running | None = None
+        self._liveness = LivenessClock(DISCONNECTED_LIMIT)
 
     # -- lifecycle -----------------------------------------------------------------
 
@@ -178,6 +183,7 @@ class DiscordAdapter:
             except Exception as exc:
                 raise translate(exc, action="login") from exc
             # Set before connecting: MESSAGE_CREATEs may arrive right after READY, before start() returns.
+            self._liveness.restart()
             self._running = running
             running.task = asyncio.create_task(run_gateway(client, crash_backoff=self._crash_backoff), name="discord-gateway")
             await self._wait_ready(client, running.task)
@@ -373,6 +379,20 @@ class DiscordAdapter:
 
     def routes(self) -> list[web.RouteDef]:
         return []  # nothing to serve beside the admin routes
+
+    def liveness(self) -> Liveness:
+        """Alive while connected; down once the connection has been lost for `DISCONNECTED_LIMIT` seconds."""
+        running = self._running
+        if running is None:
+            return Liveness(alive=False, last_ok_seconds_ago=None, detail="not started")
+        client = running.client
+        ws = getattr(client, "ws", None)
+        connected = not client.is_closed() and ws is not None and ws.open and math.isfinite(client.latency)
+        if connected:
+            self._liveness.ok()
+        else:
+            self._liveness.failed("the gateway connection is down (discord.py is reconnecting)")
+        return self._liveness.report()
 
     @property
     def can_send(self) -> bool:
