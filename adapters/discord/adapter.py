@@ -60,6 +60,7 @@ from ._endpoints import PLATFORM, Endpoints, Lease, pointed_at
 from ._errors import translate
 from ._events import classify
 from ._inbound import facts_from
+from ._markdown import to_discord
 
 log = structlog.get_logger(__name__)
 
@@ -336,7 +337,7 @@ class DiscordAdapter:
         if reply_to is not None and reply_to.isdigit():
             reference = discord.MessageReference(message_id=int(reply_to), channel_id=channel.id, fail_if_not_exists=False)
         sent: list[SentMessage] = []
-        for index, chunk in enumerate(split_text(text, DISCORD_MESSAGE_CHARS)):
+        for index, chunk in enumerate(split_text(to_discord(text), DISCORD_MESSAGE_CHARS)):
             # discord.py sends `enforce_nonce` with every nonce: Discord answers a repeat with the first message.
             nonce = chunk_nonce(key, index) if key is not None else None
             try:
@@ -351,6 +352,7 @@ class DiscordAdapter:
 
     async def edit(self, sent: SentMessage, text: str) -> None:
         """Replace a sent message's text; beyond 2,000 characters it is cut with an ellipsis (an edit cannot split)."""
+        text = to_discord(text)
         if len(text) > DISCORD_MESSAGE_CHARS:
             text = text[: DISCORD_MESSAGE_CHARS - 1] + "…"
         channel = self._channel(sent.target, "edit")
