@@ -138,6 +138,39 @@ class AttachmentSource(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
+class Liveness:
+    """Whether an adapter is receiving: its last successful poll, receive or heartbeat, and why it is down.
+
+    `alive` is False once nothing succeeded for longer than the adapter's own limit (a poll that hangs past its
+    timeout counts as down); `detail` then says what failed, in words safe to log (no token).
+    """
+
+    alive: bool
+    last_ok_seconds_ago: float | None  # None: nothing succeeded yet since start
+    detail: str = ""
+
+
+@runtime_checkable
+class ReportsLiveness(Protocol):
+    """An adapter that knows whether it is still receiving (read by `/readyz`, the dashboard and the metrics)."""
+
+    def liveness(self) -> Liveness: ...
+
+
+@runtime_checkable
+class Reactions(Protocol):
+    """An adapter that can put an emoji reaction on a message (`gateway.group_errors: react`)."""
+
+    async def react(self, target: ChatTarget, message_id: str, emoji: str) -> None:
+        """React to message `message_id` in `target` with `emoji`.
+
+        Raises:
+            AdapterError: the platform refused.
+        """
+        ...
+
+
+@dataclass(frozen=True, slots=True)
 class BotCommand:
     """One entry of a platform's command menu."""
 

@@ -44,7 +44,7 @@ from gateway.intake.journals import MAX_TAKEOVERS, DuplicateDelivery, Journal, J
 from gateway.intake.queueing import BusyMode, Job, SessionLanes
 from gateway.intake.routing import Route
 from gateway.ops.events import DeadLettered, EventBus, MessageAccepted, TaskDied
-from gateway.ops.health import Readiness, StoreHealth
+from gateway.ops.health import AdapterWatch, Readiness, StoreHealth
 from gateway.ops.logs import kept
 from gateway.ops.supervise import Supervisor
 from gateway.sessions.agents import AgentPool
@@ -61,6 +61,7 @@ INDEX_COMPACT_INTERVAL = 300.0
 # The store is pinged this often; /readyz fails once a ping does (a shared PostgreSQL may go away).
 STORE_PING_INTERVAL = 5.0
 STORE_PING_TIMEOUT = 3.0
+ADAPTER_CHECK_INTERVAL = 1.0
 QUEUED_TEXT = "queued: I'll answer this after the current reply ({n} ahead)"
 INTERRUPTED_TEXT = "stopping the previous reply to answer this one"
 CONSUME_BATCH = 256
@@ -143,6 +144,7 @@ class Gateway:
         self._shared_journal = isinstance(parts.journal, SharedJournal)
         self.decisions: dict[str, int] = {}
         self.store_health = StoreHealth()
+        self.adapter_watch = AdapterWatch()
         self.journal_backlog: JournalBacklog | None = None  # the shared journal's, as of the last lease round
         self._receipts: dict[str, IntakeReceipts] = {}  # adapters whose webhooks wait for their message to be recorded
 
@@ -183,6 +185,7 @@ class Gateway:
         self.supervisor.start("gateway-resend", self._resend_loop)
         self.supervisor.start("gateway-index", self._index_loop)
         self.supervisor.start("gateway-store-watch", self._store_watch)
+        self.supervisor.start("gateway-adapter-watch", self._adapter_watch)
         if self._shared_journal:
             self.supervisor.start("gateway-leases", self._lease_loop)
             self.supervisor.start("gateway-takeover", self._takeover_loop)
@@ -236,11 +239,19 @@ class Gateway:
 
     async def readiness(self) -> Readiness:
         adapters_ok = bool(self._started_adapters) and len(self._started_adapters) == len(self.parts.adapters)
+        receiving = AdapterWatch.reasons(self.adapter_watch.check(self.parts.adapters)) if adapters_ok else []
         store_ok = self._store_open and self.store_health.ok
         down = self.supervisor.down
         reasons = [task.reason for task in down]
         if self._store_open and not store_ok:
             reasons.append("the session store did not answer its last ping")
+        writes = self.parts.runner.store_writes
+        if not writes.ok:
+            store_ok = False
+            reasons.append(writes.reason())
+        if receiving:
+            adapters_ok = False
+            reasons.extend(receiving)
         # A shared coordination backend is fail-open (`gateway/coord/failopen.py`): while Redis is down this process
         # answers from its own memory. It stays ready when the shared store's locks still keep one turn per session
         # (`coordination` says "degraded: …"); without them it is not, and `coordination` names why.
@@ -272,6 +283,12 @@ class Gateway:
         while True:
             await asyncio.sleep(STORE_PING_INTERVAL)
             await self.ping_store()
+
+    async def _adapter_watch(self) -> None:
+        """Read every adapter's liveness each second: a receive that stopped is logged when it stops, not at a probe."""
+        while True:
+            await asyncio.sleep(ADAPTER_CHECK_INTERVAL)  # a check timer
+            self.adapter_watch.check(self.parts.adapters)
 
     # intake -------------------------------------------------------------------
 

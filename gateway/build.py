@@ -70,6 +70,7 @@ from gateway.sessions.media import MediaReader, MediaSettings
 from gateway.sessions.review import ReviewHooks
 from gateway.sessions.service import SessionService
 from gateway.sessions.store_lock import StoreSessionLock
+from gateway.sessions.store_writes import StoreWrites
 from gateway.sessions.turns import PostTurnHook, TurnRunner, TurnSettings
 from gateway.shared import PostgresJournal, PostgresOutbox
 from gateway.stores import Stores, build_stores, window_store
@@ -307,6 +308,7 @@ def turn_settings(config: ChorusConfig, *, missing: str | None, admins: Mapping[
         tool_progress_dms=config.tool_progress.dms,
         tool_progress_groups=config.tool_progress.groups,
         admins=admins,
+        group_errors=config.gateway.group_errors,
     )
 
 
@@ -417,7 +419,10 @@ def build_gateway(
         home=stores.identity, capacity=config.gateway.agent_cache_size, bus=bus,
         check_store=bool(config.redis.url) and isinstance(store, PostgresSessionStore),  # replicas share the store
     )
-    delivery = Delivery(adapters=adapters, outbox=outbox, owner=node, claim_ttl=config.gateway.lease_seconds)
+    deadletters = DeadLetterBox(home / "deadletter")
+    delivery = Delivery(
+        adapters=adapters, outbox=outbox, owner=node, claim_ttl=config.gateway.lease_seconds, set_aside=deadletters,
+    )
     admins = admins_by_platform(config.platforms)
     hooks = None
     if post_turn is None and missing is None and notes_on:
@@ -437,6 +442,7 @@ def build_gateway(
         bus=bus,
         media=media_reader(config, adapters, transcriber),
         chats=chats,
+        store_writes=StoreWrites(store.location),
     )
     gw = config.gateway
     dedup = JournalCheckedDeduplicator(coord.dedup, journal) if isinstance(journal, SharedJournal) else coord.dedup
@@ -462,7 +468,7 @@ def build_gateway(
         delivery=delivery, intake=intake, journal=journal, outbox=outbox, busy_mode=gw.busy_input_mode,
         shutdown_grace=gw.shutdown_grace_seconds, notes_text=notes_text, on_shutdown=on_shutdown, closers=closers,
         policy=policy, chats=chats, chat_commands=commands, pairing=pairing, resources=(hub,) if len(hub) else (),
-        mcp=hub, windows=windows, deadletters=DeadLetterBox(home / "deadletter"), notes=notes,
+        mcp=hub, windows=windows, deadletters=deadletters, notes=notes,
     ))
 
 

@@ -76,6 +76,7 @@ class GatewaySettings(Section):
     group_trigger: Literal["always", "mention", "reply"] = "mention"
     record_unmentioned: bool = True
     unknown_sender: Literal["refuse", "silent"] = "refuse"
+    group_errors: Literal["reply", "react", "silent"] = "reply"  # how a failed turn shows in a group; DMs always reply
     max_iterations: int = Field(default=12, ge=1, le=100)
     max_message_chars: int = Field(default=32_000, ge=100)
     profile: str = "default"

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
@@ -43,6 +44,7 @@ from adapters.base import (
     BotCommand,
     ChatTarget,
     InboundMessage,
+    Liveness,
     PlatformLimits,
     ProbeResult,
     SentMessage,
@@ -50,6 +52,7 @@ from adapters.base import (
 from adapters.decisions import Accepted, RecentKeys
 from adapters.fetch import FileFetcher
 from adapters.keyed import chunk_nonce
+from adapters.liveness import LivenessClock
 from adapters.text import split_text
 
 from ._client import ChorusClient, run_gateway
@@ -58,6 +61,7 @@ from ._endpoints import PLATFORM, Endpoints, Lease, pointed_at
 from ._errors import translate
 from ._events import classify
 from ._inbound import facts_from
+from ._markdown import to_discord
 
 log = structlog.get_logger(__name__)
 
@@ -65,6 +69,7 @@ DISCORD_MESSAGE_CHARS = 2_000
 SENT_MEMORY = 4_096
 PARENT_CACHE_SIZE = 1_024
 STOP_TIMEOUT = 5.0
+DISCONNECTED_LIMIT = 30.0  # seconds without a connection before the adapter reports itself down
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +146,7 @@ class DiscordAdapter:
         self._sent = RecentKeys(SENT_MEMORY)
         self._parents: OrderedDict[int, str | None] = OrderedDict()
         self._running: _Running | None = None
+        self._liveness = LivenessClock(DISCONNECTED_LIMIT)
 
     # -- lifecycle -----------------------------------------------------------------
 
@@ -180,6 +186,7 @@ class DiscordAdapter:
             except Exception as exc:
                 raise translate(exc, action="login") from exc
             # Set before connecting: MESSAGE_CREATEs may arrive right after READY, before start() returns.
+            self._liveness.restart()
             self._running = running
             running.task = asyncio.create_task(run_gateway(client, crash_backoff=self._crash_backoff), name="discord-gateway")
             await self._wait_ready(client, running.task)
@@ -332,7 +339,7 @@ class DiscordAdapter:
         if reply_to is not None and reply_to.isdigit():
             reference = discord.MessageReference(message_id=int(reply_to), channel_id=channel.id, fail_if_not_exists=False)
         sent: list[SentMessage] = []
-        for index, chunk in enumerate(split_text(text, DISCORD_MESSAGE_CHARS)):
+        for index, chunk in enumerate(split_text(to_discord(text), DISCORD_MESSAGE_CHARS)):
             # discord.py sends `enforce_nonce` with every nonce: Discord answers a repeat with the first message.
             nonce = chunk_nonce(key, index) if key is not None else None
             try:
@@ -347,6 +354,7 @@ class DiscordAdapter:
 
     async def edit(self, sent: SentMessage, text: str) -> None:
         """Replace a sent message's text; beyond 2,000 characters it is cut with an ellipsis (an edit cannot split)."""
+        text = to_discord(text)
         if len(text) > DISCORD_MESSAGE_CHARS:
             text = text[: DISCORD_MESSAGE_CHARS - 1] + "…"
         channel = self._channel(sent.target, "edit")
@@ -375,6 +383,20 @@ class DiscordAdapter:
 
     def routes(self) -> list[web.RouteDef]:
         return []  # nothing to serve beside the admin routes
+
+    def liveness(self) -> Liveness:
+        """Alive while connected; down once the connection has been lost for `DISCONNECTED_LIMIT` seconds."""
+        running = self._running
+        if running is None:
+            return Liveness(alive=False, last_ok_seconds_ago=None, detail="not started")
+        client = running.client
+        ws = getattr(client, "ws", None)
+        connected = not client.is_closed() and ws is not None and ws.open and math.isfinite(client.latency)
+        if connected:
+            self._liveness.ok()
+        else:
+            self._liveness.failed("the gateway connection is down (discord.py is reconnecting)")
+        return self._liveness.report()
 
     @property
     def can_send(self) -> bool:

@@ -46,12 +46,14 @@ from adapters.base import (
     BotCommand,
     ChatTarget,
     InboundMessage,
+    Liveness,
     PlatformLimits,
     ProbeResult,
     SentMessage,
 )
 from adapters.decisions import Accepted, RecentKeys
 from adapters.fetch import FileFetcher
+from adapters.liveness import LivenessClock
 from adapters.normalize import clean_line
 
 from ._api import build_client, translate
@@ -68,6 +70,7 @@ DEFAULT_EVENTS_PATH = "/slack/events"
 DEDUP_CAPACITY = 4_096
 NAME_CACHE_SIZE = 1_024
 SOCKET_CONNECT_TIMEOUT = 15.0
+DISCONNECTED_LIMIT = 30.0  # seconds without a connection before the adapter reports itself down
 Mode = Literal["events", "socket"]
 
 
@@ -154,6 +157,7 @@ class SlackAdapter:
         self._names: OrderedDict[str, str] = OrderedDict()
         self._edits: dict[str, tuple[asyncio.Lock, list[float]]] = {}
         self._running: _Running | None = None
+        self._liveness = LivenessClock(DISCONNECTED_LIMIT)
 
     # -- lifecycle -----------------------------------------------------------------
 
@@ -200,6 +204,7 @@ class SlackAdapter:
         for command in self._commands:  # only those declared in the Slack app's configuration arrive
             app.command(f"/{command.name}")(self._on_command)
         # Set before connecting: Socket Mode may deliver (and ack) an envelope before connect returns.
+        self._liveness.restart()
         self._running = running
         if self.mode == "socket":
             try:
@@ -347,6 +352,21 @@ class SlackAdapter:
                 raise translate(exc, method="chat.delete") from exc
         except Exception as exc:
             raise translate(exc, method="chat.delete") from exc
+
+    def liveness(self) -> Liveness:
+        """Alive while connected; down once the connection has been lost for `DISCONNECTED_LIMIT` seconds."""
+        running = self._running
+        if running is None:
+            return Liveness(alive=False, last_ok_seconds_ago=None, detail="not started")
+        if running.socket is None:
+            return Liveness(alive=True, last_ok_seconds_ago=None)  # Events API: Slack posts to our route
+        session = running.socket.client.current_session
+        connected = session is not None and not session.closed
+        if connected:
+            self._liveness.ok()
+        else:
+            self._liveness.failed("the Socket Mode connection is down (reconnecting)")
+        return self._liveness.report()
 
     @property
     def can_send(self) -> bool:

@@ -35,6 +35,7 @@ from adapters.base import (
     BotCommand,
     ChatTarget,
     InboundMessage,
+    Liveness,
     PlatformLimits,
     ProbeResult,
     SentMessage,
@@ -42,15 +43,19 @@ from adapters.base import (
 from adapters.decisions import Ignored
 from adapters.fetch import FileFetcher
 from adapters.listeners import ListenerLimits, serve
+from adapters.liveness import LivenessClock
 from adapters.receipts import Receipts
 from adapters.telegram._calls import Caller, Redactor
 from adapters.telegram._inbound import PLATFORM, BotIdentity, to_inbound
 from adapters.telegram._media import AlbumBuffer, download, file_policy
 from adapters.telegram._outbound import MAX_MESSAGE_CHARS, TelegramOutbound
+from adapters.telegram._polling import PollingRequest
 from adapters.telegram._throttle import EditThrottle
 from adapters.telegram._webhook import WebhookOptions, webhook_routes
 
 ALLOWED_UPDATES = ("message",)
+POLL_TIMEOUT = 10.0  # seconds a getUpdates long poll waits for an update (a hang is noticed after this + grace)
+HANG_GRACE = 5.0
 DEFAULT_API_ROOT = "https://api.telegram.org"
 # What PTB's de_json raises on bad shapes (RecursionError: a reply chain nested thousands deep).
 _MALFORMED = (TypeError, KeyError, ValueError, AttributeError, RecursionError)
@@ -95,6 +100,8 @@ class TelegramAdapter:
         mode: "polling" (getUpdates) or "webhook" (needs `webhook`).
         webhook: the webhook's URL, secret and where it is served.
         poll_timeout: the getUpdates long-poll timeout in seconds.
+        hang_grace: a poll that has not answered this long after `poll_timeout` is cancelled (and retried with
+            backoff); with no successful poll for `poll_timeout + hang_grace` the adapter reports itself down.
         edit_interval: the minimum seconds between two edits in one chat.
         max_retry_after: the longest 429 wait honoured in place; longer ones raise.
         retry_attempts: tries per call when Telegram answers 429.
@@ -116,7 +123,8 @@ class TelegramAdapter:
         base_url: str | None = None,
         mode: Literal["polling", "webhook"] = "polling",
         webhook: WebhookOptions | None = None,
-        poll_timeout: float = 30.0,
+        poll_timeout: float = POLL_TIMEOUT,
+        hang_grace: float = HANG_GRACE,
         edit_interval: float = 1.0,
         max_retry_after: float = 30.0,
         retry_attempts: int = 3,
@@ -152,6 +160,8 @@ class TelegramAdapter:
         self._mode = mode
         self._webhook = webhook
         self._poll_timeout = poll_timeout
+        self._hang_after = poll_timeout + hang_grace
+        self._liveness = LivenessClock(self._hang_after, clock=clock)
         self._request_timeout = request_timeout
         self._token_setting = token_setting
         self._max_attachment_bytes = max_attachment_bytes
@@ -214,6 +224,7 @@ class TelegramAdapter:
                  port=running.port)  # the webhook's bound port (its config may say 0: any free one)
 
     async def _start_polling(self, running: _Running) -> None:
+        self._liveness.restart()
         running.updates = asyncio.Queue()
         updater = Updater(running.bot, running.updates)
         await updater.initialize()
@@ -344,6 +355,14 @@ class TelegramAdapter:
             return 503  # not recorded in time: Telegram delivers it again (de-duplicated if it was recorded after all)
         return 200
 
+    def liveness(self) -> Liveness:
+        """Polling: alive while a getUpdates succeeded within the poll timeout plus grace. Webhook: while served."""
+        if self._running is None:
+            return Liveness(alive=False, last_ok_seconds_ago=None, detail="not started")
+        if self._mode == "webhook":
+            return Liveness(alive=True, last_ok_seconds_ago=None)
+        return self._liveness.report()
+
     def _on_poll_error(self, exc: TelegramError) -> None:
         # PTB's retry loop keeps polling (backing off up to 30 s); we only report.
         log.warning("telegram.polling.error", error=type(exc).__name__, detail=self._call.redact(exc.message))
@@ -441,9 +460,13 @@ class TelegramAdapter:
                 connect_timeout=timeout, pool_timeout=timeout, httpx_kwargs={"verify": _tls_context()},
             )
 
+        polling = PollingRequest(
+            liveness=self._liveness, hang_after=self._hang_after, connection_pool_size=1, read_timeout=timeout,
+            write_timeout=timeout, connect_timeout=timeout, pool_timeout=timeout, httpx_kwargs={"verify": _tls_context()},
+        )
         return Bot(
             self._token, base_url=self._api_url, base_file_url=self._file_url,
-            request=request(32), get_updates_request=request(1),
+            request=request(32), get_updates_request=polling,
         )
 
     def _outbound(self, what: str, target: ChatTarget) -> TelegramOutbound:

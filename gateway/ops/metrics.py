@@ -55,6 +55,15 @@ class Metrics:
                                         registry=r)
         self.store_errors = Counter("chorus_store_errors", "Session store pings that failed", registry=r)
         self.store_up = Gauge("chorus_store_up", "1 when the session store answered its last ping", registry=r)
+        self.store_write_errors = Counter(
+            "chorus_store_write_errors", "Turns whose session store write failed for the disk (full or failing); "
+            "their messages stay journaled and are run again", registry=r,
+        )
+        self.store_writable = Gauge("chorus_store_writable", "0 while session store writes fail for the disk", registry=r)
+        self.adapter_up = Gauge(
+            "chorus_adapter_up", "1 while the platform adapter is receiving (its last poll, receive or heartbeat is "
+            "recent), 0 when it stopped", ["platform"], registry=r,
+        )
         self.journal_entries = Gauge(
             "chorus_journal_entries", "Unfinished messages of the shared journal: leased by a live replica (claimed) "
             "or past their lease, waiting to be taken over (expired)", ["state"], registry=r,

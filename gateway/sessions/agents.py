@@ -250,6 +250,10 @@ class AgentPool:
                 self._bus.publish(AgentEvicted(evicted))
                 self._drop(route_key)
 
+    def forget(self, route: Route) -> None:
+        """Drop this process's live agent of a session (the next turn rebuilds it from the store)."""
+        self._drop(route.key)
+
     def _drop(self, route_key: str) -> None:
         live = self._live.pop(route_key, None)
         if live is not None:

@@ -12,14 +12,17 @@ platforms only through `Delivery`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Literal, TypeAlias
 
 import structlog
 from structlog.contextvars import bind_contextvars
 
-from adapters.base import SentMessage
+from adapters.base import AdapterError, Reactions, SentMessage
 from agent.context.engine import CompressionResult
 from agent.loop import TurnResult, TurnUsage
 from agent.memory.providers import MemoryManager
@@ -42,8 +45,11 @@ from gateway.ops.logs import bind_message_context, kept
 from gateway.sessions.hygiene import check_hygiene
 from gateway.sessions.media import MediaReader, TurnRefused, describe_all
 from gateway.sessions.service import SessionService
+from gateway.sessions.store_writes import StoreWrites, retry_delay, storage_failure
 
 log = structlog.get_logger(__name__)
+
+GroupErrors: TypeAlias = Literal["reply", "react", "silent"]
 
 FAILED_TEXT = "Sorry, something went wrong while answering. Please try again in a moment."
 BUSY_TEXT = "This conversation is busy in another worker; please send your message again shortly."
@@ -52,6 +58,9 @@ RATE_TEXT = "The model is rate-limiting me right now; your message is kept, send
 UNAVAILABLE_TEXT = "I can't reach my model right now; your message is kept, send /retry to try again."
 REFUSED_TEXT = "The model refused this request; the operator may need to check the model settings."
 NOTHING_TO_RETRY = "There is no message of yours to retry in this conversation."
+DELAYED_TEXT = "I can't save our conversation right now, so my reply is delayed; your message is kept and I'll answer it."
+EMPTY_REPLY_TEXT = "The model gave no answer to that (only its reasoning, or nothing); please rephrase and send it again."
+FAILED_REACTION = "⚠️"
 TOO_LONG_TEXT = "That message is too long for me ({n:,} characters; the limit is {limit:,}). Please shorten it."
 
 
@@ -66,6 +75,7 @@ class TurnSettings:
     tool_progress_dms: ProgressMode = "off"
     tool_progress_groups: ProgressMode = "off"
     admins: Mapping[str, frozenset[str]] = field(default_factory=dict)  # platforms.<p>.admins: trusted note writers in groups
+    group_errors: GroupErrors = "reply"  # gateway.group_errors: how a failed turn shows in a group (DMs always reply)
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,6 +161,7 @@ class TurnRunner:
         bus: where turn and hygiene events are published (metrics and the admin event list read them).
         media: reads attachments into the user message (None: they are described in one line).
         chats: the per-chat store the usage of each turn is added to (None: not kept).
+        store_writes: the store's write health, which this runner reports to (read by /readyz and the metrics).
     """
 
     def __init__(
@@ -165,8 +176,10 @@ class TurnRunner:
         bus: EventBus | None = None,
         media: MediaReader | None = None,
         chats: ChatStore | None = None,
+        store_writes: StoreWrites | None = None,
     ) -> None:
         self._sessions = sessions
+        self.store_writes = store_writes or StoreWrites("the session store")
         self._bus = bus or EventBus()
         self._delivery = delivery
         self._journal = journal
@@ -182,7 +195,25 @@ class TurnRunner:
         self.hygiene_runs = 0
 
     async def run(self, job: Job) -> None:
-        """Run a job; cancellation (stop, interrupt, shutdown) leaves its journal entry for a re-run."""
+        """Run a job; cancellation (stop, interrupt, shutdown) leaves its journal entry for a re-run.
+
+        A job whose store write failed for the disk (full, or failing) keeps its journal entry and is run again
+        with backoff, in its lane (the session's later messages wait behind it, in order); the chat is told once
+        that the reply is delayed, not lost.
+        """
+        attempt = 0
+        while True:
+            disk = await self._run_once(job)
+            if disk is None:
+                return
+            if attempt == 0 and job.kind != "record":
+                await self._delivery.send_text(job.route.target, DELAYED_TEXT)
+            await asyncio.sleep(retry_delay(attempt))  # a retry timer: the disk gets time to get space back
+            attempt += 1
+            job = dataclasses.replace(job, resumed=True)  # its turn may be stored already (answered from there)
+
+    async def _run_once(self, job: Job) -> BaseException | None:
+        """Run `job` once; the disk error when a store write failed for it (the job is then to be run again)."""
         bind_message_context(platform=job.message.platform, chat_id=job.message.chat_id, session_key=job.route.key)
         waiting_since = time.monotonic()
         try:
@@ -201,6 +232,8 @@ class TurnRunner:
                 if held.held.lost:
                     # Renewal failed (e.g. a long Redis outage): another process may have run this session.
                     log.warning("turn.lock_lost", kind=job.kind)
+            if not self.store_writes.ok:
+                self.store_writes.succeeded()
         except asyncio.CancelledError:
             log.info("turn.cancelled", kind=job.kind)
             self._journal_done.discard(job.journal_entry or "")
@@ -208,18 +241,26 @@ class TurnRunner:
         except LockBusy:
             log.warning("turn.lock_busy", kind=job.kind)
             self._bus.publish(TurnFailed(job.message.platform, job.route.key, "lock_busy"))
-            await self._tell(job, BUSY_TEXT)
+            await self._tell_failure(job, BUSY_TEXT)
         except Exception as exc:  # noqa: BLE001 - the task boundary: log, tell the chat briefly
+            disk = storage_failure(exc)
+            if disk is not None and (job.journal_entry is None or job.journal_entry not in self._journal_done):
+                # Not answered yet: the message stays in the journal and the job runs again when the disk has room.
+                self.store_writes.failed(disk)
+                self._bus.publish(TurnFailed(job.message.platform, job.route.key, "store_write"))
+                self._sessions.agents.forget(job.route)  # rebuilt from what the store really holds
+                return disk
             log.exception("turn.failed", kind=job.kind, error=type(exc).__name__)
             self._bus.publish(TurnFailed(job.message.platform, job.route.key, type(exc).__name__))
             if isinstance(exc, ModelAuthError):
                 log.error("model.auth_failed", model=exc.model, status=exc.status,
                           fix="check model.api_key (or that fallback's api_key) and the model's access")
-            await self._tell(job, self._failure_text(exc))
+            await self._tell_failure(job, self._failure_text(exc))
         if job.journal_entry is not None and job.journal_entry in self._journal_done:
             self._journal_done.discard(job.journal_entry)
         else:
             self._finish_journal(job)
+        return None
 
     def _finish_journal(self, job: Job) -> None:
         if job.journal_entry is not None:
@@ -238,9 +279,22 @@ class TurnRunner:
             return REFUSED_TEXT
         return FAILED_TEXT
 
-    async def _tell(self, job: Job, text: str) -> None:
-        if job.kind != "record":
+    async def _tell_failure(self, job: Job, text: str) -> None:
+        """Say a turn failed: one line in a DM; in a group as `gateway.group_errors` says (a reaction, or nothing)."""
+        if job.kind == "record":
+            return
+        mode = "reply" if job.route.kind == "dm" else self.settings.group_errors
+        if mode == "reply":
             await self._delivery.send_text(job.route.target, text)
+            return
+        adapter = self._delivery.adapter(job.message.platform)
+        if mode == "react" and isinstance(adapter, Reactions):
+            try:
+                await adapter.react(job.route.target, job.message.message_id, FAILED_REACTION)
+            except (AdapterError, ConnectionError, OSError) as exc:
+                log.info("turn.failure_reaction_failed", error=type(exc).__name__)
+            return
+        log.info("turn.failure_not_shown", mode=mode)  # silent, or a platform without reactions
 
     async def _record(self, job: Job, agent: SessionAgent) -> None:
         message = user_line(job)
@@ -464,6 +518,16 @@ class TurnRunner:
         return note
 
     async def _deliver(self, job: Job, text: str, *, draft: SentMessage | None = None) -> bool:
+        """Record the reply in the outbox and send it; an empty one never enters the outbox (one short notice)."""
+        if not text.strip():
+            log.warning("turn.empty_reply")
+            if draft is not None:
+                with contextlib.suppress(AdapterError, ConnectionError, OSError):
+                    adapter = self._delivery.adapter(draft.target.platform)
+                    if adapter is not None:
+                        await adapter.delete(draft)
+            await self._tell_failure(job, EMPTY_REPLY_TEXT)
+            return False
         item = OutboundItem(
             platform=job.message.platform,
             chat_id=job.message.chat_id,
@@ -493,7 +557,7 @@ class TurnRunner:
 
 
 __all__ = [
-    "FAILED_TEXT", "FinishedTurn", "PostTurnHook", "TurnRunner", "TurnSettings", "session_usage", "stored_reply",
-    "user_line",
+    "DELAYED_TEXT", "EMPTY_REPLY_TEXT", "FAILED_TEXT", "FinishedTurn", "GroupErrors", "PostTurnHook", "TurnRunner",
+    "TurnSettings", "session_usage", "stored_reply", "user_line",
 ]
 
