@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import AfterValidator, Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import AfterValidator, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 
 from agent.settings import (
     AgentSettings,
@@ -68,6 +69,13 @@ class GatewaySettings(Section):
     lease_seconds: float = Field(default=30.0, ge=1, le=600)  # session locks, shared journal and outbox claims
     max_attachment_bytes: int = Field(default=10_000_000, ge=1024)  # pictures, voice, files downloaded per attachment
     max_text_file_bytes: int = Field(default=65_536, ge=256)  # text files up to this size are inlined in the turn
+    usage_footer: Literal["off", "tokens", "cost"] = "off"  # a short line under each reply
+
+    @field_validator("usage_footer", mode="before")
+    @classmethod
+    def _unquoted_off(cls, value: object) -> object:
+        """YAML reads an unquoted `off` as false."""
+        return "off" if value is False else value
 
 
 class WebhookSettings(Section):
@@ -146,6 +154,50 @@ class ToolProgressSettings(Section):
     groups: ToolProgressMode = "off"
 
 
+class RateLimits(Section):
+    """`limits.per_user` / `limits.per_chat`: 0 = unlimited."""
+
+    messages_per_minute: int = Field(default=0, ge=0)  # a sliding window of 60 s
+    tokens_per_day: int = Field(default=0, ge=0)  # input + output tokens per UTC day
+
+
+class GlobalLimits(Section):
+    tokens_per_day: int = Field(default=0, ge=0)
+    cost_per_day: float = Field(default=0, ge=0)  # in the units of `pricing`
+
+
+class LimitsSettings(Section):
+    """`limits`: spend and rate control, counted across replicas (Redis) or in this process."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    per_user: RateLimits = RateLimits()
+    per_chat: RateLimits = RateLimits()
+    global_: GlobalLimits = Field(default=GlobalLimits(), alias="global")
+    exempt_admins: bool = True
+
+
+class ChatRateLimits(Section):
+    """One scope's override in `chats."…".limits` (None: the `limits` value applies)."""
+
+    messages_per_minute: int | None = Field(default=None, ge=0)
+    tokens_per_day: int | None = Field(default=None, ge=0)
+
+
+class ChatLimits(Section):
+    """`chats."…".limits`: this chat's `per_user` and `per_chat` limits, key by key."""
+
+    per_user: ChatRateLimits = ChatRateLimits()
+    per_chat: ChatRateLimits = ChatRateLimits()
+
+
+class Price(Section):
+    """`pricing.MODEL`: cost per million tokens."""
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+
+
 class ChatSettings(Section):
     """Per-chat overrides, keyed PLATFORM:CHAT_ID exactly as the CLI scopes chats."""
 
@@ -153,6 +205,7 @@ class ChatSettings(Section):
     model: str | None = None
     require_mention: bool | None = None
     tools: list[str] | None = None  # allowlist of MCP server or tool names; None -> the default set
+    limits: ChatLimits = ChatLimits()
 
 
 class StoreSettings(Section):
@@ -189,6 +242,8 @@ class ChorusConfig(Section):
     mcp: McpSettings = McpSettings()
     tool_progress: ToolProgressSettings = ToolProgressSettings()
     store: StoreSettings = StoreSettings()
+    limits: LimitsSettings = LimitsSettings()
+    pricing: dict[str, Price] = Field(default_factory=dict)
 
     @property
     def home_dir(self) -> Path:
@@ -297,6 +352,30 @@ def load_config(
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         raise ConfigError(f"{path}: not valid YAML{where}: {getattr(exc, 'problem', exc)}") from None
     return resolve_prompt_file(parse_config(raw, source=str(path), env=env), path)
+
+
+TEST_CLOCK_ENV = "CHORUS_TEST_CLOCK_FILE"
+
+
+def limits_clock(env: Mapping[str, str] | None = None) -> Callable[[], float]:
+    """The clock the spend limits read: the wall clock, or (tests only) the epoch seconds written in a file.
+
+    `CHORUS_TEST_CLOCK_FILE=PATH` lets a test move a running `chorus run` across a day boundary
+    without waiting; the file is read on every check. Never set it in production.
+    """
+    env = os.environ if env is None else env
+    name = env.get(TEST_CLOCK_ENV)
+    if not name:
+        return time.time
+    path = Path(name)
+
+    def file_clock() -> float:
+        try:
+            return float(path.read_text(encoding="utf-8").strip())
+        except (OSError, ValueError):
+            return time.time()
+
+    return file_clock
 
 
 PROMPT_FILE_KEY = "agent.system_prompt_file"

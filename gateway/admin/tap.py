@@ -24,7 +24,9 @@ from gateway.ops.events import (
     DeadLettered,
     GatewayEvent,
     HygieneRan,
+    LimitHit,
     MessageAccepted,
+    Spent,
     TaskDied,
     ToolCallOutcome,
     TurnFailed,
@@ -123,6 +125,10 @@ class EventObserver:
                 m.deadletters.labels(stage=stage).inc()
             case TaskDied(task=task):
                 m.task_deaths.labels(task=task).inc()
+            case LimitHit(scope=scope):
+                m.limit_hits.labels(scope=scope).inc()
+            case Spent(model=model, cost=cost):
+                m.spend.labels(model=model).inc(cost or 0.0)
             case ConfigChanged(who=who):
                 m.config_changes.labels(source="api" if who.startswith("token:") else who or "unknown").inc()
                 self.events.notice(None, f"config {event.setting}: {event.old!r} → {event.new!r} ({who})")
