@@ -102,6 +102,10 @@ class SpendGate:
             log.warning("limits.pricing_unknown_model", model=name, fix="use a name from model.name, model.allowed, "
                         "model.fallbacks, auxiliary.model or transcription.model")
 
+    def footer_mode(self) -> str:
+        """`gateway.usage_footer` as the running config says."""
+        return self._policy.config.gateway.usage_footer
+
     def rules(self, message: InboundMessage, route: Route) -> list[Rule]:
         config = self._policy.config
         chat = self._policy.chat(route.chat_scope)
