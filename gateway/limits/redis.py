@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gateway.coord.redis import RedisConnection, _translate
+from gateway.coord.redis import RedisConnection, translate_errors
 from gateway.limits import _lua
 from gateway.limits.base import (
     DAY_KEEP_SECONDS,
@@ -69,7 +69,7 @@ class RedisSpendLimiter:
 
     async def spend(self, charge: Charge, *, now: float) -> None:
         tokens, cost, unpriced = (self._day_key(now, name) for name in ("tokens", "cost", "unpriced"))
-        with _translate("limits.spend"):
+        with translate_errors("limits.spend"):
             async with self._conn.client.pipeline(transaction=True) as pipe:
                 for name in (*charge.fields, model_field(charge.model)):
                     pipe.hincrby(tokens, name, charge.tokens)
@@ -83,7 +83,7 @@ class RedisSpendLimiter:
 
     async def day(self, *, now: float) -> DaySpend:
         names = ("tokens", "cost", "hits", "unpriced")
-        with _translate("limits.day"):
+        with translate_errors("limits.day"):
             async with self._conn.client.pipeline(transaction=False) as pipe:
                 for name in names:
                     pipe.hgetall(self._day_key(now, name))
@@ -99,7 +99,7 @@ class RedisSpendLimiter:
     async def in_window(self, fields: Sequence[str], *, now: float) -> list[int]:
         if not fields:
             return []
-        with _translate("limits.in_window"):
+        with translate_errors("limits.in_window"):
             async with self._conn.client.pipeline(transaction=False) as pipe:
                 for name in fields:
                     pipe.zcount(self._window_key(name), f"({(now - WINDOW_SECONDS) * 1000}", "+inf")
@@ -108,7 +108,7 @@ class RedisSpendLimiter:
 
     async def reset(self, fields: Sequence[str], *, now: float) -> None:
         hit_fields = [f"{name}/{metric}" for name in fields for metric in _METRICS]
-        with _translate("limits.reset"):
+        with translate_errors("limits.reset"):
             async with self._conn.client.pipeline(transaction=True) as pipe:
                 for name in ("tokens", "cost", "unpriced"):
                     pipe.hdel(self._day_key(now, name), *fields)
