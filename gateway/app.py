@@ -43,6 +43,7 @@ from gateway.intake.decide import Intake, IntakeDecision
 from gateway.intake.journals import MAX_TAKEOVERS, DuplicateDelivery, Journal, JournalBacklog, SharedJournal
 from gateway.intake.queueing import BusyMode, Job, SessionLanes
 from gateway.intake.routing import Route
+from gateway.limits import SpendGate
 from gateway.ops.events import DeadLettered, EventBus, MessageAccepted, TaskDied
 from gateway.ops.health import AdapterWatch, Readiness, StoreHealth
 from gateway.ops.logs import kept
@@ -122,6 +123,7 @@ class GatewayParts:
     mcp: McpHub | None = None
     windows: ModelWindows | None = None  # learned model windows and the model answering now
     deadletters: DeadLetterBox = field(default_factory=lambda: DeadLetterBox(None))
+    limits: SpendGate | None = None  # spend and rate limits (`/usage`, the admin API and `chorus limits` read them)
 
 
 class Gateway:

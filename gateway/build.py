@@ -63,6 +63,7 @@ from gateway.intake.journal import InboundJournal
 from gateway.intake.journals import Journal, JournalCheckedDeduplicator, SharedJournal
 from gateway.intake.poller import LeasedAdapter
 from gateway.intake.routing import Route
+from gateway.limits import build_spend_gate
 from gateway.ops.events import EventBus
 from gateway.platforms.web_login import resolve_web_login
 from gateway.sessions.agents import AgentFactory, AgentPool
@@ -377,12 +378,14 @@ def build_gateway(
     model_engine: Callable[[ModelChoice], ContextEngine] | None = None,
     mcp: McpHub | None = None,
     windows: ModelWindows | None = None,
+    limits_clock: Callable[[], float] | None = None,
 ) -> Gateway:
     """A `Gateway` for `config`; keyword arguments replace parts (tests, benchmarks).
 
     `model_engine` builds the engine of a chat that switched to another model (default: the
     built-in engine sized for that model's window). `windows` is shared by the model chain and the
     engines (pass the one the `engine` factory reads; `Operations.windows` under `chorus run`).
+    `limits_clock` is the spend limits' clock (default: `gateway.config.limits_clock()`).
     """
     home = config.home_dir
     bus = bus or EventBus()
@@ -434,6 +437,7 @@ def build_gateway(
         lock_ttl=config.gateway.lease_seconds,
     )
     transcriber = build_transcriber(config)
+    limits = build_spend_gate(config, policy=policy, bus=bus, clock=limits_clock)
     runner = TurnRunner(
         sessions=sessions, delivery=delivery, journal=journal,
         settings=turn_settings(config, missing=missing, admins=admins),
@@ -443,6 +447,7 @@ def build_gateway(
         media=media_reader(config, adapters, transcriber),
         chats=chats,
         store_writes=StoreWrites(store.location),
+        limits=limits,
     )
     gw = config.gateway
     dedup = JournalCheckedDeduplicator(coord.dedup, journal) if isinstance(journal, SharedJournal) else coord.dedup
@@ -462,12 +467,15 @@ def build_gateway(
     closers: tuple[Callable[[], Awaitable[None]], ...] = (
         client.close, clients.close, memory_tool.close, *((transcriber.close,) if transcriber is not None else ()),
     )
-    commands = ChatCommands(sessions=sessions, store=store, chats=chats, policy=policy, current_model=chat_models.current)
+    commands = ChatCommands(
+        sessions=sessions, store=store, chats=chats, policy=policy, current_model=chat_models.current, limits=limits,
+    )
     return Gateway(GatewayParts(
         coordinator=coord, store=store, adapters=adapters, agents=agents, sessions=sessions, bus=bus, runner=runner,
         delivery=delivery, intake=intake, journal=journal, outbox=outbox, busy_mode=gw.busy_input_mode,
         shutdown_grace=gw.shutdown_grace_seconds, notes_text=notes_text, on_shutdown=on_shutdown, closers=closers,
-        policy=policy, chats=chats, chat_commands=commands, pairing=pairing, resources=(hub,) if len(hub) else (),
+        policy=policy, chats=chats, chat_commands=commands, pairing=pairing,
+        resources=(limits, hub) if len(hub) else (limits,), limits=limits,
         mcp=hub, windows=windows, deadletters=deadletters, notes=notes,
     ))
 

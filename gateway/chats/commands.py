@@ -4,7 +4,8 @@ Owns `ChatCommands`. `/model` shows the chat's model and the choices
 (`model.name`, `model.allowed`, the fallbacks) or switches it: the choice is
 persisted in the `ChatStore` and the session's agent is rebuilt on the new
 model (history and frozen prompt kept; the compressor and hygiene follow the
-new window). `/usage` shows this session's and the chat's all-time tokens.
+new window). `/usage` shows this session's and the chat's all-time tokens, and what is left of
+each spend limit on the sender and the chat.
 `/undo` removes the last exchange (the last real user message and everything
 after it) from the session and the store; it is refused while a turn runs.
 `admin_refusal` decides whether a group member may run an admin command.
@@ -23,6 +24,7 @@ from gateway.chats.policy import ChatPolicy
 from gateway.chats.store import ChatStore
 from gateway.intake.commands import ADMIN_COMMANDS, ADMIN_ONLY_TEXT, Command
 from gateway.intake.routing import Route
+from gateway.limits import SpendGate
 from gateway.sessions.service import SessionService
 from gateway.sessions.turns import session_usage
 
@@ -69,6 +71,7 @@ class ChatCommands:
         chats: the per-chat settings store.
         policy: the running config's view of chats.
         current_model: the model a chat uses now (its stored choice, else config).
+        limits: the spend limits `/usage` shows what is left of (None: not shown).
     """
 
     def __init__(
@@ -79,6 +82,7 @@ class ChatCommands:
         chats: ChatStore,
         policy: ChatPolicy,
         current_model: Callable[[str], str],
+        limits: SpendGate | None = None,
     ) -> None:
         self._sessions = sessions
         self._agents = sessions.agents
@@ -86,6 +90,7 @@ class ChatCommands:
         self._chats = chats
         self._policy = policy
         self._current_model = current_model
+        self._limits = limits
 
     async def run(self, command: Command, ctx: CommandContext) -> str:
         if command.name == "model":
@@ -117,11 +122,13 @@ class ChatCommands:
             agent = await self._agents.get(ctx.route)
         session = session_usage(agent)
         record = await asyncio.to_thread(self._chats.get, ctx.route.chat_scope)
+        left = await self._limits.usage(ctx.message, ctx.route) if self._limits is not None else []
         return "\n".join([
             f"this conversation: {session.total:,} tokens ({session.prompt_tokens:,} prompt, "
             f"{session.completion_tokens:,} completion, {session.requests} request(s))",
             f"this chat, all time: {record.usage.total:,} tokens ({record.usage.prompt_tokens:,} prompt, "
             f"{record.usage.completion_tokens:,} completion, {record.usage.requests} request(s))",
+            *left,
         ])
 
     async def undo(self, ctx: CommandContext) -> str:

@@ -88,9 +88,26 @@ class TaskDied:
     error: str
 
 
+@dataclass(frozen=True, slots=True)
+class LimitHit:
+    """A message refused by a spend or rate limit (`gateway/limits/`); no model call was made."""
+
+    scope: str  # user | chat | global
+    limit: str  # the config key: per_user.messages_per_minute, global.cost_per_day, …
+
+
+@dataclass(frozen=True, slots=True)
+class Spent:
+    """One model call's tokens (and cost in the units of `pricing`; None: the model has no price)."""
+
+    model: str
+    tokens: int
+    cost: float | None
+
+
 GatewayEvent: TypeAlias = (
     MessageAccepted | TurnFinished | TurnFailed | HygieneRan | AgentBuilt | AgentEvicted | ConfigChanged | ToolCallOutcome
-    | DeadLettered | TaskDied | ModelFailover
+    | DeadLettered | TaskDied | ModelFailover | LimitHit | Spent
 )
 Subscriber: TypeAlias = Callable[[GatewayEvent], None]
 

@@ -43,6 +43,9 @@ class Metrics:
         self.chat_tokens = Gauge(
             "chorus_chat_tokens", "All-time LLM tokens of every chat, by platform", ["platform", "direction"], registry=r
         )
+        # Model names are bounded: model.name, model.allowed and the fallbacks.
+        self.spend = Counter("chorus_spend", "Cost of model calls in the units of pricing", ["model"], registry=r)
+        self.limit_hits = Counter("chorus_limit_hits", "Messages refused by a limit", ["scope"], registry=r)
         self.live_agents = Gauge("chorus_live_agents", "Session agents live in this process", registry=r)
         # Tool names are bounded: the tools the configured MCP servers list.
         self.tool_calls = Counter("chorus_tool_calls", "MCP tool calls by outcome", ["tool", "outcome"], registry=r)

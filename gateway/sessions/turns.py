@@ -40,6 +40,7 @@ from gateway.delivery.outbound import Delivery, StreamPreview, typing_while
 from gateway.delivery.tool_progress import ProgressMode, ToolProgress
 from gateway.intake.journals import Journal, SharedJournal
 from gateway.intake.queueing import Job
+from gateway.limits import SpendGate, Tally, hit_text
 from gateway.ops.events import EventBus, HygieneRan, TurnFailed, TurnFinished
 from gateway.ops.logs import bind_message_context, kept
 from gateway.sessions.hygiene import check_hygiene
@@ -162,6 +163,8 @@ class TurnRunner:
         media: reads attachments into the user message (None: they are described in one line).
         chats: the per-chat store the usage of each turn is added to (None: not kept).
         store_writes: the store's write health, which this runner reports to (read by /readyz and the metrics).
+        limits: the spend and rate limits: checked once before a turn's model call, and every model call
+            of a job charged (None: no limits, nothing counted).
     """
 
     def __init__(
@@ -177,6 +180,7 @@ class TurnRunner:
         media: MediaReader | None = None,
         chats: ChatStore | None = None,
         store_writes: StoreWrites | None = None,
+        limits: SpendGate | None = None,
     ) -> None:
         self._sessions = sessions
         self.store_writes = store_writes or StoreWrites("the session store")
@@ -189,6 +193,7 @@ class TurnRunner:
         self._memory = memory
         self._media = media
         self._chats = chats
+        self._limits = limits
         self._syncs: set[asyncio.Task[bool]] = set()
         self._journal_done: set[str] = set()  # entries already removed by `_deliver` (saves a failing unlink)
         self.turns_run = 0
@@ -217,21 +222,8 @@ class TurnRunner:
         bind_message_context(platform=job.message.platform, chat_id=job.message.chat_id, session_key=job.route.key)
         waiting_since = time.monotonic()
         try:
-            async with self._sessions.session(job.route) as held:
-                lock_wait = time.monotonic() - waiting_since
-                bind_contextvars(lock_wait_ms=round(lock_wait * 1000, 2))
-                agent = held.agent
-                if job.kind == "record":
-                    await self._record(job, agent)
-                elif job.kind == "compress" and job.command is not None and job.command.name == "retry":
-                    await self._turn(job, agent, retry=True, lock_wait=lock_wait)
-                elif job.kind == "compress":
-                    await self._compress(job, agent)
-                else:
-                    await self._turn(job, agent, lock_wait=lock_wait)
-                if held.held.lost:
-                    # Renewal failed (e.g. a long Redis outage): another process may have run this session.
-                    log.warning("turn.lock_lost", kind=job.kind)
+            with self._metered(job) as tally:
+                await self._run_held(job, tally, waiting_since)
             if not self.store_writes.ok:
                 self.store_writes.succeeded()
         except asyncio.CancelledError:
@@ -261,6 +253,40 @@ class TurnRunner:
         else:
             self._finish_journal(job)
         return None
+
+    def _metered(self, job: Job) -> contextlib.AbstractContextManager[Tally | None]:
+        """Every model call of the job (and of the review it starts) charged to its sender and chat."""
+        return self._limits.metered(job.message, job.route) if self._limits is not None else contextlib.nullcontext()
+
+    async def _run_held(self, job: Job, tally: Tally | None, waiting_since: float) -> None:
+        async with self._sessions.session(job.route) as held:
+            lock_wait = time.monotonic() - waiting_since
+            bind_contextvars(lock_wait_ms=round(lock_wait * 1000, 2))
+            agent = held.agent
+            if job.kind == "record":
+                await self._record(job, agent)
+            elif job.kind == "compress" and job.command is not None and job.command.name == "retry":
+                await self._turn(job, agent, retry=True, lock_wait=lock_wait, tally=tally)
+            elif job.kind == "compress":
+                await self._compress(job, agent)
+            else:
+                await self._turn(job, agent, lock_wait=lock_wait, tally=tally)
+            if held.held.lost:
+                # Renewal failed (e.g. a long Redis outage): another process may have run this session.
+                log.warning("turn.lock_lost", kind=job.kind)
+
+    async def _refused(self, job: Job, agent: SessionAgent, *, retry: bool) -> bool:
+        """The one limit check of a turn, before any model call; True: refused (the message kept as context)."""
+        if self._limits is None:
+            return False
+        hit = await self._limits.admit(job.message, job.route)
+        if hit is None:
+            return False
+        if not retry:
+            await self._record(job, agent)
+        if hit.first:  # once per window: later refusals in it are silent
+            await self._deliver(job, hit_text(hit))
+        return True
 
     def _finish_journal(self, job: Job) -> None:
         if job.journal_entry is not None:
@@ -401,8 +427,13 @@ class TurnRunner:
             return read, False
         return user_line(job), False
 
-    async def _turn(self, job: Job, agent: SessionAgent, *, retry: bool = False, lock_wait: float | None = None) -> None:
+    async def _turn(
+        self, job: Job, agent: SessionAgent, *, retry: bool = False, lock_wait: float | None = None,
+        tally: Tally | None = None,
+    ) -> None:
         started = time.monotonic()
+        if await self._refused(job, agent, retry=retry):
+            return
         draft = await self._taken_over_draft(job)
         prepared = await self._turn_message(job, agent, retry=retry, draft=draft)
         if prepared is None:
@@ -437,7 +468,11 @@ class TurnRunner:
             await self._delivery.send_text(job.route.target, result.notice)
         if preview is not None:
             await preview.settle()
-        delivered = await self._deliver(job, result.reply, draft=preview.draft if preview else draft)
+        reply = result.reply
+        footer = tally.footer(self._limits.footer_mode()) if tally is not None and self._limits is not None else None
+        if footer is not None and reply.strip():
+            reply = f"{reply}\n\n{footer}"
+        delivered = await self._deliver(job, reply, draft=preview.draft if preview else draft)
         self.turns_run += 1
         if kept("turn.finished"):
             self._log_finished(job, agent, result, hygiene, started=started, delivered=delivered)
