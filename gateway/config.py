@@ -161,6 +161,18 @@ class ToolProgressSettings(Section):
     groups: ToolProgressMode = "off"
 
 
+class ApprovalSettings(Section):
+    """Tools that run only after a person says yes (`tools.approval`, or per chat `chats."…".approval`)."""
+
+    required: list[str] = Field(default_factory=list)  # tool names or globs, e.g. "tickets__*"
+    approvers: Literal["requester", "admins", "requester_or_admins"] = "requester"
+    timeout_seconds: float = Field(default=300.0, gt=0, le=86_400)
+
+
+class ToolsSettings(Section):
+    approval: ApprovalSettings = ApprovalSettings()
+
+
 class ChatSettings(Section):
     """Per-chat overrides, keyed PLATFORM:CHAT_ID exactly as the CLI scopes chats."""
 
@@ -168,6 +180,7 @@ class ChatSettings(Section):
     model: str | None = None
     require_mention: bool | None = None
     tools: list[str] | None = None  # allowlist of MCP server or tool names; None -> the default set
+    approval: ApprovalSettings | None = None  # replaces tools.approval for this chat
 
 
 class StoreSettings(Section):
@@ -203,6 +216,7 @@ class ChorusConfig(Section):
     chats: dict[str, ChatSettings] = Field(default_factory=dict)
     mcp: McpSettings = McpSettings()
     tool_progress: ToolProgressSettings = ToolProgressSettings()
+    tools: ToolsSettings = ToolsSettings()
     store: StoreSettings = StoreSettings()
     # Dotted key -> the `${NAME}` variables its value was read from, so an empty required value can name them.
     _env_refs: dict[str, tuple[str, ...]] = PrivateAttr(default_factory=dict)
