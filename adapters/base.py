@@ -8,6 +8,7 @@ delete within the platform's limits.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, TypeAlias, runtime_checkable
 
@@ -84,6 +85,9 @@ class InboundMessage:
     reply_to_message_id: str | None = None
     attachments: tuple[Attachment, ...] = ()
     delivery_id: str = ""
+    # A button press: the adapter's handle for answering the presser alone (a Telegram callback query id,
+    # a Discord interaction id); the message's text is the pressed button's command. None: typed.
+    interaction: str | None = None
     kind: Literal["inbound"] = field(default="inbound")
 
     @property
@@ -166,6 +170,30 @@ class Reactions(Protocol):
 
         Raises:
             AdapterError: the platform refused.
+        """
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """A button under a message: its label, and the command a press sends back as the presser's own message."""
+
+    label: str
+    command: str
+
+
+@runtime_checkable
+class ChoiceSender(Protocol):
+    """An adapter that can put buttons under a message (Telegram inline keyboards, Discord components,
+    Slack Block Kit). A press arrives as an `InboundMessage` from the presser whose text is the choice's
+    command and whose `interaction` is set, so it passes the same allowlist as anything typed."""
+
+    async def send_choices(self, target: ChatTarget, text: str, choices: Sequence[Choice]) -> list[SentMessage]: ...
+
+    async def answer_privately(self, message: InboundMessage, text: str) -> bool:
+        """Answer a press (`message.interaction`) so only the presser sees `text` ("" only acknowledges it).
+
+        Returns False when the platform could not (the press expired): the caller may answer in the chat.
         """
         ...
 

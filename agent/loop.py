@@ -379,6 +379,10 @@ class ConversationLoop:
         if tool is None:
             text = refused(f"unknown tool {call.name!r}; available: {', '.join(sorted(self._tools)) or 'none'}")
             return tool_result(call.id, text, name=call.name)
+        if context.gate is not None:
+            refusal = await context.gate.admit(call)
+            if refusal is not None:
+                return tool_result(call.id, refusal, name=call.name)
         try:
             text = await tool(parse_arguments(call), context)
         except Exception as exc:  # noqa: BLE001 - a tool failure is reported to the model, never raised

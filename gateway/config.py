@@ -256,6 +256,16 @@ class Price(Section):
 
     input: float = Field(ge=0)
     output: float = Field(ge=0)
+class ApprovalSettings(Section):
+    """Tools that run only after a person says yes (`tools.approval`, or per chat `chats."…".approval`)."""
+
+    required: list[str] = Field(default_factory=list)  # tool names or globs, e.g. "tickets__*"
+    approvers: Literal["requester", "admins", "requester_or_admins"] = "requester"
+    timeout_seconds: float = Field(default=300.0, gt=0, le=86_400)
+
+
+class ToolsSettings(Section):
+    approval: ApprovalSettings = ApprovalSettings()
 
 
 class ChatSettings(Section):
@@ -266,6 +276,7 @@ class ChatSettings(Section):
     require_mention: bool | None = None
     tools: list[str] | None = None  # allowlist of MCP server or tool names; None -> the default set
     limits: ChatLimits = ChatLimits()
+    approval: ApprovalSettings | None = None  # replaces tools.approval for this chat
 
 
 class StoreSettings(Section):
@@ -301,6 +312,7 @@ class ChorusConfig(Section):
     chats: dict[str, ChatSettings] = Field(default_factory=dict)
     mcp: McpSettings = McpSettings()
     tool_progress: ToolProgressSettings = ToolProgressSettings()
+    tools: ToolsSettings = ToolsSettings()
     store: StoreSettings = StoreSettings()
     limits: LimitsSettings = LimitsSettings()
     pricing: dict[str, Price] = Field(default_factory=dict)

@@ -30,6 +30,7 @@ import asyncio
 import contextlib
 import math
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import discord
@@ -43,6 +44,7 @@ from adapters.base import (
     AttachmentTooLarge,
     BotCommand,
     ChatTarget,
+    Choice,
     InboundMessage,
     Liveness,
     PlatformLimits,
@@ -56,7 +58,7 @@ from adapters.liveness import LivenessClock
 from adapters.text import split_text
 
 from ._client import ChorusClient, run_gateway
-from ._commands import interaction_inbound, interaction_text, menu_payload
+from ._commands import choices_view, interaction_inbound, interaction_text, menu_payload, press_text
 from ._endpoints import PLATFORM, Endpoints, Lease, pointed_at
 from ._errors import translate
 from ._events import classify
@@ -68,6 +70,7 @@ log = structlog.get_logger(__name__)
 DISCORD_MESSAGE_CHARS = 2_000
 SENT_MEMORY = 4_096
 PARENT_CACHE_SIZE = 1_024
+PRESS_CACHE_SIZE = 256  # button presses kept to answer privately (Discord's interaction tokens last 15 minutes)
 STOP_TIMEOUT = 5.0
 DISCONNECTED_LIMIT = 30.0  # seconds without a connection before the adapter reports itself down
 
@@ -145,6 +148,7 @@ class DiscordAdapter:
         self._commands = commands
         self._sent = RecentKeys(SENT_MEMORY)
         self._parents: OrderedDict[int, str | None] = OrderedDict()
+        self._presses: OrderedDict[str, discord.Interaction] = OrderedDict()
         self._running: _Running | None = None
         self._liveness = LivenessClock(DISCONNECTED_LIMIT)
 
@@ -248,6 +252,10 @@ class DiscordAdapter:
 
     async def _on_interaction(self, interaction: discord.Interaction) -> None:
         running = self._running
+        pressed = press_text(interaction)
+        if running is not None and pressed is not None:
+            await self._on_press(running, interaction, pressed)
+            return
         text = interaction_text(interaction)
         if running is None or text is None:
             return
@@ -259,6 +267,43 @@ class DiscordAdapter:
             log.warning("discord.interaction_not_acknowledged", error=type(exc).__name__)
         async with running.order:
             await running.queue.put(interaction_inbound(interaction, text, parent_id=parent_id))
+
+    async def _on_press(self, running: _Running, interaction: discord.Interaction, text: str) -> None:
+        """A button press: acknowledged at once (no visible answer), kept to answer the presser alone later."""
+        parent_id = await self._parent_of(running.client, interaction.channel) if interaction.channel else None
+        try:
+            await interaction.response.defer()  # within Discord's 3 s; the answer is a followup
+        except discord.DiscordException as exc:
+            log.warning("discord.interaction_not_acknowledged", error=type(exc).__name__)
+        self._presses[str(interaction.id)] = interaction
+        while len(self._presses) > PRESS_CACHE_SIZE:
+            self._presses.popitem(last=False)
+        async with running.order:
+            await running.queue.put(interaction_inbound(interaction, text, parent_id=parent_id, press=True))
+
+    async def send_choices(self, target: ChatTarget, text: str, choices: Sequence[Choice]) -> list[SentMessage]:
+        """Post `text` (cut at 2,000 characters) with a row of buttons under it."""
+        channel = self._channel(target, "send")
+        try:
+            message = await channel.send(text[:DISCORD_MESSAGE_CHARS], view=choices_view(choices))
+        except Exception as exc:
+            raise translate(exc, action="send") from exc
+        self._sent.add(str(message.id))
+        return [SentMessage(target=target, message_id=str(message.id))]
+
+    async def answer_privately(self, message: InboundMessage, text: str) -> bool:
+        """An ephemeral followup to the press only the presser sees ("" needs nothing: the press was acked)."""
+        interaction = self._presses.get(message.interaction or "")
+        if interaction is None:
+            return False
+        if not text:
+            return True
+        try:
+            await interaction.followup.send(text, ephemeral=True)
+        except discord.DiscordException as exc:
+            log.info("discord.followup_failed", error=type(exc).__name__)
+            return False
+        return True
 
     async def _on_message(self, message: discord.Message) -> None:
         running = self._running

@@ -45,6 +45,7 @@ from adapters.base import (
     Attachment,
     BotCommand,
     ChatTarget,
+    Choice,
     InboundMessage,
     Liveness,
     PlatformLimits,
@@ -56,6 +57,7 @@ from adapters.fetch import FileFetcher
 from adapters.liveness import LivenessClock
 from adapters.normalize import clean_line
 
+from ._actions import ACTION_PREFIX, MAX_TEXT_CHARS, action_inbound, choice_blocks
 from ._api import build_client, translate
 from ._commands import command_inbound
 from ._events import PLATFORM, classify
@@ -203,6 +205,7 @@ class SlackAdapter:
         app.event(re.compile(".*"))(_ignore_event)
         for command in self._commands:  # only those declared in the Slack app's configuration arrive
             app.command(f"/{command.name}")(self._on_command)
+        app.action(re.compile(f"^{ACTION_PREFIX}"))(self._on_action)
         # Set before connecting: Socket Mode may deliver (and ack) an envelope before connect returns.
         self._liveness.restart()
         self._running = running
@@ -284,6 +287,36 @@ class SlackAdapter:
             return
         await running.queue.put(message)
         log.info("slack.command.received", chat_id=message.chat_id, command=message.text.split(" ", 1)[0])
+
+    async def _on_action(self, ack: Callable[[], Awaitable[None]], body: dict[str, Any]) -> None:
+        await ack()  # within Slack's 3 s; the answer is an ephemeral message or a post in the channel
+        running = self._running
+        message = action_inbound(body)
+        if running is None or message is None:
+            return
+        await running.queue.put(_with_name(message, await self._user_name(message.user_id)))
+        log.info("slack.action.received", chat_id=message.chat_id, command=message.text.split(" ", 1)[0])
+
+    async def send_choices(self, target: ChatTarget, text: str, choices: Sequence[Choice]) -> list[SentMessage]:
+        """Post `text` with Block Kit buttons (the text is plain: it may quote arbitrary tool arguments)."""
+        try:
+            response = await self._client.chat_postMessage(channel=target.chat_id, text=text[:MAX_TEXT_CHARS],
+                                                           blocks=choice_blocks(text, choices), thread_ts=target.thread_id)
+        except Exception as exc:
+            raise translate(exc, method="chat.postMessage") from exc
+        return [SentMessage(target=target, message_id=str(response["ts"]))]
+
+    async def answer_privately(self, message: InboundMessage, text: str) -> bool:
+        """chat.postEphemeral to the clicker alone ("" needs nothing: the click was acked already)."""
+        if not text:
+            return True
+        try:
+            await self._client.chat_postEphemeral(channel=message.chat_id, user=message.user_id, text=text,
+                                                  thread_ts=message.thread_id)
+        except Exception as exc:  # noqa: BLE001 - the caller answers in the channel instead
+            log.info("slack.ephemeral.failed", error=str(translate(exc, method="chat.postEphemeral")))
+            return False
+        return True
 
     async def _user_name(self, user_id: str) -> str:
         """Display name from users.info, cached; the user id when Slack cannot tell."""

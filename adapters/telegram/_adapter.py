@@ -7,7 +7,7 @@ aiohttp route after `setWebhook` with a secret), the inbound pump, and
 started `Bot`; the edit throttle outlives restarts. Knows nothing of agents, sessions or configuration files: it is given plain
 values and turns updates into `InboundMessage`s on the queue it is started with.
 
-Only `message` updates are requested (`ALLOWED_UPDATES`): an edited message
+Only `message` and `callback_query` (button presses) updates are requested (`ALLOWED_UPDATES`): an edited message
 has no place in `InboundMessage` and re-answering it would duplicate a turn.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ import asyncio
 import functools
 import ssl
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -34,6 +34,7 @@ from adapters.base import (
     Attachment,
     BotCommand,
     ChatTarget,
+    Choice,
     InboundMessage,
     Liveness,
     PlatformLimits,
@@ -50,10 +51,11 @@ from adapters.telegram._inbound import PLATFORM, BotIdentity, to_inbound
 from adapters.telegram._media import AlbumBuffer, download, file_policy
 from adapters.telegram._outbound import MAX_MESSAGE_CHARS, TelegramOutbound
 from adapters.telegram._polling import PollingRequest
+from adapters.telegram._presses import choices_markup, press_to_inbound
 from adapters.telegram._throttle import EditThrottle
 from adapters.telegram._webhook import WebhookOptions, webhook_routes
 
-ALLOWED_UPDATES = ("message",)
+ALLOWED_UPDATES = ("message", "callback_query")
 POLL_TIMEOUT = 10.0  # seconds a getUpdates long poll waits for an update (a hang is noticed after this + grace)
 HANG_GRACE = 5.0
 DEFAULT_API_ROOT = "https://api.telegram.org"
@@ -320,7 +322,10 @@ class TelegramAdapter:
     async def _deliver(self, update: Update, running: _Running) -> InboundMessage | None:
         """Queue the update's message; returns it (None: ignored, unreadable, or held for its album)."""
         try:
-            decision = to_inbound(update, running.identity, max_photo_bytes=self._max_attachment_bytes)
+            if update.callback_query is not None:
+                decision = press_to_inbound(update)
+            else:
+                decision = to_inbound(update, running.identity, max_photo_bytes=self._max_attachment_bytes)
         except Exception as exc:  # noqa: BLE001 - one unreadable update must not stop the stream
             log.warning("telegram.update.unreadable", update_id=update.update_id, error=repr(exc))
             return None
@@ -386,6 +391,22 @@ class TelegramAdapter:
             AdapterError: Telegram refused (with `retry_after` when rate limited past the cap).
         """
         return await self._outbound("send", target).send(target, text, reply_to=reply_to)
+
+    async def send_choices(self, target: ChatTarget, text: str, choices: Sequence[Choice]) -> list[SentMessage]:
+        """Send plain `text` with one row of inline-keyboard buttons under it (a press comes back as a message)."""
+        return await self._outbound("send", target).send_choices(target, text, choices_markup(choices))
+
+    async def answer_privately(self, message: InboundMessage, text: str) -> bool:
+        """answerCallbackQuery: `text` shown to the presser alone (an alert), or just the spinner stopped."""
+        running = self._running
+        if running is None or message.interaction is None:
+            return False
+        try:
+            await self._call("answerCallbackQuery", lambda: running.bot.answer_callback_query(
+                message.interaction or "", text=text or None, show_alert=bool(text)))
+        except AdapterError:
+            return False  # the press expired (Telegram allows about 15 minutes): the gateway answers in the chat
+        return True
 
     async def edit(self, sent: SentMessage, text: str) -> None:
         """Replace a sent message's text; throttled per chat, superseded edits skipped, "not modified" ignored.

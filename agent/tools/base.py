@@ -10,7 +10,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from agent.messages import ToolSchema
+from agent.messages import ToolCall, ToolSchema
+
+
+class ToolGate(Protocol):
+    """Asked before each tool call of a turn: None lets it run; a text is the call's result instead (not approved)."""
+
+    async def admit(self, call: ToolCall) -> str | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +32,7 @@ class ToolContext:
     session_id: str
     user_id: str | None = None
     untrusted: str | None = None
+    gate: ToolGate | None = None  # the turn's approval check (tools.approval), set by the gateway
 
 
 class Tool(Protocol):

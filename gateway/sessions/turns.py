@@ -31,6 +31,7 @@ from agent.model_retry import retry_notice
 from agent.session import SessionAgent
 from agent.tools.base import ToolContext
 from chorus_errors import ModelAuthError, ModelError, ModelNotConfigured, ModelUnavailable, RateLimited
+from gateway.approvals import ApprovalGate, Approvals, Asker
 from gateway.chats.provenance import writer_standing
 from gateway.chats.store import ChatStore, Usage
 from gateway.coord.base import OutboundItem
@@ -181,9 +182,11 @@ class TurnRunner:
         chats: ChatStore | None = None,
         store_writes: StoreWrites | None = None,
         limits: SpendGate | None = None,
+        approvals: Approvals | None = None,
     ) -> None:
         self._sessions = sessions
         self.store_writes = store_writes or StoreWrites("the session store")
+        self._approvals = approvals
         self._bus = bus or EventBus()
         self._delivery = delivery
         self._journal = journal
@@ -448,7 +451,7 @@ class TurnRunner:
         streams = adapter is not None and adapter.limits.supports_edit
         preview = StreamPreview(self._delivery, job.route.target, draft=draft, on_draft=self._draft_noter(job)) if streams else None
         context = ToolContext(chat_id=job.route.chat_scope, session_id=agent.session_id, user_id=job.message.user_id,
-                              untrusted=writer_standing(job.message, self.settings.admins))
+                              untrusted=writer_standing(job.message, self.settings.admins), gate=self._gate(job))
         mode = self.settings.tool_progress_dms if job.route.kind == "dm" else self.settings.tool_progress_groups
         progress = ToolProgress(_Notices(self._delivery, job), mode=mode) if mode != "off" else None
         async with typing_while(adapter, job.route.target):
@@ -490,6 +493,14 @@ class TurnRunner:
             )
             self._syncs.add(sync)
             sync.add_done_callback(self._syncs.discard)
+
+    def _gate(self, job: Job) -> ApprovalGate | None:
+        """The turn's approval gate (None: no tool needs a person's yes in this chat)."""
+        if self._approvals is None:
+            return None
+        message = job.message
+        return self._approvals.gate(Asker(session_key=job.route.key, chat_scope=job.route.chat_scope,
+                                          target=job.route.target, user_id=message.user_id, user_name=message.user_name))
 
     @staticmethod
     def _log_finished(job: Job, agent: SessionAgent, result: TurnResult, hygiene: CompressionResult | None, *,

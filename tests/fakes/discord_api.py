@@ -160,6 +160,7 @@ class FakeDiscord:
         self.port = 0
         self.commands: list[Json] = []  # the slash-command menu last PUT by the bot
         self.interaction_replies: list[Json] = []
+        self.interaction_followups: list[Json] = []
         self.cdn: dict[str, bytes] = {}  # path under /attachments/ -> bytes, served like Discord's CDN
         self._heartbeat_ms = heartbeat_interval_ms
         self._sessions: dict[str, Session] = {}
@@ -179,6 +180,7 @@ class FakeDiscord:
              self._put_commands),
             ("POST", "/interactions/{interaction_id}/{token}/callback", re.compile(r"/interactions/(\d+)/([^/]+)/callback"),
              self._interaction_callback),
+            ("POST", "/webhooks/{application_id}/{token}", re.compile(r"/webhooks/(\d+)/([^/?]+)"), self._followup),
         ]
 
     @property
@@ -334,6 +336,23 @@ class FakeDiscord:
         return _json({"interaction": {"id": interaction_id, "type": 2, "response_message_loading": False,
                                       "response_message_ephemeral": True}})
 
+    async def _followup(self, body: Json | None, application_id: str, token: str) -> web.Response:
+        """A followup message to an acknowledged interaction (ephemeral when flags has 64)."""
+        self.interaction_followups.append(body or {})
+        await self._record()
+        return _json({"id": self.new_id(), "channel_id": GENERAL_ID, "content": (body or {}).get("content", ""),
+                      "author": BOT_USER, "timestamp": iso_now(), "type": 0, "flags": (body or {}).get("flags", 0),
+                      "attachments": [], "embeds": [], "mentions": [], "mention_roles": [], "pinned": False,
+                      "mention_everyone": False, "tts": False, "edited_timestamp": None})
+
+    def button_press(self, custom_id: str, *, message_id: str, channel_id: str = GENERAL_ID,
+                     author: Json | None = None) -> Json:
+        """An INTERACTION_CREATE payload for a press on the button `custom_id` under message `message_id`."""
+        payload = self.slash_command("unused", channel_id=channel_id, author=author)
+        message = self.posted.get(message_id) or {"id": message_id, "channel_id": channel_id}
+        return {**payload, "type": 3, "message": message,
+                "data": {"custom_id": custom_id, "component_type": 2}}
+
     async def _cdn(self, request: web.Request) -> web.Response:
         data = self.cdn.get(request.match_info["path"])
         if data is None:
@@ -361,8 +380,8 @@ class FakeDiscord:
             if queued:
                 failure = queued.pop(0)
                 return _json(failure.body, failure.status, failure.headers)
-            # Interaction callbacks are authorised by the token in their path, not the bot token.
-            if not route.startswith("POST /interactions/") and request.headers.get("Authorization") != f"Bot {TOKEN}":
+            # Interaction callbacks and followups are authorised by the token in their path, not the bot token.
+            if not route.startswith(("POST /interactions/", "POST /webhooks/")) and request.headers.get("Authorization") != f"Bot {TOKEN}":
                 return _json({"message": "401: Unauthorized", "code": 0}, 401)
             return await handler(body, *match.groups())
         await self._record(RestCall(request.method, "unknown", path, body, request.headers.get("Authorization"), time.monotonic()))

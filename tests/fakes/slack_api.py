@@ -214,6 +214,8 @@ class FakeSlack:
             if params.get("thread_ts"):
                 message["thread_ts"] = params["thread_ts"]
             return {"ok": True, "channel": params.get("channel"), "ts": ts, "message": message}
+        if method == "chat.postEphemeral":
+            return {"ok": True, "message_ts": f"{1_700_000_000 + next(self._ts)}.000200"}
         if method == "chat.update":
             return {"ok": True, "channel": params.get("channel"), "ts": params.get("ts"), "text": params.get("text")}
         if method == "chat.delete":

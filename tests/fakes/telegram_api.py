@@ -362,6 +362,9 @@ class FakeTelegram:
     async def _api_setWebhook(self, params: dict[str, Any]) -> Any:
         return True
 
+    async def _api_answerCallbackQuery(self, params: dict[str, Any]) -> Any:
+        return True
+
     async def _api_sendChatAction(self, params: dict[str, Any]) -> Any:
         return True
 

@@ -33,10 +33,10 @@ async def test_private_message_is_a_dm(
     assert (got.thread_id, got.mentions_bot, got.replies_to_bot) == (None, False, False)
 
 
-async def test_polling_requests_only_message_updates(fake: FakeTelegram, polling: TelegramAdapter) -> None:
-    """getUpdates asks for exactly the update types the adapter handles."""
+async def test_polling_requests_only_the_updates_it_handles(fake: FakeTelegram, polling: TelegramAdapter) -> None:
+    """getUpdates asks for exactly the update types the adapter handles (messages and button presses)."""
     calls = await fake.wait_for_calls("getUpdates")
-    assert calls[0].params["allowed_updates"] == ["message"]
+    assert calls[0].params["allowed_updates"] == ["message", "callback_query"]
 
 
 async def test_group_message_without_mention(
