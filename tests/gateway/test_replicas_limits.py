@@ -20,7 +20,7 @@ from gateway.config import TEST_CLOCK_ENV
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.fakes.telegram_api import TOKEN, FakeTelegram, message, private_chat, user
 from tests.gateway.harness import ChatClient, chat
-from tests.gateway.replicas import admin_port, free_port, replica, replica_config
+from tests.gateway.replicas import admin_port, replica, replica_config, web_port
 
 NOON = datetime(2026, 12, 6, 12, 0, tzinfo=UTC).timestamp()
 MIDNIGHT = datetime(2026, 12, 7, 0, 0, tzinfo=UTC).timestamp()
@@ -93,11 +93,11 @@ async def test_a_per_user_limit_admits_exactly_n_of_a_burst_across_replicas(
     """N = 3 per minute, 5N messages from one person spread over both replicas: 3 answered, one line said."""
     n = 3
     fake_openai.responder = _reply
-    web = {name: {"web": {"enabled": True, "host": "127.0.0.1", "port": free_port()}} for name in "ab"}
+    web = {name: {"web": {"enabled": True, "host": "127.0.0.1", "port": 0}} for name in "ab"}
     configs = _configs(tmp_path, fake_openai, redis_url, redis_prefix, {"per_user": {"messages_per_minute": n}}, web)
     async with replica(configs["a"]) as lines_a, replica(configs["b"]) as lines_b:
         ports = [admin_port(lines_a), admin_port(lines_b)]
-        async with chat(web["a"]["web"]["port"], "burst") as tab_a, chat(web["b"]["web"]["port"], "burst") as tab_b:
+        async with chat(web_port(lines_a), "burst") as tab_a, chat(web_port(lines_b), "burst") as tab_b:
             await asyncio.gather(*((tab_a if i % 2 else tab_b).say(f"m{i}") for i in range(5 * n)))
             assert await _hits_reach(ports, 4 * n) == 4 * n
             clock.write_text(str(NOON + 61), encoding="utf-8")  # the window has passed: each lane's last job
@@ -118,11 +118,11 @@ async def test_tokens_per_day_stop_at_the_budget_and_reset_at_midnight(
 ) -> None:
     """105 tokens a turn, 300 a day: the fourth message is refused (on either replica) until midnight."""
     fake_openai.responder = _reply
-    web = {name: {"web": {"enabled": True, "host": "127.0.0.1", "port": free_port()}} for name in "ab"}
+    web = {name: {"web": {"enabled": True, "host": "127.0.0.1", "port": 0}} for name in "ab"}
     configs = _configs(tmp_path, fake_openai, redis_url, redis_prefix, {"per_user": {"tokens_per_day": 300}}, web)
     async with replica(configs["a"]) as lines_a, replica(configs["b"]) as lines_b:
         ports = [admin_port(lines_a), admin_port(lines_b)]
-        async with chat(web["a"]["web"]["port"], "daily") as tab_a, chat(web["b"]["web"]["port"], "daily") as tab_b:
+        async with chat(web_port(lines_a), "daily") as tab_a, chat(web_port(lines_b), "daily") as tab_b:
             for i, tab in enumerate((tab_a, tab_b, tab_a)):
                 await tab.say(f"t{i}")
                 assert await tab.replies(1, timeout=REPLY_TIMEOUT) == [f"re: t{i}"]
