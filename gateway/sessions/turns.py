@@ -1,4 +1,4 @@
-"""Running one session job: a turn, a context-only record, or a `/compress`, under the session lock.
+"""Running one session job: a turn, a context-only record, or a queued command, under the session lock.
 
 Owns `TurnRunner`. For a turn: hold the session lock (renewed) for the whole
 job, get the session's agent, run hygiene at most once (docs/design.md §2.3), run the
@@ -30,6 +30,9 @@ from agent.tools.base import ToolContext
 from chorus_errors import ModelAuthError, ModelError, ModelNotConfigured, ModelUnavailable, RateLimited
 from gateway.chats.provenance import writer_standing
 from gateway.chats.store import ChatStore, Usage
+from gateway.commands.calls import SessionCall
+from gateway.commands.spec import Command, Queued
+from gateway.commands.table import COMMANDS
 from gateway.coord.base import OutboundItem
 from gateway.coord.hold import LockBusy
 from gateway.delivery.notices import NoticeBoard
@@ -192,12 +195,10 @@ class TurnRunner:
                 agent = held.agent
                 if job.kind == "record":
                     await self._record(job, agent)
-                elif job.kind == "compress" and job.command is not None and job.command.name == "retry":
-                    await self._turn(job, agent, retry=True, lock_wait=lock_wait)
-                elif job.kind == "compress":
-                    await self._compress(job, agent)
+                elif job.kind == "command" and job.command is not None:
+                    await self._command(job, job.command, agent, lock_wait=lock_wait)
                 else:
-                    await self._turn(job, agent, lock_wait=lock_wait)
+                    await self.turn(job, agent, retry=False, lock_wait=lock_wait)
                 if held.held.lost:
                     # Renewal failed (e.g. a long Redis outage): another process may have run this session.
                     log.warning("turn.lock_lost", kind=job.kind)
@@ -347,7 +348,15 @@ class TurnRunner:
             return read, False
         return user_line(job), False
 
-    async def _turn(self, job: Job, agent: SessionAgent, *, retry: bool = False, lock_wait: float | None = None) -> None:
+    async def _command(self, job: Job, command: Command, agent: SessionAgent, *, lock_wait: float) -> None:
+        """A queued command (`/compress`, `/retry`): its spec's handler, with this runner as its `SessionJobs`."""
+        run = COMMANDS.spec(command).run
+        if not isinstance(run, Queued):  # decided at intake: immediate commands never join a lane
+            raise TypeError(f"/{command.name} is not a queued command")
+        await run.handler(SessionCall(command, job, agent, self, lock_wait))
+
+    async def turn(self, job: Job, agent: SessionAgent, *, retry: bool, lock_wait: float | None) -> None:
+        """Answer the job's message (or, `retry`, the user's last failed one) under the held session lock."""
         started = time.monotonic()
         draft = await self._taken_over_draft(job)
         prepared = await self._turn_message(job, agent, retry=retry, draft=draft)
@@ -482,13 +491,12 @@ class TurnRunner:
         result = await self._delivery.send_recorded(item_id, item)
         return result.sent
 
-    async def _compress(self, job: Job, agent: SessionAgent) -> None:
+    async def compress(self, job: Job, agent: SessionAgent) -> CompressionResult:
+        """Compress the session now (`/compress`: forced) and persist the result."""
         board = self._board(job, agent, progress=False)
-        result = await self._sessions.compress(job.route, agent, trigger="manual", force=True, on_event=board)
-        if result.changed:
-            text = f"context compressed: {result.tokens_before:,} → {result.tokens_after:,} tokens"
-        else:
-            text = f"nothing compressed ({result.reason or result.outcome})"
+        return await self._sessions.compress(job.route, agent, trigger="manual", force=True, on_event=board)
+
+    async def reply(self, job: Job, text: str) -> None:
         await self._deliver(job, text)
 
 
