@@ -27,17 +27,20 @@ from agent.memory import NotesStore
 from agent.model_windows import ModelWindows
 from agent.store import SessionStore
 from agent.tools.mcp import McpHub
-from gateway.chats.commands import ChatCommands, CommandContext, admin_refusal
 from gateway.chats.pairing import PairingStore
 from gateway.chats.policy import ChatPolicy
 from gateway.chats.store import ChatStore
+from gateway.commands.calls import CommandCall
+from gateway.commands.chat import ChatCommands
+from gateway.commands.host import LaneHost
+from gateway.commands.spec import Command, Immediate
+from gateway.commands.table import COMMANDS
 from gateway.coord import Coordinator
 from gateway.coord.base import Outbox
 from gateway.delivery.outbound import Delivery
 from gateway.delivery.outbox_file import JournaledOutbox
 from gateway.delivery.queued import QueuedNotices
 from gateway.intake.allowlist import REFUSAL_TEXT
-from gateway.intake.commands import HELP_TEXT, Command, StatusInfo, render_status
 from gateway.intake.deadletter import DeadLetterBox, Stage
 from gateway.intake.decide import Intake, IntakeDecision
 from gateway.intake.journals import MAX_TAKEOVERS, DuplicateDelivery, Journal, JournalBacklog, SharedJournal
@@ -49,7 +52,6 @@ from gateway.ops.health import AdapterWatch, Readiness, StoreHealth
 from gateway.ops.logs import kept
 from gateway.ops.supervise import Supervisor
 from gateway.sessions.agents import AgentPool
-from gateway.sessions.hygiene import estimate_history_tokens
 from gateway.sessions.service import SessionService
 from gateway.sessions.turns import TurnRunner
 
@@ -68,7 +70,6 @@ INTERRUPTED_TEXT = "stopping the previous reply to answer this one"
 CONSUME_BATCH = 256
 TAKEOVER_BATCH = 64  # entries of dead replicas taken over per round (the rest wait a round)
 PRUNE_EVERY = 600  # lease rounds between prunes of finished shared-journal rows
-NEW_TEXT = "Started a new conversation. My notes about this chat are kept; /memory shows them."
 
 
 class ShutdownErrors:
@@ -420,16 +421,8 @@ class Gateway:
             log.info("intake.accepted", platform=message.platform, verdict=decision.verdict,
                      message_id=message.message_id, resumed=resumed)
         self.parts.bus.publish(MessageAccepted(message.platform, decision.verdict))
-        command = decision.trigger.command if decision.trigger else None
-        refusal = admin_refusal(command, message, self.parts.policy) if command and self.parts.policy else None
-        if refusal is not None:
-            log.info("command.refused", command=command.name if command else None, reason="not an admin")
-            await self.parts.delivery.send_text(where.target, refusal)
-            if journal_entry is not None:
-                self.parts.journal.done(journal_entry)
-            return
-        if command is not None and command.immediate:
-            self._side_task(self._command(command, message, where))
+        command = decision.command
+        if command is not None and await self._command_at_once(command, message, where):
             if journal_entry is not None:
                 self.parts.journal.done(journal_entry)
             return
@@ -468,64 +461,28 @@ class Gateway:
 
     # commands handled at once -------------------------------------------------------
 
-    async def _command(self, command: Command, message: InboundMessage, where: Route) -> None:
-        delivery = self.parts.delivery
-        if command.name == "help":
-            text = HELP_TEXT
-        elif command.name == "stop":
-            stopped = self.lanes.stop(where.key)
-            self._forget(stopped)
-            text = "stopped." if stopped is not None else "nothing to stop."
-            if self.lanes.queued(where.key):
-                text += f" {self.lanes.queued(where.key)} queued message(s) will still be answered."
-        elif command.name == "status":
-            text = render_status(await self._status(where))
-        elif command.name in ("model", "usage", "undo") and self.parts.chat_commands is not None:
-            context = CommandContext(message=message, route=where, busy=self.lanes.busy(where.key))
-            text = await self.parts.chat_commands.run(command, context)
-        elif command.name == "memory":
-            notes = self.parts.notes_text
-            text = await asyncio.to_thread(notes, where.chat_scope) if notes else "notes are turned off here."
-        elif command.name in ("model", "usage", "undo"):
-            text = f"/{command.name} is not available here."
-        else:  # new / reset
-            self._forget(self.lanes.stop(where.key))
-            await self.parts.sessions.reset(where)
-            text = NEW_TEXT
-        await delivery.send_text(where.target, text)
+    async def _command_at_once(self, command: Command, message: InboundMessage, where: Route) -> bool:
+        """Refuse an admin command to a non-admin, or start an immediate one; False: it joins the lane."""
+        spec = COMMANDS.spec(command)
+        policy = self.parts.policy
+        refusal = spec.refusal(command, message, policy.admins(message.platform)) if policy is not None else None
+        if refusal is not None:
+            log.info("command.refused", command=command.name, reason="not an admin")
+            await self.parts.delivery.send_text(where.target, refusal)
+            return True
+        if isinstance(spec.run, Immediate):
+            self._side_task(self._command(spec.run, CommandCall(command, message, where, self._commands_host())))
+            return True
+        return False
 
-    async def _status(self, where: Route) -> StatusInfo:
-        agent = self.parts.agents.peek(where)
-        if agent is None:
-            agent = await self.parts.agents.get(where)
-        engine = agent.engine
-        reported = engine.state.last_prompt_tokens
-        tokens = reported if reported > 0 else estimate_history_tokens(agent.history)
-        return StatusInfo(
-            session_key=where.key,
-            messages=len(agent.history),
-            tokens_used=tokens,
-            tokens_source="reported" if reported > 0 else "estimate",
-            threshold=engine.threshold_tokens,
-            context_length=engine.context_length,
-            compressions=engine.state.compression_count,
-            busy=self.lanes.busy(where.key),
-            queued=self.lanes.queued(where.key),
-            blocked=engine.state.blocked_until > time.time(),
-            prompt_source=agent.state.marks.prompt_source or "default",
-            model=self.parts.agents.model_of(where.key),
-            window_note=self._window_note(),
-        )
+    async def _command(self, run: Immediate, call: CommandCall) -> None:
+        text = await run.handler(call)
+        await self.parts.delivery.send_text(call.route.target, text)
 
-    def _window_note(self) -> str:
-        windows = self.parts.windows
-        if windows is None:
-            return ""
-        active, window = windows.active, windows.active_window()
-        fallback = "" if active == windows.main else f"answering with fallback {active.name}; "
-        if window >= active.context_length:
-            return fallback.removesuffix("; ")
-        return f"{fallback}model window {window:,} (learned from its errors; configured {active.context_length:,})"
+    def _commands_host(self) -> LaneHost:
+        parts = self.parts
+        return LaneHost(lanes=self.lanes, forget=self._forget, sessions=parts.sessions, notes_text=parts.notes_text,
+                        chats=parts.chat_commands, windows=parts.windows)
 
     # replies left pending -----------------------------------------------------------
 

@@ -45,18 +45,18 @@ from agent.tools.skills import SkillManageTool, SkillViewTool
 from agent.transcription import OpenAITranscriber
 from chorus_errors import ConfigError
 from gateway.app import Gateway, GatewayParts
-from gateway.chats.commands import ChatCommands
 from gateway.chats.models import ChatModels, ModelClients, with_model
 from gateway.chats.policy import ChatPolicy, ModelChoice
 from gateway.chats.provenance import admins_by_platform
 from gateway.chats.tool_access import tool_access
+from gateway.commands.chat import ChatCommands
+from gateway.commands.table import COMMANDS
 from gateway.config import ChorusConfig
 from gateway.coord import Coordinator, memory_coordinator, poller_lease_name, redis_coordinator
 from gateway.coord.base import Outbox
 from gateway.delivery.outbound import Delivery
 from gateway.delivery.outbox_file import JournaledOutbox
 from gateway.intake.allowlist import AccessRules
-from gateway.intake.commands import DESCRIPTIONS
 from gateway.intake.deadletter import DeadLetterBox
 from gateway.intake.decide import Intake, IntakeSettings
 from gateway.intake.journal import InboundJournal
@@ -212,7 +212,7 @@ def build_adapters(config: ChorusConfig, *, banner: str = "") -> dict[str, Platf
 
 def command_menu() -> tuple[BotCommand, ...]:
     """The platforms' command menus, from the gateway's own command list."""
-    return tuple(BotCommand(name, description) for name, description in DESCRIPTIONS)
+    return COMMANDS.menu
 
 
 def attachment_sources(adapters: Mapping[str, PlatformAdapter]) -> dict[str, AttachmentSource]:

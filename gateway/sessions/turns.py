@@ -1,4 +1,4 @@
-"""Running one session job: a turn, a context-only record, or a `/compress`, under the session lock.
+"""Running one session job: a turn, a context-only record, or a queued command, under the session lock.
 
 Owns `TurnRunner`. For a turn: hold the session lock (renewed) for the whole
 job, get the session's agent, run hygiene at most once (docs/design.md §2.3), run the
@@ -34,6 +34,9 @@ from chorus_errors import ModelAuthError, ModelError, ModelNotConfigured, ModelU
 from gateway.approvals import ApprovalGate, Approvals, Asker
 from gateway.chats.provenance import writer_standing
 from gateway.chats.store import ChatStore, Usage
+from gateway.commands.calls import SessionCall
+from gateway.commands.spec import Command, Queued
+from gateway.commands.table import COMMANDS
 from gateway.coord.base import OutboundItem
 from gateway.coord.hold import LockBusy
 from gateway.delivery.notices import NoticeBoard
@@ -268,12 +271,10 @@ class TurnRunner:
             agent = held.agent
             if job.kind == "record":
                 await self._record(job, agent)
-            elif job.kind == "compress" and job.command is not None and job.command.name == "retry":
-                await self._turn(job, agent, retry=True, lock_wait=lock_wait, tally=tally)
-            elif job.kind == "compress":
-                await self._compress(job, agent)
+            elif job.kind == "command" and job.command is not None:
+                await self._command(job, job.command, agent, lock_wait=lock_wait, tally=tally)
             else:
-                await self._turn(job, agent, lock_wait=lock_wait, tally=tally)
+                await self.turn(job, agent, retry=False, lock_wait=lock_wait, tally=tally)
             if held.held.lost:
                 # Renewal failed (e.g. a long Redis outage): another process may have run this session.
                 log.warning("turn.lock_lost", kind=job.kind)
@@ -430,10 +431,19 @@ class TurnRunner:
             return read, False
         return user_line(job), False
 
-    async def _turn(
-        self, job: Job, agent: SessionAgent, *, retry: bool = False, lock_wait: float | None = None,
-        tally: Tally | None = None,
+    async def _command(
+        self, job: Job, command: Command, agent: SessionAgent, *, lock_wait: float, tally: Tally | None = None,
     ) -> None:
+        """A queued command (`/compress`, `/retry`): its spec's handler, with this runner as its `SessionJobs`."""
+        run = COMMANDS.spec(command).run
+        if not isinstance(run, Queued):  # decided at intake: immediate commands never join a lane
+            raise TypeError(f"/{command.name} is not a queued command")
+        await run.handler(SessionCall(command, job, agent, _MeteredJobs(self, tally), lock_wait))
+
+    async def turn(
+        self, job: Job, agent: SessionAgent, *, retry: bool, lock_wait: float | None, tally: Tally | None = None,
+    ) -> None:
+        """Answer the job's message (or, `retry`, the user's last failed one) under the held session lock."""
         started = time.monotonic()
         if await self._refused(job, agent, retry=retry):
             return
@@ -592,14 +602,30 @@ class TurnRunner:
         result = await self._delivery.send_recorded(item_id, item)
         return result.sent
 
-    async def _compress(self, job: Job, agent: SessionAgent) -> None:
+    async def compress(self, job: Job, agent: SessionAgent) -> CompressionResult:
+        """Compress the session now (`/compress`: forced) and persist the result."""
         board = self._board(job, agent, progress=False)
-        result = await self._sessions.compress(job.route, agent, trigger="manual", force=True, on_event=board)
-        if result.changed:
-            text = f"context compressed: {result.tokens_before:,} → {result.tokens_after:,} tokens"
-        else:
-            text = f"nothing compressed ({result.reason or result.outcome})"
+        return await self._sessions.compress(job.route, agent, trigger="manual", force=True, on_event=board)
+
+    async def reply(self, job: Job, text: str) -> None:
         await self._deliver(job, text)
+
+
+@dataclass(frozen=True, slots=True)
+class _MeteredJobs:
+    """The runner as a queued command's `SessionJobs`, its turns charged to the job's tally (`/retry`)."""
+
+    runner: TurnRunner
+    tally: Tally | None
+
+    async def turn(self, job: Job, agent: SessionAgent, *, retry: bool, lock_wait: float | None) -> None:
+        await self.runner.turn(job, agent, retry=retry, lock_wait=lock_wait, tally=self.tally)
+
+    async def compress(self, job: Job, agent: SessionAgent) -> CompressionResult:
+        return await self.runner.compress(job, agent)
+
+    async def reply(self, job: Job, text: str) -> None:
+        await self.runner.reply(job, text)
 
 
 __all__ = [
