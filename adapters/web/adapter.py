@@ -143,8 +143,9 @@ class WebAdapter:
             return refusal
         if not self.access.required:
             return web.json_response({"ok": True})
+        raw = await request.read()  # read once: the listener's body deadline may have read it already (cached)
         try:
-            body: Any = json.loads(await request.content.read(MAX_LOGIN_BYTES))
+            body: Any = json.loads(raw) if len(raw) <= MAX_LOGIN_BYTES else None
         except (ValueError, RecursionError):
             body = None
         offered = body.get("token") if isinstance(body, dict) else None
