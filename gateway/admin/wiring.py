@@ -20,7 +20,8 @@ No I/O until `attach`/`install_sighup`. Knows nothing of platforms.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -161,4 +162,14 @@ async def serve_admin(app: web.Application, host: str, port: int) -> tuple[web.A
     return runner, bound
 
 
-__all__ = ["Operations", "serve_admin"]
+@asynccontextmanager
+async def admin_server(app: web.Application, host: str, port: int) -> AsyncIterator[int]:
+    """`serve_admin` as one part of a lifecycle: yields the bound port, cleans the runner up at exit."""
+    runner, bound = await serve_admin(app, host, port)
+    try:
+        yield bound
+    finally:
+        await runner.cleanup()
+
+
+__all__ = ["Operations", "admin_server", "serve_admin"]
