@@ -59,6 +59,7 @@ from gateway.delivery.outbox_file import JournaledOutbox
 from gateway.intake.allowlist import AccessRules
 from gateway.intake.deadletter import DeadLetterBox
 from gateway.intake.decide import Intake, IntakeSettings
+from gateway.intake.entries import JournalEntries
 from gateway.intake.journal import InboundJournal
 from gateway.intake.journals import Journal, JournalCheckedDeduplicator, SharedJournal
 from gateway.intake.poller import LeasedAdapter
@@ -438,8 +439,9 @@ def build_gateway(
     )
     transcriber = build_transcriber(config)
     limits = build_spend_gate(config, policy=policy, bus=bus, clock=limits_clock)
+    entries = JournalEntries(journal, deadletters, bus)
     runner = TurnRunner(
-        sessions=sessions, delivery=delivery, journal=journal,
+        sessions=sessions, delivery=delivery, entries=entries,
         settings=turn_settings(config, missing=missing, admins=admins),
         post_turn=post_turn,
         memory=memory if config.memory.provider else None,
@@ -472,11 +474,11 @@ def build_gateway(
     )
     return Gateway(GatewayParts(
         coordinator=coord, store=store, adapters=adapters, agents=agents, sessions=sessions, bus=bus, runner=runner,
-        delivery=delivery, intake=intake, journal=journal, outbox=outbox, busy_mode=gw.busy_input_mode,
+        delivery=delivery, intake=intake, entries=entries, outbox=outbox, busy_mode=gw.busy_input_mode,
         shutdown_grace=gw.shutdown_grace_seconds, notes_text=notes_text, on_shutdown=on_shutdown, closers=closers,
         policy=policy, chats=chats, chat_commands=commands, pairing=pairing,
         resources=(limits, hub) if len(hub) else (limits,), limits=limits,
-        mcp=hub, windows=windows, deadletters=deadletters, notes=notes,
+        mcp=hub, windows=windows, notes=notes,
     ))
 
 

@@ -30,6 +30,7 @@ from agent.session import AgentState, SessionAgent
 from agent.store import SessionStore, StoredSession
 from agent.store.protocol import SessionStamps
 from agent.tools.base import Tool, ToolSource
+from gateway.chats.models import ChatModel
 from gateway.coord.base import AgentCache, agent_cache_key
 from gateway.intake.routing import Route
 from gateway.ops.events import AgentBuilt, AgentEvicted, EventBus
@@ -38,14 +39,6 @@ from gateway.sessions.appends import GroupCommit
 log = structlog.get_logger(__name__)
 
 NO_MODEL = "unconfigured"
-
-
-@dataclass(frozen=True, slots=True)
-class ChatModel:
-    """The model a chat's agent talks to and the engine sized for its window."""
-
-    client: ModelClient
-    engine: Callable[[], ContextEngine]
 
 
 @dataclass(frozen=True, slots=True)

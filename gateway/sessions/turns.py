@@ -42,7 +42,7 @@ from gateway.coord.hold import LockBusy
 from gateway.delivery.notices import NoticeBoard
 from gateway.delivery.outbound import Delivery, StreamPreview, typing_while
 from gateway.delivery.tool_progress import ProgressMode, ToolProgress
-from gateway.intake.journals import Journal, SharedJournal
+from gateway.intake.entries import JournalEntries
 from gateway.intake.queueing import Job
 from gateway.limits import SpendGate, Tally, hit_text
 from gateway.ops.events import EventBus, HygieneRan, TurnFailed, TurnFinished
@@ -159,7 +159,7 @@ class TurnRunner:
     Args:
         sessions: the one owner of work on a session (lock, agent, persist, save).
         delivery: outgoing messages.
-        journal: the inbound journal (entries are removed when a job is done).
+        entries: the inbound journal's entries (one is done when its job's reply is recorded, or the job ends).
         settings: turn limits and switches.
         post_turn: called after a reply was delivered (background review); never blocks the reply.
         memory: the external memory provider manager (prefetch before a turn, sync after it), if any.
@@ -176,7 +176,7 @@ class TurnRunner:
         *,
         sessions: SessionService,
         delivery: Delivery,
-        journal: Journal,
+        entries: JournalEntries,
         settings: TurnSettings,
         post_turn: PostTurnHook | None = None,
         memory: MemoryManager | None = None,
@@ -192,8 +192,8 @@ class TurnRunner:
         self._approvals = approvals
         self._bus = bus or EventBus()
         self._delivery = delivery
-        self._journal = journal
-        self._shared_journal = journal if isinstance(journal, SharedJournal) else None  # drafts noted for takers
+        self._entries = entries
+        self._shared_journal = entries.shared  # drafts noted for takers
         self.settings = settings
         self._post_turn = post_turn
         self._memory = memory
@@ -201,7 +201,6 @@ class TurnRunner:
         self._chats = chats
         self._limits = limits
         self._syncs: set[asyncio.Task[bool]] = set()
-        self._journal_done: set[str] = set()  # entries already removed by `_deliver` (saves a failing unlink)
         self.turns_run = 0
         self.hygiene_runs = 0
 
@@ -228,13 +227,20 @@ class TurnRunner:
         bind_message_context(platform=job.message.platform, chat_id=job.message.chat_id, session_key=job.route.key)
         waiting_since = time.monotonic()
         try:
+            with self._entries.running(job):  # done when the job ends; kept when cancelled or to be run again
+                await self._run(job, waiting_since)
+        except _RunAgain as again:
+            return again.disk
+        return None
+
+    async def _run(self, job: Job, waiting_since: float) -> None:
+        try:
             with self._metered(job) as tally:
                 await self._run_held(job, tally, waiting_since)
             if not self.store_writes.ok:
                 self.store_writes.succeeded()
         except asyncio.CancelledError:
             log.info("turn.cancelled", kind=job.kind)
-            self._journal_done.discard(job.journal_entry or "")
             raise
         except LockBusy:
             log.warning("turn.lock_busy", kind=job.kind)
@@ -242,23 +248,19 @@ class TurnRunner:
             await self._tell_failure(job, BUSY_TEXT)
         except Exception as exc:  # noqa: BLE001 - the task boundary: log, tell the chat briefly
             disk = storage_failure(exc)
-            if disk is not None and (job.journal_entry is None or job.journal_entry not in self._journal_done):
+            if disk is not None and (job.journal_entry is None
+                                     or job.journal_entry not in self._entries.answered_entries):
                 # Not answered yet: the message stays in the journal and the job runs again when the disk has room.
                 self.store_writes.failed(disk)
                 self._bus.publish(TurnFailed(job.message.platform, job.route.key, "store_write"))
                 self._sessions.agents.forget(job.route)  # rebuilt from what the store really holds
-                return disk
+                raise _RunAgain(disk) from exc
             log.exception("turn.failed", kind=job.kind, error=type(exc).__name__)
             self._bus.publish(TurnFailed(job.message.platform, job.route.key, type(exc).__name__))
             if isinstance(exc, ModelAuthError):
                 log.error("model.auth_failed", model=exc.model, status=exc.status,
                           fix="check model.api_key (or that fallback's api_key) and the model's access")
             await self._tell_failure(job, self._failure_text(exc))
-        if job.journal_entry is not None and job.journal_entry in self._journal_done:
-            self._journal_done.discard(job.journal_entry)
-        else:
-            self._finish_journal(job)
-        return None
 
     def _metered(self, job: Job) -> contextlib.AbstractContextManager[Tally | None]:
         """Every model call of the job (and of the review it starts) charged to its sender and chat."""
@@ -291,10 +293,6 @@ class TurnRunner:
         if hit.first:  # once per window: later refusals in it are silent
             await self._deliver(job, hit_text(hit))
         return True
-
-    def _finish_journal(self, job: Job) -> None:
-        if job.journal_entry is not None:
-            self._journal.done(job.journal_entry)
 
     def _failure_text(self, exc: Exception) -> str:
         if isinstance(exc, ModelNotConfigured) and self.settings.model_missing_text:
@@ -346,13 +344,11 @@ class TurnRunner:
             return None
         self.hygiene_runs += 1
         before = len(agent.history)
-        result = await agent.compress(trigger="hygiene", on_event=board)
+        result = await self._sessions.compress(job.route, agent, trigger="hygiene", on_event=board,
+                                             save_unchanged=False)
         progressed = result.changed and (len(agent.history) < before or result.tokens_after < result.tokens_before)
-        if progressed:
-            agent.state.marks.stalled_at = None
-            await self._sessions.persist(job.route, agent, compressed=True)
-        else:
-            agent.state.marks.stalled_at = len(agent.history)
+        if not progressed:
+            agent.state.marks.stalled_at = len(agent.history)  # not again until the history grows past this
         log.info(
             "hygiene.ran", reason=decision.reason, outcome=result.outcome, messages_before=before,
             messages_after=len(agent.history), tokens_before=result.tokens_before, tokens_after=result.tokens_after,
@@ -365,10 +361,8 @@ class TurnRunner:
         last = agent.state.marks.last_turn_at
         if last is None or not agent.engine.idle_compact_due(time.time() - last):
             return
-        result = await agent.compress(trigger="idle", on_event=board)
+        result = await self._sessions.compress(job.route, agent, trigger="idle", on_event=board, save_unchanged=False)
         log.info("compression.idle", outcome=result.outcome, idle_seconds=round(time.time() - last))
-        if result.changed:
-            await self._sessions.persist(job.route, agent, compressed=True)
 
     async def _run_agent(
         self, job: Job, agent: SessionAgent, message: Message, *, retry: bool, context: ToolContext,
@@ -595,10 +589,7 @@ class TurnRunner:
             draft_id=draft.message_id if draft is not None else None,
         )
         item_id = await self._delivery.record(item)
-        # The reply is durable now: the inbound message need not be re-run after a restart.
-        self._finish_journal(job)
-        if job.journal_entry is not None:
-            self._journal_done.add(job.journal_entry)
+        self._entries.answered(job)  # the reply is durable now: the message need not be re-run after a restart
         result = await self._delivery.send_recorded(item_id, item)
         return result.sent
 
@@ -609,6 +600,14 @@ class TurnRunner:
 
     async def reply(self, job: Job, text: str) -> None:
         await self._deliver(job, text)
+
+
+class _RunAgain(Exception):  # noqa: N818 - a control signal, not an error: the job runs again when the disk has room
+    """Leaves `JournalEntries.running` with the job's entry kept: its store write failed for the disk."""
+
+    def __init__(self, disk: BaseException) -> None:
+        super().__init__(str(disk))
+        self.disk = disk
 
 
 @dataclass(frozen=True, slots=True)
