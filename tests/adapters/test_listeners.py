@@ -5,6 +5,7 @@ import asyncio
 import errno
 from collections.abc import AsyncIterator
 
+import aiohttp
 import pytest
 from aiohttp import web
 from structlog.testing import capture_logs
@@ -128,3 +129,27 @@ def test_the_descriptor_limit_is_raised_to_the_hard_limit_and_a_shortfall_is_nam
             ("listener.descriptors_low", hard, 3 * hard + 1000)]
     finally:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+async def test_a_web_chat_websocket_outlives_the_read_timeout() -> None:
+    """A websocket is a request in progress: an idle raw socket is closed after read_timeout_seconds, while a
+    websocket opened before it still carries a message afterwards."""
+    from adapters.base import InboundMessage
+    from adapters.web import WebAdapter
+
+    adapter = WebAdapter(host="127.0.0.1", port=0, limits=ListenerLimits(read_timeout_seconds=1.0))
+    inbound: asyncio.Queue[InboundMessage] = asyncio.Queue()
+    await adapter.start(inbound)
+    try:
+        async with aiohttp.ClientSession() as http, http.ws_connect(
+            f"http://127.0.0.1:{adapter.port}/ws?chat=c1"
+        ) as ws:
+            assert (await ws.receive_json())["type"] == "hello"
+            reader, writer = await asyncio.open_connection("127.0.0.1", adapter.port)
+            assert await asyncio.wait_for(reader.read(), EOF_WAIT_SECONDS) == b""  # the read timeout has passed
+            writer.close()
+            await ws.send_json({"type": "message", "text": "still here?"})
+            message = await asyncio.wait_for(inbound.get(), EOF_WAIT_SECONDS)
+        assert (message.chat_id, message.text) == ("c1", "still here?")
+    finally:
+        await adapter.stop()
