@@ -1,6 +1,8 @@
 """Every HTTP listener of the process (web chat, admin + Slack events, Telegram webhook), bounded.
 
-Owns `ListenerLimits` and `serve`. A listener served here:
+Owns `ListenerLimits`, `serve` and `raise_descriptor_limit` (called once by
+`chorus run`: the soft descriptor limit up to the hard one, a warning when the
+caps still do not fit). A listener served here:
 
 - closes a connection that sends no complete request within
   `read_timeout_seconds` (nothing at all, or headers trickled in slowly), and
