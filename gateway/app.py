@@ -65,7 +65,8 @@ QUEUED_TEXT = "queued: I'll answer this after the current reply ({n} ahead)"
 INTERRUPTED_TEXT = "stopping the previous reply to answer this one"
 CONSUME_BATCH = 256
 TAKEOVER_BATCH = 64  # entries of dead replicas taken over per round (the rest wait a round)
-PRUNE_EVERY = 600  # lease rounds between prunes of finished shared-journal rows
+PRUNE_EVERY = 3000  # heartbeats between prunes of finished shared-journal rows (about 100 min at the default lease)
+BACKLOG_EVERY = 5  # heartbeats between reads of the shared journal's backlog (the metrics' figures)
 NEW_TEXT = "Started a new conversation. My notes about this chat are kept; /memory shows them."
 
 
@@ -521,7 +522,8 @@ class Gateway:
             await asyncio.sleep(RESEND_INTERVAL)  # a retry timer
 
     async def _lease_loop(self) -> None:
-        """Renew this replica's journal leases, three times per lease (apart from takeovers, so never delayed by them)."""
+        """This replica's heartbeat, three times per lease (apart from takeovers, so never delayed by them); the
+        backlog figures every `BACKLOG_EVERY` beats (a read, not needed that often)."""
         journal = self.parts.journal
         assert isinstance(journal, SharedJournal)
         loop = asyncio.get_running_loop()
@@ -532,7 +534,8 @@ class Gateway:
                 await asyncio.sleep(journal.lease_seconds / 3)  # a renewal timer
                 try:
                     await loop.run_in_executor(leases, journal.renew)
-                    self.journal_backlog = await loop.run_in_executor(leases, journal.backlog)
+                    if rounds % BACKLOG_EVERY == 0:
+                        self.journal_backlog = await loop.run_in_executor(leases, journal.backlog)
                     rounds += 1
                     if rounds % PRUNE_EVERY == 0:
                         await loop.run_in_executor(leases, journal.prune)

@@ -51,7 +51,7 @@ from gateway.chats.tool_access import tool_access
 from gateway.config import ChorusConfig
 from gateway.coord import Coordinator, memory_coordinator, poller_lease_name, redis_coordinator
 from gateway.coord.base import Outbox
-from gateway.delivery.outbound import Delivery
+from gateway.delivery.outbound import SEND_CLAIM_TTL, Delivery
 from gateway.delivery.outbox_file import JournaledOutbox
 from gateway.intake.allowlist import AccessRules
 from gateway.intake.commands import DESCRIPTIONS
@@ -396,7 +396,8 @@ def build_gateway(
         home=stores.identity, capacity=config.gateway.agent_cache_size, bus=bus,
         check_store=bool(config.redis.url) and isinstance(store, PostgresSessionStore),  # replicas share the store
     )
-    delivery = Delivery(adapters=adapters, outbox=outbox, owner=node, claim_ttl=config.gateway.lease_seconds)
+    # A live sender's claim outlasts a slow send; a dead sender's is freed by its heartbeat (gateway/shared/outbox.py).
+    delivery = Delivery(adapters=adapters, outbox=outbox, owner=node, claim_ttl=max(config.gateway.lease_seconds, SEND_CLAIM_TTL))
     admins = admins_by_platform(config.platforms)
     hooks = None
     if post_turn is None and missing is None and notes_on:

@@ -51,10 +51,23 @@ _STATEMENTS = (
     )
     """,
     "CREATE INDEX IF NOT EXISTS chorus_outbox_pending ON chorus_outbox(created_at) WHERE acked_at IS NULL",
+    # One row per live replica, renewed by its heartbeat: the rows and claims it owns are its own while it lives.
+    """
+    CREATE TABLE IF NOT EXISTS chorus_replicas (
+        node        TEXT PRIMARY KEY,
+        alive_until DOUBLE PRECISION NOT NULL
+    )
+    """,
 )
 
+ALIVE_SQL = f"SELECT node FROM chorus_replicas WHERE alive_until >= {NOW_SQL}"
+"""The replicas whose heartbeat is current (a subquery: `owner NOT IN ({ALIVE_SQL})` is a dead or unknown owner)."""
 
-_NAMES = ("chorus_inbound", "chorus_inbound_live", "chorus_inbound_owner", "chorus_outbox", "chorus_outbox_pending")
+
+_NAMES = (
+    "chorus_inbound", "chorus_inbound_live", "chorus_inbound_owner", "chorus_outbox", "chorus_outbox_pending",
+    "chorus_replicas",
+)
 
 
 def _present(conn: Conn) -> bool:

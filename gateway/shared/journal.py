@@ -1,12 +1,15 @@
 """`PostgresJournal`: the inbound journal as rows every replica shares, each leased to the replica running it.
 
-A replica records an accepted message as a row it owns with a lease, renews
-the leases of all its rows while it runs (`renew`), and finishes a row when
-the reply is recorded (`PostgresOutbox.put` does that in the same
+A replica records an accepted message as a row it owns with a first lease,
+keeps all its rows with one heartbeat row of its own (`renew`: one row
+written per replica, however many messages it runs), and finishes a row
+when the reply is recorded (`PostgresOutbox.put` does that in the same
 transaction) or the chat was told of a failure (`done`). A replica that dies
-stops renewing; once a lease expires any replica takes the row over
-(`take_expired`: `FOR UPDATE SKIP LOCKED`, so two never take the same row)
-and re-runs the message. The unique `dedup_key` makes recording idempotent:
+stops its heartbeat; once that and the row's first lease ran out, any
+replica takes the row over (`take_expired`: `FOR UPDATE SKIP LOCKED`, so two
+never take the same row) and re-runs the message. A replica that stops
+cleanly ends its heartbeat at once, so its rows are taken over without
+waiting for it to lapse. The unique `dedup_key` makes recording idempotent:
 a platform redelivering a message another replica recorded (live or
 finished within a day) records nothing (`DuplicateDelivery`).
 """
@@ -22,7 +25,7 @@ import structlog
 from adapters.base import InboundMessage
 from gateway.intake.journals import DuplicateDelivery, JournalBacklog, TakenOver
 from gateway.shared._codec import decode_message, encode_message
-from gateway.shared._schema import NOW_SQL, Connect, ensure_tables, prune_finished
+from gateway.shared._schema import ALIVE_SQL, NOW_SQL, Connect, ensure_tables, prune_finished
 
 log = structlog.get_logger(__name__)
 
@@ -37,14 +40,19 @@ _TAKE = f"""
 UPDATE chorus_inbound SET owner = %(owner)s, lease_until = {NOW_SQL} + %(lease)s, takeovers = takeovers + 1
 WHERE entry IN (
     SELECT entry FROM chorus_inbound WHERE finished_at IS NULL AND lease_until < {NOW_SQL}
+    AND owner NOT IN ({ALIVE_SQL})
     ORDER BY created_at LIMIT %(limit)s FOR UPDATE SKIP LOCKED
 )
 RETURNING entry, message, takeovers, created_at
 """
 _BACKLOG = f"""
-SELECT count(*) FILTER (WHERE lease_until >= {NOW_SQL}) AS claimed,
-       count(*) FILTER (WHERE lease_until < {NOW_SQL}) AS expired
+SELECT count(*) FILTER (WHERE lease_until >= {NOW_SQL} OR owner IN ({ALIVE_SQL})) AS claimed,
+       count(*) FILTER (WHERE lease_until < {NOW_SQL} AND owner NOT IN ({ALIVE_SQL})) AS expired
 FROM chorus_inbound WHERE finished_at IS NULL
+"""
+_HEARTBEAT = f"""
+INSERT INTO chorus_replicas (node, alive_until) VALUES (%s, {NOW_SQL} + %s)
+ON CONFLICT (node) DO UPDATE SET alive_until = EXCLUDED.alive_until
 """
 
 
@@ -77,13 +85,22 @@ class PostgresJournal:
         """Create the tables if this database has none yet (the session store must be open)."""
         if self._finisher is None:
             ensure_tables(self._connect)
+            self.renew()  # alive from the start: the first lease of its rows is never all that keeps them
             self._finisher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="journal-done")
 
     def close(self) -> None:
-        """Apply the `done`s still queued; unfinished rows stay for another replica to take over."""
+        """Apply the `done`s still queued; end the heartbeat, so another replica takes the unfinished rows at once."""
         finisher, self._finisher = self._finisher, None
         if finisher is not None:
             finisher.shutdown(wait=True)
+            try:
+                with self._connect() as conn, conn.transaction():
+                    conn.execute("DELETE FROM chorus_replicas WHERE node = %s", (self.node,))
+                    conn.execute(
+                        "UPDATE chorus_inbound SET lease_until = 0 WHERE owner = %s AND finished_at IS NULL", (self.node,)
+                    )
+            except psycopg.Error as exc:  # its heartbeat and leases lapse by themselves within a lease
+                log.warning("journal.heartbeat_end_failed", error=type(exc).__name__)
 
     def record(self, message: InboundMessage) -> str:
         outcome = self.record_many([message])[0]
@@ -148,12 +165,9 @@ class PostgresJournal:
         return [(taken.entry, taken.message) for taken in self.take_expired(limit=10_000)]
 
     def renew(self) -> int:
-        """Extend the lease of every unfinished row this replica owns; returns how many."""
+        """The heartbeat: this replica is alive for another lease, and with it every row it owns (one row written)."""
         with self._connect() as conn:
-            return conn.execute(
-                f"UPDATE chorus_inbound SET lease_until = {NOW_SQL} + %s WHERE owner = %s AND finished_at IS NULL",
-                (self.lease_seconds, self.node),
-            ).rowcount
+            return conn.execute(_HEARTBEAT, (self.node, self.lease_seconds)).rowcount
 
     def take_expired(self, *, limit: int) -> list[TakenOver]:
         """Take over rows whose lease ran out (oldest first); an unreadable row is finished and logged."""
