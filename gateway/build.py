@@ -110,7 +110,7 @@ def build_journal(
     """
     if config.redis.url and isinstance(stores.sessions, PostgresSessionStore):
         connect = stores.sessions.connection
-        journal = PostgresJournal(connect, node=node, lease_seconds=config.gateway.lease_seconds)
+        journal = PostgresJournal(connect, node=node, lease_seconds=config.gateway.lease_seconds, url=config.store.url)
         return journal, PostgresOutbox(connect)
     return InboundJournal(config.home_dir / "inflight", node=node), outbox
 

@@ -26,6 +26,7 @@ from adapters.base import InboundMessage
 from gateway.intake.journals import DuplicateDelivery, JournalBacklog, TakenOver
 from gateway.shared._codec import decode_message, encode_message
 from gateway.shared._schema import ALIVE_SQL, NOW_SQL, Connect, ensure_tables, prune_finished
+from gateway.shared.heartbeat import Heartbeat
 
 log = structlog.get_logger(__name__)
 
@@ -50,10 +51,6 @@ SELECT count(*) FILTER (WHERE lease_until >= {NOW_SQL} OR owner IN ({ALIVE_SQL})
        count(*) FILTER (WHERE lease_until < {NOW_SQL} AND owner NOT IN ({ALIVE_SQL})) AS expired
 FROM chorus_inbound WHERE finished_at IS NULL
 """
-_HEARTBEAT = f"""
-INSERT INTO chorus_replicas (node, alive_until) VALUES (%s, {NOW_SQL} + %s)
-ON CONFLICT (node) DO UPDATE SET alive_until = EXCLUDED.alive_until
-"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,14 +68,16 @@ class PostgresJournal:
         connect: a pooled connection (autocommit), normally the session store's `connection`.
         node: this process's id (the owner of the rows it records or takes over).
         lease_seconds: how long a row stays this replica's without renewal (`gateway.lease_seconds`).
+        url: the store's URL: the heartbeat holds a connection of its own, so a killed replica is dead at once.
     """
 
-    def __init__(self, connect: Connect, *, node: str, lease_seconds: float) -> None:
+    def __init__(self, connect: Connect, *, node: str, lease_seconds: float, url: str | None = None) -> None:
         if not lease_seconds > 0:
             raise ValueError(f"PostgresJournal: lease_seconds must be > 0, got {lease_seconds}")
         self._connect = connect
         self.node = node
         self.lease_seconds = lease_seconds
+        self._heartbeat = Heartbeat(connect, node=node, lease_seconds=lease_seconds, url=url)
         self._finisher: ThreadPoolExecutor | None = None
 
     def open(self) -> None:
@@ -93,14 +92,7 @@ class PostgresJournal:
         finisher, self._finisher = self._finisher, None
         if finisher is not None:
             finisher.shutdown(wait=True)
-            try:
-                with self._connect() as conn, conn.transaction():
-                    conn.execute("DELETE FROM chorus_replicas WHERE node = %s", (self.node,))
-                    conn.execute(
-                        "UPDATE chorus_inbound SET lease_until = 0 WHERE owner = %s AND finished_at IS NULL", (self.node,)
-                    )
-            except psycopg.Error as exc:  # its heartbeat and leases lapse by themselves within a lease
-                log.warning("journal.heartbeat_end_failed", error=type(exc).__name__)
+            self._heartbeat.end()
 
     def record(self, message: InboundMessage) -> str:
         outcome = self.record_many([message])[0]
@@ -166,8 +158,7 @@ class PostgresJournal:
 
     def renew(self) -> int:
         """The heartbeat: this replica is alive for another lease, and with it every row it owns (one row written)."""
-        with self._connect() as conn:
-            return conn.execute(_HEARTBEAT, (self.node, self.lease_seconds)).rowcount
+        return self._heartbeat.beat()
 
     def take_expired(self, *, limit: int) -> list[TakenOver]:
         """Take over rows whose lease ran out (oldest first); an unreadable row is finished and logged."""

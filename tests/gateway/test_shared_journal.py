@@ -84,6 +84,25 @@ def test_renewing_keeps_a_live_replicas_entries(store: PostgresSessionStore) -> 
     assert sorted(t.message.message_id for t in _take_when_expired(other)) == ["3", "31", "32"]
 
 
+def test_a_killed_replicas_entries_are_taken_over_without_waiting_for_its_heartbeat(
+    store: PostgresSessionStore, url: str
+) -> None:
+    """A replica beating on a connection of its own is dead the moment that connection's server process ends
+    (SIGKILL closes it): another takes its rows on its next poll, long before the heartbeat's lease would lapse."""
+    killed = PostgresJournal(store.connection, node="killed", lease_seconds=LONG, url=url)
+    killed.open()
+    killed.record(_message(34))
+    other = _journal(store, "other", lease=LONG)
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute("SELECT backend FROM chorus_replicas WHERE node = 'killed'").fetchone()
+        assert row is not None and row[0] is not None
+        assert other.take_expired(limit=10) == []  # alive: its connection is open
+        conn.execute("UPDATE chorus_inbound SET lease_until = 0 WHERE owner = 'killed'")  # past its first lease
+        assert other.take_expired(limit=10) == []  # still alive: the heartbeat keeps it
+        conn.execute("SELECT pg_terminate_backend(%s)", (row[0],))  # what the server does when the process dies
+    assert [t.message.message_id for t in _take_when_expired(other)] == ["34"]
+
+
 def test_a_replica_that_stops_hands_its_entries_over_at_once(store: PostgresSessionStore) -> None:
     """Closed (SIGTERM), a replica ends its heartbeat and its leases: another takes its rows without waiting."""
     stopping = _journal(store, "stopping", lease=LONG)
