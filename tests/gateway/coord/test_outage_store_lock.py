@@ -107,3 +107,27 @@ async def test_readiness_names_the_degraded_coordinator(
 async def _uses_redis(coord: Coordinator) -> bool:
     await coord.dedup.claim(f"tg:probe-{time.monotonic_ns()}")
     return coord.health is not None and not coord.health.down
+
+
+async def test_callers_cancelled_mid_query_leave_the_connection_and_no_lock_behind(pg_url: str) -> None:  # noqa: F811
+    """Acquisitions and renewals cancelled while their query runs (a turn's end cuts its renewal short): the
+    one connection holding this process's locks stays usable, and a lock granted to a cancelled caller is given
+    back, so another replica gets it."""
+    a, b = StoreSessionLock(pg_url, node="a"), StoreSessionLock(pg_url, node="b")
+    held = await a.acquire("web:dm:keep")
+    assert held is not None
+    for round_ in range(20):
+        acquiring = asyncio.create_task(a.acquire(f"web:dm:{round_}"))
+        renewing = asyncio.create_task(a.renew(held))
+        await asyncio.sleep(0)  # both queries are on their way
+        acquiring.cancel()
+        renewing.cancel()
+        await asyncio.gather(acquiring, renewing, return_exceptions=True)
+    for round_ in range(20):
+        taken = await b.acquire(f"web:dm:{round_}", wait=10)  # none was left held by a cancelled caller
+        assert taken is not None
+        assert await b.release(taken) is True
+    assert await b.acquire("web:dm:keep") is None  # a's lease survived: its connection was never broken
+    assert await a.renew(held) is True and await a.release(held) is True
+    await a.close()
+    await b.close()
