@@ -9,6 +9,8 @@ import psycopg
 import pytest
 
 from gateway.coord import Coordinator, redis_coordinator
+from gateway.coord.authority import StoreAuthorityLock
+from gateway.coord.memory import MemorySessionLock
 from gateway.sessions.store_lock import CHECK_EVERY, SESSION_LOCK_CLASS, StoreSessionLock
 from tests.gateway.coord.conftest import eventually
 from tests.gateway.coord.test_redis_outage import OwnRedis, own_redis  # noqa: F401 - the fixture
@@ -131,3 +133,17 @@ async def test_callers_cancelled_mid_query_leave_the_connection_and_no_lock_behi
     assert await a.renew(held) is True and await a.release(held) is True
     await a.close()
     await b.close()
+
+
+async def test_a_late_renewal_keeps_the_lease_while_the_store_holds_it(pg_url: str) -> None:  # noqa: F811
+    """A loaded machine renews seconds late: past the TTL, the lease is still this process's (the store's lock
+    lives with its connection), where a lapsed local half used to report the lock lost mid-turn."""
+    seconds = [0.0]
+    lock = StoreAuthorityLock(MemorySessionLock(now=lambda: seconds[0], node="a"), StoreSessionLock(pg_url, node="a"))
+    lease = await lock.acquire("web:dm:late", ttl=6)
+    assert lease is not None
+    seconds[0] += 60  # ten TTLs without a renewal
+    assert await lock.renew(lease, ttl=6) is True
+    assert await lock.acquire("web:dm:late", ttl=6) is None  # still exclusive within the process
+    assert await lock.release(lease) is True
+    await lock.close()
