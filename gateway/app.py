@@ -65,8 +65,8 @@ QUEUED_TEXT = "queued: I'll answer this after the current reply ({n} ahead)"
 INTERRUPTED_TEXT = "stopping the previous reply to answer this one"
 CONSUME_BATCH = 256
 TAKEOVER_BATCH = 64  # entries of dead replicas taken over per round (the rest wait a round)
-PRUNE_EVERY = 3000  # heartbeats between prunes of finished shared-journal rows (about 100 min at the default lease)
-BACKLOG_EVERY = 5  # heartbeats between reads of the shared journal's backlog (the metrics' figures)
+PRUNE_EVERY = 600  # heartbeats between prunes of finished shared-journal rows
+TAKEOVER_POLL = 2.0  # seconds between looks for dead replicas' work, at most (a killed one is dead at once)
 NEW_TEXT = "Started a new conversation. My notes about this chat are kept; /memory shows them."
 
 
@@ -522,8 +522,7 @@ class Gateway:
             await asyncio.sleep(RESEND_INTERVAL)  # a retry timer
 
     async def _lease_loop(self) -> None:
-        """This replica's heartbeat, three times per lease (apart from takeovers, so never delayed by them); the
-        backlog figures every `BACKLOG_EVERY` beats (a read, not needed that often)."""
+        """This replica's heartbeat, three times per lease (apart from takeovers, so never delayed by them)."""
         journal = self.parts.journal
         assert isinstance(journal, SharedJournal)
         loop = asyncio.get_running_loop()
@@ -534,8 +533,7 @@ class Gateway:
                 await asyncio.sleep(journal.lease_seconds / 3)  # a renewal timer
                 try:
                     await loop.run_in_executor(leases, journal.renew)
-                    if rounds % BACKLOG_EVERY == 0:
-                        self.journal_backlog = await loop.run_in_executor(leases, journal.backlog)
+                    self.journal_backlog = await loop.run_in_executor(leases, journal.backlog)
                     rounds += 1
                     if rounds % PRUNE_EVERY == 0:
                         await loop.run_in_executor(leases, journal.prune)
@@ -547,7 +545,8 @@ class Gateway:
         journal = self.parts.journal
         assert isinstance(journal, SharedJournal)
         while True:
-            await asyncio.sleep(journal.lease_seconds / 3)  # a polling timer: expiry is seen within a third of a lease
+            # A polling timer: a killed replica is seen on the next look, a vanished one within a lease and a look.
+            await asyncio.sleep(min(journal.lease_seconds / 3, TAKEOVER_POLL))
             try:
                 taken = await asyncio.to_thread(journal.take_expired, limit=TAKEOVER_BATCH)
             except Exception as exc:  # noqa: BLE001 - retried on the next tick

@@ -80,9 +80,10 @@ class GatewaySettings(Section):
     max_message_chars: int = Field(default=32_000, ge=100)
     profile: str = "default"
     shutdown_grace_seconds: float = Field(default=10.0, ge=0, le=600)
-    # How long a dead replica's work stays its own: its heartbeat (every third of this) lapses, and the others take
-    # over its messages and unsent replies; also the TTL of Redis / in-process session locks.
-    lease_seconds: float = Field(default=6.0, ge=1, le=600)
+    # Replicas on one PostgreSQL store: a heartbeat every third of this keeps a replica's work its own (a killed
+    # replica is dead at once; one whose machine vanished after this long). Also the TTL of Redis / in-process
+    # session locks.
+    lease_seconds: float = Field(default=30.0, ge=1, le=600)
     max_attachment_bytes: int = Field(default=10_000_000, ge=1024)  # pictures, voice, files downloaded per attachment
     max_text_file_bytes: int = Field(default=65_536, ge=256)  # text files up to this size are inlined in the turn
 

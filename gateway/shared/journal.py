@@ -2,14 +2,15 @@
 
 A replica records an accepted message as a row it owns with a first lease,
 keeps all its rows with one heartbeat row of its own (`renew`: one row
-written per replica, however many messages it runs), and finishes a row
-when the reply is recorded (`PostgresOutbox.put` does that in the same
-transaction) or the chat was told of a failure (`done`). A replica that dies
-stops its heartbeat; once that and the row's first lease ran out, any
-replica takes the row over (`take_expired`: `FOR UPDATE SKIP LOCKED`, so two
-never take the same row) and re-runs the message. A replica that stops
-cleanly ends its heartbeat at once, so its rows are taken over without
-waiting for it to lapse. The unique `dedup_key` makes recording idempotent:
+written per replica, however many messages it runs; `heartbeat.py`), and
+finishes a row when the reply is recorded (`PostgresOutbox.put` does that in
+the same transaction) or the chat was told of a failure (`done`). A replica
+that dies is dead at once (its heartbeat connection ends with it) or when
+its heartbeat lapses (its machine vanished); any replica then takes its rows
+over (`take_expired`: `FOR UPDATE SKIP LOCKED`, so two never take the same
+row) and re-runs the messages. A replica that stops cleanly ends its
+heartbeat at once. The row's own lease only counts for an owner with no
+heartbeat row at all (a replica of an earlier version, renewing rows). The unique `dedup_key` makes recording idempotent:
 a platform redelivering a message another replica recorded (live or
 finished within a day) records nothing (`DuplicateDelivery`).
 """
@@ -40,15 +41,17 @@ RETURNING entry
 _TAKE = f"""
 UPDATE chorus_inbound SET owner = %(owner)s, lease_until = {NOW_SQL} + %(lease)s, takeovers = takeovers + 1
 WHERE entry IN (
-    SELECT entry FROM chorus_inbound WHERE finished_at IS NULL AND lease_until < {NOW_SQL}
-    AND owner NOT IN ({ALIVE_SQL})
+    SELECT entry FROM chorus_inbound WHERE finished_at IS NULL AND owner NOT IN ({ALIVE_SQL})
+    AND (lease_until < {NOW_SQL} OR owner IN (SELECT node FROM chorus_replicas))
     ORDER BY created_at LIMIT %(limit)s FOR UPDATE SKIP LOCKED
 )
 RETURNING entry, message, takeovers, created_at
 """
 _BACKLOG = f"""
-SELECT count(*) FILTER (WHERE lease_until >= {NOW_SQL} OR owner IN ({ALIVE_SQL})) AS claimed,
-       count(*) FILTER (WHERE lease_until < {NOW_SQL} AND owner NOT IN ({ALIVE_SQL})) AS expired
+SELECT count(*) FILTER (WHERE owner IN ({ALIVE_SQL})
+                        OR (lease_until >= {NOW_SQL} AND owner NOT IN (SELECT node FROM chorus_replicas))) AS claimed,
+       count(*) FILTER (WHERE owner NOT IN ({ALIVE_SQL})
+                        AND (lease_until < {NOW_SQL} OR owner IN (SELECT node FROM chorus_replicas))) AS expired
 FROM chorus_inbound WHERE finished_at IS NULL
 """
 
