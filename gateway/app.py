@@ -73,7 +73,8 @@ QUEUED_TEXT = "queued: I'll answer this after the current reply ({n} ahead)"
 INTERRUPTED_TEXT = "stopping the previous reply to answer this one"
 CONSUME_BATCH = 256
 TAKEOVER_BATCH = 64  # entries of dead replicas taken over per round (the rest wait a round)
-PRUNE_EVERY = 600  # lease rounds between prunes of finished shared-journal rows
+PRUNE_EVERY = 600  # heartbeats between prunes of finished shared-journal rows
+TAKEOVER_POLL = 2.0  # seconds between looks for dead replicas' work, at most (a killed one is dead at once)
 
 
 class Resource(Protocol):
@@ -485,7 +486,7 @@ class Gateway:
             await asyncio.sleep(RESEND_INTERVAL)  # a retry timer
 
     async def _lease_loop(self) -> None:
-        """Renew this replica's journal leases, three times per lease (apart from takeovers, so never delayed by them)."""
+        """This replica's heartbeat, three times per lease (apart from takeovers, so never delayed by them)."""
         journal = self.entries.shared
         assert journal is not None
         loop = asyncio.get_running_loop()
@@ -508,7 +509,8 @@ class Gateway:
         journal = self.entries.shared
         assert journal is not None
         while True:
-            await asyncio.sleep(journal.lease_seconds / 3)  # a polling timer: expiry is seen within a third of a lease
+            # A polling timer: a killed replica is seen on the next look, a vanished one within a lease and a look.
+            await asyncio.sleep(min(journal.lease_seconds / 3, TAKEOVER_POLL))
             try:
                 taken = await asyncio.to_thread(journal.take_expired, limit=TAKEOVER_BATCH)
             except Exception as exc:  # noqa: BLE001 - retried on the next tick

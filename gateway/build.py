@@ -54,7 +54,7 @@ from gateway.commands.table import COMMANDS
 from gateway.config import ChorusConfig
 from gateway.coord import Coordinator, memory_coordinator, poller_lease_name, redis_coordinator
 from gateway.coord.base import Outbox
-from gateway.delivery.outbound import Delivery
+from gateway.delivery.outbound import SEND_CLAIM_TTL, Delivery
 from gateway.delivery.outbox_file import JournaledOutbox
 from gateway.intake.allowlist import AccessRules
 from gateway.intake.deadletter import DeadLetterBox
@@ -115,7 +115,7 @@ def build_journal(
     """
     if config.redis.url and isinstance(stores.sessions, PostgresSessionStore):
         connect = stores.sessions.connection
-        journal = PostgresJournal(connect, node=node, lease_seconds=config.gateway.lease_seconds)
+        journal = PostgresJournal(connect, node=node, lease_seconds=config.gateway.lease_seconds, url=config.store.url)
         return journal, PostgresOutbox(connect)
     return InboundJournal(config.home_dir / "inflight", node=node), outbox
 
@@ -424,8 +424,10 @@ def build_gateway(
         check_store=bool(config.redis.url) and isinstance(store, PostgresSessionStore),  # replicas share the store
     )
     deadletters = DeadLetterBox(home / "deadletter")
+    # A live sender's claim outlasts a slow send; a dead sender's is freed by its heartbeat (gateway/shared/outbox.py).
     delivery = Delivery(
-        adapters=adapters, outbox=outbox, owner=node, claim_ttl=config.gateway.lease_seconds, set_aside=deadletters,
+        adapters=adapters, outbox=outbox, owner=node, claim_ttl=max(config.gateway.lease_seconds, SEND_CLAIM_TTL),
+        set_aside=deadletters,
     )
     admins = admins_by_platform(config.platforms)
     hooks = None
