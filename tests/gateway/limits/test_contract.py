@@ -108,6 +108,7 @@ async def test_a_restart_keeps_the_day(limiters: Limiters) -> None:
     """The memory backend reads its kept counters back; Redis keeps them by itself."""
     await limiters.a.spend(Charge((CHAT,), "m", 70, 0.5), now=NOON)
     if limiters.backend == "memory":
+        await limiters.a.stop()  # what `chorus run` does on its way out
         restarted = MemorySpendLimiter(limiters.state)
         await restarted.start()
         day = await restarted.day(now=NOON + 5)
