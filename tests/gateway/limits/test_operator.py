@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,9 @@ import aiohttp
 import pytest
 import yaml
 
+from adapters.base import ChatTarget, InboundMessage
 from gateway.cli import main
+from gateway.intake.routing import Route
 from gateway.coord.redis import RedisConnection
 from gateway.limits import RedisSpendLimiter
 from gateway.limits.base import Charge, DaySpend, wall_clock
@@ -18,6 +21,15 @@ from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.gateway.admin.helpers import admin_gateway, config_for
 from tests.gateway.coord.conftest import delete_prefix
 from tests.gateway.harness import chat, web_port
+
+
+def _message_and_route(platform: str, chat_id: str) -> tuple[InboundMessage, Route]:
+    """A DM from `chat_id` (its sender has the same id, as in the web chat)."""
+    message = InboundMessage(platform=platform, chat_id=chat_id, chat_type="dm", user_id=chat_id, user_name="x",
+                             text="hi", message_id=f"{chat_id}-{time.monotonic_ns()}", timestamp=time.time())
+    route = Route(key=f"agent:default:{platform}:dm:{chat_id}", kind="dm", shared=False,
+                  target=ChatTarget(platform=platform, chat_id=chat_id), reason="dm")
+    return message, route
 
 
 def _reply(request: dict[str, Any]) -> Reply:
