@@ -13,8 +13,8 @@ import yaml
 
 from adapters.base import ChatTarget, InboundMessage
 from gateway.cli import main
-from gateway.intake.routing import Route
 from gateway.coord.redis import RedisConnection
+from gateway.intake.routing import Route
 from gateway.limits import RedisSpendLimiter
 from gateway.limits.base import Charge, DaySpend, wall_clock
 from tests.fakes.openai_server import FakeOpenAI, Reply
