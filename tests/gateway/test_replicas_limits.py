@@ -171,6 +171,6 @@ async def test_an_admin_is_exempt_and_others_are_told_once(
             await tg_b.push_update(message=message(private_chat(555), "eve 3", sender=eve))
             await tg_b.wait_for_text(555, "re: eve 3", timeout=REPLY_TIMEOUT)
             told = [t for t in tg_b.texts(555).values() if t.startswith("Limit reached")]
-    assert said == "Limit reached: 1 messages per minute per person. It resets at 12:01 UTC."
+    assert said == "Limit reached: 1 message per minute per person. It resets at 12:01 UTC."
     assert told == [said]
     assert len(fake_openai.requests) == 5

@@ -55,7 +55,7 @@ async def test_spend_on_the_admin_api_metrics_and_a_live_limit(fake_openai: Fake
         await tab.say("again")  # counted from now on: "hello" came before any limit
         assert await tab.reply() == "re: again"
         await tab.say("third")
-        assert (await tab.reply()).startswith("Limit reached: 1 messages per minute per person.")
+        assert (await tab.reply()).startswith("Limit reached: 1 message per minute per person.")
         async with admin.http.get(admin.url + "/metrics") as resp:
             assert 'chorus_limit_hits_total{scope="user"} 1.0' in await resp.text()
         status, one = await admin.get("/api/limits?user=web:spender")
