@@ -6,7 +6,6 @@ epoch seconds the limits read, so a test moves both replicas past a window or a 
 from __future__ import annotations
 
 import asyncio
-import itertools
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -148,14 +147,13 @@ async def test_an_admin_is_exempt_and_others_are_told_once(
 ) -> None:
     """One message a minute; the admin (Telegram 777) is answered every time on both replicas, Eve once."""
     fake_openai.responder = _reply
-    async with FakeTelegram() as tg_a, FakeTelegram(token=SECOND_TOKEN) as tg_b:
+    async with FakeTelegram() as tg_a, FakeTelegram(token=SECOND_TOKEN, first_update_id=10_000) as tg_b:
         platforms = {name: {"web": {"enabled": False}, "telegram": {
             "enabled": True, "token": token, "base_url": f"http://127.0.0.1:{tg.port}", "allow_all_users": True,
             "admins": ["777"]}} for name, tg, token in (("a", tg_a, TOKEN), ("b", tg_b, SECOND_TOKEN))}
         configs = _configs(tmp_path, fake_openai, redis_url, redis_prefix,
                            {"per_user": {"messages_per_minute": 1}, "exempt_admins": True}, platforms)
         ada, eve = user(777, "Ada", "ada"), user(555, "Eve", "eve")
-        tg_b._update_ids = itertools.count(10_000)  # two fakes stand in for two bots: their update ids must differ
         async with replica(configs["a"]) as lines_a, replica(configs["b"]) as lines_b:
             ports = [admin_port(lines_a), admin_port(lines_b)]
             for i, tg in enumerate((tg_a, tg_b, tg_a)):
