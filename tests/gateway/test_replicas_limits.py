@@ -25,6 +25,7 @@ NOON = datetime(2026, 12, 6, 12, 0, tzinfo=UTC).timestamp()
 MIDNIGHT = datetime(2026, 12, 7, 0, 0, tzinfo=UTC).timestamp()
 REPLY_TIMEOUT = 30.0
 SECOND_TOKEN = "654321:TEST-token-second"
+ADMIN_TOKEN = "admin-token-for-tests"
 
 
 @pytest.fixture(autouse=True)
@@ -172,3 +173,38 @@ async def test_an_admin_is_exempt_and_others_are_told_once(
     assert said == "Limit reached: 1 message per minute per person. It resets at 12:01 UTC."
     assert told == [said]
     assert len(fake_openai.requests) == 5
+
+
+async def test_a_limit_patched_on_one_replica_applies_on_the_other(
+    fake_openai: FakeOpenAI, tmp_path: Path, redis_url: str, redis_prefix: str, clock: Path
+) -> None:
+    """PATCH limits.per_user.messages_per_minute on A's admin API: B refuses the second message of a minute."""
+    fake_openai.responder = _reply
+    web = {name: {"web": {"enabled": True, "host": "127.0.0.1", "port": free_port()}} for name in "ab"}
+    configs = {name: replica_config(
+        tmp_path, name, redis={"url": redis_url, "key_prefix": redis_prefix},
+        admin={"host": "127.0.0.1", "port": 0, "token": ADMIN_TOKEN},
+        model={"name": "fake-model", "base_url": fake_openai.base_url, "api_key": "sk-test-not-real"},
+        platforms=web[name],
+    ) for name in "ab"}
+    async with replica(configs["a"]) as lines_a, replica(configs["b"]) as lines_b:
+        headers = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+        async with aiohttp.ClientSession(headers=headers) as http:
+            url_a, url_b = (f"http://127.0.0.1:{admin_port(lines)}/api/config" for lines in (lines_a, lines_b))
+            async with http.patch(url_a, json={"limits.per_user.messages_per_minute": 1}) as response:
+                assert response.status == 200, await response.text()
+            deadline = asyncio.get_running_loop().time() + REPLY_TIMEOUT
+            while True:  # B hears of it over Redis within moments
+                async with http.get(url_b) as response:
+                    values = (await response.json())["values"]
+                if values["limits.per_user.messages_per_minute"] == 1:
+                    break
+                assert asyncio.get_running_loop().time() < deadline, values
+                await asyncio.sleep(0.05)
+        async with chat(web["b"]["web"]["port"], "patched") as tab:
+            await tab.say("first")
+            assert await tab.replies(1, timeout=REPLY_TIMEOUT) == ["re: first"]
+            await tab.say("second")
+            assert await tab.replies(1, timeout=REPLY_TIMEOUT) == [
+                "Limit reached: 1 message per minute per person. It resets at 12:01 UTC."]
+    assert len(fake_openai.requests) == 1
