@@ -52,14 +52,12 @@ class MemorySpendLimiter:
             return
         try:
             raw = json.loads(await asyncio.to_thread(self._path.read_text, encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            log.warning("limits.state_unreadable", path=str(self._path), error=type(exc).__name__)
-            return
-        if isinstance(raw, dict):
             self._days = {
                 str(day): {name: {str(k): float(v) for k, v in dict(maps.get(name, {})).items()} for name in _MAPS}
-                for day, maps in raw.items() if isinstance(maps, dict)
+                for day, maps in dict(raw).items() if isinstance(maps, dict)
             }
+        except (OSError, ValueError, TypeError) as exc:  # unreadable, not JSON, or not the shape written here
+            log.warning("limits.state_unreadable", path=str(self._path), error=type(exc).__name__)
 
     async def stop(self) -> None:
         """Write what is not written yet (a pending delayed write is replaced by this one)."""
