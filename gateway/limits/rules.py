@@ -58,7 +58,7 @@ def _amount(rule: Rule, value: float) -> str:
         return f"{int(value):,} message{'' if int(value) == 1 else 's'} per minute"
     if rule.metric == "tokens":
         return f"{int(value):,} tokens per day"
-    return f"{value:g} cost per day"
+    return f"a cost of {value:g} per day"
 
 
 def _clock(at: float) -> str:
