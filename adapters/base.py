@@ -23,6 +23,18 @@ class AttachmentTooLarge(AdapterError):
     """The attachment is over the byte cap; nothing was downloaded beyond it."""
 
 
+class AttachmentRefused(AdapterError):
+    """The attachment's URL (or a redirect) leads off the platform's own origins or to a non-public address.
+
+    `host` and `reason` are for the operator's log; the user is told only that the file could not be fetched.
+    """
+
+    def __init__(self, host: str, reason: str, *, platform: str) -> None:
+        super().__init__(f"refused to fetch from {host}: {reason}", platform=platform)
+        self.host = host
+        self.reason = reason
+
+
 @dataclass(frozen=True, slots=True)
 class Attachment:
     """A file on a message. `ref` is the adapter's own handle to fetch it (a Telegram file_id, a Slack
@@ -125,6 +137,39 @@ class AttachmentSource(Protocol):
         Raises:
             AttachmentTooLarge: the file is over `max_bytes` (checked before and while downloading).
             AdapterError: the platform refused or the download failed.
+        """
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Liveness:
+    """Whether an adapter is receiving: its last successful poll, receive or heartbeat, and why it is down.
+
+    `alive` is False once nothing succeeded for longer than the adapter's own limit (a poll that hangs past its
+    timeout counts as down); `detail` then says what failed, in words safe to log (no token).
+    """
+
+    alive: bool
+    last_ok_seconds_ago: float | None  # None: nothing succeeded yet since start
+    detail: str = ""
+
+
+@runtime_checkable
+class ReportsLiveness(Protocol):
+    """An adapter that knows whether it is still receiving (read by `/readyz`, the dashboard and the metrics)."""
+
+    def liveness(self) -> Liveness: ...
+
+
+@runtime_checkable
+class Reactions(Protocol):
+    """An adapter that can put an emoji reaction on a message (`gateway.group_errors: react`)."""
+
+    async def react(self, target: ChatTarget, message_id: str, emoji: str) -> None:
+        """React to message `message_id` in `target` with `emoji`.
+
+        Raises:
+            AdapterError: the platform refused.
         """
         ...
 

@@ -39,8 +39,9 @@ MAX_ITERATIONS_NOTE = "I stopped after {n} tool steps without a final answer; as
 
 
 TOOL_OUTPUT = "tool_output"
-# Tools whose results only echo what the scanner already admitted (the notes themselves).
-TRUSTED_OUTPUT_TOOLS = frozenset({"memory"})
+# Tools whose results only echo what the scanner already admitted (the notes, and the skills, whose writes of
+# untrusted origin wait for an operator): reading them does not make a turn's later writes untrusted.
+TRUSTED_OUTPUT_TOOLS = frozenset({"memory", "skill_view"})
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,28 +27,31 @@ from agent.memory import NotesStore
 from agent.model_windows import ModelWindows
 from agent.store import SessionStore
 from agent.tools.mcp import McpHub
-from gateway.chats.commands import ChatCommands, CommandContext, admin_refusal
 from gateway.chats.pairing import PairingStore
 from gateway.chats.policy import ChatPolicy
 from gateway.chats.store import ChatStore
+from gateway.commands.calls import CommandCall
+from gateway.commands.chat import ChatCommands
+from gateway.commands.host import LaneHost
+from gateway.commands.spec import Command, Immediate
+from gateway.commands.table import COMMANDS
 from gateway.coord import Coordinator
 from gateway.coord.base import Outbox
 from gateway.delivery.outbound import Delivery
 from gateway.delivery.outbox_file import JournaledOutbox
 from gateway.delivery.queued import QueuedNotices
 from gateway.intake.allowlist import REFUSAL_TEXT
-from gateway.intake.commands import HELP_TEXT, Command, StatusInfo, render_status
 from gateway.intake.deadletter import DeadLetterBox, Stage
 from gateway.intake.decide import Intake, IntakeDecision
 from gateway.intake.journals import MAX_TAKEOVERS, DuplicateDelivery, Journal, JournalBacklog, SharedJournal
 from gateway.intake.queueing import BusyMode, Job, SessionLanes
 from gateway.intake.routing import Route
+from gateway.limits import SpendGate
 from gateway.ops.events import DeadLettered, EventBus, MessageAccepted, TaskDied
-from gateway.ops.health import Readiness, StoreHealth
+from gateway.ops.health import AdapterWatch, Readiness, StoreHealth
 from gateway.ops.logs import kept
 from gateway.ops.supervise import Supervisor
 from gateway.sessions.agents import AgentPool
-from gateway.sessions.hygiene import estimate_history_tokens
 from gateway.sessions.service import SessionService
 from gateway.sessions.turns import TurnRunner
 
@@ -61,12 +64,12 @@ INDEX_COMPACT_INTERVAL = 300.0
 # The store is pinged this often; /readyz fails once a ping does (a shared PostgreSQL may go away).
 STORE_PING_INTERVAL = 5.0
 STORE_PING_TIMEOUT = 3.0
+ADAPTER_CHECK_INTERVAL = 1.0
 QUEUED_TEXT = "queued: I'll answer this after the current reply ({n} ahead)"
 INTERRUPTED_TEXT = "stopping the previous reply to answer this one"
 CONSUME_BATCH = 256
 TAKEOVER_BATCH = 64  # entries of dead replicas taken over per round (the rest wait a round)
 PRUNE_EVERY = 600  # lease rounds between prunes of finished shared-journal rows
-NEW_TEXT = "Started a new conversation. My notes about this chat are kept; /memory shows them."
 
 
 class ShutdownErrors:
@@ -121,6 +124,7 @@ class GatewayParts:
     mcp: McpHub | None = None
     windows: ModelWindows | None = None  # learned model windows and the model answering now
     deadletters: DeadLetterBox = field(default_factory=lambda: DeadLetterBox(None))
+    limits: SpendGate | None = None  # spend and rate limits (`/usage`, the admin API and `chorus limits` read them)
 
 
 class Gateway:
@@ -143,6 +147,7 @@ class Gateway:
         self._shared_journal = isinstance(parts.journal, SharedJournal)
         self.decisions: dict[str, int] = {}
         self.store_health = StoreHealth()
+        self.adapter_watch = AdapterWatch()
         self.journal_backlog: JournalBacklog | None = None  # the shared journal's, as of the last lease round
         self._receipts: dict[str, IntakeReceipts] = {}  # adapters whose webhooks wait for their message to be recorded
 
@@ -183,6 +188,7 @@ class Gateway:
         self.supervisor.start("gateway-resend", self._resend_loop)
         self.supervisor.start("gateway-index", self._index_loop)
         self.supervisor.start("gateway-store-watch", self._store_watch)
+        self.supervisor.start("gateway-adapter-watch", self._adapter_watch)
         if self._shared_journal:
             self.supervisor.start("gateway-leases", self._lease_loop)
             self.supervisor.start("gateway-takeover", self._takeover_loop)
@@ -236,16 +242,28 @@ class Gateway:
 
     async def readiness(self) -> Readiness:
         adapters_ok = bool(self._started_adapters) and len(self._started_adapters) == len(self.parts.adapters)
+        receiving = AdapterWatch.reasons(self.adapter_watch.check(self.parts.adapters)) if adapters_ok else []
         store_ok = self._store_open and self.store_health.ok
         down = self.supervisor.down
         reasons = [task.reason for task in down]
         if self._store_open and not store_ok:
             reasons.append("the session store did not answer its last ping")
+        writes = self.parts.runner.store_writes
+        if not writes.ok:
+            store_ok = False
+            reasons.append(writes.reason())
+        if receiving:
+            adapters_ok = False
+            reasons.extend(receiving)
         # A shared coordination backend is fail-open (`gateway/coord/failopen.py`): while Redis is down this process
-        # answers from its own memory, so it stays ready; the outage shows in `chorus_redis_errors_total`.
+        # answers from its own memory. It stays ready when the shared store's locks still keep one turn per session
+        # (`coordination` says "degraded: …"); without them it is not, and `coordination` names why.
+        exclusive, coordination = self.parts.coordinator.state()
+        if not exclusive:
+            reasons.append(f"coordination {coordination}")
         return Readiness(
-            store_open=store_ok, coordinator=True, adapters_started=adapters_ok,
-            background_tasks=not down, detail="; ".join(reasons),
+            store_open=store_ok, coordinator=exclusive, adapters_started=adapters_ok,
+            background_tasks=not down, detail="; ".join(reasons), coordination=coordination,
         )
 
     async def ping_store(self) -> StoreHealth:
@@ -268,6 +286,12 @@ class Gateway:
         while True:
             await asyncio.sleep(STORE_PING_INTERVAL)
             await self.ping_store()
+
+    async def _adapter_watch(self) -> None:
+        """Read every adapter's liveness each second: a receive that stopped is logged when it stops, not at a probe."""
+        while True:
+            await asyncio.sleep(ADAPTER_CHECK_INTERVAL)  # a check timer
+            self.adapter_watch.check(self.parts.adapters)
 
     # intake -------------------------------------------------------------------
 
@@ -397,16 +421,8 @@ class Gateway:
             log.info("intake.accepted", platform=message.platform, verdict=decision.verdict,
                      message_id=message.message_id, resumed=resumed)
         self.parts.bus.publish(MessageAccepted(message.platform, decision.verdict))
-        command = decision.trigger.command if decision.trigger else None
-        refusal = admin_refusal(command, message, self.parts.policy) if command and self.parts.policy else None
-        if refusal is not None:
-            log.info("command.refused", command=command.name if command else None, reason="not an admin")
-            await self.parts.delivery.send_text(where.target, refusal)
-            if journal_entry is not None:
-                self.parts.journal.done(journal_entry)
-            return
-        if command is not None and command.immediate:
-            self._side_task(self._command(command, message, where))
+        command = decision.command
+        if command is not None and await self._command_at_once(command, message, where):
             if journal_entry is not None:
                 self.parts.journal.done(journal_entry)
             return
@@ -445,64 +461,28 @@ class Gateway:
 
     # commands handled at once -------------------------------------------------------
 
-    async def _command(self, command: Command, message: InboundMessage, where: Route) -> None:
-        delivery = self.parts.delivery
-        if command.name == "help":
-            text = HELP_TEXT
-        elif command.name == "stop":
-            stopped = self.lanes.stop(where.key)
-            self._forget(stopped)
-            text = "stopped." if stopped is not None else "nothing to stop."
-            if self.lanes.queued(where.key):
-                text += f" {self.lanes.queued(where.key)} queued message(s) will still be answered."
-        elif command.name == "status":
-            text = render_status(await self._status(where))
-        elif command.name in ("model", "usage", "undo") and self.parts.chat_commands is not None:
-            context = CommandContext(message=message, route=where, busy=self.lanes.busy(where.key))
-            text = await self.parts.chat_commands.run(command, context)
-        elif command.name == "memory":
-            notes = self.parts.notes_text
-            text = await asyncio.to_thread(notes, where.chat_scope) if notes else "notes are turned off here."
-        elif command.name in ("model", "usage", "undo"):
-            text = f"/{command.name} is not available here."
-        else:  # new / reset
-            self._forget(self.lanes.stop(where.key))
-            await self.parts.sessions.reset(where)
-            text = NEW_TEXT
-        await delivery.send_text(where.target, text)
+    async def _command_at_once(self, command: Command, message: InboundMessage, where: Route) -> bool:
+        """Refuse an admin command to a non-admin, or start an immediate one; False: it joins the lane."""
+        spec = COMMANDS.spec(command)
+        policy = self.parts.policy
+        refusal = spec.refusal(command, message, policy.admins(message.platform)) if policy is not None else None
+        if refusal is not None:
+            log.info("command.refused", command=command.name, reason="not an admin")
+            await self.parts.delivery.send_text(where.target, refusal)
+            return True
+        if isinstance(spec.run, Immediate):
+            self._side_task(self._command(spec.run, CommandCall(command, message, where, self._commands_host())))
+            return True
+        return False
 
-    async def _status(self, where: Route) -> StatusInfo:
-        agent = self.parts.agents.peek(where)
-        if agent is None:
-            agent = await self.parts.agents.get(where)
-        engine = agent.engine
-        reported = engine.state.last_prompt_tokens
-        tokens = reported if reported > 0 else estimate_history_tokens(agent.history)
-        return StatusInfo(
-            session_key=where.key,
-            messages=len(agent.history),
-            tokens_used=tokens,
-            tokens_source="reported" if reported > 0 else "estimate",
-            threshold=engine.threshold_tokens,
-            context_length=engine.context_length,
-            compressions=engine.state.compression_count,
-            busy=self.lanes.busy(where.key),
-            queued=self.lanes.queued(where.key),
-            blocked=engine.state.blocked_until > time.time(),
-            prompt_source=agent.state.marks.prompt_source or "default",
-            model=self.parts.agents.model_of(where.key),
-            window_note=self._window_note(),
-        )
+    async def _command(self, run: Immediate, call: CommandCall) -> None:
+        text = await run.handler(call)
+        await self.parts.delivery.send_text(call.route.target, text)
 
-    def _window_note(self) -> str:
-        windows = self.parts.windows
-        if windows is None:
-            return ""
-        active, window = windows.active, windows.active_window()
-        fallback = "" if active == windows.main else f"answering with fallback {active.name}; "
-        if window >= active.context_length:
-            return fallback.removesuffix("; ")
-        return f"{fallback}model window {window:,} (learned from its errors; configured {active.context_length:,})"
+    def _commands_host(self) -> LaneHost:
+        parts = self.parts
+        return LaneHost(lanes=self.lanes, forget=self._forget, sessions=parts.sessions, notes_text=parts.notes_text,
+                        chats=parts.chat_commands, windows=parts.windows)
 
     # replies left pending -----------------------------------------------------------
 

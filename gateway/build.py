@@ -19,6 +19,7 @@ import structlog
 
 from adapters.base import AttachmentSource, BotCommand, PlatformAdapter
 from adapters.console import ConsoleAdapter
+from adapters.listeners import ListenerLimits
 from adapters.web import WebAdapter
 from agent.context import Summarizer
 from agent.context.engine import ContextEngine
@@ -29,7 +30,7 @@ from agent.memory import NotesStore
 from agent.memory.llm_screen import build_llm_screen
 from agent.memory.providers import MemoryManager, ProviderRegistry
 from agent.model_client import ModelClient, OpenAIModelClient
-from agent.model_retry import ChainEntry, ResilientModelClient, RetryPolicy
+from agent.model_retry import ChainEntry, FailoverObserver, ResilientModelClient, RetryPolicy
 from agent.model_windows import ModelEndpoint, ModelWindows
 from agent.prompt import DEFAULT_BASE_PROMPT
 from agent.review import BackgroundReviewer
@@ -44,30 +45,33 @@ from agent.tools.skills import SkillManageTool, SkillViewTool
 from agent.transcription import OpenAITranscriber
 from chorus_errors import ConfigError
 from gateway.app import Gateway, GatewayParts
-from gateway.chats.commands import ChatCommands
 from gateway.chats.models import ChatModels, ModelClients, with_model
 from gateway.chats.policy import ChatPolicy, ModelChoice
 from gateway.chats.provenance import admins_by_platform
 from gateway.chats.tool_access import tool_access
+from gateway.commands.chat import ChatCommands
+from gateway.commands.table import COMMANDS
 from gateway.config import ChorusConfig
 from gateway.coord import Coordinator, memory_coordinator, poller_lease_name, redis_coordinator
 from gateway.coord.base import Outbox
 from gateway.delivery.outbound import Delivery
 from gateway.delivery.outbox_file import JournaledOutbox
 from gateway.intake.allowlist import AccessRules
-from gateway.intake.commands import DESCRIPTIONS
 from gateway.intake.deadletter import DeadLetterBox
 from gateway.intake.decide import Intake, IntakeSettings
 from gateway.intake.journal import InboundJournal
 from gateway.intake.journals import Journal, JournalCheckedDeduplicator, SharedJournal
 from gateway.intake.poller import LeasedAdapter
 from gateway.intake.routing import Route
+from gateway.limits import build_spend_gate
 from gateway.ops.events import EventBus
+from gateway.platforms.web_login import resolve_web_login
 from gateway.sessions.agents import AgentFactory, AgentPool
 from gateway.sessions.media import MediaReader, MediaSettings
 from gateway.sessions.review import ReviewHooks
 from gateway.sessions.service import SessionService
 from gateway.sessions.store_lock import StoreSessionLock
+from gateway.sessions.store_writes import StoreWrites
 from gateway.sessions.turns import PostTurnHook, TurnRunner, TurnSettings
 from gateway.shared import PostgresJournal, PostgresOutbox
 from gateway.stores import Stores, build_stores, window_store
@@ -90,9 +94,10 @@ def build_coordinator(config: ChorusConfig, *, node: str) -> tuple[Coordinator, 
     size = config.gateway.agent_cache_size
     if config.redis.url:
         url = config.store.url
-        outage = StoreSessionLock(url, node=node) if url is not None and is_postgres_url(url) else None
+        # Replicas sharing a PostgreSQL store lock sessions there, Redis or not (gateway/coord/authority.py).
+        store_lock = StoreSessionLock(url, node=node) if url is not None and is_postgres_url(url) else None
         coord = redis_coordinator(
-            config.redis.url, prefix=config.redis.key_prefix, agent_cache_size=size, node=node, outage_lock=outage,
+            config.redis.url, prefix=config.redis.key_prefix, agent_cache_size=size, node=node, store_lock=store_lock,
         )
         return coord, coord.outbox
     coord = memory_coordinator(agent_cache_size=size, node=node)
@@ -121,8 +126,13 @@ def model_windows(config: ChorusConfig) -> ModelWindows:
     return ModelWindows(main, window_store(config))
 
 
-def build_model(config: ChorusConfig, windows: ModelWindows | None = None) -> ResilientModelClient:
-    """The main model with `model.retry`, then `model.fallbacks` in order, each with its own window."""
+def build_model(
+    config: ChorusConfig, windows: ModelWindows | None = None, *, observe: FailoverObserver | None = None
+) -> ResilientModelClient:
+    """The main model with `model.retry`, then `model.fallbacks` in order, each with its own window.
+
+    `observe` hears of every move to a fallback (the bus: the dashboard lists it with the fix).
+    """
     model = config.model
     windows = windows or model_windows(config)
     chain = [ChainEntry(
@@ -143,7 +153,8 @@ def build_model(config: ChorusConfig, windows: ModelWindows | None = None) -> Re
             ModelEndpoint(name=fallback.name, base_url=base_url, context_length=fallback.context_length),
         ))
     return ResilientModelClient(
-        chain, windows=windows, policy=RetryPolicy.from_settings(model.retry), strip_reasoning=config.agent.strip_reasoning
+        chain, windows=windows, policy=RetryPolicy.from_settings(model.retry), strip_reasoning=config.agent.strip_reasoning,
+        observe=observe,
     )
 
 
@@ -164,12 +175,20 @@ def engine_factory(
     )
 
 
+def listener_limits(config: ChorusConfig) -> ListenerLimits:
+    """`gateway.read_timeout_seconds` and `gateway.max_connections`, for every port the process listens on."""
+    return ListenerLimits(read_timeout_seconds=config.gateway.read_timeout_seconds,
+                          max_connections=config.gateway.max_connections)
+
+
 def build_adapters(config: ChorusConfig, *, banner: str = "") -> dict[str, PlatformAdapter]:
     """Every enabled adapter by platform name (ConfigError names a missing key)."""
     adapters: dict[str, PlatformAdapter] = {}
     platforms = config.platforms
     if platforms.web.enabled:
-        adapters["web"] = WebAdapter(host=platforms.web.host, port=platforms.web.port, banner=banner)
+        login = resolve_web_login(platforms.web, config.home_dir)  # a token off loopback (ConfigError if none can be had)
+        adapters["web"] = WebAdapter(host=platforms.web.host, port=platforms.web.port, banner=banner,
+                                     limits=listener_limits(config), access=login.access)
     if platforms.console:
         adapters["console"] = ConsoleAdapter()
     for name, factory_name in PLATFORM_FACTORIES.items():
@@ -181,7 +200,8 @@ def build_adapters(config: ChorusConfig, *, banner: str = "") -> dict[str, Platf
             if name == "telegram":
                 # The photo size is chosen against the cap at intake; the menu is set at start.
                 adapters[name] = module.build_telegram(
-                    settings, max_attachment_bytes=config.gateway.max_attachment_bytes, commands=command_menu()
+                    settings, max_attachment_bytes=config.gateway.max_attachment_bytes, commands=command_menu(),
+                    listener_limits=listener_limits(config),
                 )
             else:  # discord, slack: the slash-command menu
                 adapters[name] = getattr(module, factory_name)(settings, commands=command_menu())
@@ -192,7 +212,7 @@ def build_adapters(config: ChorusConfig, *, banner: str = "") -> dict[str, Platf
 
 def command_menu() -> tuple[BotCommand, ...]:
     """The platforms' command menus, from the gateway's own command list."""
-    return tuple(BotCommand(name, description) for name, description in DESCRIPTIONS)
+    return COMMANDS.menu
 
 
 def attachment_sources(adapters: Mapping[str, PlatformAdapter]) -> dict[str, AttachmentSource]:
@@ -289,6 +309,7 @@ def turn_settings(config: ChorusConfig, *, missing: str | None, admins: Mapping[
         tool_progress_dms=config.tool_progress.dms,
         tool_progress_groups=config.tool_progress.groups,
         admins=admins,
+        group_errors=config.gateway.group_errors,
     )
 
 
@@ -357,12 +378,14 @@ def build_gateway(
     model_engine: Callable[[ModelChoice], ContextEngine] | None = None,
     mcp: McpHub | None = None,
     windows: ModelWindows | None = None,
+    limits_clock: Callable[[], float] | None = None,
 ) -> Gateway:
     """A `Gateway` for `config`; keyword arguments replace parts (tests, benchmarks).
 
     `model_engine` builds the engine of a chat that switched to another model (default: the
     built-in engine sized for that model's window). `windows` is shared by the model chain and the
     engines (pass the one the `engine` factory reads; `Operations.windows` under `chorus run`).
+    `limits_clock` is the spend limits' clock (default: `gateway.config.limits_clock()`).
     """
     home = config.home_dir
     bus = bus or EventBus()
@@ -372,12 +395,12 @@ def build_gateway(
     journal, outbox = build_journal(config, stores, outbox, node=node)
     store, notes = stores.sessions, stores.notes
     windows = windows or model_windows(config)
-    client = model or build_model(config, windows)
+    client = model or build_model(config, windows, observe=bus.publish)
     missing = model_missing_text(config) if model is None else None
     if adapters is None:
         adapters = leased_adapters(config, coord, node=node, banner=missing or "")
     memory_tool = MemoryTool(notes, build_llm_screen(config.memory.llm_screen, config.model, config.auxiliary))
-    skill_manage = SkillManageTool(stores.skills)
+    skill_manage = SkillManageTool(stores.skills, staging=notes)  # the notes' approval gate and queue
     notes_on = config.memory.memory_enabled or config.memory.user_profile_enabled
     tools = tools or builtin_tools(stores, memory_tool, skill_manage, notes_on=notes_on)
     memory = MemoryManager.from_config(config.memory.provider, providers or ProviderRegistry())
@@ -397,8 +420,12 @@ def build_gateway(
     agents = AgentPool(
         store=store, cache=coord.agent_cache, model=client, factory=factory, owner=node,
         home=stores.identity, capacity=config.gateway.agent_cache_size, bus=bus,
+        check_store=bool(config.redis.url) and isinstance(store, PostgresSessionStore),  # replicas share the store
     )
-    delivery = Delivery(adapters=adapters, outbox=outbox, owner=node, claim_ttl=config.gateway.lease_seconds)
+    deadletters = DeadLetterBox(home / "deadletter")
+    delivery = Delivery(
+        adapters=adapters, outbox=outbox, owner=node, claim_ttl=config.gateway.lease_seconds, set_aside=deadletters,
+    )
     admins = admins_by_platform(config.platforms)
     hooks = None
     if post_turn is None and missing is None and notes_on:
@@ -410,6 +437,7 @@ def build_gateway(
         lock_ttl=config.gateway.lease_seconds,
     )
     transcriber = build_transcriber(config)
+    limits = build_spend_gate(config, policy=policy, bus=bus, clock=limits_clock)
     runner = TurnRunner(
         sessions=sessions, delivery=delivery, journal=journal,
         settings=turn_settings(config, missing=missing, admins=admins),
@@ -418,6 +446,8 @@ def build_gateway(
         bus=bus,
         media=media_reader(config, adapters, transcriber),
         chats=chats,
+        store_writes=StoreWrites(store.location),
+        limits=limits,
     )
     gw = config.gateway
     dedup = JournalCheckedDeduplicator(coord.dedup, journal) if isinstance(journal, SharedJournal) else coord.dedup
@@ -437,13 +467,16 @@ def build_gateway(
     closers: tuple[Callable[[], Awaitable[None]], ...] = (
         client.close, clients.close, memory_tool.close, *((transcriber.close,) if transcriber is not None else ()),
     )
-    commands = ChatCommands(sessions=sessions, store=store, chats=chats, policy=policy, current_model=chat_models.current)
+    commands = ChatCommands(
+        sessions=sessions, store=store, chats=chats, policy=policy, current_model=chat_models.current, limits=limits,
+    )
     return Gateway(GatewayParts(
         coordinator=coord, store=store, adapters=adapters, agents=agents, sessions=sessions, bus=bus, runner=runner,
         delivery=delivery, intake=intake, journal=journal, outbox=outbox, busy_mode=gw.busy_input_mode,
         shutdown_grace=gw.shutdown_grace_seconds, notes_text=notes_text, on_shutdown=on_shutdown, closers=closers,
-        policy=policy, chats=chats, chat_commands=commands, pairing=pairing, resources=(hub,) if len(hub) else (),
-        mcp=hub, windows=windows, deadletters=DeadLetterBox(home / "deadletter"), notes=notes,
+        policy=policy, chats=chats, chat_commands=commands, pairing=pairing,
+        resources=(limits, hub) if len(hub) else (limits,), limits=limits,
+        mcp=hub, windows=windows, deadletters=deadletters, notes=notes,
     ))
 
 

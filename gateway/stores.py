@@ -53,7 +53,7 @@ def build_stores(config: ChorusConfig) -> Stores:
         return _postgres_stores(config, url)
     skills = SkillLibrary(home / SKILLS_DIRNAME, scanner=scan_procedure)
     return Stores(
-        store_for(url, home), NotesStore(home, config.memory), skills, SqliteChatStore(home / CHATS_DB_NAME),
+        store_for(url, home), NotesStore(home, config.memory, skills=skills), skills, SqliteChatStore(home / CHATS_DB_NAME),
         SqlitePairingStore(home / PAIRING_DB_NAME), "sqlite", str(home),
     )
 
@@ -68,8 +68,8 @@ def _postgres_stores(config: ChorusConfig, url: str) -> Stores:
 
     home = config.home_dir
     shared = PostgresSessionStore(url)
-    notes = NotesStore(home, config.memory, files=postgres_notes(shared))
     skills = SkillLibrary(home / SKILLS_DIRNAME, scanner=scan_procedure, storage=PostgresSkills(shared))
+    notes = NotesStore(home, config.memory, files=postgres_notes(shared), skills=skills)
     chats, pairing = PostgresChatStore(shared), PostgresPairingStore(shared)
     return Stores(shared, notes, skills, chats, pairing, "postgresql", shared.location)
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -45,12 +46,15 @@ from adapters.base import (
     ChatTarget,
     Choice,
     InboundMessage,
+    Liveness,
     PlatformLimits,
     ProbeResult,
     SentMessage,
 )
 from adapters.decisions import Accepted, RecentKeys
+from adapters.fetch import FileFetcher
 from adapters.keyed import chunk_nonce
+from adapters.liveness import LivenessClock
 from adapters.text import split_text
 
 from ._client import ChorusClient, run_gateway
@@ -59,6 +63,7 @@ from ._endpoints import PLATFORM, Endpoints, Lease, pointed_at
 from ._errors import translate
 from ._events import classify
 from ._inbound import facts_from
+from ._markdown import to_discord
 
 log = structlog.get_logger(__name__)
 
@@ -67,6 +72,7 @@ SENT_MEMORY = 4_096
 PARENT_CACHE_SIZE = 1_024
 PRESS_CACHE_SIZE = 256  # button presses kept to answer privately (Discord's interaction tokens last 15 minutes)
 STOP_TIMEOUT = 5.0
+DISCONNECTED_LIMIT = 30.0  # seconds without a connection before the adapter reports itself down
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +138,7 @@ class DiscordAdapter:
             raise ValueError("DiscordAdapter needs a bot token")
         self._token = token.strip()
         self._endpoints = Endpoints.parse(api_base_url=api_base_url, gateway_url=gateway_url)
+        self._files = FileFetcher(self._endpoints.file_policy())
         self._ready_timeout = ready_timeout
         self._guild_ready_timeout = guild_ready_timeout
         self._heartbeat_timeout = heartbeat_timeout
@@ -143,6 +150,7 @@ class DiscordAdapter:
         self._parents: OrderedDict[int, str | None] = OrderedDict()
         self._presses: OrderedDict[str, discord.Interaction] = OrderedDict()
         self._running: _Running | None = None
+        self._liveness = LivenessClock(DISCONNECTED_LIMIT)
 
     # -- lifecycle -----------------------------------------------------------------
 
@@ -182,6 +190,7 @@ class DiscordAdapter:
             except Exception as exc:
                 raise translate(exc, action="login") from exc
             # Set before connecting: MESSAGE_CREATEs may arrive right after READY, before start() returns.
+            self._liveness.restart()
             self._running = running
             running.task = asyncio.create_task(run_gateway(client, crash_backoff=self._crash_backoff), name="discord-gateway")
             await self._wait_ready(client, running.task)
@@ -375,7 +384,7 @@ class DiscordAdapter:
         if reply_to is not None and reply_to.isdigit():
             reference = discord.MessageReference(message_id=int(reply_to), channel_id=channel.id, fail_if_not_exists=False)
         sent: list[SentMessage] = []
-        for index, chunk in enumerate(split_text(text, DISCORD_MESSAGE_CHARS)):
+        for index, chunk in enumerate(split_text(to_discord(text), DISCORD_MESSAGE_CHARS)):
             # discord.py sends `enforce_nonce` with every nonce: Discord answers a repeat with the first message.
             nonce = chunk_nonce(key, index) if key is not None else None
             try:
@@ -390,6 +399,7 @@ class DiscordAdapter:
 
     async def edit(self, sent: SentMessage, text: str) -> None:
         """Replace a sent message's text; beyond 2,000 characters it is cut with an ellipsis (an edit cannot split)."""
+        text = to_discord(text)
         if len(text) > DISCORD_MESSAGE_CHARS:
             text = text[: DISCORD_MESSAGE_CHARS - 1] + "…"
         channel = self._channel(sent.target, "edit")
@@ -419,26 +429,33 @@ class DiscordAdapter:
     def routes(self) -> list[web.RouteDef]:
         return []  # nothing to serve beside the admin routes
 
+    def liveness(self) -> Liveness:
+        """Alive while connected; down once the connection has been lost for `DISCONNECTED_LIMIT` seconds."""
+        running = self._running
+        if running is None:
+            return Liveness(alive=False, last_ok_seconds_ago=None, detail="not started")
+        client = running.client
+        ws = getattr(client, "ws", None)
+        connected = not client.is_closed() and ws is not None and ws.open and math.isfinite(client.latency)
+        if connected:
+            self._liveness.ok()
+        else:
+            self._liveness.failed("the gateway connection is down (discord.py is reconnecting)")
+        return self._liveness.report()
+
     @property
     def can_send(self) -> bool:
         return True
 
     async def fetch_attachment(self, attachment: Attachment, *, max_bytes: int) -> bytes:
-        """An attachment's bytes from its CDN url, through discord.py's own HTTP session."""
-        running = self._running
-        if running is None:
+        """An attachment's bytes from Discord's CDN (or the configured `api_base_url`'s origin), streamed under the cap."""
+        if self._running is None:
             raise RuntimeError("DiscordAdapter.fetch_attachment() needs a started adapter: call start() first")
         if not attachment.url:
             raise AdapterError("the attachment has no url", platform=PLATFORM)
         if attachment.size is not None and attachment.size > max_bytes:
             raise AttachmentTooLarge(f"file is {attachment.size} bytes, over {max_bytes}", platform=PLATFORM)
-        try:
-            data = await running.client.http.get_from_cdn(attachment.url)
-        except discord.DiscordException as exc:
-            raise AdapterError(f"Discord attachment download failed: {type(exc).__name__}", platform=PLATFORM) from None
-        if len(data) > max_bytes:
-            raise AttachmentTooLarge(f"file is {len(data)} bytes, over {max_bytes}", platform=PLATFORM)
-        return data
+        return (await self._files.fetch(attachment.url, max_bytes=max_bytes)).data
 
     async def probe(self) -> ProbeResult:
         """GET /users/@me with the token: who we are, or why not (never showing the token)."""

@@ -47,18 +47,21 @@ from adapters.base import (
     ChatTarget,
     Choice,
     InboundMessage,
+    Liveness,
     PlatformLimits,
     ProbeResult,
     SentMessage,
 )
 from adapters.decisions import Accepted, RecentKeys
+from adapters.fetch import FileFetcher
+from adapters.liveness import LivenessClock
 from adapters.normalize import clean_line
 
 from ._actions import ACTION_PREFIX, MAX_TEXT_CHARS, action_inbound, choice_blocks
 from ._api import build_client, translate
 from ._commands import command_inbound
 from ._events import PLATFORM, classify
-from ._files import download
+from ._files import DEFAULT_FILE_HOSTS, download, file_policy
 from ._http import handle_events
 from ._mrkdwn import split_mrkdwn, to_mrkdwn
 
@@ -69,6 +72,7 @@ DEFAULT_EVENTS_PATH = "/slack/events"
 DEDUP_CAPACITY = 4_096
 NAME_CACHE_SIZE = 1_024
 SOCKET_CONNECT_TIMEOUT = 15.0
+DISCONNECTED_LIMIT = 30.0  # seconds without a connection before the adapter reports itself down
 Mode = Literal["events", "socket"]
 
 
@@ -105,6 +109,7 @@ class SlackAdapter:
         max_retry_after: float = 10.0,
         socket_ping_interval: float = 10.0,
         commands: tuple[BotCommand, ...] = (),
+        file_hosts: Sequence[str] = DEFAULT_FILE_HOSTS,
         dedup_capacity: int = DEDUP_CAPACITY,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -122,11 +127,12 @@ class SlackAdapter:
             max_retry_after: Longest 429 `Retry-After` waited out inside a call.
             socket_ping_interval: Socket Mode ping interval (staleness detection).
             commands: slash commands to listen for (declared in the Slack app's configuration).
+            file_hosts: the origins `url_private` may point at (the only ones the bot token is sent to).
             dedup_capacity: How many event ids / posts are remembered for de-duplication.
             clock: Monotonic clock for edit throttling.
 
         Raises:
-            ValueError: a token or secret the chosen mode needs is missing.
+            ValueError: a token or secret the chosen mode needs is missing, or a file host is not an origin.
         """
         if not bot_token:
             raise ValueError("SlackAdapter needs a bot token (xoxb-…)")
@@ -135,6 +141,7 @@ class SlackAdapter:
         if mode == "socket" and not app_token:
             raise ValueError("Slack socket mode needs an app-level token (xapp-…)")
         self._bot_token = bot_token
+        self._files = FileFetcher(file_policy(file_hosts, token=bot_token))
         self._signing_secret = signing_secret or ""
         self._app_token = app_token
         self.mode: Mode = mode
@@ -152,6 +159,7 @@ class SlackAdapter:
         self._names: OrderedDict[str, str] = OrderedDict()
         self._edits: dict[str, tuple[asyncio.Lock, list[float]]] = {}
         self._running: _Running | None = None
+        self._liveness = LivenessClock(DISCONNECTED_LIMIT)
 
     # -- lifecycle -----------------------------------------------------------------
 
@@ -199,6 +207,7 @@ class SlackAdapter:
             app.command(f"/{command.name}")(self._on_command)
         app.action(re.compile(f"^{ACTION_PREFIX}"))(self._on_action)
         # Set before connecting: Socket Mode may deliver (and ack) an envelope before connect returns.
+        self._liveness.restart()
         self._running = running
         if self.mode == "socket":
             try:
@@ -377,13 +386,28 @@ class SlackAdapter:
         except Exception as exc:
             raise translate(exc, method="chat.delete") from exc
 
+    def liveness(self) -> Liveness:
+        """Alive while connected; down once the connection has been lost for `DISCONNECTED_LIMIT` seconds."""
+        running = self._running
+        if running is None:
+            return Liveness(alive=False, last_ok_seconds_ago=None, detail="not started")
+        if running.socket is None:
+            return Liveness(alive=True, last_ok_seconds_ago=None)  # Events API: Slack posts to our route
+        session = running.socket.client.current_session
+        connected = session is not None and not session.closed
+        if connected:
+            self._liveness.ok()
+        else:
+            self._liveness.failed("the Socket Mode connection is down (reconnecting)")
+        return self._liveness.report()
+
     @property
     def can_send(self) -> bool:
         return True
 
     async def fetch_attachment(self, attachment: Attachment, *, max_bytes: int) -> bytes:
-        """A file's bytes from its `url_private`, with the bot token."""
-        return await download(attachment, token=self._bot_token, max_bytes=max_bytes)
+        """A file's bytes from its `url_private`, with the bot token, only from `file_hosts`."""
+        return await download(attachment, fetcher=self._files, max_bytes=max_bytes)
 
     async def probe(self) -> ProbeResult:
         """auth.test (and, in socket mode, apps.connections.open): who we are, or why not, never showing a token."""

@@ -36,21 +36,28 @@ from adapters.base import (
     ChatTarget,
     Choice,
     InboundMessage,
+    Liveness,
     PlatformLimits,
     ProbeResult,
     SentMessage,
 )
 from adapters.decisions import Ignored
+from adapters.fetch import FileFetcher
+from adapters.listeners import ListenerLimits, serve
+from adapters.liveness import LivenessClock
 from adapters.receipts import Receipts
 from adapters.telegram._calls import Caller, Redactor
 from adapters.telegram._inbound import PLATFORM, BotIdentity, to_inbound
-from adapters.telegram._media import AlbumBuffer, download
+from adapters.telegram._media import AlbumBuffer, download, file_policy
 from adapters.telegram._outbound import MAX_MESSAGE_CHARS, TelegramOutbound
+from adapters.telegram._polling import PollingRequest
 from adapters.telegram._presses import choices_markup, press_to_inbound
 from adapters.telegram._throttle import EditThrottle
 from adapters.telegram._webhook import WebhookOptions, webhook_routes
 
 ALLOWED_UPDATES = ("message", "callback_query")
+POLL_TIMEOUT = 10.0  # seconds a getUpdates long poll waits for an update (a hang is noticed after this + grace)
+HANG_GRACE = 5.0
 DEFAULT_API_ROOT = "https://api.telegram.org"
 # What PTB's de_json raises on bad shapes (RecursionError: a reply chain nested thousands deep).
 _MALFORMED = (TypeError, KeyError, ValueError, AttributeError, RecursionError)
@@ -95,6 +102,8 @@ class TelegramAdapter:
         mode: "polling" (getUpdates) or "webhook" (needs `webhook`).
         webhook: the webhook's URL, secret and where it is served.
         poll_timeout: the getUpdates long-poll timeout in seconds.
+        hang_grace: a poll that has not answered this long after `poll_timeout` is cancelled (and retried with
+            backoff); with no successful poll for `poll_timeout + hang_grace` the adapter reports itself down.
         edit_interval: the minimum seconds between two edits in one chat.
         max_retry_after: the longest 429 wait honoured in place; longer ones raise.
         retry_attempts: tries per call when Telegram answers 429.
@@ -102,6 +111,7 @@ class TelegramAdapter:
         token_setting: how to name the token in error messages (e.g. its config key).
         max_attachment_bytes: the largest photo size within this cap is the one offered for download.
         commands: the command menu set with setMyCommands at start (empty: left as it is).
+        listener_limits: read timeout and connection cap of the webhook listener (`listen` set).
         clock: monotonic seconds, for the edit throttle.
         sleep: waits for 429s and the edit throttle.
     """
@@ -115,7 +125,8 @@ class TelegramAdapter:
         base_url: str | None = None,
         mode: Literal["polling", "webhook"] = "polling",
         webhook: WebhookOptions | None = None,
-        poll_timeout: float = 30.0,
+        poll_timeout: float = POLL_TIMEOUT,
+        hang_grace: float = HANG_GRACE,
         edit_interval: float = 1.0,
         max_retry_after: float = 30.0,
         retry_attempts: int = 3,
@@ -123,6 +134,7 @@ class TelegramAdapter:
         token_setting: str = "the bot token",
         max_attachment_bytes: int | None = None,
         commands: tuple[BotCommand, ...] = (),
+        listener_limits: ListenerLimits | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
@@ -146,13 +158,17 @@ class TelegramAdapter:
             max_wait=max_retry_after, sleep=sleep,
         )
         self._api_url, self._file_url = api_urls(base_url)
+        self._files = FileFetcher(file_policy(base_url))
         self._mode = mode
         self._webhook = webhook
         self._poll_timeout = poll_timeout
+        self._hang_after = poll_timeout + hang_grace
+        self._liveness = LivenessClock(self._hang_after, clock=clock)
         self._request_timeout = request_timeout
         self._token_setting = token_setting
         self._max_attachment_bytes = max_attachment_bytes
         self._commands = commands
+        self._listener_limits = listener_limits or ListenerLimits()
         self._throttle = EditThrottle(interval=edit_interval, clock=clock, sleep=sleep)
         self._running: _Running | None = None
         self._transition = False
@@ -206,9 +222,11 @@ class TelegramAdapter:
             raise
         finally:
             self._transition = False
-        log.info("telegram.started", mode=self._mode, bot=f"@{running.identity.username}", api=self._api_url)
+        log.info("telegram.started", mode=self._mode, bot=f"@{running.identity.username}", api=self._api_url,
+                 port=running.port)  # the webhook's bound port (its config may say 0: any free one)
 
     async def _start_polling(self, running: _Running) -> None:
+        self._liveness.restart()
         running.updates = asyncio.Queue()
         updater = Updater(running.bot, running.updates)
         await updater.initialize()
@@ -241,17 +259,12 @@ class TelegramAdapter:
         if options.listen is not None:
             app = web.Application()
             app.add_routes(webhook_routes(options, self._accept_webhook))
-            running.runner = web.AppRunner(app)
-            await running.runner.setup()
-            site = web.TCPSite(running.runner, options.listen, options.port)
             try:
-                await site.start()
+                running.runner, running.port = await serve(app, options.listen, options.port, self._listener_limits)
             except OSError as exc:
                 raise AdapterError(
                     f"cannot serve the Telegram webhook on {options.listen}:{options.port}: {exc}", platform=PLATFORM
                 ) from None
-            sockets = getattr(site._server, "sockets", None) or ()
-            running.port = sockets[0].getsockname()[1] if sockets else options.port
 
     async def stop(self) -> None:
         """Stop polling (confirming what was fetched) or serving the webhook; queue every update already taken.
@@ -347,6 +360,14 @@ class TelegramAdapter:
             return 503  # not recorded in time: Telegram delivers it again (de-duplicated if it was recorded after all)
         return 200
 
+    def liveness(self) -> Liveness:
+        """Polling: alive while a getUpdates succeeded within the poll timeout plus grace. Webhook: while served."""
+        if self._running is None:
+            return Liveness(alive=False, last_ok_seconds_ago=None, detail="not started")
+        if self._mode == "webhook":
+            return Liveness(alive=True, last_ok_seconds_ago=None)
+        return self._liveness.report()
+
     def _on_poll_error(self, exc: TelegramError) -> None:
         # PTB's retry loop keeps polling (backing off up to 30 s); we only report.
         log.warning("telegram.polling.error", error=type(exc).__name__, detail=self._call.redact(exc.message))
@@ -401,7 +422,7 @@ class TelegramAdapter:
         """An attachment's bytes through getFile and the file endpoint (`base_url` respected)."""
         if self._running is None:
             raise RuntimeError("TelegramAdapter.fetch_attachment() needs a started adapter: call start() first")
-        return await download(self._running.bot, attachment, max_bytes=max_bytes)
+        return await download(self._running.bot, attachment, fetcher=self._files, max_bytes=max_bytes)
 
     async def _set_menu(self, bot: Bot) -> None:
         """The bot's command menu (setMyCommands); a failure is logged, never fatal."""
@@ -460,9 +481,13 @@ class TelegramAdapter:
                 connect_timeout=timeout, pool_timeout=timeout, httpx_kwargs={"verify": _tls_context()},
             )
 
+        polling = PollingRequest(
+            liveness=self._liveness, hang_after=self._hang_after, connection_pool_size=1, read_timeout=timeout,
+            write_timeout=timeout, connect_timeout=timeout, pool_timeout=timeout, httpx_kwargs={"verify": _tls_context()},
+        )
         return Bot(
             self._token, base_url=self._api_url, base_file_url=self._file_url,
-            request=request(32), get_updates_request=request(1),
+            request=request(32), get_updates_request=polling,
         )
 
     def _outbound(self, what: str, target: ChatTarget) -> TelegramOutbound:

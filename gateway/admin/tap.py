@@ -24,7 +24,10 @@ from gateway.ops.events import (
     DeadLettered,
     GatewayEvent,
     HygieneRan,
+    LimitHit,
     MessageAccepted,
+    ModelFailover,
+    Spent,
     TaskDied,
     ToolCallOutcome,
     TurnFailed,
@@ -125,6 +128,12 @@ class EventObserver:
                 m.deadletters.labels(stage=stage).inc()
             case TaskDied(task=task):
                 m.task_deaths.labels(task=task).inc()
+            case ModelFailover(fix=fix):
+                self.events.error(None, fix)  # names the key or the deadline, and the model answering now
+            case LimitHit(scope=scope):
+                m.limit_hits.labels(scope=scope).inc()
+            case Spent(model=model, cost=cost):
+                m.spend.labels(model=model).inc(cost or 0.0)
             case ConfigChanged(who=who):
                 m.config_changes.labels(source="api" if who.startswith("token:") else who or "unknown").inc()
                 self.events.notice(None, f"config {event.setting}: {event.old!r} → {event.new!r} ({who})")

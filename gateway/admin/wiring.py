@@ -27,6 +27,7 @@ from pathlib import Path
 from aiohttp import web
 from pydantic import SecretStr
 
+from adapters.listeners import ListenerLimits, serve
 from agent.context.engine import ContextEngine
 from agent.context.factory import build_summarizer
 from agent.model_windows import ModelWindows
@@ -144,21 +145,12 @@ class Operations:
             self._undo.pop()()
 
 
-async def serve_admin(app: web.Application, host: str, port: int) -> tuple[web.AppRunner, int]:
-    """Serve `app` on `host:port` (0: a free port); returns the runner (call `cleanup()`) and the bound port."""
-    runner = web.AppRunner(app, handle_signals=False, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, host, port)
-    try:
-        await site.start()
-    except OSError:
-        await runner.cleanup()
-        raise
-    bound = port
-    for address in runner.addresses:
-        if isinstance(address, tuple) and len(address) >= 2:
-            bound = int(address[1])
-    return runner, bound
+async def serve_admin(
+    app: web.Application, host: str, port: int, limits: ListenerLimits | None = None
+) -> tuple[web.AppRunner, int]:
+    """Serve `app` on `host:port` (0: a free port) within `limits` (`gateway.read_timeout_seconds`,
+    `gateway.max_connections`); returns the runner (call `cleanup()`) and the bound port."""
+    return await serve(app, host, port, limits or ListenerLimits(), access_log=False)
 
 
 __all__ = ["Operations", "serve_admin"]

@@ -34,11 +34,14 @@ def warn_at_start(config: ChorusConfig) -> None:
     """The config problems that do not stop a start, logged as doctor reports them."""
     from gateway.build import MODEL_MISSING_TEXT
     from gateway.doctor import SUMMARY_WINDOW_FIX, summary_window_problem
+    from gateway.platforms.web_login import EXPOSED_FIX, exposed_web_problem
 
     if not config.model.name:
         log.warning("model.not_configured", fix=MODEL_MISSING_TEXT)
     if (problem := summary_window_problem(config)) is not None:
         log.warning("config.summary_window_too_small", problem=problem, fix=SUMMARY_WINDOW_FIX)
+    if (problem := exposed_web_problem(config.platforms.web)) is not None:
+        log.warning("web.unauthenticated", problem=problem, fix=EXPOSED_FIX)
 
 
 async def serve(config: ChorusConfig, *, config_path: Path | None = None) -> int:
@@ -50,11 +53,14 @@ async def serve(config: ChorusConfig, *, config_path: Path | None = None) -> int
     from gateway.admin.app import token_fingerprint
     from gateway.admin.token import announcement, resolve_admin_token
     from gateway.admin.wiring import Operations, serve_admin
-    from gateway.build import build_gateway
+    from gateway.build import build_gateway, listener_limits
     from gateway.ops.heap import settle_heap
     from gateway.ops.tasks import dump_tasks
+    from gateway.platforms.web_login import resolve_web_login, web_announcement
 
     warn_at_start(config)
+    # Before the build (which reads the same token back): a token generated now is shown once, below.
+    web_login = resolve_web_login(config.platforms.web, config.home_dir) if config.platforms.web.enabled else None
     ops = Operations.create(config, path=config_path)
     gateway = build_gateway(config, engine=ops.engine(), model_engine=ops.model_engine(), bus=ops.bus, windows=ops.windows)
     stop = asyncio.Event()
@@ -70,15 +76,17 @@ async def serve(config: ChorusConfig, *, config_path: Path | None = None) -> int
         await gateway.start()
         token = resolve_admin_token(config)
         app = ops.attach(gateway, token=token.value, extra_routes=extra)
-        admin, admin_port = await serve_admin(app, config.admin.host, config.admin.port)
+        admin, admin_port = await serve_admin(app, config.admin.host, config.admin.port, listener_limits(config))
         log.info("admin.started", url=f"http://{config.admin.host}:{admin_port}/healthz", auth=token.source,
                  auth_id=token_fingerprint(token.value) if token.value else None)
         print(announcement(token, f"http://{config.admin.host}:{admin_port}/dashboard"), file=sys.stderr, flush=True)
         ops.install_sighup(loop)
         web_adapter = gateway.parts.adapters.get("web")
-        if isinstance(web_adapter, WebAdapter):
-            print(f"chorus: web chat on http://{config.platforms.web.host}:{web_adapter.port}/",
-                  file=sys.stderr, flush=True)
+        if isinstance(web_adapter, WebAdapter) and web_login is not None:
+            url = f"http://{config.platforms.web.host}:{web_adapter.port}/"
+            log.info("web.access", url=url, auth="token" if web_login.access.required else "none",
+                     token_source=web_login.source)
+            print(web_announcement(web_login, url), file=sys.stderr, flush=True)
         log.info("gateway.ready", adapters=sorted(gateway.parts.adapters), home=str(config.home_dir),
                  frozen_objects=settle_heap())
         await stop.wait()

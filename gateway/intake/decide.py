@@ -19,9 +19,10 @@ from structlog.contextvars import bind_contextvars
 from adapters.base import InboundMessage
 from gateway.chats.pairing import PAIRING_TEXT, PairingStore
 from gateway.chats.policy import ChatPolicy
+from gateway.commands.spec import Command
+from gateway.commands.table import COMMANDS
 from gateway.coord.base import Deduplicator
 from gateway.intake.allowlist import LOCAL_PLATFORMS, AccessDecision, AccessRules, RefusalLimiter, check_access
-from gateway.intake.commands import Command
 from gateway.intake.queueing import JobKind
 from gateway.intake.routing import Route, chat_scope, route
 from gateway.intake.triggers import GroupTrigger, TriggerDecision, decide_trigger
@@ -64,11 +65,11 @@ class IntakeDecision:
         if self.verdict in ("duplicate", "deny", "ignore", "refuse") or self.route is None:
             return None
         command = self.command
-        if command is not None and command.immediate:
+        if command is not None and COMMANDS.spec(command).immediate:
             return None
         if self.verdict == "record":
             return "record"
-        return "compress" if command is not None else "turn"
+        return "command" if command is not None else "turn"
 
 
 class Intake:

@@ -18,12 +18,12 @@ from typing import Any, Literal, TypeAlias
 import structlog
 
 from adapters.base import InboundMessage
-from gateway.intake.commands import Command
+from gateway.commands.spec import Command
 from gateway.intake.routing import Route
 
 log = structlog.get_logger(__name__)
 
-JobKind: TypeAlias = Literal["turn", "record", "compress"]
+JobKind: TypeAlias = Literal["turn", "record", "command"]  # command: a queued one (/compress, /retry)
 BusyMode: TypeAlias = Literal["queue", "interrupt"]
 
 

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
 from adapters.base import InboundMessage
-from gateway.intake.commands import Command, parse_command
+from gateway.commands.spec import Command
+from gateway.commands.table import COMMANDS
 
 Action: TypeAlias = Literal["respond", "command", "record", "ignore"]
 GroupTrigger: TypeAlias = Literal["always", "mention", "reply"]
@@ -32,7 +33,7 @@ def decide_trigger(
     record_unmentioned: bool,
 ) -> TriggerDecision:
     """Decide what to do with one allowed message."""
-    command = parse_command(message.text)
+    command = COMMANDS.parse(message.text)
     if command is not None:
         return TriggerDecision(action="command", reason=f"command /{command.name}", command=command)
     if message.chat_type == "dm":

@@ -1,4 +1,4 @@
-"""Running one session job: a turn, a context-only record, or a `/compress`, under the session lock.
+"""Running one session job: a turn, a context-only record, or a queued command, under the session lock.
 
 Owns `TurnRunner`. For a turn: hold the session lock (renewed) for the whole
 job, get the session's agent, run hygiene at most once (docs/design.md §2.3), run the
@@ -12,14 +12,17 @@ platforms only through `Delivery`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Literal, TypeAlias
 
 import structlog
 from structlog.contextvars import bind_contextvars
 
-from adapters.base import SentMessage
+from adapters.base import AdapterError, Reactions, SentMessage
 from agent.context.engine import CompressionResult
 from agent.loop import TurnResult, TurnUsage
 from agent.memory.providers import MemoryManager
@@ -31,6 +34,9 @@ from chorus_errors import ModelAuthError, ModelError, ModelNotConfigured, ModelU
 from gateway.approvals import ApprovalGate, Approvals, Asker
 from gateway.chats.provenance import writer_standing
 from gateway.chats.store import ChatStore, Usage
+from gateway.commands.calls import SessionCall
+from gateway.commands.spec import Command, Queued
+from gateway.commands.table import COMMANDS
 from gateway.coord.base import OutboundItem
 from gateway.coord.hold import LockBusy
 from gateway.delivery.notices import NoticeBoard
@@ -38,13 +44,17 @@ from gateway.delivery.outbound import Delivery, StreamPreview, typing_while
 from gateway.delivery.tool_progress import ProgressMode, ToolProgress
 from gateway.intake.journals import Journal, SharedJournal
 from gateway.intake.queueing import Job
+from gateway.limits import SpendGate, Tally, hit_text
 from gateway.ops.events import EventBus, HygieneRan, TurnFailed, TurnFinished
 from gateway.ops.logs import bind_message_context, kept
 from gateway.sessions.hygiene import check_hygiene
 from gateway.sessions.media import MediaReader, TurnRefused, describe_all
 from gateway.sessions.service import SessionService
+from gateway.sessions.store_writes import StoreWrites, retry_delay, storage_failure
 
 log = structlog.get_logger(__name__)
+
+GroupErrors: TypeAlias = Literal["reply", "react", "silent"]
 
 FAILED_TEXT = "Sorry, something went wrong while answering. Please try again in a moment."
 BUSY_TEXT = "This conversation is busy in another worker; please send your message again shortly."
@@ -53,6 +63,9 @@ RATE_TEXT = "The model is rate-limiting me right now; your message is kept, send
 UNAVAILABLE_TEXT = "I can't reach my model right now; your message is kept, send /retry to try again."
 REFUSED_TEXT = "The model refused this request; the operator may need to check the model settings."
 NOTHING_TO_RETRY = "There is no message of yours to retry in this conversation."
+DELAYED_TEXT = "I can't save our conversation right now, so my reply is delayed; your message is kept and I'll answer it."
+EMPTY_REPLY_TEXT = "The model gave no answer to that (only its reasoning, or nothing); please rephrase and send it again."
+FAILED_REACTION = "⚠️"
 TOO_LONG_TEXT = "That message is too long for me ({n:,} characters; the limit is {limit:,}). Please shorten it."
 
 
@@ -67,6 +80,7 @@ class TurnSettings:
     tool_progress_dms: ProgressMode = "off"
     tool_progress_groups: ProgressMode = "off"
     admins: Mapping[str, frozenset[str]] = field(default_factory=dict)  # platforms.<p>.admins: trusted note writers in groups
+    group_errors: GroupErrors = "reply"  # gateway.group_errors: how a failed turn shows in a group (DMs always reply)
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +166,9 @@ class TurnRunner:
         bus: where turn and hygiene events are published (metrics and the admin event list read them).
         media: reads attachments into the user message (None: they are described in one line).
         chats: the per-chat store the usage of each turn is added to (None: not kept).
+        store_writes: the store's write health, which this runner reports to (read by /readyz and the metrics).
+        limits: the spend and rate limits: checked once before a turn's model call, and every model call
+            of a job charged (None: no limits, nothing counted).
     """
 
     def __init__(
@@ -166,9 +183,12 @@ class TurnRunner:
         bus: EventBus | None = None,
         media: MediaReader | None = None,
         chats: ChatStore | None = None,
+        store_writes: StoreWrites | None = None,
+        limits: SpendGate | None = None,
         approvals: Approvals | None = None,
     ) -> None:
         self._sessions = sessions
+        self.store_writes = store_writes or StoreWrites("the session store")
         self._approvals = approvals
         self._bus = bus or EventBus()
         self._delivery = delivery
@@ -179,31 +199,39 @@ class TurnRunner:
         self._memory = memory
         self._media = media
         self._chats = chats
+        self._limits = limits
         self._syncs: set[asyncio.Task[bool]] = set()
         self._journal_done: set[str] = set()  # entries already removed by `_deliver` (saves a failing unlink)
         self.turns_run = 0
         self.hygiene_runs = 0
 
     async def run(self, job: Job) -> None:
-        """Run a job; cancellation (stop, interrupt, shutdown) leaves its journal entry for a re-run."""
+        """Run a job; cancellation (stop, interrupt, shutdown) leaves its journal entry for a re-run.
+
+        A job whose store write failed for the disk (full, or failing) keeps its journal entry and is run again
+        with backoff, in its lane (the session's later messages wait behind it, in order); the chat is told once
+        that the reply is delayed, not lost.
+        """
+        attempt = 0
+        while True:
+            disk = await self._run_once(job)
+            if disk is None:
+                return
+            if attempt == 0 and job.kind != "record":
+                await self._delivery.send_text(job.route.target, DELAYED_TEXT)
+            await asyncio.sleep(retry_delay(attempt))  # a retry timer: the disk gets time to get space back
+            attempt += 1
+            job = dataclasses.replace(job, resumed=True)  # its turn may be stored already (answered from there)
+
+    async def _run_once(self, job: Job) -> BaseException | None:
+        """Run `job` once; the disk error when a store write failed for it (the job is then to be run again)."""
         bind_message_context(platform=job.message.platform, chat_id=job.message.chat_id, session_key=job.route.key)
         waiting_since = time.monotonic()
         try:
-            async with self._sessions.session(job.route) as held:
-                lock_wait = time.monotonic() - waiting_since
-                bind_contextvars(lock_wait_ms=round(lock_wait * 1000, 2))
-                agent = held.agent
-                if job.kind == "record":
-                    await self._record(job, agent)
-                elif job.kind == "compress" and job.command is not None and job.command.name == "retry":
-                    await self._turn(job, agent, retry=True, lock_wait=lock_wait)
-                elif job.kind == "compress":
-                    await self._compress(job, agent)
-                else:
-                    await self._turn(job, agent, lock_wait=lock_wait)
-                if held.held.lost:
-                    # Renewal failed (e.g. a long Redis outage): another process may have run this session.
-                    log.warning("turn.lock_lost", kind=job.kind)
+            with self._metered(job) as tally:
+                await self._run_held(job, tally, waiting_since)
+            if not self.store_writes.ok:
+                self.store_writes.succeeded()
         except asyncio.CancelledError:
             log.info("turn.cancelled", kind=job.kind)
             self._journal_done.discard(job.journal_entry or "")
@@ -211,18 +239,58 @@ class TurnRunner:
         except LockBusy:
             log.warning("turn.lock_busy", kind=job.kind)
             self._bus.publish(TurnFailed(job.message.platform, job.route.key, "lock_busy"))
-            await self._tell(job, BUSY_TEXT)
+            await self._tell_failure(job, BUSY_TEXT)
         except Exception as exc:  # noqa: BLE001 - the task boundary: log, tell the chat briefly
+            disk = storage_failure(exc)
+            if disk is not None and (job.journal_entry is None or job.journal_entry not in self._journal_done):
+                # Not answered yet: the message stays in the journal and the job runs again when the disk has room.
+                self.store_writes.failed(disk)
+                self._bus.publish(TurnFailed(job.message.platform, job.route.key, "store_write"))
+                self._sessions.agents.forget(job.route)  # rebuilt from what the store really holds
+                return disk
             log.exception("turn.failed", kind=job.kind, error=type(exc).__name__)
             self._bus.publish(TurnFailed(job.message.platform, job.route.key, type(exc).__name__))
             if isinstance(exc, ModelAuthError):
                 log.error("model.auth_failed", model=exc.model, status=exc.status,
                           fix="check model.api_key (or that fallback's api_key) and the model's access")
-            await self._tell(job, self._failure_text(exc))
+            await self._tell_failure(job, self._failure_text(exc))
         if job.journal_entry is not None and job.journal_entry in self._journal_done:
             self._journal_done.discard(job.journal_entry)
         else:
             self._finish_journal(job)
+        return None
+
+    def _metered(self, job: Job) -> contextlib.AbstractContextManager[Tally | None]:
+        """Every model call of the job (and of the review it starts) charged to its sender and chat."""
+        return self._limits.metered(job.message, job.route) if self._limits is not None else contextlib.nullcontext()
+
+    async def _run_held(self, job: Job, tally: Tally | None, waiting_since: float) -> None:
+        async with self._sessions.session(job.route) as held:
+            lock_wait = time.monotonic() - waiting_since
+            bind_contextvars(lock_wait_ms=round(lock_wait * 1000, 2))
+            agent = held.agent
+            if job.kind == "record":
+                await self._record(job, agent)
+            elif job.kind == "command" and job.command is not None:
+                await self._command(job, job.command, agent, lock_wait=lock_wait, tally=tally)
+            else:
+                await self.turn(job, agent, retry=False, lock_wait=lock_wait, tally=tally)
+            if held.held.lost:
+                # Renewal failed (e.g. a long Redis outage): another process may have run this session.
+                log.warning("turn.lock_lost", kind=job.kind)
+
+    async def _refused(self, job: Job, agent: SessionAgent, *, retry: bool) -> bool:
+        """The one limit check of a turn, before any model call; True: refused (the message kept as context)."""
+        if self._limits is None:
+            return False
+        hit = await self._limits.admit(job.message, job.route)
+        if hit is None:
+            return False
+        if not retry:
+            await self._record(job, agent)
+        if hit.first:  # once per window: later refusals in it are silent
+            await self._deliver(job, hit_text(hit))
+        return True
 
     def _finish_journal(self, job: Job) -> None:
         if job.journal_entry is not None:
@@ -241,9 +309,22 @@ class TurnRunner:
             return REFUSED_TEXT
         return FAILED_TEXT
 
-    async def _tell(self, job: Job, text: str) -> None:
-        if job.kind != "record":
+    async def _tell_failure(self, job: Job, text: str) -> None:
+        """Say a turn failed: one line in a DM; in a group as `gateway.group_errors` says (a reaction, or nothing)."""
+        if job.kind == "record":
+            return
+        mode = "reply" if job.route.kind == "dm" else self.settings.group_errors
+        if mode == "reply":
             await self._delivery.send_text(job.route.target, text)
+            return
+        adapter = self._delivery.adapter(job.message.platform)
+        if mode == "react" and isinstance(adapter, Reactions):
+            try:
+                await adapter.react(job.route.target, job.message.message_id, FAILED_REACTION)
+            except (AdapterError, ConnectionError, OSError) as exc:
+                log.info("turn.failure_reaction_failed", error=type(exc).__name__)
+            return
+        log.info("turn.failure_not_shown", mode=mode)  # silent, or a platform without reactions
 
     async def _record(self, job: Job, agent: SessionAgent) -> None:
         message = user_line(job)
@@ -350,8 +431,22 @@ class TurnRunner:
             return read, False
         return user_line(job), False
 
-    async def _turn(self, job: Job, agent: SessionAgent, *, retry: bool = False, lock_wait: float | None = None) -> None:
+    async def _command(
+        self, job: Job, command: Command, agent: SessionAgent, *, lock_wait: float, tally: Tally | None = None,
+    ) -> None:
+        """A queued command (`/compress`, `/retry`): its spec's handler, with this runner as its `SessionJobs`."""
+        run = COMMANDS.spec(command).run
+        if not isinstance(run, Queued):  # decided at intake: immediate commands never join a lane
+            raise TypeError(f"/{command.name} is not a queued command")
+        await run.handler(SessionCall(command, job, agent, _MeteredJobs(self, tally), lock_wait))
+
+    async def turn(
+        self, job: Job, agent: SessionAgent, *, retry: bool, lock_wait: float | None, tally: Tally | None = None,
+    ) -> None:
+        """Answer the job's message (or, `retry`, the user's last failed one) under the held session lock."""
         started = time.monotonic()
+        if await self._refused(job, agent, retry=retry):
+            return
         draft = await self._taken_over_draft(job)
         prepared = await self._turn_message(job, agent, retry=retry, draft=draft)
         if prepared is None:
@@ -386,7 +481,11 @@ class TurnRunner:
             await self._delivery.send_text(job.route.target, result.notice)
         if preview is not None:
             await preview.settle()
-        delivered = await self._deliver(job, result.reply, draft=preview.draft if preview else draft)
+        reply = result.reply
+        footer = tally.footer(self._limits.footer_mode()) if tally is not None and self._limits is not None else None
+        if footer is not None and reply.strip():
+            reply = f"{reply}\n\n{footer}"
+        delivered = await self._deliver(job, reply, draft=preview.draft if preview else draft)
         self.turns_run += 1
         if kept("turn.finished"):
             self._log_finished(job, agent, result, hygiene, started=started, delivered=delivered)
@@ -475,6 +574,16 @@ class TurnRunner:
         return note
 
     async def _deliver(self, job: Job, text: str, *, draft: SentMessage | None = None) -> bool:
+        """Record the reply in the outbox and send it; an empty one never enters the outbox (one short notice)."""
+        if not text.strip():
+            log.warning("turn.empty_reply")
+            if draft is not None:
+                with contextlib.suppress(AdapterError, ConnectionError, OSError):
+                    adapter = self._delivery.adapter(draft.target.platform)
+                    if adapter is not None:
+                        await adapter.delete(draft)
+            await self._tell_failure(job, EMPTY_REPLY_TEXT)
+            return False
         item = OutboundItem(
             platform=job.message.platform,
             chat_id=job.message.chat_id,
@@ -493,18 +602,34 @@ class TurnRunner:
         result = await self._delivery.send_recorded(item_id, item)
         return result.sent
 
-    async def _compress(self, job: Job, agent: SessionAgent) -> None:
+    async def compress(self, job: Job, agent: SessionAgent) -> CompressionResult:
+        """Compress the session now (`/compress`: forced) and persist the result."""
         board = self._board(job, agent, progress=False)
-        result = await self._sessions.compress(job.route, agent, trigger="manual", force=True, on_event=board)
-        if result.changed:
-            text = f"context compressed: {result.tokens_before:,} → {result.tokens_after:,} tokens"
-        else:
-            text = f"nothing compressed ({result.reason or result.outcome})"
+        return await self._sessions.compress(job.route, agent, trigger="manual", force=True, on_event=board)
+
+    async def reply(self, job: Job, text: str) -> None:
         await self._deliver(job, text)
 
 
+@dataclass(frozen=True, slots=True)
+class _MeteredJobs:
+    """The runner as a queued command's `SessionJobs`, its turns charged to the job's tally (`/retry`)."""
+
+    runner: TurnRunner
+    tally: Tally | None
+
+    async def turn(self, job: Job, agent: SessionAgent, *, retry: bool, lock_wait: float | None) -> None:
+        await self.runner.turn(job, agent, retry=retry, lock_wait=lock_wait, tally=self.tally)
+
+    async def compress(self, job: Job, agent: SessionAgent) -> CompressionResult:
+        return await self.runner.compress(job, agent)
+
+    async def reply(self, job: Job, text: str) -> None:
+        await self.runner.reply(job, text)
+
+
 __all__ = [
-    "FAILED_TEXT", "FinishedTurn", "PostTurnHook", "TurnRunner", "TurnSettings", "session_usage", "stored_reply",
-    "user_line",
+    "DELAYED_TEXT", "EMPTY_REPLY_TEXT", "FAILED_TEXT", "FinishedTurn", "GroupErrors", "PostTurnHook", "TurnRunner",
+    "TurnSettings", "session_usage", "stored_reply", "user_line",
 ]
 

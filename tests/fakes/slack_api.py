@@ -94,6 +94,11 @@ class FakeSlack:
     def api_base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/api/"
 
+    @property
+    def origin(self) -> str:
+        """Where url_private files are served: pass it as the adapter's `file_hosts`."""
+        return f"http://127.0.0.1:{self.port}"
+
     async def __aenter__(self) -> FakeSlack:
         app = web.Application()
         app.router.add_route("*", "/api/{method}", self._api)

@@ -191,7 +191,7 @@ class Call:
 
 @dataclass
 class _Fault:
-    kind: str  # "error", "drop", "html"
+    kind: str  # "error", "drop", "html", "hang"
     status: int = 400
     description: str = ""
     retry_after: int | None = None
@@ -276,6 +276,10 @@ class FakeTelegram:
         """Close the connection without an answer on the next `times` calls of `method`."""
         self._faults.setdefault(method, deque()).extend([_Fault("drop")] * times)
 
+    def hang(self, method: str, *, times: int = 1) -> None:
+        """Never answer the next `times` calls of `method` (until the client gives up or the server closes)."""
+        self._faults.setdefault(method, deque()).extend([_Fault("hang")] * times)
+
     def bad_gateway(self, method: str, *, times: int = 1) -> None:
         """Answer the next `times` calls of `method` with a proxy's 502 HTML page."""
         self._faults.setdefault(method, deque()).extend([_Fault("html", status=502)] * times)
@@ -308,6 +312,10 @@ class FakeTelegram:
                 request.transport.close()  # type: ignore[union-attr]
                 request.protocol.force_close()
                 return web.Response()
+            if fault.kind == "hang":
+                async with self._changed:
+                    await self._changed.wait_for(lambda: self._closing)
+                return web.Response(status=503)
             if fault.kind == "html":
                 return web.Response(status=502, text="<html><body>502 Bad Gateway</body></html>", content_type="text/html")
             return _error(fault.status, fault.description, fault.retry_after)

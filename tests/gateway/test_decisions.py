@@ -5,8 +5,10 @@ import pytest
 
 from adapters.base import InboundMessage
 from agent.messages import user
+from gateway.commands.spec import Command
+from gateway.commands.status import StatusInfo, render_status
+from gateway.commands.table import COMMANDS
 from gateway.intake.allowlist import AccessRules, RefusalLimiter, check_access
-from gateway.intake.commands import Command, StatusInfo, parse_command, render_status
 from gateway.intake.routing import route, session_key
 from gateway.intake.triggers import decide_trigger
 from gateway.sessions.hygiene import check_hygiene
@@ -156,7 +158,7 @@ def test_hygiene_estimate_catches_a_big_unreported_session() -> None:
 )
 def test_parse_command(text: str, expected: Command | None) -> None:
     """Known commands parse, /reset is /new, anything else is not a command."""
-    assert parse_command(text) == expected
+    assert COMMANDS.parse(text) == expected
 
 
 def test_status_shows_tokens_threshold_and_compressions() -> None:

@@ -2,13 +2,15 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 
 import psycopg
 import pytest
 
 from gateway.coord import Coordinator, redis_coordinator
-from gateway.sessions.store_lock import SESSION_LOCK_CLASS, StoreSessionLock
+from gateway.sessions.store_lock import CHECK_EVERY, SESSION_LOCK_CLASS, StoreSessionLock
+from tests.gateway.coord.conftest import eventually
 from tests.gateway.coord.test_redis_outage import OwnRedis, own_redis  # noqa: F401 - the fixture
 from tests.postgres import pg_url  # noqa: F401 - the fixture
 
@@ -18,7 +20,7 @@ async def replicas(own_redis: OwnRedis, pg_url: str) -> AsyncIterator[tuple[Coor
     """Two coordinators as two replicas would build them: one Redis, one PostgreSQL store for outage locks."""
     coords = tuple(
         redis_coordinator(own_redis.url, prefix="storelock", agent_cache_size=4, node=node, retry_after=0.1,
-                          outage_lock=StoreSessionLock(pg_url, node=node))
+                          store_lock=StoreSessionLock(pg_url, node=node))
         for node in ("replica-a", "replica-b")
     )
     for coord in coords:
@@ -52,7 +54,8 @@ async def test_with_redis_killed_two_replicas_still_exclude_each_other(
 
 async def test_a_dead_holder_frees_the_store_lock(pg_url: str) -> None:  # noqa: F811
     """The holder's connection cut (its replica died): the lock is free for another, and renew says it was lost."""
-    a, b = StoreSessionLock(pg_url, node="a"), StoreSessionLock(pg_url, node="b")
+    seconds = [0.0]  # a's clock: a renewal checks the connection once its last answer is CHECK_EVERY old
+    a, b = StoreSessionLock(pg_url, node="a", clock=lambda: seconds[0]), StoreSessionLock(pg_url, node="b")
     lease = await a.acquire("telegram:dm:9")
     assert lease is not None and await a.holder("telegram:dm:9") == lease.token
     assert await b.acquire("telegram:dm:9") is None
@@ -63,5 +66,44 @@ async def test_a_dead_holder_frees_the_store_lock(pg_url: str) -> None:  # noqa:
         )
     taken = await b.acquire("telegram:dm:9", wait=10)
     assert taken is not None
+    seconds[0] += CHECK_EVERY
     assert await a.renew(lease) is False and await a.holder("telegram:dm:9") is None
     assert await b.release(taken) is True
+
+
+async def test_one_holder_across_the_outage_and_the_recovery(
+    replicas: tuple[Coordinator, Coordinator], own_redis: OwnRedis  # noqa: F811
+) -> None:
+    """A lease taken while Redis answered still excludes B once Redis died; one taken during the outage still
+    excludes A once Redis is back (restarted empty, its locks forgotten): the store's lock is the one authority."""
+    a, b = replicas
+    before = await a.lock.acquire("web:dm:1", ttl=5)
+    assert before is not None
+    await own_redis.kill()
+    assert await b.lock.acquire("web:dm:1", ttl=5) is None  # the old scheme gave B a lock A held only in Redis
+    assert await a.lock.release(before) is True
+    during = await b.lock.acquire("web:dm:1", ttl=5)
+    assert during is not None
+    await own_redis.start()
+    assert await eventually(lambda: _uses_redis(a)), "A never used Redis again"
+    assert await a.lock.acquire("web:dm:1", ttl=5) is None  # the old scheme gave A an empty Redis's lock
+    assert await b.lock.renew(during, ttl=5) is True
+    assert await b.lock.release(during) is True
+    assert await a.lock.acquire("web:dm:1", ttl=5) is not None
+
+
+async def test_readiness_names_the_degraded_coordinator(
+    replicas: tuple[Coordinator, Coordinator], own_redis: OwnRedis  # noqa: F811
+) -> None:
+    """Redis down with the store's locks: still exclusive, and the state says degraded and why."""
+    a, _ = replicas
+    assert a.state() == (True, "redis; session locks on PostgreSQL")
+    await own_redis.kill()
+    await a.dedup.claim("tg:during")  # the first call that finds Redis gone
+    exclusive, words = a.state()
+    assert exclusive is True and words.startswith("degraded: redis unreachable; session locks on PostgreSQL")
+
+
+async def _uses_redis(coord: Coordinator) -> bool:
+    await coord.dedup.claim(f"tg:probe-{time.monotonic_ns()}")
+    return coord.health is not None and not coord.health.down
