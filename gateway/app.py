@@ -27,6 +27,7 @@ from agent.memory import NotesStore
 from agent.model_windows import ModelWindows
 from agent.store import SessionStore
 from agent.tools.mcp import McpHub
+from gateway.approvals.commands import ApprovalDesk
 from gateway.chats.pairing import PairingStore
 from gateway.chats.policy import ChatPolicy
 from gateway.chats.store import ChatStore
@@ -124,6 +125,7 @@ class GatewayParts:
     mcp: McpHub | None = None
     windows: ModelWindows | None = None  # learned model windows and the model answering now
     deadletters: DeadLetterBox = field(default_factory=lambda: DeadLetterBox(None))
+    approvals: ApprovalDesk | None = None  # `/approve` and `/deny` (tool calls waiting for a person's yes)
     limits: SpendGate | None = None  # spend and rate limits (`/usage`, the admin API and `chorus limits` read them)
 
 
@@ -477,12 +479,13 @@ class Gateway:
 
     async def _command(self, run: Immediate, call: CommandCall) -> None:
         text = await run.handler(call)
-        await self.parts.delivery.send_text(call.route.target, text)
+        if text:  # "": answered already (a button press answered privately)
+            await self.parts.delivery.send_text(call.route.target, text)
 
     def _commands_host(self) -> LaneHost:
         parts = self.parts
         return LaneHost(lanes=self.lanes, forget=self._forget, sessions=parts.sessions, notes_text=parts.notes_text,
-                        chats=parts.chat_commands, windows=parts.windows)
+                        chats=parts.chat_commands, windows=parts.windows, approvals=parts.approvals)
 
     # replies left pending -----------------------------------------------------------
 
