@@ -415,7 +415,11 @@ class Gateway:
         if decision.verdict in ("duplicate", "deny", "ignore") or where is None:
             log.debug("intake.dropped", verdict=decision.verdict, reason=decision.reason)
             if decision.verdict == "refuse":
-                await self.parts.delivery.send_text(message.target, decision.reply or REFUSAL_TEXT)
+                # The operator admits a sender by id: the line names it, and so does the log (once per interval).
+                log.info("allowlist.refused", platform=message.platform, user_id=message.user_id,
+                         user_name=message.user_name, chat_id=message.chat_id)
+                await self.parts.delivery.send_text(message.target,
+                                                    decision.reply or REFUSAL_TEXT.format(user_id=message.user_id))
             if journal_entry is not None:
                 self.parts.journal.done(journal_entry)
             return
