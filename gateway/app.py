@@ -29,6 +29,7 @@ from agent.memory import NotesStore
 from agent.model_windows import ModelWindows
 from agent.store import SessionStore
 from agent.tools.mcp import McpHub
+from gateway.approvals.commands import ApprovalDesk
 from gateway.chats.pairing import PairingStore
 from gateway.chats.policy import ChatPolicy
 from gateway.chats.store import ChatStore
@@ -113,6 +114,7 @@ class GatewayParts:
     resources: tuple[Resource, ...] = ()  # started before the adapters, stopped after the turns (MCP servers)
     mcp: McpHub | None = None
     windows: ModelWindows | None = None  # learned model windows and the model answering now
+    approvals: ApprovalDesk | None = None  # `/approve` and `/deny` (tool calls waiting for a person's yes)
     limits: SpendGate | None = None  # spend and rate limits (`/usage`, the admin API and `chorus limits` read them)
 
     @property
@@ -409,7 +411,11 @@ class Gateway:
         if decision.verdict in ("duplicate", "deny", "ignore") or where is None:
             log.debug("intake.dropped", verdict=decision.verdict, reason=decision.reason)
             if decision.verdict == "refuse":
-                await self.parts.delivery.send_text(message.target, decision.reply or REFUSAL_TEXT)
+                # The operator admits a sender by id: the line names it, and so does the log (once per interval).
+                log.info("allowlist.refused", platform=message.platform, user_id=message.user_id,
+                         user_name=message.user_name, chat_id=message.chat_id)
+                await self.parts.delivery.send_text(message.target,
+                                                    decision.reply or REFUSAL_TEXT.format(user_id=message.user_id))
             self.entries.done(journal_entry)
             return
         if kept("intake.accepted"):
@@ -466,12 +472,13 @@ class Gateway:
 
     async def _command(self, run: Immediate, call: CommandCall) -> None:
         text = await run.handler(call)
-        await self.parts.delivery.send_text(call.route.target, text)
+        if text:  # "": answered already (a button press answered privately)
+            await self.parts.delivery.send_text(call.route.target, text)
 
     def _commands_host(self) -> LaneHost:
         parts = self.parts
         return LaneHost(lanes=self.lanes, forget=self.entries.forget, sessions=parts.sessions, notes_text=parts.notes_text,
-                        chats=parts.chat_commands, windows=parts.windows)
+                        chats=parts.chat_commands, windows=parts.windows, approvals=parts.approvals)
 
     # replies left pending -----------------------------------------------------------
 

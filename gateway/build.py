@@ -45,6 +45,9 @@ from agent.tools.skills import SkillManageTool, SkillViewTool
 from agent.transcription import OpenAITranscriber
 from chorus_errors import ConfigError
 from gateway.app import Gateway, GatewayParts
+from gateway.approvals import Approvals
+from gateway.approvals.commands import ApprovalDesk
+from gateway.approvals.posting import DeliveryPoster
 from gateway.chats.models import ChatModels, ModelClients, with_model
 from gateway.chats.policy import ChatPolicy, ModelChoice
 from gateway.chats.provenance import admins_by_platform
@@ -75,7 +78,7 @@ from gateway.sessions.store_lock import StoreSessionLock
 from gateway.sessions.store_writes import StoreWrites
 from gateway.sessions.turns import PostTurnHook, TurnRunner, TurnSettings
 from gateway.shared import PostgresJournal, PostgresOutbox
-from gateway.stores import Stores, build_stores, window_store
+from gateway.stores import Stores, approval_store, build_stores, window_store
 
 log = structlog.get_logger(__name__)
 
@@ -442,6 +445,10 @@ def build_gateway(
     transcriber = build_transcriber(config)
     limits = build_spend_gate(config, policy=policy, bus=bus, clock=limits_clock)
     entries = JournalEntries(journal, deadletters, bus)
+    approvals = Approvals(
+        approval_store(config, stores), config=lambda: policy.config, poster=DeliveryPoster(delivery),
+        admins=lambda platform: admins_by_platform(policy.config.platforms).get(platform, frozenset()),
+    )
     runner = TurnRunner(
         sessions=sessions, delivery=delivery, entries=entries,
         settings=turn_settings(config, missing=missing, admins=admins),
@@ -452,6 +459,7 @@ def build_gateway(
         chats=chats,
         store_writes=StoreWrites(store.location),
         limits=limits,
+        approvals=approvals,
     )
     gw = config.gateway
     dedup = JournalCheckedDeduplicator(coord.dedup, journal) if isinstance(journal, SharedJournal) else coord.dedup
@@ -479,7 +487,8 @@ def build_gateway(
         delivery=delivery, intake=intake, entries=entries, outbox=outbox, busy_mode=gw.busy_input_mode,
         shutdown_grace=gw.shutdown_grace_seconds, notes_text=notes_text, on_shutdown=on_shutdown, closers=closers,
         policy=policy, chats=chats, chat_commands=commands, pairing=pairing,
-        resources=(limits, hub) if len(hub) else (limits,), limits=limits,
+        resources=(limits, approvals, hub) if len(hub) else (limits, approvals), limits=limits,
+        approvals=ApprovalDesk(approvals, DeliveryPoster(delivery)),
         mcp=hub, windows=windows, notes=notes,
     ))
 

@@ -180,7 +180,7 @@ async def test_a_limit_patched_on_one_replica_applies_on_the_other(
 ) -> None:
     """PATCH limits.per_user.messages_per_minute on A's admin API: B refuses the second message of a minute."""
     fake_openai.responder = _reply
-    web = {name: {"web": {"enabled": True, "host": "127.0.0.1", "port": free_port()}} for name in "ab"}
+    web = {name: {"web": {"enabled": True, "host": "127.0.0.1", "port": 0}} for name in "ab"}
     configs = {name: replica_config(
         tmp_path, name, redis={"url": redis_url, "key_prefix": redis_prefix},
         admin={"host": "127.0.0.1", "port": 0, "token": ADMIN_TOKEN},
@@ -201,7 +201,7 @@ async def test_a_limit_patched_on_one_replica_applies_on_the_other(
                     break
                 assert asyncio.get_running_loop().time() < deadline, values
                 await asyncio.sleep(0.05)
-        async with chat(web["b"]["web"]["port"], "patched") as tab:
+        async with chat(web_port(lines_b), "patched") as tab:
             await tab.say("first")
             assert await tab.replies(1, timeout=REPLY_TIMEOUT) == ["re: first"]
             await tab.say("second")
