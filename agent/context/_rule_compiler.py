@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from agent.context._ascii import _has_capital, ascii_twin, lowered_twin
+from agent.context._ascii import has_capital, ascii_twin, lowered_twin
 from agent.context._regex_needs import needs
 from agent.context._rule_gates import Check, Gate, GateCheck, check, rule_gate, whole_words
 from agent.context.fact_rules import FactKind, FactRule, Speaker
@@ -180,7 +180,7 @@ def _caseless(rule: FactRule) -> bool:
     """Whether the rule reads the lower-cased text as it reads the text: case-blind with no capital in it, or
     with no letter that has a case at all."""
     if rule.ignore_case:
-        return not _has_capital(rule.pattern)
+        return not has_capital(rule.pattern)
     return rule.pattern.lower() == rule.pattern.upper()
 
 
