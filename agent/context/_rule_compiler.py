@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from agent.context._ascii import has_capital, ascii_twin, lowered_twin
+from agent.context._ascii import ascii_twin, has_capital, lowered_twin
 from agent.context._regex_needs import needs
 from agent.context._rule_gates import Check, Gate, GateCheck, check, rule_gate, whole_words
 from agent.context.fact_rules import FactKind, FactRule, Speaker
