@@ -48,6 +48,22 @@ class ChatTarget:
 
 
 @dataclass(frozen=True, slots=True)
+class Quote:
+    """The message a user replied to (or the part of it they selected), as the adapter read it.
+
+    `partial` is True for a selected part (Telegram `quote`); `text` is then only that part.
+    The gateway renders it, labelled with its author, before the user's own text.
+    """
+
+    author_name: str
+    text: str
+    author_id: str | None = None
+    message_id: str | None = None
+    partial: bool = False
+    author_is_bot: bool = False  # our own bot or another one: the label says so
+
+
+@dataclass(frozen=True, slots=True)
 class InboundMessage:
     """One platform message, normalised.
 
@@ -55,7 +71,10 @@ class InboundMessage:
     message id) and is what the gateway de-duplicates on across processes.
     `mentions_bot` / `replies_to_bot` are decided by the adapter, which alone
     knows the platform's mention syntax; a `/cmd@botname` is rewritten to
-    `/cmd` with `mentions_bot=True`.
+    `/cmd` with `mentions_bot=True`. `sender_is_bot`: another bot wrote it (our
+    own messages never arrive). `quote`: what the message replied to or quoted.
+    `edited`: a new text for the earlier message `message_id` (`previous_text`
+    when the platform said what it was); `delivery_id` is then the edit's own.
     """
 
     platform: str
@@ -72,6 +91,10 @@ class InboundMessage:
     reply_to_message_id: str | None = None
     attachments: tuple[Attachment, ...] = ()
     delivery_id: str = ""
+    sender_is_bot: bool = False
+    quote: Quote | None = None
+    edited: bool = False
+    previous_text: str | None = None
     kind: Literal["inbound"] = field(default="inbound")
 
     @property

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -40,6 +41,7 @@ from gateway.intake.allowlist import REFUSAL_TEXT
 from gateway.intake.commands import HELP_TEXT, Command, StatusInfo, render_status
 from gateway.intake.deadletter import DeadLetterBox, Stage
 from gateway.intake.decide import Intake, IntakeDecision
+from gateway.intake.edits import RecentTexts, merge_edit
 from gateway.intake.journals import MAX_TAKEOVERS, DuplicateDelivery, Journal, JournalBacklog, SharedJournal
 from gateway.intake.queueing import BusyMode, Job, SessionLanes
 from gateway.intake.routing import Route
@@ -145,6 +147,7 @@ class Gateway:
         self.store_health = StoreHealth()
         self.journal_backlog: JournalBacklog | None = None  # the shared journal's, as of the last lease round
         self._receipts: dict[str, IntakeReceipts] = {}  # adapters whose webhooks wait for their message to be recorded
+        self._texts = RecentTexts()  # what an edit changed, when its platform does not say
 
     # lifecycle ----------------------------------------------------------------
 
@@ -413,6 +416,19 @@ class Gateway:
         kind = decision.lane_job
         if kind is None:  # a verdict that routes nowhere (handled above); never queued
             return
+        if message.edited:
+            merged = self.lanes.replace_queued(
+                where.key, message.message_id, lambda job: dataclasses.replace(job, message=merge_edit(job.message, message))
+            )
+            if merged is not None:
+                log.info("intake.edit_merged", message_id=message.message_id)
+                self._texts.remember(merged.message)
+                if journal_entry is not None:
+                    self.parts.journal.done(journal_entry)
+                return
+            if message.previous_text is None:
+                message = dataclasses.replace(message, previous_text=self._texts.earlier(message))
+        self._texts.remember(message)
         entry = journal_entry or self.parts.journal.record(message)
         job = Job(kind=kind, message=message, route=where, command=command, journal_entry=entry,
                   accepted_at=time.time(), resumed=resumed)

@@ -54,6 +54,7 @@ from gateway.coord.base import Outbox
 from gateway.delivery.outbound import Delivery
 from gateway.delivery.outbox_file import JournaledOutbox
 from gateway.intake.allowlist import AccessRules
+from gateway.intake.bots import BotLoopGuard
 from gateway.intake.commands import DESCRIPTIONS
 from gateway.intake.deadletter import DeadLetterBox
 from gateway.intake.decide import Intake, IntakeSettings
@@ -61,6 +62,7 @@ from gateway.intake.journal import InboundJournal
 from gateway.intake.journals import Journal, JournalCheckedDeduplicator, SharedJournal
 from gateway.intake.poller import LeasedAdapter
 from gateway.intake.routing import Route
+from gateway.intake.triggers import observes_unmentioned
 from gateway.ops.events import EventBus
 from gateway.sessions.agents import AgentFactory, AgentPool
 from gateway.sessions.media import MediaReader, MediaSettings
@@ -294,9 +296,15 @@ def intake_settings(config: ChorusConfig) -> IntakeSettings:
         profile=gw.profile,
         group_sessions_per_user=gw.group_sessions_per_user,
         group_trigger=gw.group_trigger,
-        record_unmentioned=gw.record_unmentioned,
+        record_unmentioned=observes_unmentioned(
+            observe_unmentioned=gw.observe_unmentioned, record_unmentioned=gw.record_unmentioned
+        ),
+        edits=gw.edits,
         unknown_sender=gw.unknown_sender,
         require_mention={name: getattr(config.platforms, name).require_mention for name in PLATFORM_FACTORIES},
+        allow_bots=gw.allow_bots,
+        bot_max_replies=gw.bot_loop_guard.max_replies,
+        bot_window_seconds=gw.bot_loop_guard.window_seconds,
     )
 
 
@@ -419,6 +427,7 @@ def build_gateway(
     dedup = JournalCheckedDeduplicator(coord.dedup, journal) if isinstance(journal, SharedJournal) else coord.dedup
     intake = Intake(
         dedup=dedup, rules=access_rules(config), settings=intake_settings(config), policy=policy, pairing=pairing,
+        bot_guard=BotLoopGuard(coord.counter),
     )
 
     def notes_text(chat: str) -> str:

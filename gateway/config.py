@@ -54,12 +54,21 @@ class RedisSettings(Section):
     key_prefix: str = "chorus"
 
 
+class BotLoopGuardSettings(Section):
+    """Replies to other bots per chat, counted across replicas; those beyond `max_replies` in a window are dropped."""
+
+    max_replies: int = Field(default=10, ge=0)
+    window_seconds: float = Field(default=60.0, gt=0, le=86_400)
+
+
 class GatewaySettings(Section):
     agent_cache_size: int = Field(default=128, ge=1)
     busy_input_mode: Literal["queue", "interrupt"] = "queue"
     group_sessions_per_user: bool = False
     group_trigger: Literal["always", "mention", "reply"] = "mention"
-    record_unmentioned: bool = True
+    record_unmentioned: bool = True  # the old name of observe_unmentioned, still read when that is unset
+    observe_unmentioned: bool | None = None  # unanswered group messages reach the model as labelled context
+    edits: Literal["follow", "ignore"] = "follow"  # an edited message: replaces its queued text, or a "[edited]" line
     unknown_sender: Literal["refuse", "silent"] = "refuse"
     max_iterations: int = Field(default=12, ge=1, le=100)
     max_message_chars: int = Field(default=32_000, ge=100)
@@ -68,6 +77,8 @@ class GatewaySettings(Section):
     lease_seconds: float = Field(default=30.0, ge=1, le=600)  # session locks, shared journal and outbox claims
     max_attachment_bytes: int = Field(default=10_000_000, ge=1024)  # pictures, voice, files downloaded per attachment
     max_text_file_bytes: int = Field(default=65_536, ge=256)  # text files up to this size are inlined in the turn
+    allow_bots: Literal["none", "mentions", "all"] = "none"  # messages from other bots (our own never trigger us)
+    bot_loop_guard: BotLoopGuardSettings = BotLoopGuardSettings()
 
 
 class WebhookSettings(Section):

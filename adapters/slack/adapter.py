@@ -48,17 +48,18 @@ from adapters.base import (
     InboundMessage,
     PlatformLimits,
     ProbeResult,
+    Quote,
     SentMessage,
 )
 from adapters.decisions import Accepted, RecentKeys
-from adapters.normalize import clean_line
+from adapters.normalize import clean_line, clean_text
 
 from ._api import build_client, translate
 from ._commands import command_inbound
-from ._events import PLATFORM, classify
+from ._events import EDIT_SUBTYPE, PLATFORM, classify, classify_edit
 from ._files import download
 from ._http import handle_events
-from ._mrkdwn import split_mrkdwn, to_mrkdwn
+from ._mrkdwn import from_slack, split_mrkdwn, to_mrkdwn
 
 log = structlog.get_logger(__name__)
 
@@ -148,6 +149,7 @@ class SlackAdapter:
         self._seen_posts = RecentKeys(dedup_capacity)
         self._bot_threads = RecentKeys(dedup_capacity)
         self._names: OrderedDict[str, str] = OrderedDict()
+        self._parents: OrderedDict[str, Quote] = OrderedDict()  # thread_ts -> its first post
         self._edits: dict[str, tuple[asyncio.Lock, list[float]]] = {}
         self._running: _Running | None = None
 
@@ -249,7 +251,8 @@ class SlackAdapter:
         if isinstance(event_id, str) and not self._seen_events.add(event_id):
             log.info("slack.event.ignored", reason="redelivered event", event_id=event_id)
             return
-        decision = classify(
+        read = classify_edit if event.get("subtype") == EDIT_SUBTYPE else classify
+        decision = read(
             event,
             bot_user_id=running.identity.user_id,
             bot_id=running.identity.bot_id,
@@ -263,8 +266,11 @@ class SlackAdapter:
         if not self._seen_posts.add(message.delivery_id):
             log.debug("slack.event.ignored", reason="post already delivered", delivery_id=message.delivery_id)
             return
-        name = await self._user_name(message.user_id)
-        await running.queue.put(_with_name(message, name))
+        name = message.user_name if message.sender_is_bot else await self._user_name(message.user_id)
+        message = _with_name(message, name)
+        if message.reply_to_message_id is not None and message.quote is None:
+            message = replace(message, quote=await self._thread_parent(message.chat_id, message.reply_to_message_id))
+        await running.queue.put(message)
         log.info("slack.message.received", chat_id=message.chat_id, thread_id=message.thread_id, event_id=event_id)
 
     async def _on_command(self, ack: Callable[[], Awaitable[None]], command: dict[str, Any]) -> None:
@@ -275,6 +281,31 @@ class SlackAdapter:
             return
         await running.queue.put(message)
         log.info("slack.command.received", chat_id=message.chat_id, command=message.text.split(" ", 1)[0])
+
+    async def _thread_parent(self, channel: str, thread_ts: str) -> Quote | None:
+        """The thread's first post as a quote (conversations.replies), cached per thread; None when Slack cannot tell."""
+        if thread_ts in self._parents:
+            self._parents.move_to_end(thread_ts)
+            return self._parents[thread_ts]
+        try:
+            response = await self._client.conversations_replies(channel=channel, ts=thread_ts, limit=1)
+        except Exception as exc:  # noqa: BLE001 - the message still counts, without its quote
+            log.warning("slack.thread_parent.failed", error=str(translate(exc, method="conversations.replies")))
+            return None
+        posts = response.get("messages") or []
+        parent = posts[0] if posts and isinstance(posts[0], dict) else None
+        if parent is None:
+            return None
+        author = str(parent.get("user") or parent.get("bot_id") or "")
+        is_bot = parent.get("bot_id") is not None
+        name = str(parent.get("username") or author) if is_bot else await self._user_name(author)
+        quote = Quote(author_name=clean_line(name), text=clean_text(from_slack(str(parent.get("text") or ""),
+                      bot_user_id=self.identity.user_id if self.identity else None)), author_id=author or None,
+                      message_id=thread_ts, author_is_bot=is_bot)
+        self._parents[thread_ts] = quote
+        if len(self._parents) > NAME_CACHE_SIZE:
+            self._parents.popitem(last=False)
+        return quote
 
     async def _user_name(self, user_id: str) -> str:
         """Display name from users.info, cached; the user id when Slack cannot tell."""

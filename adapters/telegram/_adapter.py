@@ -7,8 +7,9 @@ aiohttp route after `setWebhook` with a secret), the inbound pump, and
 started `Bot`; the edit throttle outlives restarts. Knows nothing of agents, sessions or configuration files: it is given plain
 values and turns updates into `InboundMessage`s on the queue it is started with.
 
-Only `message` updates are requested (`ALLOWED_UPDATES`): an edited message
-has no place in `InboundMessage` and re-answering it would duplicate a turn.
+`message` and `edited_message` updates are requested (`ALLOWED_UPDATES`): an
+edit reaches the gateway as `InboundMessage(edited=True)`, and `gateway.edits`
+decides what it does.
 """
 from __future__ import annotations
 
@@ -48,7 +49,7 @@ from adapters.telegram._outbound import MAX_MESSAGE_CHARS, TelegramOutbound
 from adapters.telegram._throttle import EditThrottle
 from adapters.telegram._webhook import WebhookOptions, webhook_routes
 
-ALLOWED_UPDATES = ("message",)
+ALLOWED_UPDATES = ("message", "edited_message")
 DEFAULT_API_ROOT = "https://api.telegram.org"
 # What PTB's de_json raises on bad shapes (RecursionError: a reply chain nested thousands deep).
 _MALFORMED = (TypeError, KeyError, ValueError, AttributeError, RecursionError)

@@ -103,6 +103,17 @@ class SessionLanes:
         reason = "interrupted the running turn" if interrupted else ("queued" if ahead else "started")
         return SubmitResult(busy=ahead > 0, position=ahead, interrupted=interrupted, reason=reason)
 
+    def replace_queued(self, key: str, message_id: str, change: Callable[[Job], Job]) -> Job | None:
+        """Replace the queued (not yet started) job of message `message_id` with `change(job)`; None: none queued."""
+        lane = self._lanes.get(key)
+        if lane is None:
+            return None
+        for index, job in enumerate(lane.jobs):
+            if job.message.message_id == message_id and job.kind in ("turn", "record") and not job.message.edited:
+                lane.jobs[index] = change(job)
+                return lane.jobs[index]
+        return None
+
     def stop(self, key: str) -> Job | None:
         """Cancel the running job of `key` (queued ones still run); returns it, or None if nothing ran."""
         lane = self._lanes.get(key)

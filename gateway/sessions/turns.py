@@ -40,6 +40,8 @@ from gateway.intake.queueing import Job
 from gateway.ops.events import EventBus, HygieneRan, TurnFailed, TurnFinished
 from gateway.ops.logs import bind_message_context, kept
 from gateway.sessions.hygiene import check_hygiene
+from gateway.sessions.lines import prefix as line_prefix
+from gateway.sessions.lines import quote_line, render
 from gateway.sessions.media import MediaReader, TurnRefused, describe_all
 from gateway.sessions.service import SessionService
 
@@ -112,14 +114,12 @@ class _Notices:
 
 
 def user_line(job: Job) -> Message:
-    """The user message as the model sees it: prefixed with the sender's name in shared sessions.
+    """The user message as the model sees it (`gateway.sessions.lines`): sender, quote, edit, observed label.
 
     Attachments are described in one line each (`MediaReader` reads them for a turn).
     """
     text = describe_all(job.message) if job.message.attachments else job.message.text
-    if job.route.shared:
-        return user(f"{job.message.user_name}: {text}")
-    return user(text)
+    return user(render(job.message, text, shared=job.route.shared, observed=job.kind == "record"))
 
 
 def stored_reply(history: list[Message], asked: Message) -> str | None:
@@ -338,9 +338,11 @@ class TurnRunner:
             # The failed message is still the last one: run it again in place; else (group lines came after) ask again.
             return (agent.history.pop() if in_place else user(failed)), in_place
         if self._media is not None and job.message.attachments:
-            prefix = f"{job.message.user_name}: " if job.route.shared else ""
+            head = line_prefix(job.message, shared=job.route.shared)
+            if job.message.quote is not None:
+                head += quote_line(job.message.quote, shared=job.route.shared) + "\n"
             async with typing_while(self._delivery.adapter(job.message.platform), job.route.target):
-                read = await self._media.user_turn(job.message, prefix=prefix)  # downloads and transcription take a moment
+                read = await self._media.user_turn(job.message, prefix=head)  # downloads and transcription take a moment
             if isinstance(read, TurnRefused):
                 await self._deliver(job, read.reply)
                 return None
