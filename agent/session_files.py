@@ -10,7 +10,7 @@ import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TextIO
 
 from agent.messages import Message, ToolSchema, messages_from_wire, messages_to_wire, tool_schema_from_wire
 from chorus_errors import MessageFormatError
@@ -81,16 +81,24 @@ def session_to_json(record: SessionRecord) -> dict[str, Any]:
     return out
 
 
+def write_session_lines(handle: TextIO, records: Iterable[SessionRecord]) -> int:
+    """Write sessions as JSON Lines to an open text stream (standard output for `-o -`)."""
+    count = 0
+    for record in records:
+        handle.write(json.dumps(session_to_json(record), ensure_ascii=False) + "\n")
+        count += 1
+    return count
+
+
 def write_sessions(path: Path, records: Iterable[SessionRecord], fmt: FileFormat = "jsonl") -> int:
     """Write sessions in `fmt`; an array file holds the messages of exactly one session."""
-    count = 0
     with path.open("w", encoding="utf-8") as handle:
+        if fmt == "jsonl":
+            return write_session_lines(handle, records)
+        count = 0
         for record in records:
-            if fmt == "array":
-                if count:
-                    raise MessageFormatError(f"{path}: a JSON array file holds one session; use JSON Lines")
-                json.dump(messages_to_wire(record.messages), handle, ensure_ascii=False)
-            else:
-                handle.write(json.dumps(session_to_json(record), ensure_ascii=False) + "\n")
+            if count:
+                raise MessageFormatError(f"{path}: a JSON array file holds one session; use JSON Lines")
+            json.dump(messages_to_wire(record.messages), handle, ensure_ascii=False)
             count += 1
-    return count
+        return count

@@ -42,6 +42,7 @@ from agent.tools.memory_tool import MemoryTool
 from agent.tools.session_search import SessionSearchTool
 from agent.tools.skills import SkillManageTool, SkillViewTool
 from agent.transcription import OpenAITranscriber
+from chorus_errors import ConfigError
 from gateway.app import Gateway, GatewayParts
 from gateway.chats.commands import ChatCommands
 from gateway.chats.models import ChatModels, ModelClients, with_model
@@ -77,7 +78,7 @@ log = structlog.get_logger(__name__)
 
 MODEL_MISSING_TEXT = (
     "No model is configured yet. Set model.name, model.base_url and model.api_key "
-    "(or export OPENAI_API_KEY and use api_key: ${OPENAI_API_KEY}) in config.yaml, then restart chorus run."
+    "(or export OPENAI_API_KEY and use api_key: ${OPENAI_API_KEY}) in config.yaml, then restart the gateway (stop it and run the same command again)."
 )
 PLATFORM_FACTORIES = {"telegram": "build_telegram", "discord": "build_discord", "slack": "build_slack"}
 
@@ -178,13 +179,16 @@ def build_adapters(config: ChorusConfig, *, banner: str = "") -> dict[str, Platf
         if not settings.enabled:
             continue
         module = importlib.import_module(f"gateway.platforms.{name}")
-        if name == "telegram":
-            # The photo size is chosen against the cap at intake; the menu is set at start.
-            adapters[name] = module.build_telegram(
-                settings, max_attachment_bytes=config.gateway.max_attachment_bytes, commands=command_menu()
-            )
-        else:  # discord, slack: the slash-command menu
-            adapters[name] = getattr(module, factory_name)(settings, commands=command_menu())
+        try:
+            if name == "telegram":
+                # The photo size is chosen against the cap at intake; the menu is set at start.
+                adapters[name] = module.build_telegram(
+                    settings, max_attachment_bytes=config.gateway.max_attachment_bytes, commands=command_menu()
+                )
+            else:  # discord, slack: the slash-command menu
+                adapters[name] = getattr(module, factory_name)(settings, commands=command_menu())
+        except ConfigError as exc:  # a token read from an unset ${VAR}: name the variable, not only the key
+            raise ConfigError(str(exc) + config.env_hint(exc.key), key=exc.key) from None
     return adapters
 
 

@@ -6,14 +6,18 @@ for configuration.
 """
 from __future__ import annotations
 
+import difflib
 import os
 import re
+import types
+import typing
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit, urlunsplit
 
 import yaml
-from pydantic import AfterValidator, Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, Field, PrivateAttr, SecretStr, ValidationError, field_validator, model_validator
 
 from agent.settings import (
     AgentSettings,
@@ -47,6 +51,17 @@ def _redis_url(value: str | None) -> str | None:
         raise ValueError(f"the scheme must be one of {', '.join(REDIS_SCHEMES)} (got {scheme}), "
                          "e.g. redis://127.0.0.1:6379/0; leave it unset for the embedded backend")
     return value
+
+
+def public_url(url: str) -> str:
+    """`url` with any password replaced by `***`, fit for a log line or an error text."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    user = parts.username or ""
+    host = parts.hostname or ""
+    port = f":{parts.port}" if parts.port else ""
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}{port}"))
 
 
 class RedisSettings(Section):
@@ -200,10 +215,20 @@ class ChorusConfig(Section):
     mcp: McpSettings = McpSettings()
     tool_progress: ToolProgressSettings = ToolProgressSettings()
     store: StoreSettings = StoreSettings()
+    # Dotted key -> the `${NAME}` variables its value was read from, so an empty required value can name them.
+    _env_refs: dict[str, tuple[str, ...]] = PrivateAttr(default_factory=dict)
 
     @property
     def home_dir(self) -> Path:
         return self.home.expanduser()
+
+    def env_hint(self, key: str | None) -> str:
+        """A clause naming the environment variables `key` was read from ("" when it names none)."""
+        names = self._env_refs.get(key or "", ())
+        if not names:
+            return ""
+        listed = ", ".join(f"${{{name}}}" for name in names)
+        return f" (the config reads it from {listed}: export it before starting chorus)"
 
     @model_validator(mode="after")
     def _chat_models_are_choices(self) -> ChorusConfig:
@@ -240,6 +265,74 @@ def interpolate_env(value: object, env: Mapping[str, str], *, path: str = "") ->
     return value
 
 
+def env_references(value: object, *, path: str = "") -> dict[str, tuple[str, ...]]:
+    """Dotted key -> names of the `${NAME}` variables in its raw value, for every string of a YAML tree."""
+    if isinstance(value, str):
+        names = tuple(match.group(1) for match in _ENV_PATTERN.finditer(value))
+        return {path: names} if names else {}
+    found: dict[str, tuple[str, ...]] = {}
+    if isinstance(value, dict):
+        for k, v in value.items():
+            found.update(env_references(v, path=f"{path}.{k}" if path else str(k)))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            found.update(env_references(v, path=f"{path}[{i}]"))
+    return found
+
+
+def _section_at(loc: tuple[str | int, ...]) -> type[BaseModel] | None:
+    """The settings model that holds the keys under `loc` (None when `loc` is not a section, e.g. a free dict)."""
+    model: type[BaseModel] = ChorusConfig
+    index = 0
+    while index < len(loc):
+        field = model.model_fields.get(str(loc[index]))
+        if field is None:
+            return None
+        annotation = _unwrap(field.annotation)
+        if typing.get_origin(annotation) is dict:  # chats."telegram:1": the next part is a free name
+            annotation = _unwrap(typing.get_args(annotation)[1])
+            index += 1
+        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+            return None
+        model = annotation
+        index += 1
+    return model
+
+
+def _unwrap(annotation: object) -> object:
+    """`X | None` and `Annotated[X, …]` -> X."""
+    while True:
+        origin = typing.get_origin(annotation)
+        if origin is typing.Annotated:
+            annotation = typing.get_args(annotation)[0]
+        elif origin in (typing.Union, types.UnionType):
+            options = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
+            if len(options) != 1:
+                return annotation
+            annotation = options[0]
+        else:
+            return annotation
+
+
+SHORT_SECTION_KEYS = 8  # an unknown key in a section this small lists the section's keys; a longer list is noise
+
+
+def did_you_mean(word: str, choices: typing.Iterable[str]) -> str:
+    """`; did you mean X?` for the closest choice, or "" when none is close."""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]}?" if close else ""
+
+
+def _unknown_key_line(source: str, loc: tuple[str | int, ...]) -> str:
+    key = ".".join(str(part) for part in loc)
+    section = _section_at(loc[:-1])
+    known = sorted(section.model_fields) if section is not None else []
+    hint = did_you_mean(str(loc[-1]), known)
+    if not hint and section is not None and loc[:-1] and len(known) <= SHORT_SECTION_KEYS:
+        hint = f"; the keys of {'.'.join(str(p) for p in loc[:-1])} are {', '.join(known)}"
+    return f"{source}: {key}: unknown key{hint or '; see config.yaml.example for the allowed keys'}"
+
+
 def _is_secret(key: str) -> bool:
     last = key.rsplit(".", 1)[-1].lower()
     return any(word in last for word in _SECRET_WORDS)
@@ -254,7 +347,7 @@ def describe_validation_error(error: ValidationError, source: str) -> str:
             lines.append(f"{source}: {str(problem['msg']).removeprefix('Value error, ')}")
             continue
         if problem["type"] == "extra_forbidden":
-            lines.append(f"{source}: {key}: unknown key; see config.yaml.example for the allowed keys")
+            lines.append(_unknown_key_line(source, tuple(problem["loc"])))
             continue
         given = problem.get("input")
         # A URL may carry a password (redis://:pw@host): never echo one that has credentials.
@@ -272,12 +365,14 @@ def parse_config(raw: object, *, source: str = "config", env: Mapping[str, str] 
         raise ConfigError(f"{source}: the top level must be a mapping of sections, got {type(raw).__name__}")
     expanded = interpolate_env(raw, os.environ if env is None else env)
     try:
-        return ChorusConfig.model_validate(expanded)
+        config = ChorusConfig.model_validate(expanded)
     except ValidationError as exc:
         first = exc.errors()[0]
         raise ConfigError(
             describe_validation_error(exc, source), key=".".join(str(p) for p in first["loc"]) or None
         ) from None
+    config._env_refs = env_references(raw)
+    return config
 
 
 def resolve_config_path(explicit: str | os.PathLike[str] | None, env: Mapping[str, str] | None = None) -> Path | None:

@@ -198,8 +198,7 @@ class _Api:
             saved = save_changes(live.path, {k: preview[k] for k in body}) if persist and live.path else None
             change = live.update(body, who=request[WHO_KEY])
         except ConfigError as exc:
-            extra: dict[str, object] = {} if exc.key in LIVE_KEYS else {"allowed_keys": sorted(LIVE_KEYS)}
-            return _error(400, str(exc), key=exc.key, **extra)
+            return _error(400, str(exc), key=exc.key)
         response: dict[str, object] = {
             "changed": [{"key": c.key, "old": c.old, "new": c.new} for c in change.changes],
             "values": live_values(change.config),
@@ -227,6 +226,7 @@ class _Api:
         response: dict[str, object] = {
             "changed": [{"key": c.key, "old": c.old, "new": c.new} for c in change.changes],
             "restart_required": list(change.restart_required),
+            "runtime_kept": list(change.runtime_kept),
             "values": live_values(change.config),
         }
         if self.sync is not None:

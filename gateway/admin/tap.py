@@ -39,6 +39,8 @@ NOTICE_EVENTS = {
     "turn.max_iterations": "turn stopped at the tool-iteration limit",
     "compression.summary_cooldown": "summary model failed: compression cooling down",
     "config.restart_required": "config file changed keys that need a restart",
+    "config.runtime_kept": "config reload kept values set at runtime (the file did not change them)",
+    "config.runtime_replaced": "config reload replaced values set at runtime (the file changed them)",
     "agent.evicted": "agent evicted from the shared cache",
     "delivery.pending": "reply recorded but not sent yet; will be retried",
     "mcp.server_down": "MCP server down; restarting with backoff",

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from agent.messages import Message, messages_from_wire, messages_to_wire, tool_schema_from_wire
-from agent.session_files import SessionRecord, read_sessions, write_sessions
+from agent.session_files import SessionRecord, read_sessions, write_session_lines, write_sessions
 from agent.store import STATE_DB_NAME, ImportedSession, SessionStore, StoredMessage, StoredSession, StoreError, store_for
 from gateway.cli._chat import CHAT_HELP, scoped_chat
 from gateway.config import load_config
@@ -66,7 +66,7 @@ def register(subparsers: Any) -> None:
 
     exp = action("export", "export sessions as JSON Lines (the format import reads)")
     exp.add_argument("--chat", default=None, help="only this chat id")
-    exp.add_argument("--output", "-o", required=True, type=Path, help="file to write")
+    exp.add_argument("--output", "-o", required=True, type=Path, help="file to write (- for standard output)")
     exp.set_defaults(handler=handle_export)
 
     compact = action("compact", "merge the search index into one segment (faster searches after many writes)")
@@ -302,12 +302,14 @@ def handle_export(args: argparse.Namespace) -> int:
     store = _open_store(args)
     if store is None:
         return EXIT_RUNTIME
-    if args.output.parent and not args.output.parent.exists():
+    to_stdout = str(args.output) == "-"  # `-o -`: JSON Lines on stdout for a pipe, the count on stderr
+    if not to_stdout and args.output.parent and not args.output.parent.exists():
         print(f"chorus sessions export: directory {args.output.parent} does not exist", file=sys.stderr)
         return EXIT_BAD_INPUT
     with store:
-        count = write_sessions(args.output, _export_records(store, args.chat), "jsonl")
-    print(f"exported {count} sessions to {args.output}")
+        records = _export_records(store, args.chat)
+        count = write_session_lines(sys.stdout, records) if to_stdout else write_sessions(args.output, records, "jsonl")
+    print(f"exported {count} sessions to {'stdout' if to_stdout else args.output}", file=sys.stderr if to_stdout else sys.stdout)
     return EXIT_OK
 
 

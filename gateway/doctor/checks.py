@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import aiohttp
 import redis.asyncio as aioredis
 from pydantic import BaseModel, SecretStr
 
@@ -20,10 +21,11 @@ from agent.model_client import OpenAIModelClient
 from agent.model_windows import window_key
 from agent.store.probe import probe_store
 from chorus_errors import ConfigError, ModelError
-from gateway.config import ChorusConfig
+from gateway.config import ChorusConfig, public_url
 from gateway.stores import window_store
 
 PROBE_TIMEOUT_SECONDS = 10.0
+HEALTH_PROBE_SECONDS = 2.0  # a running chorus answers /healthz at once; anything slower is not ours
 PLATFORM_NAMES = ("telegram", "discord", "slack")
 DEFAULT_MODEL_URL = "https://api.openai.com/v1"  # what the OpenAI client uses without a base_url
 
@@ -81,8 +83,12 @@ def _listening_ports(config: ChorusConfig) -> list[tuple[str, str, int]]:
     return [entry for entry in found if entry[2] != 0]
 
 
-def check_ports(config: ChorusConfig) -> Check:
-    """Each configured port can be bound now (the probe socket is closed at once)."""
+async def check_ports(config: ChorusConfig) -> Check:
+    """Each configured port can be bound now (the probe socket is closed at once).
+
+    Busy ports are fine when a chorus answers `/healthz` on the configured admin port: doctor is then run beside
+    its own running gateway, which holds them.
+    """
     busy: list[str] = []
     for setting, host, port in _listening_ports(config):
         with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
@@ -91,11 +97,31 @@ def check_ports(config: ChorusConfig) -> Check:
             except OSError as exc:
                 why = "in use" if exc.errno == errno.EADDRINUSE else (exc.strerror or "unavailable")
                 busy.append(f"{setting} {host}:{port} ({why})")
+    listed = ", ".join(f"{host}:{port}" for _s, host, port in _listening_ports(config)) or "none fixed"
+    if busy and await _chorus_answers(config.admin.host, config.admin.port):
+        return Check("ports", True, f"held by the running chorus (its /healthz answered on "
+                                    f"{config.admin.host}:{config.admin.port}): {listed}")
     if busy:
         return Check("ports", False, "cannot listen on " + ", ".join(busy),
                      "stop the program using it (another chorus?) or choose another port")
-    listed = ", ".join(f"{host}:{port}" for _s, host, port in _listening_ports(config)) or "none fixed"
     return Check("ports", True, f"free: {listed}")
+
+
+async def _chorus_answers(host: str, port: int) -> bool:
+    """True when a chorus admin server answers `/healthz` at host:port."""
+    if port == 0:
+        return False
+    address = f"[{host}]" if ":" in host else host
+    if address in ("0.0.0.0", "[::]"):
+        address = "127.0.0.1"
+    timeout = aiohttp.ClientTimeout(total=HEALTH_PROBE_SECONDS)
+    try:
+        async with aiohttp.ClientSession(timeout=timeout) as session, \
+                session.get(f"http://{address}:{port}/healthz") as response:
+            body = await response.json(content_type=None)
+    except (TimeoutError, aiohttp.ClientError, ValueError):
+        return False
+    return response.status == 200 and isinstance(body, dict) and body.get("status") == "ok"
 
 
 async def check_redis(config: ChorusConfig) -> Check:
@@ -105,11 +131,11 @@ async def check_redis(config: ChorusConfig) -> Check:
     try:
         await client.ping()
     except Exception as exc:  # noqa: BLE001 - any failure is reported, not raised
-        return Check("redis", False, f"cannot reach redis.url ({type(exc).__name__})",
-                     "start Redis or fix redis.url (null = embedded backend)")
+        return Check("redis", False, f"cannot reach redis.url {public_url(config.redis.url)} ({type(exc).__name__})",
+                     "start Redis there or fix redis.url (null = embedded backend)")
     finally:
         await client.aclose()
-    return Check("redis", True, "reachable")
+    return Check("redis", True, f"reachable at {public_url(config.redis.url)}")
 
 
 async def _probe_model(name: str, model: str, base_url: str | None, api_key: str | None) -> Check:
@@ -193,7 +219,7 @@ async def check_platform(config: ChorusConfig, platform: str) -> Check:
         build: Callable[[BaseModel], PlatformAdapter] = getattr(module, f"build_{platform}")
         adapter = build(settings)
     except ConfigError as exc:
-        return Check(name, False, str(exc), f"set the missing key in {name}")
+        return Check(name, False, str(exc) + config.env_hint(exc.key), f"set the missing key in {name}")
     except (ImportError, AttributeError):
         return Check(name, False, f"the {platform} adapter is not available in this build", f"disable {name}")
     try:
@@ -216,5 +242,5 @@ async def run_checks(config: ChorusConfig, *, path: Path | None = None) -> list[
     servers = await check_mcp(config.mcp.servers)
     fallbacks = await check_fallbacks(config)
     return [
-        check_config(path), check_home(config), check_ports(config), *results, *fallbacks, *check_windows(config), *servers,
+        check_config(path), check_home(config), await check_ports(config), *results, *fallbacks, *check_windows(config), *servers,
     ]

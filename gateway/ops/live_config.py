@@ -25,7 +25,7 @@ import structlog
 from pydantic import BaseModel, SecretStr, ValidationError
 
 from chorus_errors import ConfigError
-from gateway.config import ChorusConfig, describe_validation_error, load_config
+from gateway.config import ChorusConfig, describe_validation_error, did_you_mean, load_config
 from gateway.ops.events import ConfigChanged, EventBus
 
 log = structlog.get_logger(__name__)
@@ -69,6 +69,7 @@ class ConfigChange:
     config: ChorusConfig
     changes: tuple[KeyChange, ...]
     restart_required: tuple[str, ...] = ()  # changed in the file, but only a restart applies them
+    runtime_kept: tuple[str, ...] = ()  # set at runtime and unchanged in the file: the runtime value stays
 
 
 def flatten(model: BaseModel, prefix: str = "") -> dict[str, object]:
@@ -113,7 +114,8 @@ def _with_changes(config: ChorusConfig, changes: Mapping[str, object]) -> Chorus
     tree: dict[str, Any] = config.model_dump(mode="python")
     for key, value in changes.items():
         if key not in known:
-            raise ConfigError(f"{key}: unknown key; see config.yaml.example for the allowed keys", key=key)
+            hint = did_you_mean(key, LIVE_KEYS) or "; GET /api/config lists the live keys"
+            raise ConfigError(f"{key}: unknown key{hint}", key=key)
         if key not in LIVE_KEYS:
             raise ConfigError(f"{key}: cannot change at runtime ({RESTART_NOTE})", key=key)
         node = tree
@@ -139,6 +141,8 @@ class LiveConfig:
     def __init__(self, config: ChorusConfig, *, path: Path | None = None, bus: EventBus | None = None) -> None:
         self.bus = bus or EventBus()  # each changed key is published as a `ConfigChanged`
         self._config = config
+        self._from_file = config  # what the file said at the last load: a reload applies only what it changed
+        self._set_at_runtime: set[str] = set()
         self.path = path
         self.version = 0
         self._subscribers: list[Subscriber] = []
@@ -169,7 +173,9 @@ class LiveConfig:
             raise ConfigError("no changes given; send a JSON object such as {\"compression.threshold\": 0.6}")
         with self._lock:
             new = _with_changes(self._config, changes)
-            return self._swap(new, who=who)
+            result = self._swap(new, who=who)
+            self._set_at_runtime.update(c.key for c in result.changes)
+            return result
 
     def preview(self, changes: Mapping[str, object]) -> ChorusConfig:
         """The config `update(changes)` would produce, without applying it (same errors)."""
@@ -188,15 +194,27 @@ class LiveConfig:
             raise ConfigError("no config file was loaded (built-in defaults); start with --config FILE to reload")
         loaded = load_config(source)
         with self._lock:
-            running = self._config
-            live = {c.key: flatten(loaded)[c.key] for c in diff(running, loaded) if c.key in LIVE_KEYS}
-            restart = tuple(c.key for c in diff(running, loaded) if c.key not in LIVE_KEYS)
+            running, edited = self._config, {c.key for c in diff(self._from_file, loaded)}
+            differing = [c.key for c in diff(running, loaded)]
+            # A key the file did not change keeps a value set at runtime (PATCH); one it changed takes the file's.
+            live = {key: flatten(loaded)[key] for key in differing if key in LIVE_KEYS and key in edited}
+            kept = tuple(key for key in differing if key in LIVE_KEYS and key not in edited)
+            replaced = sorted(self._set_at_runtime & live.keys())
+            restart = tuple(key for key in differing if key not in LIVE_KEYS)
             new = _with_changes(running, live) if live else running
             result = self._swap(new, who=who)
+            self._from_file = loaded
+            self._set_at_runtime -= live.keys()
         if restart:
             log.warning("config.restart_required", settings=list(restart), note=RESTART_NOTE, who=who)  # not "keys": redacted
+        if kept:
+            log.warning("config.runtime_kept", settings=list(kept), who=who,
+                        note="set at runtime and unchanged in the file: the runtime value stays until the file changes it")
+        if replaced:
+            log.warning("config.runtime_replaced", settings=replaced, who=who,
+                        note="set at runtime, now replaced by the value the file was changed to")
         log.info("config.reloaded", path=str(source), changed=[c.key for c in result.changes], who=who)
-        return ConfigChange(result.config, result.changes, restart)
+        return ConfigChange(result.config, result.changes, restart, kept)
 
     def _swap(self, new: ChorusConfig, *, who: str) -> ConfigChange:
         old = self._config

@@ -89,17 +89,19 @@ async def test_operator_compression_returns_before_after_and_persists(fake_opena
 
 
 async def test_patch_rejects_bad_values_naming_the_key(fake_openai: FakeOpenAI, home: Path) -> None:
-    """Invalid value → 400 naming key, value and the rule; a start-only key → 400 listing the live keys."""
+    """Invalid value → 400 naming key, value and the rule; a start-only key → 400 saying restart; a typo → did you mean."""
     async with admin_gateway(config_for(home, fake_openai.base_url)) as admin:
         bad_status, bad = await admin.send("PATCH", "/api/config", {"compression.target_ratio": 1.5})
         start_status, start = await admin.send("PATCH", "/api/config", {"redis.url": "redis://x"})
         empty_status, _ = await admin.send("PATCH", "/api/config", {})
+        typo_status, typo = await admin.send("PATCH", "/api/config", {"compression.treshold": 0.6})
         _, current = await admin.get("/api/config")
     assert (bad_status, bad["key"]) == (400, "compression.target_ratio")
     assert "got 1.5" in bad["error"] and "less than 1" in bad["error"]
     assert (start_status, start["key"]) == (400, "redis.url")
-    assert "restart" in start["error"] and "compression.threshold" in start["allowed_keys"]
+    assert "restart" in start["error"] and "allowed_keys" not in start
     assert empty_status == 400
+    assert (typo_status, typo["error"]) == (400, "compression.treshold: unknown key; did you mean compression.threshold?")
     assert (current["values"]["compression.target_ratio"], current["version"]) == (0.2, 0)
 
 
