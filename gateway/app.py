@@ -38,6 +38,7 @@ from gateway.delivery.outbound import Delivery
 from gateway.delivery.outbox_file import JournaledOutbox
 from gateway.delivery.queued import QueuedNotices
 from gateway.intake.allowlist import REFUSAL_TEXT
+from gateway.intake.busy import BusyRules, Timers
 from gateway.intake.commands import HELP_TEXT, Command, StatusInfo, render_status
 from gateway.intake.deadletter import DeadLetterBox, Stage
 from gateway.intake.decide import Intake, IntakeDecision
@@ -123,6 +124,8 @@ class GatewayParts:
     mcp: McpHub | None = None
     windows: ModelWindows | None = None  # learned model windows and the model answering now
     deadletters: DeadLetterBox = field(default_factory=lambda: DeadLetterBox(None))
+    busy_rules: BusyRules | None = None  # the busy mode per chat (live); None: `busy_mode` everywhere
+    timers: Timers | None = None  # what `collect` waits on (tests inject their own clock)
 
 
 class Gateway:
@@ -133,7 +136,7 @@ class Gateway:
         self.supervisor = supervisor or Supervisor(on_death=lambda task, error: parts.bus.publish(TaskDied(task, error)))
         self.queued_notices = QueuedNotices(parts.delivery, text=lambda n: QUEUED_TEXT.format(n=n))
         self.queue: asyncio.Queue[InboundMessage] = asyncio.Queue()
-        self.lanes = SessionLanes(parts.runner.run, mode=parts.busy_mode)
+        self.lanes = self._new_lanes()
         self._side: set[asyncio.Task[None]] = set()
         self._in_hand: list[InboundMessage] = []  # taken from the queue, not yet decided
         self._journal_writing: asyncio.Future[list[str | Exception]] | None = None
@@ -148,6 +151,12 @@ class Gateway:
         self.journal_backlog: JournalBacklog | None = None  # the shared journal's, as of the last lease round
         self._receipts: dict[str, IntakeReceipts] = {}  # adapters whose webhooks wait for their message to be recorded
         self._texts = RecentTexts()  # what an edit changed, when its platform does not say
+
+    def _new_lanes(self) -> SessionLanes:
+        parts = self.parts
+        lanes = SessionLanes(parts.runner.run, mode=parts.busy_mode, rules=parts.busy_rules, timers=parts.timers)
+        parts.runner.steering = lanes.take_steerable  # steer mode: a running turn takes queued messages
+        return lanes
 
     # lifecycle ----------------------------------------------------------------
 
@@ -167,7 +176,7 @@ class Gateway:
             restored = await parts.outbox.restore()
             if restored:
                 log.info("outbox.restored", pending=restored)
-        self.lanes = SessionLanes(parts.runner.run, mode=parts.busy_mode)
+        self.lanes = self._new_lanes()
         for resource in parts.resources:
             await resource.start()
             self._started_resources.append(resource)

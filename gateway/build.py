@@ -56,6 +56,7 @@ from gateway.delivery.outbound import Delivery
 from gateway.delivery.outbox_file import JournaledOutbox
 from gateway.intake.allowlist import AccessRules
 from gateway.intake.bots import BotLoopGuard
+from gateway.intake.busy import BusyMode, BusyRules, Timers
 from gateway.intake.commands import DESCRIPTIONS
 from gateway.intake.deadletter import DeadLetterBox
 from gateway.intake.decide import Intake, IntakeSettings
@@ -312,6 +313,18 @@ def intake_settings(config: ChorusConfig) -> IntakeSettings:
     )
 
 
+def busy_rules(policy: ChatPolicy) -> BusyRules:
+    """`chats."…".busy_input_mode`, else `gateway.busy_input_mode`; `gateway.collect_seconds`; all live."""
+
+    def mode(chat_scope: str) -> BusyMode:
+        chat = policy.chat(chat_scope)
+        if chat is not None and chat.busy_input_mode is not None:
+            return chat.busy_input_mode
+        return policy.config.gateway.busy_input_mode
+
+    return BusyRules(mode=mode, collect_seconds=lambda: policy.config.gateway.collect_seconds)
+
+
 def agent_factory(
     config: ChorusConfig, *, engine: Callable[[], ContextEngine], tools: Callable[[str], Sequence[Tool]],
     notes: NotesStore, chat_models: ChatModels, hub: McpHub,
@@ -365,6 +378,7 @@ def build_gateway(
     model_engine: Callable[[ModelChoice], ContextEngine] | None = None,
     mcp: McpHub | None = None,
     windows: ModelWindows | None = None,
+    timers: Timers | None = None,
 ) -> Gateway:
     """A `Gateway` for `config`; keyword arguments replace parts (tests, benchmarks).
 
@@ -453,6 +467,7 @@ def build_gateway(
         shutdown_grace=gw.shutdown_grace_seconds, notes_text=notes_text, on_shutdown=on_shutdown, closers=closers,
         policy=policy, chats=chats, chat_commands=commands, pairing=pairing, resources=(hub,) if len(hub) else (),
         mcp=hub, windows=windows, deadletters=DeadLetterBox(home / "deadletter"), notes=notes,
+        busy_rules=busy_rules(policy), timers=timers,
     ))
 
 

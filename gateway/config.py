@@ -78,7 +78,8 @@ class BotLoopGuardSettings(Section):
 
 class GatewaySettings(Section):
     agent_cache_size: int = Field(default=128, ge=1)
-    busy_input_mode: Literal["queue", "interrupt"] = "queue"
+    busy_input_mode: Literal["queue", "interrupt", "collect", "steer"] = "queue"
+    collect_seconds: float = Field(default=2.0, gt=0, le=60)  # collect: a sender's messages within this gap are one turn
     group_sessions_per_user: bool = False
     group_trigger: Literal["always", "mention", "reply"] = "mention"
     record_unmentioned: bool = True  # the old name of observe_unmentioned, still read when that is unset
@@ -179,6 +180,7 @@ class ChatSettings(Section):
     model: str | None = None
     require_mention: bool | None = None
     tools: list[str] | None = None  # allowlist of MCP server or tool names; None -> the default set
+    busy_input_mode: Literal["queue", "interrupt", "collect", "steer"] | None = None  # None -> gateway.busy_input_mode
 
 
 class StoreSettings(Section):

@@ -177,6 +177,8 @@ class TurnRunner:
         self._media = media
         self._chats = chats
         self._syncs: set[asyncio.Task[bool]] = set()
+        # Steer mode: takes the queued turns of a session for the running one (set by the gateway's lanes).
+        self.steering: Callable[[str], list[Job]] | None = None
         self._journal_done: set[str] = set()  # entries already removed by `_deliver` (saves a failing unlink)
         self.turns_run = 0
         self.hygiene_runs = 0
@@ -222,8 +224,8 @@ class TurnRunner:
             self._finish_journal(job)
 
     def _finish_journal(self, job: Job) -> None:
-        if job.journal_entry is not None:
-            self._journal.done(job.journal_entry)
+        for entry in job.entries:
+            self._journal.done(entry)
 
     def _failure_text(self, exc: Exception) -> str:
         if isinstance(exc, ModelNotConfigured) and self.settings.model_missing_text:
@@ -286,9 +288,25 @@ class TurnRunner:
         if result.changed:
             await self._sessions.persist(job.route, agent, compressed=True)
 
+    def _steer(self, job: Job, taken: list[Job]) -> Callable[[], list[Message]] | None:
+        """What the loop asks at each tool-result boundary: the session's queued turns, as user lines."""
+        steering = self.steering
+        if steering is None:
+            return None
+
+        def steer() -> list[Message]:
+            jobs = steering(job.route.key)
+            taken.extend(jobs)
+            if jobs:
+                log.info("turn.steered", messages=len(jobs))
+            return [user_line(steered) for steered in jobs]
+
+        return steer
+
     async def _run_agent(
         self, job: Job, agent: SessionAgent, message: Message, *, retry: bool, context: ToolContext,
         on_text: StreamPreview | None, on_event: NoticeBoard, recall: str | None, on_tool: ToolProgress | None,
+        steered: list[Job] | None = None,
     ) -> TurnResult:
         """The loop, with "busy, retrying" notices to this chat; a failure keeps the user's message for /retry."""
         async def notice(text: str) -> None:
@@ -297,7 +315,8 @@ class TurnRunner:
         token = retry_notice.set(notice)
         try:
             result = await agent.run_turn(
-                message, context=context, on_text=on_text, on_event=on_event, recall=recall, on_tool=on_tool
+                message, context=context, on_text=on_text, on_event=on_event, recall=recall, on_tool=on_tool,
+                steer=self._steer(job, steered) if steered is not None else None,
             )
         except ModelError:
             agent.history.append(message)
@@ -368,13 +387,14 @@ class TurnRunner:
                               untrusted=writer_standing(job.message, self.settings.admins))
         mode = self.settings.tool_progress_dms if job.route.kind == "dm" else self.settings.tool_progress_groups
         progress = ToolProgress(_Notices(self._delivery, job), mode=mode) if mode != "off" else None
+        steered: list[Job] = []
         async with typing_while(adapter, job.route.target):
             recall = None
             if self._memory is not None:
                 recall = await self._memory.prefetch(job.route.chat_scope, job.message.user_id, turn_message.text)
             result = await self._run_agent(
                 job, agent, turn_message, retry=retry, context=context, on_text=preview, on_event=board, recall=recall,
-                on_tool=progress,
+                on_tool=progress, steered=steered,
             )
         if result.compressed:
             agent.state.marks.stalled_at = None
@@ -386,6 +406,8 @@ class TurnRunner:
         if preview is not None:
             await preview.settle()
         delivered = await self._deliver(job, result.reply, draft=preview.draft if preview else draft)
+        for answered in steered:  # answered by this reply: not re-run after a restart
+            self._finish_journal(answered)
         self.turns_run += 1
         if kept("turn.finished"):
             self._log_finished(job, agent, result, hygiene, started=started, delivered=delivered)

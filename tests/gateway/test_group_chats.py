@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+import json
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -197,3 +198,98 @@ async def test_two_bots_mentioning_each_other_stop_within_the_guard_across_two_r
     bot_turns = [r for r in fake_openai.requests if user_texts(r)[-1].startswith("pingbot")]
     assert [user_texts(r)[-1] for r in bot_turns] == [f"pingbot (id 999): @chorus round {n}" for n in range(3)]
 
+
+
+class ManualTimers:
+    """`Timers` on a clock the test moves: `advance` fires what fell due, in order."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.scheduled = 0
+        self._due: list[tuple[float, int, Callable[[], None], list[bool]]] = []
+        self._changed = asyncio.Condition()
+
+    def call_later(self, delay: float, callback: Callable[[], None]) -> Any:
+        cancelled = [False]
+        self._due.append((self.now + delay, self.scheduled, callback, cancelled))
+        self.scheduled += 1
+        asyncio.get_running_loop().create_task(self._notify())
+
+        class Handle:
+            def cancel(self) -> None:
+                cancelled[0] = True
+
+        return Handle()
+
+    async def _notify(self) -> None:
+        async with self._changed:
+            self._changed.notify_all()
+
+    async def wait_scheduled(self, count: int) -> None:
+        async with asyncio.timeout(WAIT):
+            async with self._changed:
+                await self._changed.wait_for(lambda: self.scheduled >= count)
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+        for due in sorted(d for d in self._due if d[0] <= self.now):
+            self._due.remove(due)
+            if not due[3][0]:
+                due[2]()
+
+
+async def test_three_messages_in_a_second_and_a_half_are_one_turn_in_collect_mode(
+    home: Path, fake_openai: FakeOpenAI
+) -> None:
+    """`chats."telegram:g1".busy_input_mode: collect` (2 s): three lines 0.7 s apart become one turn, in order."""
+    timers = ManualTimers()
+    platform = FakePlatform("telegram")
+    config = make_config(home, fake_openai.base_url,
+                         platforms={"web": {"enabled": False}, "telegram": {"allow_all_users": True}},
+                         chats={"telegram:g1": {"busy_input_mode": "collect"}})
+    async with run_like_chorus(config, adapters={"telegram": platform}, timers=timers):
+        for index, text in enumerate(("so about the trip", "we need a hotel", "in Lisbon, 2 nights")):
+            await platform.inject(text, chat_id="g1", chat_type="group", mentions_bot=True)
+            await timers.wait_scheduled(index + 1)
+            timers.advance(0.7 if index < 2 else 0.1)  # 1.5 s in all: each gap under collect_seconds
+        assert fake_openai.requests == []
+        timers.advance(2.0)
+        await platform.wait_final("echo:")
+    assert len(fake_openai.requests) == 1
+    assert user_texts(fake_openai.requests[0]) == [
+        "alice (id u1): so about the trip\nwe need a hotel\nin Lisbon, 2 nights"]
+
+
+def _tool_call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {"id": "call-1", "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
+
+
+async def test_a_steer_message_reaches_the_request_after_the_tool_result(home: Path, fake_openai: FakeOpenAI) -> None:
+    """`busy_input_mode: steer`: a message sent while the turn waits on a tool joins it after the tool result;
+    it gets no turn of its own."""
+    gate = asyncio.Event()
+    fake_openai.push(Reply(content=None, tool_calls=[_tool_call("session_search", {"query": "hotel"})], gate=gate),
+                     Reply(content="Booked the one in Alfama."))
+    platform = FakePlatform("telegram")
+    config = make_config(home, fake_openai.base_url,
+                         platforms={"web": {"enabled": False}, "telegram": {"allow_all_users": True}},
+                         gateway={"busy_input_mode": "steer", "shutdown_grace_seconds": 2})
+    async with run_like_chorus(config, adapters={"telegram": platform}) as (gateway, _ops):
+        await platform.inject("find me a hotel")
+        await fake_openai.wait_for_request(1, timeout=WAIT)
+        await platform.inject("actually, in Alfama please")
+        assert await eventually(lambda: gateway.lanes.queued("agent:default:telegram:dm:c1") == 1)
+        gate.set()
+        await platform.wait_final("Booked")
+        second = fake_openai.requests[1]["messages"]
+    roles = [(m["role"], str(m.get("content") or "")) for m in second[1:]]
+    assert [role for role, _ in roles] == ["user", "assistant", "tool", "user"]
+    assert roles[-1] == ("user", "actually, in Alfama please")
+    assert len(fake_openai.requests) == 2
+
+
+async def eventually(check: Callable[[], bool]) -> bool:
+    async with asyncio.timeout(WAIT):
+        while not check():
+            await asyncio.sleep(0.01)  # polling a condition the gateway exposes no event for
+    return True
