@@ -32,6 +32,7 @@ from gateway.chats.commands import ChatCommands, CommandContext, admin_refusal
 from gateway.chats.pairing import PairingStore
 from gateway.chats.policy import ChatPolicy
 from gateway.chats.store import ChatStore
+from gateway.chats.whoami import whoami_text
 from gateway.coord import Coordinator
 from gateway.coord.base import Outbox
 from gateway.delivery.outbound import Delivery
@@ -482,6 +483,9 @@ class Gateway:
                 text += f" {self.lanes.queued(where.key)} queued message(s) will still be answered."
         elif command.name == "status":
             text = render_status(await self._status(where))
+        elif command.name == "whoami":
+            admins = self.parts.policy.admins(message.platform) if self.parts.policy is not None else frozenset()
+            text = whoami_text(message, admins=admins)
         elif command.name in ("model", "usage", "undo") and self.parts.chat_commands is not None:
             context = CommandContext(message=message, route=where, busy=self.lanes.busy(where.key))
             text = await self.parts.chat_commands.run(command, context)

@@ -292,6 +292,7 @@ def turn_settings(config: ChorusConfig, *, missing: str | None, admins: Mapping[
         tool_progress_dms=config.tool_progress.dms,
         tool_progress_groups=config.tool_progress.groups,
         admins=admins,
+        silence_token=config.gateway.silence_token,
     )
 
 

@@ -95,6 +95,7 @@ class GatewaySettings(Section):
     max_text_file_bytes: int = Field(default=65_536, ge=256)  # text files up to this size are inlined in the turn
     allow_bots: Literal["none", "mentions", "all"] = "none"  # messages from other bots (our own never trigger us)
     bot_loop_guard: BotLoopGuardSettings = BotLoopGuardSettings()
+    silence_token: str | None = "NO_REPLY"  # a reply that is exactly this is stored, not sent; null: always sent
 
 
 class WebhookSettings(Section):
@@ -181,6 +182,7 @@ class ChatSettings(Section):
     require_mention: bool | None = None
     tools: list[str] | None = None  # allowlist of MCP server or tool names; None -> the default set
     busy_input_mode: Literal["queue", "interrupt", "collect", "steer"] | None = None  # None -> gateway.busy_input_mode
+    session_scope: Literal["shared", "per_user"] | None = None  # a group's sessions; None -> group_sessions_per_user
 
 
 class StoreSettings(Section):

@@ -148,6 +148,7 @@ def turn_settings_for(settings: TurnSettings, config: ChorusConfig) -> TurnSetti
         hard_message_limit=config.compression.hygiene_hard_message_limit,
         progress_notices=config.compression.progress_notices,
         in_place=config.compression.in_place,
+        silence_token=config.gateway.silence_token,
     )
 
 

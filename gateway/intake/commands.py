@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-COMMANDS = ("new", "reset", "compress", "status", "memory", "stop", "help", "retry", "model", "usage", "undo")
+COMMANDS = ("new", "reset", "compress", "status", "memory", "stop", "help", "retry", "model", "usage", "undo", "whoami")
 # Handled at once, even while the session is busy.
-IMMEDIATE = frozenset({"status", "memory", "stop", "help", "new", "reset", "model", "usage", "undo"})
+IMMEDIATE = frozenset({"status", "memory", "stop", "help", "new", "reset", "model", "usage", "undo", "whoami"})
 # In groups with `platforms.<p>.admins` set, only those users may run these.
 ADMIN_COMMANDS = frozenset({"new", "reset", "compress", "model"})
 ADMIN_ONLY_TEXT = "Only this chat's bot admins can use /{name} here."
@@ -26,6 +26,7 @@ HELP_TEXT = "\n".join(
         "/undo — remove the last exchange from this conversation",
         "/stop — stop the reply in progress",
         "/retry — run your last message again (after a failed answer)",
+        "/whoami — your platform id, and whether you are an admin here",
         "/help — this list",
     ]
 )
@@ -42,6 +43,7 @@ DESCRIPTIONS: tuple[tuple[str, str], ...] = (
     ("retry", "Run your last message again"),
     ("memory", "Show my notes for this chat"),
     ("stop", "Stop the reply in progress"),
+    ("whoami", "Your platform id and admin status"),
     ("help", "List the commands"),
 )
 

@@ -143,6 +143,15 @@ class Intake:
         override = self._policy.require_mention(message.platform, chat_scope(message.platform, message.chat_id))
         return override if override is not None else self._policy.platform_require_mention(message.platform, default)
 
+    def _per_user(self, message: InboundMessage) -> bool:
+        """`chats."…".session_scope` (live), else `gateway.group_sessions_per_user`."""
+        if self._policy is None:
+            return self.settings.group_sessions_per_user
+        chat = self._policy.chat(chat_scope(message.platform, message.chat_id))
+        if chat is not None and chat.session_scope is not None:
+            return chat.session_scope == "per_user"
+        return self._policy.config.gateway.group_sessions_per_user
+
     def _gateway_value(self, name: str, default: str) -> str:
         """A `gateway.*` key as the running config says (live), else the value given at start."""
         if self._policy is None:
@@ -180,9 +189,7 @@ class Intake:
             ):
                 return IntakeDecision("refuse", access.reason, message)
             return IntakeDecision("deny", access.reason, message)
-        where = route(
-            message, profile=self.settings.profile, group_sessions_per_user=self.settings.group_sessions_per_user
-        )
+        where = route(message, profile=self.settings.profile, group_sessions_per_user=self._per_user(message))
         bind_contextvars(session_key=where.key)  # platform and chat id are bound above
         allow_bots, max_replies, window = self._bot_rules()
         refused = bot_refusal(message, allow_bots)

@@ -68,6 +68,7 @@ class TurnSettings:
     tool_progress_dms: ProgressMode = "off"
     tool_progress_groups: ProgressMode = "off"
     admins: Mapping[str, frozenset[str]] = field(default_factory=dict)  # platforms.<p>.admins: trusted note writers in groups
+    silence_token: str | None = None  # gateway.silence_token: a reply that is exactly this is stored, not sent
 
 
 @dataclass(frozen=True, slots=True)
@@ -405,7 +406,10 @@ class TurnRunner:
             await self._delivery.send_text(job.route.target, result.notice)
         if preview is not None:
             await preview.settle()
-        delivered = await self._deliver(job, result.reply, draft=preview.draft if preview else draft)
+        if self._silent(result.reply):
+            delivered = await self._stay_silent(job, preview.draft if preview else draft)
+        else:
+            delivered = await self._deliver(job, result.reply, draft=preview.draft if preview else draft)
         for answered in steered:  # answered by this reply: not re-run after a restart
             self._finish_journal(answered)
         self.turns_run += 1
@@ -486,6 +490,24 @@ class TurnRunner:
                 log.warning("turn.draft_note_failed", error=type(exc).__name__)
 
         return note
+
+    def _silent(self, reply: str) -> bool:
+        token = self.settings.silence_token
+        return bool(token) and reply.strip() == token
+
+    async def _stay_silent(self, job: Job, draft: SentMessage | None) -> bool:
+        """The persona chose not to answer: the reply is stored (above), nothing is sent; a draft is removed."""
+        log.info("turn.silent", token=self.settings.silence_token)
+        self._finish_journal(job)
+        if job.journal_entry is not None:
+            self._journal_done.add(job.journal_entry)
+        adapter = self._delivery.adapter(job.message.platform)
+        if draft is not None and adapter is not None:
+            try:
+                await adapter.delete(draft)
+            except Exception as exc:  # noqa: BLE001 - a leftover draft is cosmetic
+                log.warning("turn.silent_draft_left", error=type(exc).__name__)
+        return False
 
     async def _deliver(self, job: Job, text: str, *, draft: SentMessage | None = None) -> bool:
         item = OutboundItem(

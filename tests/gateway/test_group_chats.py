@@ -293,3 +293,80 @@ async def eventually(check: Callable[[], bool]) -> bool:
         while not check():
             await asyncio.sleep(0.01)  # polling a condition the gateway exposes no event for
     return True
+
+
+async def test_a_reply_that_is_the_silence_token_is_stored_not_sent(
+    home: Path, fake_openai: FakeOpenAI, tg: FakeTelegram
+) -> None:
+    """The persona answers exactly NO_REPLY: nothing reaches the chat, the reply stays in the session."""
+    fake_openai.push(Reply(content="NO_REPLY"))
+    async with telegram_chorus(home, fake_openai, tg):
+        await tg.push_update(message=mentioning(ALICE, "lol"))
+        await fake_openai.wait_for_request(1, timeout=WAIT)
+        await tg.push_update(message=mentioning(ALICE, "sentinel"))
+        second = await fake_openai.wait_for_request(2, timeout=WAIT)
+        await tg.wait_for_text(GROUP, "echo:", timeout=WAIT)
+    assert list(tg.texts(GROUP).values()) == [f"echo: Alice (id 777): @{BOT_USERNAME} sentinel"]
+    assert [m["content"] for m in second["messages"] if m["role"] == "assistant"] == ["NO_REPLY"]
+
+
+async def test_alices_dm_fact_never_reaches_the_group_by_name_or_by_search(
+    home: Path, fake_openai: FakeOpenAI, tg: FakeTelegram
+) -> None:
+    """Alice tells the bot a fact in her DM (written to her notes there); in the group Bob asks for it by name and
+    the model searches: no group request and no group message carries it."""
+    fact = "my favourite colour is teal-4471"
+    fake_openai.push(
+        Reply(content=None, tool_calls=[_tool_call("memory", {"action": "add", "target": "user", "content": fact})]),
+        Reply(content="Noted."),
+    )
+    async with telegram_chorus(home, fake_openai, tg):
+        await tg.push_update(message=message(private_chat(), f"remember: {fact}", sender=ALICE))
+        await tg.wait_for_text(777, "Noted.", timeout=WAIT)
+        notes = (home / "memories").rglob("USER.md")
+        assert any("teal-4471" in path.read_text(encoding="utf-8") for path in notes)
+        fake_openai.push(Reply(content=None, tool_calls=[_tool_call("session_search", {"query": "favourite colour"})]))
+        await tg.push_update(message=mentioning(BOB, "what is Alice's favourite colour?"))
+        await tg.wait_for_text(GROUP, "echo:", timeout=WAIT)
+        group_requests = fake_openai.requests[2:]
+    assert len(group_requests) == 2
+    assert [r for r in group_requests if "teal-4471" in json.dumps(r)] == []
+    assert [text for text in tg.texts(GROUP).values() if "teal-4471" in text] == []
+    tool_results = [m for m in group_requests[1]["messages"] if m["role"] == "tool"]
+    assert len(tool_results) == 1  # the search ran, in the group's scope
+
+
+async def test_whoami_shows_the_senders_id_and_admin_standing(home: Path, fake_openai: FakeOpenAI) -> None:
+    """/whoami answers at once with the sender's platform id and whether they are an admin; no model call."""
+    platform = FakePlatform("telegram")
+    config = make_config(home, fake_openai.base_url, platforms={
+        "web": {"enabled": False}, "telegram": {"allow_all_users": True, "admins": ["42"]}})
+    async with run_like_chorus(config, adapters={"telegram": platform}):
+        await platform.inject("/whoami", chat_id="g1", chat_type="group", user_id="42", user_name="ann")
+        admin = await platform.wait_text("telegram id 42")
+        await platform.inject("/whoami", chat_id="g1", chat_type="group", user_id="7", user_name="bob")
+        member = await platform.wait_text("telegram id 7")
+    assert admin.text == 'ann: telegram id 42 (you are an admin here). For the config: allowed_users: ["42"]'
+    assert member.text == 'bob: telegram id 7 (you are not an admin here). For the config: allowed_users: ["7"]'
+    assert fake_openai.requests == []
+
+
+async def test_session_scope_per_user_gives_each_member_a_session_of_their_own(
+    home: Path, fake_openai: FakeOpenAI
+) -> None:
+    """`chats."telegram:g2".session_scope: per_user`: Bob's turn does not see Ann's line; g1 stays shared."""
+    platform = FakePlatform("telegram")
+    config = make_config(home, fake_openai.base_url,
+                         platforms={"web": {"enabled": False}, "telegram": {"allow_all_users": True}},
+                         chats={"telegram:g2": {"session_scope": "per_user"}})
+    async with run_like_chorus(config, adapters={"telegram": platform}):
+        for chat in ("g1", "g2"):
+            await platform.inject(f"ann in {chat}", chat_id=chat, chat_type="group", user_id="1", user_name="ann",
+                                  mentions_bot=True)
+            await platform.wait_text(f"ann in {chat}")
+            await platform.inject(f"bob in {chat}", chat_id=chat, chat_type="group", user_id="2", user_name="bob",
+                                  mentions_bot=True)
+            await platform.wait_text(f"bob in {chat}")
+    shared, per_user = fake_openai.requests[1], fake_openai.requests[3]
+    assert user_texts(shared) == ["ann (id 1): ann in g1", "bob (id 2): bob in g1"]
+    assert user_texts(per_user) == ["bob in g2"]
