@@ -149,7 +149,7 @@ class SlackAdapter:
         self._seen_posts = RecentKeys(dedup_capacity)
         self._bot_threads = RecentKeys(dedup_capacity)
         self._names: OrderedDict[str, str] = OrderedDict()
-        self._parents: OrderedDict[str, Quote] = OrderedDict()  # thread_ts -> its first post
+        self._quoted = RecentKeys(dedup_capacity)  # threads whose parent was quoted already
         self._edits: dict[str, tuple[asyncio.Lock, list[float]]] = {}
         self._running: _Running | None = None
 
@@ -268,8 +268,12 @@ class SlackAdapter:
             return
         name = message.user_name if message.sender_is_bot else await self._user_name(message.user_id)
         message = _with_name(message, name)
-        if message.reply_to_message_id is not None and message.quote is None:
-            message = replace(message, quote=await self._thread_parent(message.chat_id, message.reply_to_message_id))
+        thread = message.reply_to_message_id
+        if thread is not None and message.quote is None and thread not in self._bot_threads and thread not in self._quoted:
+            # The parent is quoted once per thread (the session holds it from then on), never in a thread the
+            # bot took part in: the parent reached that session already.
+            self._quoted.add(thread)
+            message = replace(message, quote=await self._thread_parent(message.chat_id, thread))
         await running.queue.put(message)
         log.info("slack.message.received", chat_id=message.chat_id, thread_id=message.thread_id, event_id=event_id)
 
@@ -283,10 +287,7 @@ class SlackAdapter:
         log.info("slack.command.received", chat_id=message.chat_id, command=message.text.split(" ", 1)[0])
 
     async def _thread_parent(self, channel: str, thread_ts: str) -> Quote | None:
-        """The thread's first post as a quote (conversations.replies), cached per thread; None when Slack cannot tell."""
-        if thread_ts in self._parents:
-            self._parents.move_to_end(thread_ts)
-            return self._parents[thread_ts]
+        """The thread's first post as a quote (conversations.replies); None when Slack cannot tell."""
         try:
             response = await self._client.conversations_replies(channel=channel, ts=thread_ts, limit=1)
         except Exception as exc:  # noqa: BLE001 - the message still counts, without its quote
@@ -299,13 +300,9 @@ class SlackAdapter:
         author = str(parent.get("user") or parent.get("bot_id") or "")
         is_bot = parent.get("bot_id") is not None
         name = str(parent.get("username") or author) if is_bot else await self._user_name(author)
-        quote = Quote(author_name=clean_line(name), text=clean_text(from_slack(str(parent.get("text") or ""),
-                      bot_user_id=self.identity.user_id if self.identity else None)), author_id=author or None,
-                      message_id=thread_ts, author_is_bot=is_bot)
-        self._parents[thread_ts] = quote
-        if len(self._parents) > NAME_CACHE_SIZE:
-            self._parents.popitem(last=False)
-        return quote
+        text = from_slack(str(parent.get("text") or ""), bot_user_id=self.identity.user_id if self.identity else None)
+        return Quote(author_name=clean_line(name), text=clean_text(text), author_id=author or None,
+                     message_id=thread_ts, author_is_bot=is_bot)
 
     async def _user_name(self, user_id: str) -> str:
         """Display name from users.info, cached; the user id when Slack cannot tell."""
