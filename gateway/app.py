@@ -29,6 +29,7 @@ from agent.model_windows import ModelWindows
 from agent.store import SessionStore
 from agent.tools.mcp import McpHub
 from gateway.chats.commands import ChatCommands, CommandContext, admin_refusal
+from gateway.chats.forget import forget_notes
 from gateway.chats.pairing import PairingStore
 from gateway.chats.policy import ChatPolicy
 from gateway.chats.store import ChatStore
@@ -483,6 +484,8 @@ class Gateway:
                 text += f" {self.lanes.queued(where.key)} queued message(s) will still be answered."
         elif command.name == "status":
             text = render_status(await self._status(where))
+        elif command.name == "forget":
+            text = await self._forget_notes(command, message, where)
         elif command.name == "whoami":
             admins = self.parts.policy.admins(message.platform) if self.parts.policy is not None else frozenset()
             text = whoami_text(message, admins=admins)
@@ -499,6 +502,14 @@ class Gateway:
             await self.parts.sessions.reset(where)
             text = NEW_TEXT
         await delivery.send_text(where.target, text)
+
+    async def _forget_notes(self, command: Command, message: InboundMessage, where: Route) -> str:
+        notes = self.parts.notes
+        if notes is None:
+            return "notes are turned off here."
+        policy = self.parts.policy
+        admin = policy is not None and message.user_id in policy.admins(message.platform)
+        return await asyncio.to_thread(forget_notes, notes, where, message.user_id, command.args, admin=admin)
 
     async def _status(self, where: Route) -> StatusInfo:
         agent = self.parts.agents.peek(where)

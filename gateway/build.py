@@ -441,6 +441,7 @@ def build_gateway(
         bus=bus,
         media=media_reader(config, adapters, transcriber),
         chats=chats,
+        notes=notes,
     )
     gw = config.gateway
     dedup = JournalCheckedDeduplicator(coord.dedup, journal) if isinstance(journal, SharedJournal) else coord.dedup

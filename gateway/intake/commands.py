@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-COMMANDS = ("new", "reset", "compress", "status", "memory", "stop", "help", "retry", "model", "usage", "undo", "whoami")
+COMMANDS = ("new", "reset", "compress", "status", "memory", "stop", "help", "retry", "model", "usage", "undo", "whoami",
+            "forget")
 # Handled at once, even while the session is busy.
-IMMEDIATE = frozenset({"status", "memory", "stop", "help", "new", "reset", "model", "usage", "undo", "whoami"})
+IMMEDIATE = frozenset({"status", "memory", "stop", "help", "new", "reset", "model", "usage", "undo", "whoami", "forget"})
 # In groups with `platforms.<p>.admins` set, only those users may run these.
 ADMIN_COMMANDS = frozenset({"new", "reset", "compress", "model"})
 ADMIN_ONLY_TEXT = "Only this chat's bot admins can use /{name} here."
@@ -27,6 +28,7 @@ HELP_TEXT = "\n".join(
         "/stop — stop the reply in progress",
         "/retry — run your last message again (after a failed answer)",
         "/whoami — your platform id, and whether you are an admin here",
+        "/forget TEXT — remove my notes that contain TEXT (in a group: your own)",
         "/help — this list",
     ]
 )
@@ -44,6 +46,7 @@ DESCRIPTIONS: tuple[tuple[str, str], ...] = (
     ("memory", "Show my notes for this chat"),
     ("stop", "Stop the reply in progress"),
     ("whoami", "Your platform id and admin status"),
+    ("forget", "Remove my notes that contain a text"),
     ("help", "List the commands"),
 )
 

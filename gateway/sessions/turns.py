@@ -22,12 +22,14 @@ from structlog.contextvars import bind_contextvars
 from adapters.base import SentMessage
 from agent.context.engine import CompressionResult
 from agent.loop import TurnResult, TurnUsage
+from agent.memory import NotesStore
 from agent.memory.providers import MemoryManager
 from agent.messages import Message, user
 from agent.model_retry import retry_notice
 from agent.session import SessionAgent
 from agent.tools.base import ToolContext
 from chorus_errors import ModelAuthError, ModelError, ModelNotConfigured, ModelUnavailable, RateLimited
+from gateway.chats.participants import participant_notes, user_notes_scope
 from gateway.chats.provenance import writer_standing
 from gateway.chats.store import ChatStore, Usage
 from gateway.coord.base import OutboundItem
@@ -152,6 +154,7 @@ class TurnRunner:
         bus: where turn and hygiene events are published (metrics and the admin event list read them).
         media: reads attachments into the user message (None: they are described in one line).
         chats: the per-chat store the usage of each turn is added to (None: not kept).
+        notes: every chat's notes, for a group sender's own USER notes (None: not shown).
     """
 
     def __init__(
@@ -166,8 +169,10 @@ class TurnRunner:
         bus: EventBus | None = None,
         media: MediaReader | None = None,
         chats: ChatStore | None = None,
+        notes: NotesStore | None = None,
     ) -> None:
         self._sessions = sessions
+        self._notes = notes
         self._bus = bus or EventBus()
         self._delivery = delivery
         self._journal = journal
@@ -289,6 +294,18 @@ class TurnRunner:
         if result.changed:
             await self._sessions.persist(job.route, agent, compressed=True)
 
+    async def _participant_notes(self, job: Job) -> str | None:
+        """The sender's own USER notes in a group, for this turn only (a shared session's prompt is everyone's)."""
+        if self._notes is None or job.route.kind == "dm":
+            return None
+        try:
+            return await asyncio.to_thread(
+                participant_notes, self._notes, job.route, job.message.user_id, job.message.user_name
+            )
+        except Exception as exc:  # noqa: BLE001 - the turn goes on without them
+            log.warning("notes.participant_unreadable", error=type(exc).__name__)
+            return None
+
     def _steer(self, job: Job, taken: list[Job]) -> Callable[[], list[Message]] | None:
         """What the loop asks at each tool-result boundary: the session's queued turns, as user lines."""
         steering = self.steering
@@ -385,14 +402,16 @@ class TurnRunner:
         streams = adapter is not None and adapter.limits.supports_edit
         preview = StreamPreview(self._delivery, job.route.target, draft=draft, on_draft=self._draft_noter(job)) if streams else None
         context = ToolContext(chat_id=job.route.chat_scope, session_id=agent.session_id, user_id=job.message.user_id,
-                              untrusted=writer_standing(job.message, self.settings.admins))
+                              untrusted=writer_standing(job.message, self.settings.admins),
+                              user_notes=user_notes_scope(job.route, job.message.user_id))
         mode = self.settings.tool_progress_dms if job.route.kind == "dm" else self.settings.tool_progress_groups
         progress = ToolProgress(_Notices(self._delivery, job), mode=mode) if mode != "off" else None
         steered: list[Job] = []
         async with typing_while(adapter, job.route.target):
-            recall = None
+            recall = await self._participant_notes(job)
             if self._memory is not None:
-                recall = await self._memory.prefetch(job.route.chat_scope, job.message.user_id, turn_message.text)
+                provided = await self._memory.prefetch(job.route.chat_scope, job.message.user_id, turn_message.text)
+                recall = "\n\n".join(part for part in (recall, provided) if part) or None
             result = await self._run_agent(
                 job, agent, turn_message, retry=retry, context=context, on_text=preview, on_event=board, recall=recall,
                 on_tool=progress, steered=steered,

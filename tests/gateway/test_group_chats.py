@@ -370,3 +370,43 @@ async def test_session_scope_per_user_gives_each_member_a_session_of_their_own(
     shared, per_user = fake_openai.requests[1], fake_openai.requests[3]
     assert user_texts(shared) == ["ann (id 1): ann in g1", "bob (id 2): bob in g1"]
     assert user_texts(per_user) == ["bob in g2"]
+
+
+async def test_user_notes_are_each_participants_own_and_forget_removes_only_ones_own(
+    home: Path, fake_openai: FakeOpenAI
+) -> None:
+    """In a group, Ann's and Bob's USER notes are kept apart; Bob's turn is shown his own, not Ann's; Bob's
+    /forget cannot touch Ann's note and removes his own."""
+    platform = FakePlatform("telegram")
+    config = make_config(home, fake_openai.base_url, memory={"untrusted_writes": "allow", "nudge_interval": 0,
+                                                             "flush_min_turns": 0},
+                         platforms={"web": {"enabled": False}, "telegram": {"allow_all_users": True}})
+
+    def remember(note: str) -> Reply:
+        return Reply(content=None, tool_calls=[_tool_call("memory", {"action": "add", "target": "user", "content": note})])
+
+    fake_openai.push(remember("prefers green tea"), Reply(content="ok ann"),
+                     remember("prefers black coffee"), Reply(content="ok bob"))
+    async with run_like_chorus(config, adapters={"telegram": platform}):
+        await platform.inject("I like green tea", chat_id="g1", chat_type="group", user_id="1", user_name="ann",
+                              mentions_bot=True)
+        await platform.wait_text("ok ann")
+        await platform.inject("I like black coffee", chat_id="g1", chat_type="group", user_id="2", user_name="bob",
+                              mentions_bot=True)
+        await platform.wait_text("ok bob")
+        await platform.inject("what do I drink?", chat_id="g1", chat_type="group", user_id="2", user_name="bob",
+                              mentions_bot=True)
+        asked = await fake_openai.wait_for_request(5, timeout=WAIT)
+        await platform.wait_text("echo: bob (id 2): what do I drink?")
+        await platform.inject("/forget tea", chat_id="g1", chat_type="group", user_id="2", user_name="bob")
+        refused = await platform.wait_text("Nothing in your notes about you")
+        await platform.inject("/forget coffee", chat_id="g1", chat_type="group", user_id="2", user_name="bob")
+        forgot = await platform.wait_text("Forgot")
+    system_prompt = str(asked["messages"][0]["content"])
+    assert "USER PROFILE of the person asking now (bob):\n- prefers black coffee" in system_prompt
+    assert "green tea" not in system_prompt
+    assert refused.text == "Nothing in your notes about you contains “tea”."
+    assert forgot.text == "Forgot 1 note from your notes about you."
+    user_files = {path.read_text(encoding="utf-8") for path in (home / "memories").rglob("USER.md")}
+    assert any("green tea" in text for text in user_files)
+    assert not any("black coffee" in text for text in user_files)
