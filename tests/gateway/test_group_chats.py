@@ -410,3 +410,35 @@ async def test_user_notes_are_each_participants_own_and_forget_removes_only_ones
     user_files = {path.read_text(encoding="utf-8") for path in (home / "memories").rglob("USER.md")}
     assert any("green tea" in text for text in user_files)
     assert not any("black coffee" in text for text in user_files)
+
+
+def _in_topic(chat: dict[str, Any], topic: int, sender: dict[str, Any], text: str) -> dict[str, Any]:
+    """A message in forum topic `topic` (it "replies" to the topic's creation message, as Telegram sends it)."""
+    root = message(chat, "", sender=sender, forum_topic_created={"name": f"topic {topic}", "icon_color": 0})
+    root["message_id"] = topic
+    del root["text"]
+    full = f"@{BOT_USERNAME} {text}"
+    return message(chat, full, sender=sender, message_thread_id=topic, is_topic_message=True, reply_to_message=root,
+                   entities=[entity(full, f"@{BOT_USERNAME}", "mention")])
+
+
+async def test_each_forum_topic_and_general_is_a_session_answered_where_it_was_asked(
+    home: Path, fake_openai: FakeOpenAI, tg: FakeTelegram
+) -> None:
+    """Two topics and the General topic of a forum: three sessions that never see each other's lines; each reply
+    goes to the topic it came from (General: no thread id, as Telegram wants)."""
+    forum = group_chat(GROUP, is_forum=True)
+    async with telegram_chorus(home, fake_openai, tg):
+        await tg.push_update(message=_in_topic(forum, 11, ALICE, "in topic eleven"))
+        await tg.wait_for_text(GROUP, "in topic eleven", timeout=WAIT)
+        await tg.push_update(message=_in_topic(forum, 22, BOB, "in topic twenty-two"))
+        await tg.wait_for_text(GROUP, "in topic twenty-two", timeout=WAIT)
+        await tg.push_update(message=mentioning(ALICE, "in general", chat=forum))
+        await tg.wait_for_text(GROUP, "in general", timeout=WAIT)
+    assert [user_texts(r) for r in fake_openai.requests] == [
+        [f"Alice (id 777): @{BOT_USERNAME} in topic eleven"],
+        [f"Bob (id 5): @{BOT_USERNAME} in topic twenty-two"],
+        [f"Alice (id 777): @{BOT_USERNAME} in general"],
+    ]
+    sent = [call.params for call in tg.calls_of("sendMessage")]
+    assert [params.get("message_thread_id") for params in sent] == [11, 22, None]
