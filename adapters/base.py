@@ -148,6 +148,22 @@ class AttachmentSource(Protocol):
         ...
 
 
+Reaction: TypeAlias = Literal["received", "answered", "failed"]
+
+
+@runtime_checkable
+class Reacting(Protocol):
+    """An adapter that can react to a message (`gateway.reactions`); it picks its platform's emoji."""
+
+    async def react(self, target: ChatTarget, message_id: str, reaction: Reaction) -> None:
+        """React to message `message_id` in `target` (👀 received, ✅ answered, ⚠️ failed, or the closest).
+
+        Raises:
+            AdapterError: the platform refused.
+        """
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class BotCommand:
     """One entry of a platform's command menu."""

@@ -444,6 +444,8 @@ class Gateway:
         job = Job(kind=kind, message=message, route=where, command=command, journal_entry=entry,
                   accepted_at=time.time(), resumed=resumed)
         result = self.lanes.submit(job)
+        if kind == "turn" and self.parts.runner.reactions is not None and not resumed:
+            self._side_task(self.parts.runner.reactions.mark(message, "received"))
         if kind == "turn" and result.interrupted is not None:
             self._forget(result.interrupted)
             await self.parts.delivery.send_text(where.target, INTERRUPTED_TEXT)

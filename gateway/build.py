@@ -54,6 +54,7 @@ from gateway.coord import Coordinator, memory_coordinator, poller_lease_name, re
 from gateway.coord.base import Outbox
 from gateway.delivery.outbound import Delivery
 from gateway.delivery.outbox_file import JournaledOutbox
+from gateway.delivery.reactions import Reactions
 from gateway.intake.allowlist import AccessRules
 from gateway.intake.bots import BotLoopGuard
 from gateway.intake.busy import BusyMode, BusyRules, Timers
@@ -442,6 +443,7 @@ def build_gateway(
         media=media_reader(config, adapters, transcriber),
         chats=chats,
         notes=notes,
+        reactions=Reactions(delivery, lambda: policy.config.gateway.reactions),
     )
     gw = config.gateway
     dedup = JournalCheckedDeduplicator(coord.dedup, journal) if isinstance(journal, SharedJournal) else coord.dedup

@@ -95,6 +95,7 @@ class GatewaySettings(Section):
     max_text_file_bytes: int = Field(default=65_536, ge=256)  # text files up to this size are inlined in the turn
     allow_bots: Literal["none", "mentions", "all"] = "none"  # messages from other bots (our own never trigger us)
     bot_loop_guard: BotLoopGuardSettings = BotLoopGuardSettings()
+    reactions: bool = False  # 👀 on receipt, ✅ when answered, ⚠️ when failed (platforms that have reactions)
     silence_token: str | None = "NO_REPLY"  # a reply that is exactly this is stored, not sent; null: always sent
 
 

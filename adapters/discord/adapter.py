@@ -46,6 +46,7 @@ from adapters.base import (
     InboundMessage,
     PlatformLimits,
     ProbeResult,
+    Reaction,
     SentMessage,
 )
 from adapters.decisions import Accepted, RecentKeys
@@ -60,6 +61,7 @@ from ._events import classify
 from ._inbound import facts_from, reply_reference
 
 log = structlog.get_logger(__name__)
+REACTIONS: dict[Reaction, str] = {"received": "👀", "answered": "✅", "failed": "⚠️"}
 
 DISCORD_MESSAGE_CHARS = 2_000
 SENT_MEMORY = 4_096
@@ -392,6 +394,14 @@ class DiscordAdapter:
             await channel.typing()
         except Exception as exc:
             raise translate(exc, action="typing") from exc
+
+    async def react(self, target: ChatTarget, message_id: str, reaction: Reaction) -> None:
+        """Add the reaction (PUT .../reactions/{emoji}/@me)."""
+        channel = self._channel(target, "react")
+        try:
+            await channel.get_partial_message(int(message_id)).add_reaction(REACTIONS[reaction])
+        except Exception as exc:
+            raise translate(exc, action="react") from exc
 
     async def delete(self, sent: SentMessage) -> None:
         """Delete a sent message; one already gone counts as deleted."""

@@ -49,6 +49,7 @@ from adapters.base import (
     PlatformLimits,
     ProbeResult,
     Quote,
+    Reaction,
     SentMessage,
 )
 from adapters.decisions import Accepted, RecentKeys
@@ -362,6 +363,16 @@ class SlackAdapter:
     async def typing(self, target: ChatTarget) -> None:
         """No-op: Slack offers bots no typing indicator over Events API / Socket Mode."""
 
+    async def react(self, target: ChatTarget, message_id: str, reaction: Reaction) -> None:
+        """reactions.add; a reaction already there counts as added."""
+        try:
+            await self._client.reactions_add(channel=target.chat_id, timestamp=message_id, name=REACTIONS[reaction])
+        except SlackApiError as exc:
+            if exc.response.get("error") != "already_reacted":
+                raise translate(exc, method="reactions.add") from exc
+        except Exception as exc:
+            raise translate(exc, method="reactions.add") from exc
+
     async def delete(self, sent: SentMessage) -> None:
         """Delete a sent message (chat.delete); one already gone counts as deleted."""
         try:
@@ -429,6 +440,9 @@ class _Running:
 
 async def _ignore_event() -> None:
     """Ack-and-drop listener for subscribed events Chorus does not use."""
+
+
+REACTIONS: dict[Reaction, str] = {"received": "eyes", "answered": "white_check_mark", "failed": "warning"}
 
 
 def _with_name(message: InboundMessage, name: str) -> InboundMessage:

@@ -38,6 +38,7 @@ from adapters.base import (
     InboundMessage,
     PlatformLimits,
     ProbeResult,
+    Reaction,
     SentMessage,
 )
 from adapters.decisions import Ignored
@@ -50,6 +51,8 @@ from adapters.telegram._throttle import EditThrottle
 from adapters.telegram._webhook import WebhookOptions, webhook_routes
 
 ALLOWED_UPDATES = ("message", "edited_message")
+# Telegram allows bots a fixed set of reaction emoji: 👀 is one; ✅ and ⚠️ are not, so 👌 and 🤷 stand in.
+REACTIONS: dict[Reaction, str] = {"received": "👀", "answered": "👌", "failed": "🤷"}
 DEFAULT_API_ROOT = "https://api.telegram.org"
 # What PTB's de_json raises on bad shapes (RecursionError: a reply chain nested thousands deep).
 _MALFORMED = (TypeError, KeyError, ValueError, AttributeError, RecursionError)
@@ -396,6 +399,10 @@ class TelegramAdapter:
     async def typing(self, target: ChatTarget) -> None:
         """Show "typing…" for about 5 s (repeat every 4 s while working). Best effort: failures are only logged."""
         await self._outbound("typing", target).typing(target)
+
+    async def react(self, target: ChatTarget, message_id: str, reaction: Reaction) -> None:
+        """setMessageReaction with the closest emoji a bot may use (Telegram has no ✅ or ⚠️ for bots)."""
+        await self._outbound("react", target).react(target, message_id, REACTIONS[reaction])
 
     async def delete(self, sent: SentMessage) -> None:
         """Delete a message the bot sent.

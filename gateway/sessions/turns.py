@@ -36,6 +36,7 @@ from gateway.coord.base import OutboundItem
 from gateway.coord.hold import LockBusy
 from gateway.delivery.notices import NoticeBoard
 from gateway.delivery.outbound import Delivery, StreamPreview, typing_while
+from gateway.delivery.reactions import Reactions
 from gateway.delivery.tool_progress import ProgressMode, ToolProgress
 from gateway.intake.journals import Journal, SharedJournal
 from gateway.intake.queueing import Job
@@ -155,6 +156,7 @@ class TurnRunner:
         media: reads attachments into the user message (None: they are described in one line).
         chats: the per-chat store the usage of each turn is added to (None: not kept).
         notes: every chat's notes, for a group sender's own USER notes (None: not shown).
+        reactions: `gateway.reactions` (✅ answered, ⚠️ failed; the gateway adds 👀 on receipt).
     """
 
     def __init__(
@@ -170,6 +172,7 @@ class TurnRunner:
         media: MediaReader | None = None,
         chats: ChatStore | None = None,
         notes: NotesStore | None = None,
+        reactions: Reactions | None = None,
     ) -> None:
         self._sessions = sessions
         self._notes = notes
@@ -185,6 +188,7 @@ class TurnRunner:
         self._syncs: set[asyncio.Task[bool]] = set()
         # Steer mode: takes the queued turns of a session for the running one (set by the gateway's lanes).
         self.steering: Callable[[str], list[Job]] | None = None
+        self.reactions = reactions
         self._journal_done: set[str] = set()  # entries already removed by `_deliver` (saves a failing unlink)
         self.turns_run = 0
         self.hygiene_runs = 0
@@ -224,6 +228,8 @@ class TurnRunner:
                 log.error("model.auth_failed", model=exc.model, status=exc.status,
                           fix="check model.api_key (or that fallback's api_key) and the model's access")
             await self._tell(job, self._failure_text(exc))
+            if job.kind == "turn" and self.reactions is not None:
+                await self.reactions.mark(job.message, "failed")
         if job.journal_entry is not None and job.journal_entry in self._journal_done:
             self._journal_done.discard(job.journal_entry)
         else:
@@ -431,6 +437,8 @@ class TurnRunner:
             delivered = await self._deliver(job, result.reply, draft=preview.draft if preview else draft)
         for answered in steered:  # answered by this reply: not re-run after a restart
             self._finish_journal(answered)
+        if delivered and self.reactions is not None:
+            await self.reactions.mark(job.message, "answered")
         self.turns_run += 1
         if kept("turn.finished"):
             self._log_finished(job, agent, result, hygiene, started=started, delivered=delivered)

@@ -442,3 +442,24 @@ async def test_each_forum_topic_and_general_is_a_session_answered_where_it_was_a
     ]
     sent = [call.params for call in tg.calls_of("sendMessage")]
     assert [params.get("message_thread_id") for params in sent] == [11, 22, None]
+
+
+async def test_reactions_mark_receipt_answer_and_failure(home: Path, fake_openai: FakeOpenAI, tg: FakeTelegram) -> None:
+    """`gateway.reactions: true`: 👀 on the asked message, then 👌 once answered (Telegram's stand-in for ✅);
+    a failed turn gets 🤷 (for ⚠️). Observed chatter gets none."""
+    fake_openai.push(Reply(content="fine"), Reply(status=400, error_code="invalid_request"))
+    async with telegram_chorus(home, fake_openai, tg, gateway={"reactions": True, "shutdown_grace_seconds": 2}):
+        await tg.push_update(message=message(group_chat(GROUP), "just chatting", sender=BOB))
+        asked = mentioning(ALICE, "how are you?")
+        await tg.push_update(message=asked)
+        await tg.wait_for_text(GROUP, "fine", timeout=WAIT)
+        failing = mentioning(ALICE, "and now?")
+        await tg.push_update(message=failing)
+        await tg.wait_for_calls("setMessageReaction", 4, timeout=WAIT)
+    reactions = [(call.params["message_id"], call.params["reaction"]) for call in tg.calls_of("setMessageReaction")]
+    assert sorted(reactions, key=lambda r: (r[0], r[1][0]["emoji"] != "👀")) == [
+        (asked["message_id"], [{"type": "emoji", "emoji": "👀"}]),
+        (asked["message_id"], [{"type": "emoji", "emoji": "👌"}]),
+        (failing["message_id"], [{"type": "emoji", "emoji": "👀"}]),
+        (failing["message_id"], [{"type": "emoji", "emoji": "🤷"}]),
+    ]
