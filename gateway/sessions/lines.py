@@ -33,22 +33,25 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def quote_line(quote: Quote, *, shared: bool) -> str:
-    """The quote as one labelled line: whose message it is, whether a selected part, then its text."""
-    if quote.author_is_bot and quote.author_id is None:
-        who = "a bot"
-    else:
-        who = f"{quote.author_name} (id {quote.author_id})" if shared and quote.author_id else quote.author_name
-    limit = MAX_OWN_QUOTE_CHARS if quote.author_is_bot and not quote.partial else MAX_QUOTE_CHARS
+def quote_line(quote: Quote, *, shared: bool, ours: bool = False) -> str:
+    """The quote as one labelled line: whose message it is (`ours`: the bot's own), a selected part or not, its text."""
     part = "part of " if quote.partial else ""
-    return f'(replying to {part}a message by {who}: "{_cut(quote.text, limit)}")'
+    if ours:
+        return f'(replying to {part}your message: "{_cut(quote.text, MAX_OWN_QUOTE_CHARS)}")'
+    who = f"{quote.author_name} (id {quote.author_id})" if shared and quote.author_id else quote.author_name
+    return f'(replying to {part}a message by {who}: "{_cut(quote.text, MAX_QUOTE_CHARS)}")'
+
+
+def is_ours(message: InboundMessage) -> bool:
+    """The quote is of the bot's own message (already in the history: a short reminder is enough)."""
+    return message.replies_to_bot and message.quote is not None and message.quote.author_is_bot
 
 
 def body(message: InboundMessage, text: str, *, shared: bool) -> str:
     """The message's own text with its quote before it and, for a late edit, the earlier text after it."""
     lines = []
     if message.quote is not None:
-        lines.append(quote_line(message.quote, shared=shared))
+        lines.append(quote_line(message.quote, shared=shared, ours=is_ours(message)))
     if message.edited:
         earlier = message.previous_text
         lines.append(f"{EDITED_LABEL} {text}")
@@ -69,4 +72,4 @@ def render(message: InboundMessage, text: str, *, shared: bool, observed: bool =
     return prefix(message, shared=shared, observed=observed) + body(message, text, shared=shared)
 
 
-__all__ = ["EDITED_LABEL", "OBSERVED_LABEL", "body", "prefix", "quote_line", "render", "sender"]
+__all__ = ["EDITED_LABEL", "OBSERVED_LABEL", "body", "is_ours", "prefix", "quote_line", "render", "sender"]

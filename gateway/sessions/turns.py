@@ -43,8 +43,8 @@ from gateway.intake.queueing import Job
 from gateway.ops.events import EventBus, HygieneRan, TurnFailed, TurnFinished
 from gateway.ops.logs import bind_message_context, kept
 from gateway.sessions.hygiene import check_hygiene
+from gateway.sessions.lines import is_ours, quote_line, render
 from gateway.sessions.lines import prefix as line_prefix
-from gateway.sessions.lines import quote_line, render
 from gateway.sessions.media import MediaReader, TurnRefused, describe_all
 from gateway.sessions.service import SessionService
 
@@ -383,7 +383,7 @@ class TurnRunner:
         if self._media is not None and job.message.attachments:
             head = line_prefix(job.message, shared=job.route.shared)
             if job.message.quote is not None:
-                head += quote_line(job.message.quote, shared=job.route.shared) + "\n"
+                head += quote_line(job.message.quote, shared=job.route.shared, ours=is_ours(job.message)) + "\n"
             async with typing_while(self._delivery.adapter(job.message.platform), job.route.target):
                 read = await self._media.user_turn(job.message, prefix=head)  # downloads and transcription take a moment
             if isinstance(read, TurnRefused):
