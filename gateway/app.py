@@ -428,14 +428,17 @@ class Gateway:
         if kind is None:  # a verdict that routes nowhere (handled above); never queued
             return
         if message.edited:
+            # The edit's own journal entry goes with the merged job: after a crash the original and then the
+            # edit (as an "[edited]" line) are replayed, so the edit is never lost.
+            edit_entry = (journal_entry,) if journal_entry is not None else ()
             merged = self.lanes.replace_queued(
-                where.key, message.message_id, lambda job: dataclasses.replace(job, message=merge_edit(job.message, message))
+                where.key, message.message_id,
+                lambda job: dataclasses.replace(job, message=merge_edit(job.message, message),
+                                                also_entries=job.also_entries + edit_entry),
             )
             if merged is not None:
                 log.info("intake.edit_merged", message_id=message.message_id)
                 self._texts.remember(merged.message)
-                if journal_entry is not None:
-                    self.parts.journal.done(journal_entry)
                 return
             if message.previous_text is None:
                 message = dataclasses.replace(message, previous_text=self._texts.earlier(message))
