@@ -112,6 +112,7 @@ class _TurnState:
 
 SystemPrompt = Callable[[], str]
 ToolSink = Callable[[ToolCall], Awaitable[None]]  # told when a tool call starts (progress notices)
+SteerSource = Callable[[], Sequence[Message]]  # user messages that arrived during the turn (steer mode)
 
 
 def strip_system(messages: Sequence[Message]) -> list[Message]:
@@ -228,17 +229,20 @@ class ConversationLoop:
         on_event: EventSink | None = None,
         recall: str | None = None,
         on_tool: ToolSink | None = None,
+        steer: SteerSource | None = None,
     ) -> TurnResult:
         """Answer `user_message` given `history`; tool calls run until a text answer or the cap.
 
         `recall` (an external memory provider's context for this turn) is shown
         to the model for this turn only and never stored. `on_tool` hears of
-        each tool call as it starts.
+        each tool call as it starts. `steer` is asked after each round of tool
+        results for messages that arrived meanwhile; they join the turn there.
         """
         self._recall = recall
         try:
             return await self._run(
-                history, user_message, context=context, on_text=on_text, on_event=on_event, on_tool=on_tool
+                history, user_message, context=context, on_text=on_text, on_event=on_event, on_tool=on_tool,
+                steer=steer,
             )
         finally:
             self._recall = None
@@ -252,6 +256,7 @@ class ConversationLoop:
         on_text: TextSink | None,
         on_event: EventSink | None,
         on_tool: ToolSink | None = None,
+        steer: SteerSource | None = None,
     ) -> TurnResult:
         turn = _TurnState(history=[*history, user_message], new=[user_message])
         for _ in range(self.settings.max_iterations):
@@ -269,6 +274,8 @@ class ConversationLoop:
             if message.tool_calls:
                 for result in await self._run_tools(message.tool_calls, context, on_tool):
                     self._append(turn, result)
+                for steered in steer() if steer is not None else ():
+                    self._append(turn, steered)  # a message sent meanwhile, seen before the next request
                 if context.untrusted is None and any(c.name not in TRUSTED_OUTPUT_TOOLS for c in message.tool_calls):
                     # A tool result (a web page, an MCP reply, a search hit) may carry instructions:
                     # whatever this turn stores from here on is of untrusted origin.
@@ -446,6 +453,7 @@ class ConversationLoop:
 __all__ = [
     "ConversationLoop",
     "LoopSettings",
+    "SteerSource",
     "SystemPrompt",
     "ToolSink",
     "TurnResult",

@@ -12,6 +12,7 @@ flight a grace period, and leaves what did not finish in the journal/outbox.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -44,8 +45,10 @@ from gateway.delivery.outbound import Delivery
 from gateway.delivery.outbox_file import JournaledOutbox
 from gateway.delivery.queued import QueuedNotices
 from gateway.intake.allowlist import REFUSAL_TEXT
+from gateway.intake.busy import BusyRules, Timers
 from gateway.intake.deadletter import DeadLetterBox
 from gateway.intake.decide import Intake, IntakeDecision
+from gateway.intake.edits import RecentTexts, merge_edit
 from gateway.intake.entries import JournalEntries
 from gateway.intake.journals import MAX_TAKEOVERS, DuplicateDelivery, Journal, JournalBacklog
 from gateway.intake.queueing import BusyMode, Job, SessionLanes
@@ -116,6 +119,8 @@ class GatewayParts:
     windows: ModelWindows | None = None  # learned model windows and the model answering now
     approvals: ApprovalDesk | None = None  # `/approve` and `/deny` (tool calls waiting for a person's yes)
     limits: SpendGate | None = None  # spend and rate limits (`/usage`, the admin API and `chorus limits` read them)
+    busy_rules: BusyRules | None = None  # the busy mode per chat (live); None: `busy_mode` everywhere
+    timers: Timers | None = None  # what `collect` waits on (tests inject their own clock)
 
     @property
     def journal(self) -> Journal:
@@ -134,8 +139,8 @@ class Gateway:
         self.supervisor = supervisor or Supervisor(on_death=lambda task, error: parts.bus.publish(TaskDied(task, error)))
         self.queued_notices = QueuedNotices(parts.delivery, text=lambda n: QUEUED_TEXT.format(n=n))
         self.queue: asyncio.Queue[InboundMessage] = asyncio.Queue()
-        self.lanes = SessionLanes(parts.runner.run, mode=parts.busy_mode)
         self.entries = parts.entries
+        self.lanes = self._new_lanes()
         self._side: set[asyncio.Task[None]] = set()
         self._started_adapters: list[PlatformAdapter] = []
         self._store_open = False
@@ -146,6 +151,13 @@ class Gateway:
         self.adapter_watch = AdapterWatch()
         self.journal_backlog: JournalBacklog | None = None  # the shared journal's, as of the last lease round
         self._receipts: dict[str, IntakeReceipts] = {}  # adapters whose webhooks wait for their message to be recorded
+        self._texts = RecentTexts()  # what an edit changed, when its platform does not say
+
+    def _new_lanes(self) -> SessionLanes:
+        parts = self.parts
+        lanes = SessionLanes(parts.runner.run, mode=parts.busy_mode, rules=parts.busy_rules, timers=parts.timers)
+        parts.runner.steering = lanes.take_steerable  # steer mode: a running turn takes queued messages
+        return lanes
 
     # lifecycle ----------------------------------------------------------------
 
@@ -237,7 +249,7 @@ class Gateway:
     @asynccontextmanager
     async def _session_lanes(self) -> AsyncIterator[None]:
         """Jobs run from here on; stopping gives them the grace period, then persists what a cancelled one changed."""
-        self.lanes = SessionLanes(self.parts.runner.run, mode=self.parts.busy_mode)
+        self.lanes = self._new_lanes()
         try:
             yield
         finally:
@@ -429,10 +441,28 @@ class Gateway:
         kind = decision.lane_job
         if kind is None:  # a verdict that routes nowhere (handled above); never queued
             return
+        if message.edited:
+            # The edit's own journal entry goes with the merged job: after a crash the original and then the
+            # edit (as an "[edited]" line) are replayed, so the edit is never lost.
+            edit_entry = (journal_entry,) if journal_entry is not None else ()
+            merged = self.lanes.replace_queued(
+                where.key, message.message_id,
+                lambda job: dataclasses.replace(job, message=merge_edit(job.message, message),
+                                                also_entries=job.also_entries + edit_entry),
+            )
+            if merged is not None:
+                log.info("intake.edit_merged", message_id=message.message_id)
+                self._texts.remember(merged.message)
+                return
+            if message.previous_text is None:
+                message = dataclasses.replace(message, previous_text=self._texts.earlier(message))
+        self._texts.remember(message)
         entry = journal_entry or self.entries.record_one(message)
         job = Job(kind=kind, message=message, route=where, command=command, journal_entry=entry,
                   accepted_at=time.time(), resumed=resumed)
         result = self.lanes.submit(job)
+        if kind == "turn" and self.parts.runner.reactions is not None and not resumed:
+            self._side_task(self.parts.runner.reactions.mark(message, "received"))
         if kind == "turn" and result.interrupted is not None:
             self.entries.forget(result.interrupted)
             await self.parts.delivery.send_text(where.target, INTERRUPTED_TEXT)
@@ -477,8 +507,10 @@ class Gateway:
 
     def _commands_host(self) -> LaneHost:
         parts = self.parts
+        policy = parts.policy
         return LaneHost(lanes=self.lanes, forget=self.entries.forget, sessions=parts.sessions, notes_text=parts.notes_text,
-                        chats=parts.chat_commands, windows=parts.windows, approvals=parts.approvals)
+                        chats=parts.chat_commands, windows=parts.windows, approvals=parts.approvals, notes=parts.notes,
+                        admins=policy.admins if policy is not None else lambda _platform: frozenset())
 
     # replies left pending -----------------------------------------------------------
 

@@ -59,7 +59,10 @@ from gateway.coord import Coordinator, memory_coordinator, poller_lease_name, re
 from gateway.coord.base import Outbox
 from gateway.delivery.outbound import SEND_CLAIM_TTL, Delivery
 from gateway.delivery.outbox_file import JournaledOutbox
+from gateway.delivery.reactions import Reactions
 from gateway.intake.allowlist import AccessRules
+from gateway.intake.bots import BotLoopGuard
+from gateway.intake.busy import BusyMode, BusyRules, Timers
 from gateway.intake.deadletter import DeadLetterBox
 from gateway.intake.decide import Intake, IntakeSettings
 from gateway.intake.entries import JournalEntries
@@ -67,6 +70,7 @@ from gateway.intake.journal import InboundJournal
 from gateway.intake.journals import Journal, JournalCheckedDeduplicator, SharedJournal
 from gateway.intake.poller import LeasedAdapter
 from gateway.intake.routing import Route
+from gateway.intake.triggers import observes_unmentioned
 from gateway.limits import build_spend_gate
 from gateway.ops.events import EventBus
 from gateway.platforms.web_login import resolve_web_login
@@ -314,6 +318,7 @@ def turn_settings(config: ChorusConfig, *, missing: str | None, admins: Mapping[
         tool_progress_groups=config.tool_progress.groups,
         admins=admins,
         group_errors=config.gateway.group_errors,
+        silence_token=config.gateway.silence_token,
     )
 
 
@@ -323,10 +328,28 @@ def intake_settings(config: ChorusConfig) -> IntakeSettings:
         profile=gw.profile,
         group_sessions_per_user=gw.group_sessions_per_user,
         group_trigger=gw.group_trigger,
-        record_unmentioned=gw.record_unmentioned,
+        record_unmentioned=observes_unmentioned(
+            observe_unmentioned=gw.observe_unmentioned, record_unmentioned=gw.record_unmentioned
+        ),
+        edits=gw.edits,
         unknown_sender=gw.unknown_sender,
         require_mention={name: getattr(config.platforms, name).require_mention for name in PLATFORM_FACTORIES},
+        allow_bots=gw.allow_bots,
+        bot_max_replies=gw.bot_loop_guard.max_replies,
+        bot_window_seconds=gw.bot_loop_guard.window_seconds,
     )
+
+
+def busy_rules(policy: ChatPolicy) -> BusyRules:
+    """`chats."…".busy_input_mode`, else `gateway.busy_input_mode`; `gateway.collect_seconds`; all live."""
+
+    def mode(chat_scope: str) -> BusyMode:
+        chat = policy.chat(chat_scope)
+        if chat is not None and chat.busy_input_mode is not None:
+            return chat.busy_input_mode
+        return policy.config.gateway.busy_input_mode
+
+    return BusyRules(mode=mode, collect_seconds=lambda: policy.config.gateway.collect_seconds)
 
 
 def agent_factory(
@@ -383,6 +406,7 @@ def build_gateway(
     mcp: McpHub | None = None,
     windows: ModelWindows | None = None,
     limits_clock: Callable[[], float] | None = None,
+    timers: Timers | None = None,
 ) -> Gateway:
     """A `Gateway` for `config`; keyword arguments replace parts (tests, benchmarks).
 
@@ -460,11 +484,14 @@ def build_gateway(
         store_writes=StoreWrites(store.location),
         limits=limits,
         approvals=approvals,
+        notes=notes,
+        reactions=Reactions(delivery, lambda: policy.config.gateway.reactions),
     )
     gw = config.gateway
     dedup = JournalCheckedDeduplicator(coord.dedup, journal) if isinstance(journal, SharedJournal) else coord.dedup
     intake = Intake(
         dedup=dedup, rules=access_rules(config), settings=intake_settings(config), policy=policy, pairing=pairing,
+        bot_guard=BotLoopGuard(coord.counter),
     )
 
     def notes_text(chat: str) -> str:
@@ -490,6 +517,7 @@ def build_gateway(
         resources=(limits, approvals, hub) if len(hub) else (limits, approvals), limits=limits,
         approvals=ApprovalDesk(approvals, DeliveryPoster(delivery)),
         mcp=hub, windows=windows, notes=notes,
+        busy_rules=busy_rules(policy), timers=timers,
     ))
 
 

@@ -37,6 +37,14 @@ class CommandHost(Protocol):
         """`/approve` and `/deny` (None: no approvals in this gateway)."""
         ...
 
+    def admins(self, platform: str) -> frozenset[str]:
+        """The bot admins of `platform` (`platforms.<p>.admins`)."""
+        ...
+
+    async def forget(self, route: Route, user_id: str, text: str, *, admin: bool) -> str | None:
+        """`/forget TEXT`: remove matching notes (a member only their own); None: notes are off."""
+        ...
+
     def busy(self, route: Route) -> bool:
         """A job of this session is running."""
         ...

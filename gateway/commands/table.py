@@ -7,6 +7,7 @@ docs/architecture.md, "Adding a chat command").
 """
 from __future__ import annotations
 
+from gateway.chats.whoami import whoami_text
 from gateway.commands.calls import CommandCall, SessionCall
 from gateway.commands.spec import CommandSpec, CommandTable, Immediate, Queued
 from gateway.commands.status import render_status
@@ -65,6 +66,16 @@ async def _approval_answer(call: CommandCall, *, approve: bool) -> str:
     return await desk.answer(call.message, call.route.chat_scope, approve=approve, args=call.command.args)
 
 
+async def whoami(call: CommandCall) -> str:
+    return whoami_text(call.message, admins=call.host.admins(call.message.platform))
+
+
+async def forget(call: CommandCall) -> str:
+    admin = call.message.user_id in call.host.admins(call.message.platform)
+    text = await call.host.forget(call.route, call.message.user_id, call.command.args, admin=admin)
+    return NOTES_OFF_TEXT if text is None else text
+
+
 async def help_list(call: CommandCall) -> str:
     return COMMANDS.help_text
 
@@ -102,6 +113,10 @@ COMMANDS = CommandTable((
     CommandSpec("memory", "Show my notes for this chat", Immediate(memory),
                 help="show what I keep in my notes for this chat"),
     CommandSpec("stop", "Stop the reply in progress", Immediate(stop), help="stop the reply in progress"),
+    CommandSpec("whoami", "Your platform id and admin status", Immediate(whoami),
+                help="your platform id, and whether you are an admin here"),
+    CommandSpec("forget", "Remove my notes that contain a text", Immediate(forget), usage="TEXT",
+                help="remove my notes that contain TEXT (in a group: your own)"),
     CommandSpec("approve", "Let a tool call that waits for your yes run", Immediate(approve), usage="ID",
                 help="let the tool call ID run (it waits for a yes from the person allowed to give it)"),
     CommandSpec("deny", "Refuse a tool call that waits for your yes", Immediate(deny), usage="ID",

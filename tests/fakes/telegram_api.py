@@ -369,6 +369,9 @@ class FakeTelegram:
     async def _api_sendChatAction(self, params: dict[str, Any]) -> Any:
         return True
 
+    async def _api_setMessageReaction(self, params: dict[str, Any]) -> Any:
+        return True
+
     async def _api_getUpdates(self, params: dict[str, Any]) -> Any:
         offset = int(params.get("offset", 0) or 0)
         timeout = min(float(params.get("timeout", 0) or 0), MAX_POLL_SECONDS)
