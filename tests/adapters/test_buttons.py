@@ -12,11 +12,11 @@ from urllib.parse import urlencode
 
 import aiohttp
 import pytest
-from aiohttp import web
 
 from adapters.base import ChatTarget, Choice, ChoiceSender, InboundMessage
 from adapters.slack import SlackAdapter
 from tests.adapters.discord.conftest import make_adapter as make_discord
+from tests.adapters.slack.conftest import serving
 from tests.adapters.telegram.conftest import make_adapter as make_telegram
 from tests.fakes.discord_api import BOB_ID, GENERAL_ID, USERS, FakeDiscord
 from tests.fakes.slack_api import BOT_TOKEN, SIGNING_SECRET, FakeSlack, signed_headers
@@ -84,18 +84,8 @@ async def slack() -> AsyncIterator[tuple[SlackAdapter, FakeSlack, str, asyncio.Q
     async with FakeSlack() as fake:
         fake.users.update({"U2": "bob"})
         adapter = SlackAdapter(bot_token=BOT_TOKEN, signing_secret=SIGNING_SECRET, api_base_url=fake.api_base_url.rstrip("/"))
-        app = web.Application()
-        app.router.add_routes(adapter.routes())
-        runner = web.AppRunner(app)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        queue: asyncio.Queue[InboundMessage] = asyncio.Queue()
-        await adapter.start(queue)
-        yield adapter, fake, f"http://127.0.0.1:{port}/slack/events", queue
-        await adapter.stop()
-        await runner.cleanup()
+        async with serving(adapter) as (url, queue):
+            yield adapter, fake, url, queue
 
 
 async def test_slack_buttons_click_and_ephemeral_answer(

@@ -7,13 +7,12 @@ from urllib.parse import urlencode
 
 import aiohttp
 import pytest
-from aiohttp import web
 
 from adapters.base import BotCommand, InboundMessage
 from adapters.slack import SlackAdapter
 from tests.fakes.slack_api import BOT_TOKEN, SIGNING_SECRET, FakeSlack, signed_headers
 
-from .conftest import WAIT
+from .conftest import WAIT, serving
 
 FORM = "application/x-www-form-urlencoded"
 
@@ -23,19 +22,8 @@ async def slash() -> AsyncIterator[tuple[str, asyncio.Queue[InboundMessage], aio
     async with FakeSlack() as fake:
         adapter = SlackAdapter(bot_token=BOT_TOKEN, signing_secret=SIGNING_SECRET,
                                api_base_url=fake.api_base_url.rstrip("/"), commands=(BotCommand("status", "show status"),))
-        app = web.Application()
-        app.router.add_routes(adapter.routes())
-        runner = web.AppRunner(app)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        queue: asyncio.Queue[InboundMessage] = asyncio.Queue()
-        await adapter.start(queue)
-        async with aiohttp.ClientSession() as http:
-            yield f"http://127.0.0.1:{port}/slack/events", queue, http
-        await adapter.stop()
-        await runner.cleanup()
+        async with serving(adapter) as (url, queue), aiohttp.ClientSession() as http:
+            yield url, queue, http
 
 
 async def _post_form(http: aiohttp.ClientSession, url: str, body: str, *, signed: bool = True) -> int:
