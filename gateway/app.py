@@ -36,6 +36,7 @@ from gateway.commands.calls import CommandCall
 from gateway.commands.chat import ChatCommands
 from gateway.commands.host import LaneHost
 from gateway.commands.spec import Command, Immediate
+from gateway.commands.status import ActivePlugins
 from gateway.commands.table import COMMANDS
 from gateway.coord import Coordinator
 from gateway.coord.base import Outbox
@@ -113,6 +114,7 @@ class GatewayParts:
     mcp: McpHub | None = None
     windows: ModelWindows | None = None  # learned model windows and the model answering now
     limits: SpendGate | None = None  # spend and rate limits (`/usage`, the admin API and `chorus limits` read them)
+    plugins: ActivePlugins | None = None  # context.engine and memory.provider in use (`/status`)
 
     @property
     def journal(self) -> Journal:
@@ -470,7 +472,7 @@ class Gateway:
     def _commands_host(self) -> LaneHost:
         parts = self.parts
         return LaneHost(lanes=self.lanes, forget=self.entries.forget, sessions=parts.sessions, notes_text=parts.notes_text,
-                        chats=parts.chat_commands, windows=parts.windows)
+                        chats=parts.chat_commands, windows=parts.windows, plugins=parts.plugins)
 
     # replies left pending -----------------------------------------------------------
 

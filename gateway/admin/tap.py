@@ -27,6 +27,7 @@ from gateway.ops.events import (
     LimitHit,
     MessageAccepted,
     ModelFailover,
+    PluginFailed,
     Spent,
     TaskDied,
     ToolCallOutcome,
@@ -63,6 +64,8 @@ ERROR_EVENTS = {
     "coord.lock_lost": "session lock lost mid-turn; another worker may take over",
     "coord.lock_release_failed": "session lock could not be released (it expires by its TTL)",
     "mcp.tool_failed": "tool call failed",
+    "memory_provider.failed": "memory provider failed: the turn went on without it",
+    "context_engine.failed": "context engine plugin failed: the turn went on without it",
 }
 
 
@@ -130,6 +133,8 @@ class EventObserver:
                 m.task_deaths.labels(task=task).inc()
             case ModelFailover(fix=fix):
                 self.events.error(None, fix)  # names the key or the deadline, and the model answering now
+            case PluginFailed(plugin=plugin, kind=kind):
+                m.plugin_errors.labels(plugin=plugin, kind=kind).inc()
             case LimitHit(scope=scope):
                 m.limit_hits.labels(scope=scope).inc()
             case Spent(model=model, cost=cost):

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from agent.model_windows import ModelWindows
 from gateway.commands.chat import ChatCommands
-from gateway.commands.status import StatusInfo
+from gateway.commands.status import ActivePlugins, StatusInfo
 from gateway.intake.queueing import Job, SessionLanes
 from gateway.intake.routing import Route
 from gateway.sessions.hygiene import estimate_history_tokens
@@ -30,12 +30,13 @@ class LaneHost:
         notes_text: a chat's notes as text (None: notes are off).
         chats: `/model`, `/usage`, `/undo` (None: no chat store).
         windows: the learned model windows and the model answering now (for `/status`).
+        plugins: the context engine and memory provider in use (for `/status`).
     """
 
     def __init__(
         self, *, lanes: SessionLanes, forget: Callable[[Job | None], None], sessions: SessionService,
         notes_text: Callable[[str], str] | None = None, chats: ChatCommands | None = None,
-        windows: ModelWindows | None = None,
+        windows: ModelWindows | None = None, plugins: ActivePlugins | None = None,
     ) -> None:
         self._lanes = lanes
         self._forget = forget
@@ -44,6 +45,7 @@ class LaneHost:
         self._notes_text = notes_text
         self._chats = chats
         self._windows = windows
+        self._plugins = plugins
 
     @property
     def chats(self) -> ChatCommands | None:
@@ -90,6 +92,7 @@ class LaneHost:
             prompt_source=agent.state.marks.prompt_source or "default",
             model=self._agents.model_of(route.key),
             window_note=self._window_note(),
+            plugins=self._plugins,
         )
 
     def _window_note(self) -> str:
