@@ -8,6 +8,7 @@ by hand (tests/plugin_dists.py).
 """
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -67,9 +68,11 @@ def flaky_engine(settings, model_settings, aux_settings, *, counter, sections):
 @pytest.fixture(scope="module")
 def example_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The example plugin installed with pip, as a third party would, into a --target directory."""
-    site = tmp_path_factory.mktemp("example-plugin") / "site"
+    root = tmp_path_factory.mktemp("example-plugin")
+    source = shutil.copytree(EXAMPLE, root / "source")  # pip builds in the tree: keep the repo's copy clean
+    site = root / "site"
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site), str(EXAMPLE)],
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site), str(source)],
         check=True, capture_output=True,
     )
     return site
