@@ -85,6 +85,9 @@ class InboundMessage:
     reply_to_message_id: str | None = None
     attachments: tuple[Attachment, ...] = ()
     delivery_id: str = ""
+    # The sender's unique, platform-assigned handle (Telegram @username, Discord username, Slack name), which
+    # allowlists may name; `user_name` is a display name anyone can set, so it is never matched. None: none.
+    user_handle: str | None = None
     # A button press: the adapter's handle for answering the presser alone (a Telegram callback query id,
     # a Discord interaction id); the message's text is the pressed button's command. None: typed.
     interaction: str | None = None

@@ -29,6 +29,7 @@ from agent.memory import NotesStore
 from agent.model_windows import ModelWindows
 from agent.store import SessionStore
 from agent.tools.mcp import McpHub
+from gateway.approvals.commands import ApprovalDesk
 from gateway.chats.pairing import PairingStore
 from gateway.chats.policy import ChatPolicy
 from gateway.chats.store import ChatStore
@@ -74,7 +75,8 @@ QUEUED_TEXT = "queued: I'll answer this after the current reply ({n} ahead)"
 INTERRUPTED_TEXT = "stopping the previous reply to answer this one"
 CONSUME_BATCH = 256
 TAKEOVER_BATCH = 64  # entries of dead replicas taken over per round (the rest wait a round)
-PRUNE_EVERY = 600  # lease rounds between prunes of finished shared-journal rows
+PRUNE_EVERY = 600  # heartbeats between prunes of finished shared-journal rows
+TAKEOVER_POLL = 2.0  # seconds between looks for dead replicas' work, at most (a killed one is dead at once)
 
 
 class Resource(Protocol):
@@ -113,6 +115,7 @@ class GatewayParts:
     resources: tuple[Resource, ...] = ()  # started before the adapters, stopped after the turns (MCP servers)
     mcp: McpHub | None = None
     windows: ModelWindows | None = None  # learned model windows and the model answering now
+    approvals: ApprovalDesk | None = None  # `/approve` and `/deny` (tool calls waiting for a person's yes)
     limits: SpendGate | None = None  # spend and rate limits (`/usage`, the admin API and `chorus limits` read them)
     plugins: ActivePlugins | None = None  # context.engine and memory.provider in use (`/status`)
 
@@ -410,7 +413,11 @@ class Gateway:
         if decision.verdict in ("duplicate", "deny", "ignore") or where is None:
             log.debug("intake.dropped", verdict=decision.verdict, reason=decision.reason)
             if decision.verdict == "refuse":
-                await self.parts.delivery.send_text(message.target, decision.reply or REFUSAL_TEXT)
+                # The operator admits a sender by id: the line names it, and so does the log (once per interval).
+                log.info("allowlist.refused", platform=message.platform, user_id=message.user_id,
+                         user_name=message.user_name, chat_id=message.chat_id)
+                await self.parts.delivery.send_text(message.target,
+                                                    decision.reply or REFUSAL_TEXT.format(user_id=message.user_id))
             self.entries.done(journal_entry)
             return
         if kept("intake.accepted"):
@@ -467,12 +474,14 @@ class Gateway:
 
     async def _command(self, run: Immediate, call: CommandCall) -> None:
         text = await run.handler(call)
-        await self.parts.delivery.send_text(call.route.target, text)
+        if text:  # "": answered already (a button press answered privately)
+            await self.parts.delivery.send_text(call.route.target, text)
 
     def _commands_host(self) -> LaneHost:
         parts = self.parts
         return LaneHost(lanes=self.lanes, forget=self.entries.forget, sessions=parts.sessions, notes_text=parts.notes_text,
-                        chats=parts.chat_commands, windows=parts.windows, plugins=parts.plugins)
+                        chats=parts.chat_commands, windows=parts.windows, approvals=parts.approvals,
+                        plugins=parts.plugins)
 
     # replies left pending -----------------------------------------------------------
 
@@ -487,7 +496,7 @@ class Gateway:
             await asyncio.sleep(RESEND_INTERVAL)  # a retry timer
 
     async def _lease_loop(self) -> None:
-        """Renew this replica's journal leases, three times per lease (apart from takeovers, so never delayed by them)."""
+        """This replica's heartbeat, three times per lease (apart from takeovers, so never delayed by them)."""
         journal = self.entries.shared
         assert journal is not None
         loop = asyncio.get_running_loop()
@@ -510,7 +519,8 @@ class Gateway:
         journal = self.entries.shared
         assert journal is not None
         while True:
-            await asyncio.sleep(journal.lease_seconds / 3)  # a polling timer: expiry is seen within a third of a lease
+            # A polling timer: a killed replica is seen on the next look, a vanished one within a lease and a look.
+            await asyncio.sleep(min(journal.lease_seconds / 3, TAKEOVER_POLL))
             try:
                 taken = await asyncio.to_thread(journal.take_expired, limit=TAKEOVER_BATCH)
             except Exception as exc:  # noqa: BLE001 - retried on the next tick

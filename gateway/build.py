@@ -46,6 +46,9 @@ from agent.tools.skills import SkillManageTool, SkillViewTool
 from agent.transcription import OpenAITranscriber
 from chorus_errors import ConfigError
 from gateway.app import Gateway, GatewayParts
+from gateway.approvals import Approvals
+from gateway.approvals.commands import ApprovalDesk
+from gateway.approvals.posting import DeliveryPoster
 from gateway.chats.models import ChatModels, ModelClients, with_model
 from gateway.chats.policy import ChatPolicy, ModelChoice
 from gateway.chats.provenance import admins_by_platform
@@ -56,7 +59,7 @@ from gateway.commands.table import COMMANDS
 from gateway.config import ChorusConfig
 from gateway.coord import Coordinator, memory_coordinator, poller_lease_name, redis_coordinator
 from gateway.coord.base import Outbox
-from gateway.delivery.outbound import Delivery
+from gateway.delivery.outbound import SEND_CLAIM_TTL, Delivery
 from gateway.delivery.outbox_file import JournaledOutbox
 from gateway.intake.allowlist import AccessRules
 from gateway.intake.deadletter import DeadLetterBox
@@ -77,7 +80,7 @@ from gateway.sessions.store_lock import StoreSessionLock
 from gateway.sessions.store_writes import StoreWrites
 from gateway.sessions.turns import PostTurnHook, TurnRunner, TurnSettings
 from gateway.shared import PostgresJournal, PostgresOutbox
-from gateway.stores import Stores, build_stores, window_store
+from gateway.stores import Stores, approval_store, build_stores, window_store
 
 log = structlog.get_logger(__name__)
 
@@ -117,7 +120,7 @@ def build_journal(
     """
     if config.redis.url and isinstance(stores.sessions, PostgresSessionStore):
         connect = stores.sessions.connection
-        journal = PostgresJournal(connect, node=node, lease_seconds=config.gateway.lease_seconds)
+        journal = PostgresJournal(connect, node=node, lease_seconds=config.gateway.lease_seconds, url=config.store.url)
         return journal, PostgresOutbox(connect)
     return InboundJournal(config.home_dir / "inflight", node=node), outbox
 
@@ -451,8 +454,10 @@ def build_gateway(
         check_store=bool(config.redis.url) and isinstance(store, PostgresSessionStore),  # replicas share the store
     )
     deadletters = DeadLetterBox(home / "deadletter")
+    # A live sender's claim outlasts a slow send; a dead sender's is freed by its heartbeat (gateway/shared/outbox.py).
     delivery = Delivery(
-        adapters=adapters, outbox=outbox, owner=node, claim_ttl=config.gateway.lease_seconds, set_aside=deadletters,
+        adapters=adapters, outbox=outbox, owner=node, claim_ttl=max(config.gateway.lease_seconds, SEND_CLAIM_TTL),
+        set_aside=deadletters,
     )
     admins = admins_by_platform(config.platforms)
     hooks = None
@@ -467,6 +472,10 @@ def build_gateway(
     transcriber = build_transcriber(config)
     limits = build_spend_gate(config, policy=policy, bus=bus, clock=limits_clock)
     entries = JournalEntries(journal, deadletters, bus)
+    approvals = Approvals(
+        approval_store(config, stores), config=lambda: policy.config, poster=DeliveryPoster(delivery),
+        admins=lambda platform: admins_by_platform(policy.config.platforms).get(platform, frozenset()),
+    )
     runner = TurnRunner(
         sessions=sessions, delivery=delivery, entries=entries,
         settings=turn_settings(config, missing=missing, admins=admins),
@@ -477,6 +486,7 @@ def build_gateway(
         chats=chats,
         store_writes=StoreWrites(store.location),
         limits=limits,
+        approvals=approvals,
     )
     gw = config.gateway
     dedup = JournalCheckedDeduplicator(coord.dedup, journal) if isinstance(journal, SharedJournal) else coord.dedup
@@ -504,7 +514,8 @@ def build_gateway(
         delivery=delivery, intake=intake, entries=entries, outbox=outbox, busy_mode=gw.busy_input_mode,
         shutdown_grace=gw.shutdown_grace_seconds, notes_text=notes_text, on_shutdown=on_shutdown, closers=closers,
         policy=policy, chats=chats, chat_commands=commands, pairing=pairing,
-        resources=(limits, hub) if len(hub) else (limits,), limits=limits,
+        resources=(limits, approvals, hub) if len(hub) else (limits, approvals), limits=limits,
+        approvals=ApprovalDesk(approvals, DeliveryPoster(delivery)),
         mcp=hub, windows=windows, notes=notes,
         plugins=ActivePlugins(context_engine=config.context.engine, memory_provider=config.memory.provider),
     ))

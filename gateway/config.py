@@ -93,7 +93,10 @@ class GatewaySettings(Section):
     max_message_chars: int = Field(default=32_000, ge=100)
     profile: str = "default"
     shutdown_grace_seconds: float = Field(default=10.0, ge=0, le=600)
-    lease_seconds: float = Field(default=30.0, ge=1, le=600)  # session locks, shared journal and outbox claims
+    # Replicas on one PostgreSQL store: a heartbeat every third of this keeps a replica's work its own (a killed
+    # replica is dead at once; one whose machine vanished after this long). Also the TTL of Redis / in-process
+    # session locks.
+    lease_seconds: float = Field(default=30.0, ge=1, le=600)
     max_attachment_bytes: int = Field(default=10_000_000, ge=1024)  # pictures, voice, files downloaded per attachment
     max_text_file_bytes: int = Field(default=65_536, ge=256)  # text files up to this size are inlined in the turn
     # (start) every listener (web chat, admin + Slack events, Telegram webhook): a connection that sends no complete

@@ -69,6 +69,7 @@ class MessageFacts:
     user_names: Mapping[str, str] = field(default_factory=dict)
     role_names: Mapping[str, str] = field(default_factory=dict)
     channel_names: Mapping[str, str] = field(default_factory=dict)
+    author_handle: str | None = None  # the unique username (display names are free text)
 
 
 def delivery_id(message_id: str) -> str:
@@ -138,6 +139,7 @@ def classify(
             chat_type="group" if facts.in_guild else "dm",
             user_id=facts.author_id,
             user_name=facts.author_name,
+            user_handle=facts.author_handle,
             text=clean_text(facts.content, facts, bot_user_id=bot_user_id, bot_role_id=bot_role_id),
             message_id=facts.message_id,
             timestamp=facts.timestamp,

@@ -57,6 +57,7 @@ def facts_from(message: discord.Message, *, parent_id: str | None) -> MessageFac
         channel_id=str(message.channel.id),
         author_id=str(message.author.id),
         author_name=message.author.display_name,
+        author_handle=message.author.name,
         content=message.content or "",
         timestamp=message.created_at.timestamp(),
         in_guild=in_guild(message),

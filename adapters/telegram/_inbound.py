@@ -152,6 +152,7 @@ def to_inbound(update: Update, bot: BotIdentity, *, max_photo_bytes: int | None 
         chat_type=chat_type,
         user_id=sender[0],
         user_name=sender[1],
+        user_handle=message.from_user.username if message.from_user is not None else None,
         text=text,
         message_id=str(message.message_id),
         timestamp=message.date.timestamp(),

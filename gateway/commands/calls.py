@@ -18,6 +18,7 @@ from gateway.intake.routing import Route
 if TYPE_CHECKING:
     from agent.context.engine import CompressionResult
     from agent.session import SessionAgent
+    from gateway.approvals.commands import ApprovalDesk
     from gateway.commands.chat import ChatCommands
     from gateway.commands.status import StatusInfo
     from gateway.intake.queueing import Job
@@ -29,6 +30,11 @@ class CommandHost(Protocol):
     @property
     def chats(self) -> ChatCommands | None:
         """`/model`, `/usage` and `/undo` (None: no chat store here)."""
+        ...
+
+    @property
+    def approvals(self) -> ApprovalDesk | None:
+        """`/approve` and `/deny` (None: no approvals in this gateway)."""
         ...
 
     def busy(self, route: Route) -> bool:

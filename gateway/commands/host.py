@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 
 from agent.model_windows import ModelWindows
+from gateway.approvals.commands import ApprovalDesk
 from gateway.commands.chat import ChatCommands
 from gateway.commands.status import ActivePlugins, StatusInfo
 from gateway.intake.queueing import Job, SessionLanes
@@ -30,13 +31,15 @@ class LaneHost:
         notes_text: a chat's notes as text (None: notes are off).
         chats: `/model`, `/usage`, `/undo` (None: no chat store).
         windows: the learned model windows and the model answering now (for `/status`).
+        approvals: `/approve` and `/deny` (None: no approvals here).
         plugins: the context engine and memory provider in use (for `/status`).
     """
 
     def __init__(
         self, *, lanes: SessionLanes, forget: Callable[[Job | None], None], sessions: SessionService,
         notes_text: Callable[[str], str] | None = None, chats: ChatCommands | None = None,
-        windows: ModelWindows | None = None, plugins: ActivePlugins | None = None,
+        windows: ModelWindows | None = None, approvals: ApprovalDesk | None = None,
+        plugins: ActivePlugins | None = None,
     ) -> None:
         self._lanes = lanes
         self._forget = forget
@@ -45,11 +48,16 @@ class LaneHost:
         self._notes_text = notes_text
         self._chats = chats
         self._windows = windows
+        self._approvals = approvals
         self._plugins = plugins
 
     @property
     def chats(self) -> ChatCommands | None:
         return self._chats
+
+    @property
+    def approvals(self) -> ApprovalDesk | None:
+        return self._approvals
 
     def busy(self, route: Route) -> bool:
         return self._lanes.busy(route.key)

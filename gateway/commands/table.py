@@ -50,6 +50,21 @@ async def stop(call: CommandCall) -> str:
     return text
 
 
+async def approve(call: CommandCall) -> str:
+    return await _approval_answer(call, approve=True)
+
+
+async def deny(call: CommandCall) -> str:
+    return await _approval_answer(call, approve=False)
+
+
+async def _approval_answer(call: CommandCall, *, approve: bool) -> str:
+    desk = call.host.approvals
+    if desk is None:
+        return NOT_HERE_TEXT.format(name=call.command.name)
+    return await desk.answer(call.message, call.route.chat_scope, approve=approve, args=call.command.args)
+
+
 async def help_list(call: CommandCall) -> str:
     return COMMANDS.help_text
 
@@ -87,6 +102,10 @@ COMMANDS = CommandTable((
     CommandSpec("memory", "Show my notes for this chat", Immediate(memory),
                 help="show what I keep in my notes for this chat"),
     CommandSpec("stop", "Stop the reply in progress", Immediate(stop), help="stop the reply in progress"),
+    CommandSpec("approve", "Let a tool call that waits for your yes run", Immediate(approve), usage="ID",
+                help="let the tool call ID run (it waits for a yes from the person allowed to give it)"),
+    CommandSpec("deny", "Refuse a tool call that waits for your yes", Immediate(deny), usage="ID",
+                help="refuse the tool call ID"),
     CommandSpec("help", "List the commands", Immediate(help_list), help="this list"),
 ))
 

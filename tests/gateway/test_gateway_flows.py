@@ -27,7 +27,7 @@ async def test_unknown_sender_is_refused_once_then_ignored(fake_openai: FakeOpen
         await chat.inject("hello??", user_id="stranger", delivery_id="d2")
         await chat.inject("ping", user_id="u1", delivery_id="d3")
         await chat.wait_text("echo: ping")
-    assert chat.texts() == [REFUSAL_TEXT, "echo: ping"]
+    assert chat.texts() == [REFUSAL_TEXT.format(user_id="stranger"), "echo: ping"]
     assert len(fake_openai.requests) == 1
     assert gateway.decisions == {"refuse": 1, "deny": 1, "respond": 1}
 

@@ -186,3 +186,14 @@ async def test_bot_identity_comes_from_get_me(fake: FakeTelegram, polling: Teleg
     calls = await fake.wait_for_calls("getUpdates")
     assert [call.method for call in fake.calls[:2]] == ["getMe", "deleteWebhook"]
     assert calls and BOT_ID == bot_user()["id"]
+
+
+async def test_the_username_is_the_handle_and_the_full_name_only_a_name(
+    fake: FakeTelegram, polling: TelegramAdapter, inbound: asyncio.Queue[InboundMessage]
+) -> None:
+    """Allowlists may match `user_handle` (the unique @username); `user_name` is what the person chose to show."""
+    await fake.push_update(message=message(private_chat(901), "hi", sender=user(901, "alice", None)))
+    await fake.push_update(message=message(private_chat(902), "hi", sender=user(902, "Alice B", "alice")))
+    spoof, real = await next_message(inbound), await next_message(inbound)
+    assert (spoof.user_name, spoof.user_handle) == ("alice", None)
+    assert (real.user_name, real.user_handle) == ("Alice B", "alice")
