@@ -49,7 +49,7 @@ def load_plugin(group: str, name: str, *, key: str, builtin: tuple[str, ...] = (
     points = installed(group)
     point = points.get(name)
     if point is None:
-        known = ", ".join((*builtin, *sorted(points))) or "none are installed"
+        known = ", ".join(dict.fromkeys((*builtin, *sorted(points)))) or "none are installed"
         raise ConfigError(
             f"{key}: no plugin named {name!r} in the entry-point group {group}; installed: {known}. "
             f"Install the package that provides it, or set {key} to one of those",
