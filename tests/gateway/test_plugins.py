@@ -8,13 +8,17 @@ by hand (tests/plugin_dists.py).
 """
 from __future__ import annotations
 
+import asyncio
+import os
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 from structlog.testing import capture_logs
 
 from agent.loop import RECALL_HEADER
@@ -22,8 +26,10 @@ from chorus_errors import ConfigError
 from gateway.build import build_gateway
 from gateway.doctor.plugins import check_plugins
 from tests.fakes.openai_server import FakeOpenAI
+from tests.gateway.daemon import start_daemon
 from tests.gateway.fake_platform import FakePlatform
-from tests.gateway.harness import make_config
+from tests.gateway.harness import chat, make_config
+from tests.gateway.replicas import web_port
 from tests.gateway.run_harness import run_like_chorus
 from tests.plugin_dists import installed_dist, on_sys_path
 
@@ -125,6 +131,46 @@ async def test_example_plugin_installed_with_pip_is_loaded_by_name(
     assert RECALL_HEADER not in prompts[0] and RECALL_HEADER not in prompts[2]  # nothing yet; another chat
     assert "context engine: early-compressor" in status and "memory provider: keyword-memory" in status
     assert "compression threshold: 120,000" in status  # 400,000 x 0.3: the plugin's ratio, not the built-in 0.5
+
+
+async def test_chorus_run_loads_the_pip_installed_example_by_name(
+    example_site: Path, fake_openai: FakeOpenAI, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`chorus run` as a process, the plugin on its PYTHONPATH as a site-packages would be: recall reaches the model."""
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(example_site), os.environ.get("PYTHONPATH")])))
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump({
+        "home": str(home),
+        "model": {"name": "fake-model", "base_url": fake_openai.base_url, "api_key": "sk-test-not-real"},
+        "platforms": {"web": {"enabled": True, "host": "127.0.0.1", "port": 0}},
+        "admin": {"host": "127.0.0.1", "port": 0}, "gateway": {"shutdown_grace_seconds": 1},
+        "memory": {"provider": "keyword-memory", "nudge_interval": 0, "flush_min_turns": 0},
+        "context": {"engine": "early-compressor"}, "logging": {"format": "json", "level": "info"},
+    }), encoding="utf-8")
+    process, lines = await start_daemon(config)
+    try:
+        async with chat(web_port(lines)) as tab:
+            await tab.say("my cat is called Tom")
+            first = await tab.reply(timeout=30)
+            # The first turn's sync runs after its reply is delivered, off the lane: ask until it has landed
+            # (it takes a few event-loop steps; the in-process test above waits on it exactly).
+            for _attempt in range(5):
+                await tab.say("what is my cat called?")
+                second = await tab.reply(timeout=30)
+                if RECALL_HEADER in str(fake_openai.requests[-1]["messages"][0]["content"]):
+                    break
+            await tab.say("/status")
+            status = await tab.reply(timeout=30)
+        process.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(process.wait(), 30) == 0
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    assert (first, second) == ("echo: my cat is called Tom", "echo: what is my cat called?")
+    assert f"{RECALL_HEADER}\nmy cat is called Tom" in str(fake_openai.requests[-1]["messages"][0]["content"])
+    assert RECALL_HEADER not in str(fake_openai.requests[0]["messages"][0]["content"])
+    assert "context engine: early-compressor" in status and "memory provider: keyword-memory" in status
 
 
 async def test_doctor_lists_installed_plugins_and_the_chosen_ones(example_plugin: Path, home: Path) -> None:
