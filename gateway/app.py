@@ -38,6 +38,7 @@ from gateway.commands.calls import CommandCall
 from gateway.commands.chat import ChatCommands
 from gateway.commands.host import LaneHost
 from gateway.commands.spec import Command, Immediate
+from gateway.commands.status import ActivePlugins
 from gateway.commands.table import COMMANDS
 from gateway.coord import Coordinator
 from gateway.coord.base import Outbox
@@ -121,6 +122,7 @@ class GatewayParts:
     limits: SpendGate | None = None  # spend and rate limits (`/usage`, the admin API and `chorus limits` read them)
     busy_rules: BusyRules | None = None  # the busy mode per chat (live); None: `busy_mode` everywhere
     timers: Timers | None = None  # what `collect` waits on (tests inject their own clock)
+    plugins: ActivePlugins | None = None  # context.engine and memory.provider in use (`/status`)
 
     @property
     def journal(self) -> Journal:
@@ -510,7 +512,8 @@ class Gateway:
         policy = parts.policy
         return LaneHost(lanes=self.lanes, forget=self.entries.forget, sessions=parts.sessions, notes_text=parts.notes_text,
                         chats=parts.chat_commands, windows=parts.windows, approvals=parts.approvals, notes=parts.notes,
-                        admins=policy.admins if policy is not None else lambda _platform: frozenset())
+                        admins=policy.admins if policy is not None else lambda _platform: frozenset(),
+                        plugins=parts.plugins)
 
     # replies left pending -----------------------------------------------------------
 

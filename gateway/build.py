@@ -23,7 +23,7 @@ from adapters.listeners import ListenerLimits
 from adapters.web import WebAdapter
 from agent.context import Summarizer
 from agent.context.engine import ContextEngine
-from agent.context.factory import build_compressor, build_engine, build_summarizer
+from agent.context.factory import BUILTIN_ENGINE, build_compressor, build_engine, build_summarizer
 from agent.context.user_words import handoff_sections
 from agent.loop import LoopSettings
 from agent.memory import NotesStore
@@ -32,6 +32,7 @@ from agent.memory.providers import MemoryManager, ProviderRegistry
 from agent.model_client import ModelClient, OpenAIModelClient
 from agent.model_retry import ChainEntry, FailoverObserver, ResilientModelClient, RetryPolicy
 from agent.model_windows import ModelEndpoint, ModelWindows
+from agent.plugins import PluginErrorSink
 from agent.prompt import DEFAULT_BASE_PROMPT
 from agent.review import BackgroundReviewer
 from agent.store import is_postgres_url
@@ -53,6 +54,7 @@ from gateway.chats.policy import ChatPolicy, ModelChoice
 from gateway.chats.provenance import admins_by_platform
 from gateway.chats.tool_access import tool_access
 from gateway.commands.chat import ChatCommands
+from gateway.commands.status import ActivePlugins
 from gateway.commands.table import COMMANDS
 from gateway.config import ChorusConfig
 from gateway.coord import Coordinator, memory_coordinator, poller_lease_name, redis_coordinator
@@ -72,7 +74,7 @@ from gateway.intake.poller import LeasedAdapter
 from gateway.intake.routing import Route
 from gateway.intake.triggers import observes_unmentioned
 from gateway.limits import build_spend_gate
-from gateway.ops.events import EventBus
+from gateway.ops.events import EventBus, PluginFailed
 from gateway.platforms.web_login import resolve_web_login
 from gateway.sessions.agents import AgentFactory, AgentPool
 from gateway.sessions.media import MediaReader, MediaSettings
@@ -166,21 +168,42 @@ def build_model(
     )
 
 
+def plugin_errors(bus: EventBus) -> PluginErrorSink:
+    """Report a plugin failing at run time as a `PluginFailed` event (`chorus_plugin_errors{plugin,kind}`)."""
+    return lambda plugin, kind: bus.publish(PluginFailed(plugin=plugin, kind=kind))
+
+
 def engine_factory(
-    config: ChorusConfig, *, summarizer: Summarizer | None = None, windows: ModelWindows | None = None
+    config: ChorusConfig, *, summarizer: Summarizer | None = None, windows: ModelWindows | None = None,
+    on_plugin_error: PluginErrorSink | None = None,
 ) -> Callable[[], ContextEngine]:
-    """A new context engine per agent; the built-in one shares one summariser (and the model windows)."""
+    """A new context engine per agent; the built-in one shares one summariser (and the model windows).
+
+    A plugin engine (`context.engine`) is wrapped in a `GuardedEngine` reporting to `on_plugin_error`.
+    """
     counter = default_counter()
     sections = handoff_sections(config.compression)
-    if config.context.engine != "compressor":
+    if config.context.engine != BUILTIN_ENGINE:
         return lambda: build_engine(
-            config.context, config.compression, config.model, config.auxiliary, counter=counter, sections=sections
+            config.context, config.compression, config.model, config.auxiliary, counter=counter, sections=sections,
+            on_error=on_plugin_error,
         )
     shared = summarizer if summarizer is not None else build_summarizer(config.model, config.auxiliary)
     return lambda: build_compressor(
         config.compression, config.model, config.auxiliary, counter=counter, sections=sections, summarizer=shared,
         window=windows,
     )
+
+
+def check_engine(config: ChorusConfig) -> None:
+    """Build the configured plugin engine once, so a bad `context.engine` stops the start, not a first turn.
+
+    Raises:
+        ConfigError: the name is unknown (the message lists the installed ones), or the plugin fails to load or build.
+    """
+    if config.context.engine != BUILTIN_ENGINE:
+        build_engine(config.context, config.compression, config.model, config.auxiliary, counter=default_counter(),
+                     sections=handoff_sections(config.compression))
 
 
 def listener_limits(config: ChorusConfig) -> ListenerLimits:
@@ -416,6 +439,7 @@ def build_gateway(
     `limits_clock` is the spend limits' clock (default: `gateway.config.limits_clock()`).
     """
     home = config.home_dir
+    check_engine(config)
     bus = bus or EventBus()
     node = node or f"{os.uname().nodename}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
     coord, outbox = coordinator or build_coordinator(config, node=node)
@@ -431,7 +455,9 @@ def build_gateway(
     skill_manage = SkillManageTool(stores.skills, staging=notes)  # the notes' approval gate and queue
     notes_on = config.memory.memory_enabled or config.memory.user_profile_enabled
     tools = tools or builtin_tools(stores, memory_tool, skill_manage, notes_on=notes_on)
-    memory = MemoryManager.from_config(config.memory.provider, providers or ProviderRegistry())
+    memory = MemoryManager.from_config(
+        config.memory.provider, providers or ProviderRegistry.installed(), on_error=plugin_errors(bus)
+    )
     hub = mcp if mcp is not None else McpHub(config.mcp, observe=bus.publish)
 
     policy = ChatPolicy(config)
@@ -442,7 +468,8 @@ def build_gateway(
     )
 
     factory = agent_factory(
-        config, engine=engine or engine_factory(config, windows=windows), tools=tools, notes=notes,
+        config, engine=engine or engine_factory(config, windows=windows, on_plugin_error=plugin_errors(bus)),
+        tools=tools, notes=notes,
         chat_models=chat_models, hub=hub,
     )
     agents = AgentPool(
@@ -518,12 +545,13 @@ def build_gateway(
         approvals=ApprovalDesk(approvals, DeliveryPoster(delivery)),
         mcp=hub, windows=windows, notes=notes,
         busy_rules=busy_rules(policy), timers=timers,
+        plugins=ActivePlugins(context_engine=config.context.engine, memory_provider=config.memory.provider),
     ))
 
 
 __all__ = [
-    "MODEL_MISSING_TEXT", "build_adapters", "build_coordinator", "build_gateway", "build_journal", "build_model",
+    "MODEL_MISSING_TEXT", "build_adapters", "check_engine", "build_coordinator", "build_gateway", "build_journal", "build_model",
     "engine_factory",
-    "model_windows",
+    "model_windows", "plugin_errors",
 ]
 

@@ -27,6 +27,7 @@ from gateway.ops.events import (
     LimitHit,
     MessageAccepted,
     ModelFailover,
+    PluginFailed,
     Spent,
     TaskDied,
     ToolCallOutcome,
@@ -67,6 +68,8 @@ ERROR_EVENTS = {
     "coord.lock_lost": "session lock lost mid-turn; another worker may take over",
     "coord.lock_release_failed": "session lock could not be released (it expires by its TTL)",
     "mcp.tool_failed": "tool call failed",
+    "memory_provider.failed": "memory provider failed: the turn went on without it",
+    "context_engine.failed": "context engine plugin failed: the turn went on without it",
     "adapter.down": "platform adapter stopped receiving (see /readyz)",
     "telegram.poll_hung": "Telegram getUpdates hung: cancelled, retried with backoff",
     "store.write_failed": "session store writes fail (disk): messages kept, replies delayed",
@@ -138,6 +141,8 @@ class EventObserver:
                 m.task_deaths.labels(task=task).inc()
             case ModelFailover(fix=fix):
                 self.events.error(None, fix)  # names the key or the deadline, and the model answering now
+            case PluginFailed(plugin=plugin, kind=kind):
+                m.plugin_errors.labels(plugin=plugin, kind=kind).inc()
             case LimitHit(scope=scope):
                 m.limit_hits.labels(scope=scope).inc()
             case Spent(model=model, cost=cost):

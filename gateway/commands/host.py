@@ -16,7 +16,7 @@ from agent.model_windows import ModelWindows
 from gateway.approvals.commands import ApprovalDesk
 from gateway.chats.forget import forget_notes
 from gateway.commands.chat import ChatCommands
-from gateway.commands.status import StatusInfo
+from gateway.commands.status import ActivePlugins, StatusInfo
 from gateway.intake.queueing import Job, SessionLanes
 from gateway.intake.routing import Route
 from gateway.sessions.hygiene import estimate_history_tokens
@@ -36,6 +36,7 @@ class LaneHost:
         approvals: `/approve` and `/deny` (None: no approvals here).
         notes: every chat's notes, for `/forget` (None: notes are off).
         admins: the bot admins of a platform (`platforms.<p>.admins`, live), for `/whoami` and `/forget`.
+        plugins: the context engine and memory provider in use (for `/status`).
     """
 
     def __init__(
@@ -43,6 +44,7 @@ class LaneHost:
         notes_text: Callable[[str], str] | None = None, chats: ChatCommands | None = None,
         windows: ModelWindows | None = None, approvals: ApprovalDesk | None = None,
         notes: NotesStore | None = None, admins: Callable[[str], frozenset[str]] = lambda _platform: frozenset(),
+        plugins: ActivePlugins | None = None,
     ) -> None:
         self._lanes = lanes
         self._forget = forget
@@ -54,6 +56,7 @@ class LaneHost:
         self._approvals = approvals
         self._notes = notes
         self._admins = admins
+        self._plugins = plugins
 
     @property
     def chats(self) -> ChatCommands | None:
@@ -112,6 +115,7 @@ class LaneHost:
             prompt_source=agent.state.marks.prompt_source or "default",
             model=self._agents.model_of(route.key),
             window_note=self._window_note(),
+            plugins=self._plugins,
         )
 
     def _window_note(self) -> str:

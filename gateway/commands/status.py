@@ -1,10 +1,19 @@
 """`/status`: what it shows of a session, and how.
 
-Owns `StatusInfo` and `render_status`. Pure.
+Owns `StatusInfo`, `ActivePlugins` (the context engine and memory provider in
+use) and `render_status`. Pure.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class ActivePlugins:
+    """`context.engine` and `memory.provider` as configured ("" provider: none)."""
+
+    context_engine: str = "compressor"
+    memory_provider: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +31,7 @@ class StatusInfo:
     prompt_source: str = ""
     model: str = ""
     window_note: str = ""  # set when the active model's window is not the configured one
+    plugins: ActivePlugins | None = None
 
 
 def render_status(info: StatusInfo) -> str:
@@ -35,6 +45,9 @@ def render_status(info: StatusInfo) -> str:
         lines.append(f"model: {info.model}")
     if info.prompt_source:
         lines.append(f"system prompt: {info.prompt_source}")
+    if info.plugins is not None:
+        lines.append(f"context engine: {info.plugins.context_engine}")
+        lines.append(f"memory provider: {info.plugins.memory_provider or 'none'}")
     if info.window_note:
         lines.append(info.window_note)
     if info.blocked:
@@ -44,4 +57,4 @@ def render_status(info: StatusInfo) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["StatusInfo", "render_status"]
+__all__ = ["ActivePlugins", "StatusInfo", "render_status"]

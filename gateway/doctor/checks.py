@@ -250,6 +250,7 @@ async def run_checks(config: ChorusConfig, *, path: Path | None = None) -> list[
     """Every check, in a stable order; independent checks run concurrently (`path`: the config file read)."""
     platforms = [p for p in PLATFORM_NAMES if getattr(config.platforms, p).enabled]
     from gateway.doctor.mcp import check_mcp  # imports this module's Check
+    from gateway.doctor.plugins import check_plugins  # imports this module's Check
 
     results = await asyncio.gather(
         check_store(config), check_redis(config), check_model(config), check_auxiliary(config),
@@ -257,7 +258,8 @@ async def run_checks(config: ChorusConfig, *, path: Path | None = None) -> list[
     )
     servers = await check_mcp(config.mcp.servers)
     fallbacks = await check_fallbacks(config)
+    plugins = await check_plugins(config)
     return [
         check_config(path), check_home(config), await check_ports(config), check_web(config), *results, *fallbacks,
-        *check_windows(config), *servers,
+        *check_windows(config), *plugins, *servers,
     ]

@@ -105,9 +105,17 @@ class Spent:
     cost: float | None
 
 
+@dataclass(frozen=True, slots=True)
+class PluginFailed:
+    """A plugin (memory provider or context engine) raised or timed out; the turn went on without it."""
+
+    plugin: str  # its configured name (memory.provider / context.engine): a bounded set
+    kind: str  # memory_provider | context_engine
+
+
 GatewayEvent: TypeAlias = (
     MessageAccepted | TurnFinished | TurnFailed | HygieneRan | AgentBuilt | AgentEvicted | ConfigChanged | ToolCallOutcome
-    | DeadLettered | TaskDied | ModelFailover | LimitHit | Spent
+    | DeadLettered | TaskDied | ModelFailover | LimitHit | Spent | PluginFailed
 )
 Subscriber: TypeAlias = Callable[[GatewayEvent], None]
 
@@ -138,5 +146,5 @@ class EventBus:
 
 __all__ = [
     "AgentBuilt", "AgentEvicted", "ConfigChanged", "DeadLettered", "EventBus", "GatewayEvent", "HygieneRan", "MessageAccepted",
-    "ModelFailover", "Subscriber", "TaskDied", "ToolCallOutcome", "TurnFailed", "TurnFinished",
+    "ModelFailover", "PluginFailed", "Subscriber", "TaskDied", "ToolCallOutcome", "TurnFailed", "TurnFinished",
 ]

@@ -81,6 +81,11 @@ class Metrics:
             "chorus_config_changes", "Runtime config keys changed (API, reload, SIGHUP)", ["source"], registry=r
         )
 
+        self.plugin_errors = Counter(
+            "chorus_plugin_errors", "Plugin calls that raised or timed out (the turn went on without them)",
+            ["plugin", "kind"], registry=r,
+        )
+
     def render(self) -> bytes:
         """The registry in the Prometheus text format."""
         return generate_latest(self.registry)

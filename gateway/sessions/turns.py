@@ -591,10 +591,14 @@ class TurnRunner:
             except Exception as exc:  # noqa: BLE001 - usage figures must never fail a turn
                 log.warning("usage.store_failed", error=type(exc).__name__)
 
-    async def close(self, *, timeout: float = 5.0) -> None:
-        """Wait (bounded) for provider syncs in flight, then shut the provider down."""
+    async def memory_synced(self, *, timeout: float = 5.0) -> None:
+        """Wait (bounded) until the memory provider's syncs in flight are done."""
         if self._syncs:
             await asyncio.wait(set(self._syncs), timeout=timeout)
+
+    async def close(self, *, timeout: float = 5.0) -> None:
+        """Wait (bounded) for provider syncs in flight, then shut the provider down."""
+        await self.memory_synced(timeout=timeout)
         if self._memory is not None:
             await self._memory.shutdown()
 
