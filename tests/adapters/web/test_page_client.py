@@ -99,3 +99,25 @@ async def test_the_page_fits_a_phone_360_pixels_wide(tmp_path: Path) -> None:
     assert layout == {"wide": 360, "send": True, "live": "polite", "label": True,
                       "viewport": "width=device-width, initial-scale=1"}
     assert png.startswith(b"\x89PNG")
+
+
+async def test_only_the_vendored_scripts_are_served_and_without_a_sign_in() -> None:
+    """The page's two scripts load before sign-in (they hold no chat data); no other file under /vendor/."""
+    import aiohttp
+
+    from adapters.web import WebAccess
+
+    adapter = WebAdapter(host="127.0.0.1", port=0, access=WebAccess("page-token"))
+    await adapter.start(asyncio.Queue[InboundMessage]())
+    base = f"http://127.0.0.1:{adapter.port}/vendor/"
+    try:
+        async with aiohttp.ClientSession() as http:
+            answers = []
+            for name in ("marked.umd.js", "purify.min.js", "LICENSE.marked", "../adapter.py"):
+                async with http.get(base + name) as response:
+                    answers.append((response.status, response.content_type, (await response.text())[:40]))
+    finally:
+        await adapter.stop()
+    assert [a[:2] for a in answers] == [(200, "text/javascript"), (200, "text/javascript"), (404, "text/plain"),
+                                        (404, "text/plain")]
+    assert "marked" in answers[0][2] and "DOMPurify" in answers[1][2]
