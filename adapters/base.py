@@ -61,6 +61,22 @@ class ChatTarget:
 
 
 @dataclass(frozen=True, slots=True)
+class Quote:
+    """The message a user replied to (or the part of it they selected), as the adapter read it.
+
+    `partial` is True for a selected part (Telegram `quote`); `text` is then only that part.
+    The gateway renders it, labelled with its author, before the user's own text.
+    """
+
+    author_name: str
+    text: str
+    author_id: str | None = None
+    message_id: str | None = None
+    partial: bool = False
+    author_is_bot: bool = False  # our own bot or another one: the label says so
+
+
+@dataclass(frozen=True, slots=True)
 class InboundMessage:
     """One platform message, normalised.
 
@@ -68,7 +84,10 @@ class InboundMessage:
     message id) and is what the gateway de-duplicates on across processes.
     `mentions_bot` / `replies_to_bot` are decided by the adapter, which alone
     knows the platform's mention syntax; a `/cmd@botname` is rewritten to
-    `/cmd` with `mentions_bot=True`.
+    `/cmd` with `mentions_bot=True`. `sender_is_bot`: another bot wrote it (our
+    own messages never arrive). `quote`: what the message replied to or quoted.
+    `edited`: a new text for the earlier message `message_id` (`previous_text`
+    when the platform said what it was); `delivery_id` is then the edit's own.
     """
 
     platform: str
@@ -85,9 +104,16 @@ class InboundMessage:
     reply_to_message_id: str | None = None
     attachments: tuple[Attachment, ...] = ()
     delivery_id: str = ""
+    # The sender's unique, platform-assigned handle (Telegram @username, Discord username, Slack name), which
+    # allowlists may name; `user_name` is a display name anyone can set, so it is never matched. None: none.
+    user_handle: str | None = None
     # A button press: the adapter's handle for answering the presser alone (a Telegram callback query id,
     # a Discord interaction id); the message's text is the pressed button's command. None: typed.
     interaction: str | None = None
+    sender_is_bot: bool = False
+    quote: Quote | None = None
+    edited: bool = False
+    previous_text: str | None = None
     kind: Literal["inbound"] = field(default="inbound")
 
     @property
@@ -141,6 +167,22 @@ class AttachmentSource(Protocol):
         ...
 
 
+Reaction: TypeAlias = Literal["received", "answered", "failed"]
+
+
+@runtime_checkable
+class Reacting(Protocol):
+    """An adapter that can react to a message (`gateway.reactions`); it picks its platform's emoji."""
+
+    async def react(self, target: ChatTarget, message_id: str, reaction: Reaction) -> None:
+        """React to message `message_id` in `target` (👀 received, ✅ answered, ⚠️ failed, or the closest).
+
+        Raises:
+            AdapterError: the platform refused.
+        """
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class Liveness:
     """Whether an adapter is receiving: its last successful poll, receive or heartbeat, and why it is down.
@@ -159,19 +201,6 @@ class ReportsLiveness(Protocol):
     """An adapter that knows whether it is still receiving (read by `/readyz`, the dashboard and the metrics)."""
 
     def liveness(self) -> Liveness: ...
-
-
-@runtime_checkable
-class Reactions(Protocol):
-    """An adapter that can put an emoji reaction on a message (`gateway.group_errors: react`)."""
-
-    async def react(self, target: ChatTarget, message_id: str, emoji: str) -> None:
-        """React to message `message_id` in `target` with `emoji`.
-
-        Raises:
-            AdapterError: the platform refused.
-        """
-        ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,8 @@
 """Every HTTP listener of the process (web chat, admin + Slack events, Telegram webhook), bounded.
 
-Owns `ListenerLimits` and `serve`. A listener served here:
+Owns `ListenerLimits`, `serve` and `raise_descriptor_limit` (called once by
+`chorus run`: the soft descriptor limit up to the hard one, a warning when the
+caps still do not fit). A listener served here:
 
 - closes a connection that sends no complete request within
   `read_timeout_seconds` (nothing at all, or headers trickled in slowly), and
@@ -33,6 +35,7 @@ log = structlog.get_logger(__name__)
 REPORT_INTERVAL_SECONDS = 10.0
 RESOURCE_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
 _HANDLER_MARK = "chorus_accept_errors"
+DESCRIPTOR_RESERVE = 1000  # database, Redis, model, platform and MCP connections, files
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,6 +199,24 @@ def _accept_errors(loop: asyncio.AbstractEventLoop) -> None:
     setattr(loop, _HANDLER_MARK, tally)
 
 
+def raise_descriptor_limit(limits: ListenerLimits, *, ports: int) -> tuple[int, int]:
+    """Raise this process's soft descriptor limit to its hard limit (as a supervisor's LimitNOFILE would);
+    warn when it is still below what `ports` listeners at `max_connections` need. Returns (soft, needed)."""
+    import resource  # POSIX only, like the daemon
+
+    needed = ports * limits.max_connections + DESCRIPTOR_RESERVE
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = hard if hard != resource.RLIM_INFINITY else max(soft, needed)
+    if soft < target:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        soft = target
+    if soft < needed:
+        log.warning("listener.descriptors_low", nofile=soft, needed=needed,
+                    fix=f"raise the descriptor limit (LimitNOFILE={needed} or more, ulimit -n) or lower "
+                        "gateway.max_connections")
+    return soft, needed
+
+
 async def serve(
     app: web.Application, host: str, port: int, limits: ListenerLimits, *, access_log: bool = True
 ) -> tuple[web.AppRunner, int]:
@@ -218,4 +239,4 @@ async def serve(
     return runner, site.port
 
 
-__all__ = ["ListenerLimits", "serve"]
+__all__ = ["ListenerLimits", "raise_descriptor_limit", "serve"]

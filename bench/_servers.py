@@ -50,6 +50,52 @@ class InstantModel:
         return None
 
 
+class DelayedModel:
+    """A `ModelClient` with a model's pace: "echo: <last user text>" streamed in a few pieces after `delay` seconds.
+
+    Records, per user text, the monotonic time of the request and of the last token (`timings`): the bench reads them
+    beside its own send and receive times (`time.perf_counter` is the system-wide monotonic clock on Linux).
+    """
+
+    model = "delayed"
+    PIECES = 4
+
+    def __init__(self, delay: float) -> None:
+        self.delay = delay
+        self.timings: dict[str, tuple[float, float]] = {}
+
+    async def complete(self, messages: Sequence[Any], *, tools: Sequence[Any] = (), max_tokens: int | None = None,
+                       on_text: Any = None) -> Any:
+        from agent.messages import Message
+        from agent.model_client import Completion
+
+        asked = time.perf_counter()
+        user = messages[-1].text
+        text = f"echo: {user}"
+        await asyncio.sleep(self.delay)
+        step = max(1, len(text) // self.PIECES)
+        pieces = [text[at:at + step] for at in range(0, len(text), step)]
+        for index, piece in enumerate(pieces):
+            if index == len(pieces) - 1:
+                self.timings[user] = (asked, time.perf_counter())  # the last token, before it is handed on
+            if on_text is not None:
+                await on_text(piece)
+        return Completion(Message(role="assistant", content=text), 100 + len(messages), 5, "stop", self.model)
+
+    async def close(self) -> None:
+        return None
+
+
+def _rss_bytes() -> tuple[int, int]:
+    """This process's resident set size and its peak (VmRSS, VmHWM), in bytes."""
+    fields = {}
+    for line in Path("/proc/self/status").read_text().splitlines():
+        name, _, value = line.partition(":")
+        if name in ("VmRSS", "VmHWM"):
+            fields[name] = int(value.split()[0]) * 1024
+    return fields.get("VmRSS", 0), fields.get("VmHWM", 0)
+
+
 async def _echo() -> tuple[Any, int]:
     import aiohttp
     from aiohttp import web
@@ -91,7 +137,8 @@ class _Discard(list[Any]):
         return None
 
 
-async def _gateway(home: str, model_url: str | None, store_url: str | None = None) -> tuple[Any, int]:
+async def _gateway(home: str, model_url: str | None, store_url: str | None = None,
+                   model_client: Any = None) -> tuple[Any, int]:
     from adapters.web import WebAdapter
     from gateway.build import build_gateway
     from gateway.config import parse_config
@@ -114,7 +161,7 @@ async def _gateway(home: str, model_url: str | None, store_url: str | None = Non
         },
         env={},
     )
-    gateway = build_gateway(config, model=None if model_url else InstantModel())  # type: ignore[arg-type]
+    gateway = build_gateway(config, model=None if model_url else model_client or InstantModel())
     await gateway.start()
     settle_heap()  # as `chorus run` does once the gateway is up
     adapter = gateway.parts.adapters["web"]
@@ -122,7 +169,8 @@ async def _gateway(home: str, model_url: str | None, store_url: str | None = Non
     return gateway.stop, adapter.port
 
 
-async def _serve(conn: Connection, kind: str, home: str, model_url: str | None, store_url: str | None) -> None:
+async def _serve(conn: Connection, kind: str, home: str, model_url: str | None, store_url: str | None,
+                 model_delay: float | None = None) -> None:
     import structlog
 
     if kind == "gateway":  # the production pipeline, as `chorus run` configures it: its per-message cost counts
@@ -131,12 +179,14 @@ async def _serve(conn: Connection, kind: str, home: str, model_url: str | None, 
         configure_logging(level="warning")
     else:
         structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    delayed: DelayedModel | None = None
     if kind == "echo":
         stop, port = await _echo()
     elif kind == "openai":
         stop, port = await _fake_openai()
     else:
-        stop, port = await _gateway(home, model_url, store_url)
+        delayed = DelayedModel(model_delay) if model_delay is not None else None
+        stop, port = await _gateway(home, model_url, store_url, delayed)
     loop = asyncio.get_running_loop()
     stopping = asyncio.Event()
 
@@ -145,6 +195,13 @@ async def _serve(conn: Connection, kind: str, home: str, model_url: str | None, 
             command = conn.recv()
             if command == "cpu":
                 conn.send(time.process_time())
+            elif command == "rss":
+                conn.send(_rss_bytes())
+            elif command == "timings":  # taken whole (each entry is written before its reply leaves)
+                timings: dict[str, tuple[float, float]] = {}
+                if delayed is not None:
+                    timings, delayed.timings = delayed.timings, {}
+                conn.send(timings)
             else:
                 loop.call_soon_threadsafe(stopping.set)
                 return
@@ -156,8 +213,9 @@ async def _serve(conn: Connection, kind: str, home: str, model_url: str | None, 
     conn.send("stopped")
 
 
-def _child(conn: Connection, kind: str, home: str, model_url: str | None, store_url: str | None) -> None:
-    asyncio.run(_serve(conn, kind, home, model_url, store_url))
+def _child(conn: Connection, kind: str, home: str, model_url: str | None, store_url: str | None,
+           model_delay: float | None) -> None:
+    asyncio.run(_serve(conn, kind, home, model_url, store_url, model_delay))
 
 
 @dataclass
@@ -174,6 +232,18 @@ class ServerProcess:
         value: float = self.conn.recv()
         return value
 
+    def rss(self) -> tuple[int, int]:
+        """The child's resident set size and its peak so far, in bytes."""
+        self.conn.send("rss")
+        value: tuple[int, int] = self.conn.recv()
+        return value
+
+    def timings(self) -> dict[str, tuple[float, float]]:
+        """The delayed model's (request, last token) monotonic times per user text since the last call."""
+        self.conn.send("timings")
+        value: dict[str, tuple[float, float]] = self.conn.recv()
+        return value
+
     def stop(self) -> None:
         self.conn.send("stop")
         if self.conn.poll(START_TIMEOUT_SECONDS):
@@ -182,11 +252,13 @@ class ServerProcess:
 
 
 def start_server(
-    kind: str, *, home: str = "", model_url: str | None = None, store_url: str | None = None
+    kind: str, *, home: str = "", model_url: str | None = None, store_url: str | None = None,
+    model_delay: float | None = None,
 ) -> ServerProcess:
     context = multiprocessing.get_context("spawn")
     parent, child = context.Pipe()
-    process = context.Process(target=_child, args=(child, kind, home, model_url, store_url), daemon=True)
+    process = context.Process(target=_child, args=(child, kind, home, model_url, store_url, model_delay),
+                               daemon=True)
     process.start()
     if not parent.poll(START_TIMEOUT_SECONDS):
         process.kill()

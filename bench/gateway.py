@@ -27,8 +27,14 @@ that N times per level, alternating which goes first, and prints the medians.
 Without `--against`, `--rounds N` repeats the echo/gateway pair N times per
 level the same way, and the median of the per-round ratios is the verdict.
 
+`--waits quick` (1, 100 and 1,000 active chats) or `--waits full` (and 10,000) prints what users wait for instead
+(`bench/_latency.py`): the gateway's added latency, inbound message to model request and model's last token to
+reply, p50/p99, with the gateway's RSS at each level, against a model answering after `--model-delay` seconds at
+about `--rate` messages/s over all chats; then a compression's CPU next to its summary call and `chorus compress`
+wall time (`bench/_compress_waits.py`). Targets: p99 <= 50 ms and RSS <= 1 GiB at 10,000 chats.
+
 Run: `.venv/bin/python bench/gateway.py [--model instant|openai] [--chats 1,100,1000] [--messages 400] [--store URL]
-[--against DIR] [--rounds N]`
+[--against DIR] [--rounds N] [--waits quick|full [--model-delay S] [--rate R]]`
 """
 from __future__ import annotations
 
@@ -334,6 +340,34 @@ async def client_turns(model: ServerProcess, turns: int) -> None:
             await client.close()
 
 
+def _compress_waits_data() -> Path:
+    from bench._compress_waits import DEFAULT_DATA
+
+    return DEFAULT_DATA
+
+
+async def waits(mode: str, delay: float, rate: float, data: Path, levels: list[int] | None = None) -> None:
+    """The gateway's added latency and RSS at each level of active chats, then the compression figures."""
+    from bench import _compress_waits, _latency
+
+    levels = levels or [1, 100, 1000] + ([10_000] if mode == "full" else [])
+    with tempfile.TemporaryDirectory(prefix="chorus-bench-") as home:
+        gateway = start_server("gateway", home=home, model_delay=delay)
+        try:
+            print(f"idle gateway rss={gateway.rss()[0] / (1 << 20):.0f} MiB", flush=True)
+            found = []
+            for chats in levels:
+                per_chat = max(2, min(10, 2000 // chats))
+                found.append(await _latency.measure(gateway, chats, per_chat, rate, tag=mode[0]))
+                print(_latency.row(found[-1], delay), flush=True)
+            print(_latency.summary(found), flush=True)
+        finally:
+            gateway.stop()
+    for line in await _compress_waits.compression_waits(data, delay=3.0):
+        print(line, flush=True)
+    print(_compress_waits.compress_cli_wall(data), flush=True)
+
+
 async def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--model", choices=("instant", "openai"), default="instant",
@@ -348,7 +382,17 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=1,
                         help="rounds per level, alternating which server goes first (medians printed): echo and "
                              "gateway, or with --against this tree's gateway and the other's")
+    parser.add_argument("--waits", choices=("quick", "full"), default=None,
+                        help="what users wait for: added latency and RSS at 1/100/1,000 chats (full: and 10,000), "
+                             "a compression's CPU beside its summary call, `chorus compress` wall time")
+    parser.add_argument("--model-delay", type=float, default=0.8, help="seconds the model takes to answer (--waits)")
+    parser.add_argument("--rate", type=float, default=200.0, help="messages/s over all chats (--waits)")
+    parser.add_argument("--data", type=Path, default=_compress_waits_data(), help="session files (--waits)")
+    parser.add_argument("--levels", default="", help="comma-separated active chat counts instead of the mode's (--waits)")
     args = parser.parse_args(argv)
+    if args.waits is not None:
+        await waits(args.waits, args.model_delay, args.rate, args.data, [int(x) for x in args.levels.split(",") if x])
+        return 0
     if args.store is not None and not args.store.startswith(("postgresql://", "postgres://")):
         print("bench/gateway.py: --store must be a postgresql://user@host:port/db URL", file=sys.stderr)
         return 2

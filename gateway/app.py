@@ -12,6 +12,7 @@ flight a grace period, and leaves what did not finish in the journal/outbox.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -29,6 +30,7 @@ from agent.memory import NotesStore
 from agent.model_windows import ModelWindows
 from agent.store import SessionStore
 from agent.tools.mcp import McpHub
+from gateway.approvals.commands import ApprovalDesk
 from gateway.chats.pairing import PairingStore
 from gateway.chats.policy import ChatPolicy
 from gateway.chats.store import ChatStore
@@ -43,8 +45,10 @@ from gateway.delivery.outbound import Delivery
 from gateway.delivery.outbox_file import JournaledOutbox
 from gateway.delivery.queued import QueuedNotices
 from gateway.intake.allowlist import REFUSAL_TEXT
+from gateway.intake.busy import BusyRules, Timers
 from gateway.intake.deadletter import DeadLetterBox
 from gateway.intake.decide import Intake, IntakeDecision
+from gateway.intake.edits import RecentTexts, merge_edit
 from gateway.intake.entries import JournalEntries
 from gateway.intake.journals import MAX_TAKEOVERS, DuplicateDelivery, Journal, JournalBacklog
 from gateway.intake.queueing import BusyMode, Job, SessionLanes
@@ -73,7 +77,8 @@ QUEUED_TEXT = "queued: I'll answer this after the current reply ({n} ahead)"
 INTERRUPTED_TEXT = "stopping the previous reply to answer this one"
 CONSUME_BATCH = 256
 TAKEOVER_BATCH = 64  # entries of dead replicas taken over per round (the rest wait a round)
-PRUNE_EVERY = 600  # lease rounds between prunes of finished shared-journal rows
+PRUNE_EVERY = 600  # heartbeats between prunes of finished shared-journal rows
+TAKEOVER_POLL = 2.0  # seconds between looks for dead replicas' work, at most (a killed one is dead at once)
 
 
 class Resource(Protocol):
@@ -112,7 +117,10 @@ class GatewayParts:
     resources: tuple[Resource, ...] = ()  # started before the adapters, stopped after the turns (MCP servers)
     mcp: McpHub | None = None
     windows: ModelWindows | None = None  # learned model windows and the model answering now
+    approvals: ApprovalDesk | None = None  # `/approve` and `/deny` (tool calls waiting for a person's yes)
     limits: SpendGate | None = None  # spend and rate limits (`/usage`, the admin API and `chorus limits` read them)
+    busy_rules: BusyRules | None = None  # the busy mode per chat (live); None: `busy_mode` everywhere
+    timers: Timers | None = None  # what `collect` waits on (tests inject their own clock)
 
     @property
     def journal(self) -> Journal:
@@ -131,8 +139,8 @@ class Gateway:
         self.supervisor = supervisor or Supervisor(on_death=lambda task, error: parts.bus.publish(TaskDied(task, error)))
         self.queued_notices = QueuedNotices(parts.delivery, text=lambda n: QUEUED_TEXT.format(n=n))
         self.queue: asyncio.Queue[InboundMessage] = asyncio.Queue()
-        self.lanes = SessionLanes(parts.runner.run, mode=parts.busy_mode)
         self.entries = parts.entries
+        self.lanes = self._new_lanes()
         self._side: set[asyncio.Task[None]] = set()
         self._started_adapters: list[PlatformAdapter] = []
         self._store_open = False
@@ -143,6 +151,13 @@ class Gateway:
         self.adapter_watch = AdapterWatch()
         self.journal_backlog: JournalBacklog | None = None  # the shared journal's, as of the last lease round
         self._receipts: dict[str, IntakeReceipts] = {}  # adapters whose webhooks wait for their message to be recorded
+        self._texts = RecentTexts()  # what an edit changed, when its platform does not say
+
+    def _new_lanes(self) -> SessionLanes:
+        parts = self.parts
+        lanes = SessionLanes(parts.runner.run, mode=parts.busy_mode, rules=parts.busy_rules, timers=parts.timers)
+        parts.runner.steering = lanes.take_steerable  # steer mode: a running turn takes queued messages
+        return lanes
 
     # lifecycle ----------------------------------------------------------------
 
@@ -234,7 +249,7 @@ class Gateway:
     @asynccontextmanager
     async def _session_lanes(self) -> AsyncIterator[None]:
         """Jobs run from here on; stopping gives them the grace period, then persists what a cancelled one changed."""
-        self.lanes = SessionLanes(self.parts.runner.run, mode=self.parts.busy_mode)
+        self.lanes = self._new_lanes()
         try:
             yield
         finally:
@@ -408,7 +423,11 @@ class Gateway:
         if decision.verdict in ("duplicate", "deny", "ignore") or where is None:
             log.debug("intake.dropped", verdict=decision.verdict, reason=decision.reason)
             if decision.verdict == "refuse":
-                await self.parts.delivery.send_text(message.target, decision.reply or REFUSAL_TEXT)
+                # The operator admits a sender by id: the line names it, and so does the log (once per interval).
+                log.info("allowlist.refused", platform=message.platform, user_id=message.user_id,
+                         user_name=message.user_name, chat_id=message.chat_id)
+                await self.parts.delivery.send_text(message.target,
+                                                    decision.reply or REFUSAL_TEXT.format(user_id=message.user_id))
             self.entries.done(journal_entry)
             return
         if kept("intake.accepted"):
@@ -422,10 +441,28 @@ class Gateway:
         kind = decision.lane_job
         if kind is None:  # a verdict that routes nowhere (handled above); never queued
             return
+        if message.edited:
+            # The edit's own journal entry goes with the merged job: after a crash the original and then the
+            # edit (as an "[edited]" line) are replayed, so the edit is never lost.
+            edit_entry = (journal_entry,) if journal_entry is not None else ()
+            merged = self.lanes.replace_queued(
+                where.key, message.message_id,
+                lambda job: dataclasses.replace(job, message=merge_edit(job.message, message),
+                                                also_entries=job.also_entries + edit_entry),
+            )
+            if merged is not None:
+                log.info("intake.edit_merged", message_id=message.message_id)
+                self._texts.remember(merged.message)
+                return
+            if message.previous_text is None:
+                message = dataclasses.replace(message, previous_text=self._texts.earlier(message))
+        self._texts.remember(message)
         entry = journal_entry or self.entries.record_one(message)
         job = Job(kind=kind, message=message, route=where, command=command, journal_entry=entry,
                   accepted_at=time.time(), resumed=resumed)
         result = self.lanes.submit(job)
+        if kind == "turn" and self.parts.runner.reactions is not None and not resumed:
+            self._side_task(self.parts.runner.reactions.mark(message, "received"))
         if kind == "turn" and result.interrupted is not None:
             self.entries.forget(result.interrupted)
             await self.parts.delivery.send_text(where.target, INTERRUPTED_TEXT)
@@ -465,12 +502,15 @@ class Gateway:
 
     async def _command(self, run: Immediate, call: CommandCall) -> None:
         text = await run.handler(call)
-        await self.parts.delivery.send_text(call.route.target, text)
+        if text:  # "": answered already (a button press answered privately)
+            await self.parts.delivery.send_text(call.route.target, text)
 
     def _commands_host(self) -> LaneHost:
         parts = self.parts
+        policy = parts.policy
         return LaneHost(lanes=self.lanes, forget=self.entries.forget, sessions=parts.sessions, notes_text=parts.notes_text,
-                        chats=parts.chat_commands, windows=parts.windows)
+                        chats=parts.chat_commands, windows=parts.windows, approvals=parts.approvals, notes=parts.notes,
+                        admins=policy.admins if policy is not None else lambda _platform: frozenset())
 
     # replies left pending -----------------------------------------------------------
 
@@ -485,7 +525,7 @@ class Gateway:
             await asyncio.sleep(RESEND_INTERVAL)  # a retry timer
 
     async def _lease_loop(self) -> None:
-        """Renew this replica's journal leases, three times per lease (apart from takeovers, so never delayed by them)."""
+        """This replica's heartbeat, three times per lease (apart from takeovers, so never delayed by them)."""
         journal = self.entries.shared
         assert journal is not None
         loop = asyncio.get_running_loop()
@@ -508,7 +548,8 @@ class Gateway:
         journal = self.entries.shared
         assert journal is not None
         while True:
-            await asyncio.sleep(journal.lease_seconds / 3)  # a polling timer: expiry is seen within a third of a lease
+            # A polling timer: a killed replica is seen on the next look, a vanished one within a lease and a look.
+            await asyncio.sleep(min(journal.lease_seconds / 3, TAKEOVER_POLL))
             try:
                 taken = await asyncio.to_thread(journal.take_expired, limit=TAKEOVER_BATCH)
             except Exception as exc:  # noqa: BLE001 - retried on the next tick

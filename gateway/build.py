@@ -45,6 +45,9 @@ from agent.tools.skills import SkillManageTool, SkillViewTool
 from agent.transcription import OpenAITranscriber
 from chorus_errors import ConfigError
 from gateway.app import Gateway, GatewayParts
+from gateway.approvals import Approvals
+from gateway.approvals.commands import ApprovalDesk
+from gateway.approvals.posting import DeliveryPoster
 from gateway.chats.models import ChatModels, ModelClients, with_model
 from gateway.chats.policy import ChatPolicy, ModelChoice
 from gateway.chats.provenance import admins_by_platform
@@ -54,9 +57,12 @@ from gateway.commands.table import COMMANDS
 from gateway.config import ChorusConfig
 from gateway.coord import Coordinator, memory_coordinator, poller_lease_name, redis_coordinator
 from gateway.coord.base import Outbox
-from gateway.delivery.outbound import Delivery
+from gateway.delivery.outbound import SEND_CLAIM_TTL, Delivery
 from gateway.delivery.outbox_file import JournaledOutbox
+from gateway.delivery.reactions import Reactions
 from gateway.intake.allowlist import AccessRules
+from gateway.intake.bots import BotLoopGuard
+from gateway.intake.busy import BusyMode, BusyRules, Timers
 from gateway.intake.deadletter import DeadLetterBox
 from gateway.intake.decide import Intake, IntakeSettings
 from gateway.intake.entries import JournalEntries
@@ -64,6 +70,7 @@ from gateway.intake.journal import InboundJournal
 from gateway.intake.journals import Journal, JournalCheckedDeduplicator, SharedJournal
 from gateway.intake.poller import LeasedAdapter
 from gateway.intake.routing import Route
+from gateway.intake.triggers import observes_unmentioned
 from gateway.limits import build_spend_gate
 from gateway.ops.events import EventBus
 from gateway.platforms.web_login import resolve_web_login
@@ -75,7 +82,7 @@ from gateway.sessions.store_lock import StoreSessionLock
 from gateway.sessions.store_writes import StoreWrites
 from gateway.sessions.turns import PostTurnHook, TurnRunner, TurnSettings
 from gateway.shared import PostgresJournal, PostgresOutbox
-from gateway.stores import Stores, build_stores, window_store
+from gateway.stores import Stores, approval_store, build_stores, window_store
 
 log = structlog.get_logger(__name__)
 
@@ -115,7 +122,7 @@ def build_journal(
     """
     if config.redis.url and isinstance(stores.sessions, PostgresSessionStore):
         connect = stores.sessions.connection
-        journal = PostgresJournal(connect, node=node, lease_seconds=config.gateway.lease_seconds)
+        journal = PostgresJournal(connect, node=node, lease_seconds=config.gateway.lease_seconds, url=config.store.url)
         return journal, PostgresOutbox(connect)
     return InboundJournal(config.home_dir / "inflight", node=node), outbox
 
@@ -311,6 +318,7 @@ def turn_settings(config: ChorusConfig, *, missing: str | None, admins: Mapping[
         tool_progress_groups=config.tool_progress.groups,
         admins=admins,
         group_errors=config.gateway.group_errors,
+        silence_token=config.gateway.silence_token,
     )
 
 
@@ -320,10 +328,28 @@ def intake_settings(config: ChorusConfig) -> IntakeSettings:
         profile=gw.profile,
         group_sessions_per_user=gw.group_sessions_per_user,
         group_trigger=gw.group_trigger,
-        record_unmentioned=gw.record_unmentioned,
+        record_unmentioned=observes_unmentioned(
+            observe_unmentioned=gw.observe_unmentioned, record_unmentioned=gw.record_unmentioned
+        ),
+        edits=gw.edits,
         unknown_sender=gw.unknown_sender,
         require_mention={name: getattr(config.platforms, name).require_mention for name in PLATFORM_FACTORIES},
+        allow_bots=gw.allow_bots,
+        bot_max_replies=gw.bot_loop_guard.max_replies,
+        bot_window_seconds=gw.bot_loop_guard.window_seconds,
     )
+
+
+def busy_rules(policy: ChatPolicy) -> BusyRules:
+    """`chats."…".busy_input_mode`, else `gateway.busy_input_mode`; `gateway.collect_seconds`; all live."""
+
+    def mode(chat_scope: str) -> BusyMode:
+        chat = policy.chat(chat_scope)
+        if chat is not None and chat.busy_input_mode is not None:
+            return chat.busy_input_mode
+        return policy.config.gateway.busy_input_mode
+
+    return BusyRules(mode=mode, collect_seconds=lambda: policy.config.gateway.collect_seconds)
 
 
 def agent_factory(
@@ -380,6 +406,7 @@ def build_gateway(
     mcp: McpHub | None = None,
     windows: ModelWindows | None = None,
     limits_clock: Callable[[], float] | None = None,
+    timers: Timers | None = None,
 ) -> Gateway:
     """A `Gateway` for `config`; keyword arguments replace parts (tests, benchmarks).
 
@@ -424,8 +451,10 @@ def build_gateway(
         check_store=bool(config.redis.url) and isinstance(store, PostgresSessionStore),  # replicas share the store
     )
     deadletters = DeadLetterBox(home / "deadletter")
+    # A live sender's claim outlasts a slow send; a dead sender's is freed by its heartbeat (gateway/shared/outbox.py).
     delivery = Delivery(
-        adapters=adapters, outbox=outbox, owner=node, claim_ttl=config.gateway.lease_seconds, set_aside=deadletters,
+        adapters=adapters, outbox=outbox, owner=node, claim_ttl=max(config.gateway.lease_seconds, SEND_CLAIM_TTL),
+        set_aside=deadletters,
     )
     admins = admins_by_platform(config.platforms)
     hooks = None
@@ -440,6 +469,10 @@ def build_gateway(
     transcriber = build_transcriber(config)
     limits = build_spend_gate(config, policy=policy, bus=bus, clock=limits_clock)
     entries = JournalEntries(journal, deadletters, bus)
+    approvals = Approvals(
+        approval_store(config, stores), config=lambda: policy.config, poster=DeliveryPoster(delivery),
+        admins=lambda platform: admins_by_platform(policy.config.platforms).get(platform, frozenset()),
+    )
     runner = TurnRunner(
         sessions=sessions, delivery=delivery, entries=entries,
         settings=turn_settings(config, missing=missing, admins=admins),
@@ -450,11 +483,15 @@ def build_gateway(
         chats=chats,
         store_writes=StoreWrites(store.location),
         limits=limits,
+        approvals=approvals,
+        notes=notes,
+        reactions=Reactions(delivery, lambda: policy.config.gateway.reactions),
     )
     gw = config.gateway
     dedup = JournalCheckedDeduplicator(coord.dedup, journal) if isinstance(journal, SharedJournal) else coord.dedup
     intake = Intake(
         dedup=dedup, rules=access_rules(config), settings=intake_settings(config), policy=policy, pairing=pairing,
+        bot_guard=BotLoopGuard(coord.counter),
     )
 
     def notes_text(chat: str) -> str:
@@ -477,8 +514,10 @@ def build_gateway(
         delivery=delivery, intake=intake, entries=entries, outbox=outbox, busy_mode=gw.busy_input_mode,
         shutdown_grace=gw.shutdown_grace_seconds, notes_text=notes_text, on_shutdown=on_shutdown, closers=closers,
         policy=policy, chats=chats, chat_commands=commands, pairing=pairing,
-        resources=(limits, hub) if len(hub) else (limits,), limits=limits,
+        resources=(limits, approvals, hub) if len(hub) else (limits, approvals), limits=limits,
+        approvals=ApprovalDesk(approvals, DeliveryPoster(delivery)),
         mcp=hub, windows=windows, notes=notes,
+        busy_rules=busy_rules(policy), timers=timers,
     ))
 
 

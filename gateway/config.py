@@ -81,19 +81,32 @@ class RedisSettings(Section):
     key_prefix: str = "chorus"
 
 
+class BotLoopGuardSettings(Section):
+    """Replies to other bots per chat, counted across replicas; those beyond `max_replies` in a window are dropped."""
+
+    max_replies: int = Field(default=10, ge=0)
+    window_seconds: float = Field(default=60.0, gt=0, le=86_400)
+
+
 class GatewaySettings(Section):
     agent_cache_size: int = Field(default=128, ge=1)
-    busy_input_mode: Literal["queue", "interrupt"] = "queue"
+    busy_input_mode: Literal["queue", "interrupt", "collect", "steer"] = "queue"
+    collect_seconds: float = Field(default=2.0, gt=0, le=60)  # collect: a sender's messages within this gap are one turn
     group_sessions_per_user: bool = False
     group_trigger: Literal["always", "mention", "reply"] = "mention"
-    record_unmentioned: bool = True
+    record_unmentioned: bool = True  # the old name of observe_unmentioned, still read when that is unset
+    observe_unmentioned: bool | None = None  # unanswered group messages reach the model as labelled context
+    edits: Literal["follow", "ignore"] = "follow"  # an edited message: replaces its queued text, or a "[edited]" line
     unknown_sender: Literal["refuse", "silent"] = "refuse"
     group_errors: Literal["reply", "react", "silent"] = "reply"  # how a failed turn shows in a group; DMs always reply
     max_iterations: int = Field(default=12, ge=1, le=100)
     max_message_chars: int = Field(default=32_000, ge=100)
     profile: str = "default"
     shutdown_grace_seconds: float = Field(default=10.0, ge=0, le=600)
-    lease_seconds: float = Field(default=30.0, ge=1, le=600)  # session locks, shared journal and outbox claims
+    # Replicas on one PostgreSQL store: a heartbeat every third of this keeps a replica's work its own (a killed
+    # replica is dead at once; one whose machine vanished after this long). Also the TTL of Redis / in-process
+    # session locks.
+    lease_seconds: float = Field(default=30.0, ge=1, le=600)
     max_attachment_bytes: int = Field(default=10_000_000, ge=1024)  # pictures, voice, files downloaded per attachment
     max_text_file_bytes: int = Field(default=65_536, ge=256)  # text files up to this size are inlined in the turn
     # (start) every listener (web chat, admin + Slack events, Telegram webhook): a connection that sends no complete
@@ -108,6 +121,10 @@ class GatewaySettings(Section):
     def _unquoted_off(cls, value: object) -> object:
         """YAML reads an unquoted `off` as false."""
         return "off" if value is False else value
+    allow_bots: Literal["none", "mentions", "all"] = "none"  # messages from other bots (our own never trigger us)
+    bot_loop_guard: BotLoopGuardSettings = BotLoopGuardSettings()
+    reactions: bool = False  # 👀 on receipt, ✅ when answered, ⚠️ when failed (platforms that have reactions)
+    silence_token: str | None = "NO_REPLY"  # a reply that is exactly this is stored, not sent; null: always sent
 
 
 class WebhookSettings(Section):
@@ -277,6 +294,8 @@ class ChatSettings(Section):
     tools: list[str] | None = None  # allowlist of MCP server or tool names; None -> the default set
     limits: ChatLimits = ChatLimits()
     approval: ApprovalSettings | None = None  # replaces tools.approval for this chat
+    busy_input_mode: Literal["queue", "interrupt", "collect", "steer"] | None = None  # None -> gateway.busy_input_mode
+    session_scope: Literal["shared", "per_user"] | None = None  # a group's sessions; None -> group_sessions_per_user
 
 
 class StoreSettings(Section):

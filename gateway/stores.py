@@ -20,6 +20,7 @@ from agent.memory.scanner import scan_procedure
 from agent.model_windows import WINDOWS_FILE, FileWindowStore, WindowStore
 from agent.skills.library import SkillLibrary
 from agent.store import SessionStore, is_postgres_url, store_for
+from gateway.approvals.store import APPROVALS_DB_NAME, ApprovalStore, SqliteApprovalStore
 from gateway.chats.pairing import PAIRING_DB_NAME, PairingStore, SqlitePairingStore
 from gateway.chats.store import CHATS_DB_NAME, ChatStore, SqliteChatStore
 from gateway.config import ChorusConfig
@@ -81,6 +82,17 @@ def window_store(config: ChorusConfig) -> WindowStore:
 
         return PostgresWindowStore(url)
     return FileWindowStore(config.home_dir / WINDOWS_FILE)
+
+
+def approval_store(config: ChorusConfig, stores: Stores) -> ApprovalStore:
+    """Where pending tool approvals live: the shared database (any replica answers), or `approvals.db` under home."""
+    if stores.mode == "postgresql":
+        from agent.store.postgres import PostgresSessionStore  # here: see `_postgres_stores`
+        from gateway.approvals.postgres import PostgresApprovalStore
+
+        assert isinstance(stores.sessions, PostgresSessionStore)  # mode "postgresql" is built with one
+        return PostgresApprovalStore(stores.sessions)
+    return SqliteApprovalStore(config.home_dir / APPROVALS_DB_NAME)
 
 
 @contextmanager

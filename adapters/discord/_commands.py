@@ -78,6 +78,7 @@ def interaction_inbound(interaction: discord.Interaction, text: str, *, parent_i
         chat_type="group" if interaction.guild_id is not None else "dm",
         user_id=str(user.id),
         user_name=user.display_name,
+        user_handle=user.name,
         text=text,
         message_id=str(interaction.id),
         timestamp=interaction.created_at.timestamp(),

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import math
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -49,6 +50,7 @@ from adapters.base import (
     Liveness,
     PlatformLimits,
     ProbeResult,
+    Reaction,
     SentMessage,
 )
 from adapters.decisions import Accepted, RecentKeys
@@ -62,10 +64,11 @@ from ._commands import choices_view, interaction_inbound, interaction_text, menu
 from ._endpoints import PLATFORM, Endpoints, Lease, pointed_at
 from ._errors import translate
 from ._events import classify
-from ._inbound import facts_from
+from ._inbound import facts_from, reply_reference
 from ._markdown import to_discord
 
 log = structlog.get_logger(__name__)
+REACTIONS: dict[Reaction, str] = {"received": "👀", "answered": "✅", "failed": "⚠️"}
 
 DISCORD_MESSAGE_CHARS = 2_000
 SENT_MEMORY = 4_096
@@ -175,6 +178,7 @@ class DiscordAdapter:
             client = ChorusClient(
                 on_message_cb=self._on_message,
                 on_interaction_cb=self._on_interaction,
+                on_edit_cb=self._on_edit,
                 guild_ready_timeout=self._guild_ready_timeout,
                 heartbeat_timeout=self._heartbeat_timeout,
                 max_ratelimit_timeout=self._max_ratelimit_timeout,
@@ -314,14 +318,39 @@ class DiscordAdapter:
         async with running.order:
             await self._take_in(running, message)
 
-    async def _take_in(self, running: _Running, message: discord.Message) -> None:
-        if running.client.user is None:
+    async def _on_edit(self, payload: discord.RawMessageUpdateEvent) -> None:
+        running = self._running
+        if running is None:
+            return
+        message = payload.message
+        before = payload.cached_message
+        if message.edited_at is None or (before is not None and before.content == message.content):
+            return  # an embed unfurled or a pin: not an edit of the text
+        async with running.order:
+            await self._take_in(running, message, edited=True, before=before)
+
+    async def _referenced(self, message: discord.Message) -> discord.Message | None:
+        """The replied-to message when neither the payload nor discord.py's cache has it (fetched once)."""
+        reply = reply_reference(message)
+        if reply is None or reply[1] is not None:
+            return None
+        try:
+            return await message.channel.fetch_message(reply[0])
+        except Exception as exc:  # noqa: BLE001 - the reply still counts, without its quote
+            log.warning("discord.reference.unresolved", message_id=str(reply[0]),
+                        error=str(translate(exc, action="fetch message")))
+            return None
+
+    async def _take_in(
+        self, running: _Running, message: discord.Message, *, edited: bool = False, before: discord.Message | None = None
+    ) -> None:
+        if running.client.user is None or message.author.id == running.client.user.id:
             return
         me = running.client.user
-        parent_id = None if message.author.bot else await self._parent_of(running.client, message.channel)
+        parent_id = await self._parent_of(running.client, message.channel)
         role = message.guild.self_role if message.guild is not None else None
         decision = classify(
-            facts_from(message, parent_id=parent_id),
+            facts_from(message, parent_id=parent_id, referenced=await self._referenced(message)),
             bot_user_id=str(me.id),
             bot_role_id=str(role.id) if role is not None else None,
             bot_messages=self._sent,
@@ -330,6 +359,11 @@ class DiscordAdapter:
             log.debug("discord.message.ignored", reason=decision.reason, message_id=str(message.id))
             return
         inbound = decision.message
+        if edited and message.edited_at is not None:
+            inbound = dataclasses.replace(
+                inbound, edited=True, previous_text=before.content if before is not None else None,
+                delivery_id=f"{inbound.delivery_id}:edit:{message.edited_at.timestamp()}",
+            )
         await running.queue.put(inbound)
         log.info("discord.message.received", chat_id=inbound.chat_id, thread_id=inbound.thread_id,
                  message_id=inbound.message_id, chat_type=inbound.chat_type)
@@ -415,6 +449,14 @@ class DiscordAdapter:
             await channel.typing()
         except Exception as exc:
             raise translate(exc, action="typing") from exc
+
+    async def react(self, target: ChatTarget, message_id: str, reaction: Reaction) -> None:
+        """Add the reaction (PUT .../reactions/{emoji}/@me)."""
+        channel = self._channel(target, "react")
+        try:
+            await channel.get_partial_message(int(message_id)).add_reaction(REACTIONS[reaction])
+        except Exception as exc:
+            raise translate(exc, action="react") from exc
 
     async def delete(self, sent: SentMessage) -> None:
         """Delete a sent message; one already gone counts as deleted."""

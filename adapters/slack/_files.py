@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from adapters.base import AdapterError, Attachment, AttachmentTooLarge
-from adapters.fetch import FetchPolicy, FileFetcher
+from adapters.fetch import FetchPolicy, FileFetcher, parse_origin
 
 from ._events import PLATFORM
 
@@ -27,7 +27,8 @@ def file_policy(file_hosts: Sequence[str], *, token: str) -> FetchPolicy:
     Raises:
         ValueError: an entry that is not scheme://host[:port].
     """
-    builtin = [host for host in file_hosts if host.strip().rstrip("/") in DEFAULT_FILE_HOSTS]
+    defaults = {parse_origin(host) for host in DEFAULT_FILE_HOSTS}
+    builtin = [host for host in file_hosts if parse_origin(host) in defaults]
     configured = [host for host in file_hosts if host not in builtin]
     return FetchPolicy.build(PLATFORM, builtin=builtin, configured=configured,
                              headers={"Authorization": f"Bearer {token}"})

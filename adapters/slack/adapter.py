@@ -50,20 +50,22 @@ from adapters.base import (
     Liveness,
     PlatformLimits,
     ProbeResult,
+    Quote,
+    Reaction,
     SentMessage,
 )
 from adapters.decisions import Accepted, RecentKeys
 from adapters.fetch import FileFetcher
 from adapters.liveness import LivenessClock
-from adapters.normalize import clean_line
+from adapters.normalize import clean_line, clean_text
 
 from ._actions import ACTION_PREFIX, MAX_TEXT_CHARS, action_inbound, choice_blocks
 from ._api import build_client, translate
 from ._commands import command_inbound
-from ._events import PLATFORM, classify
+from ._events import EDIT_SUBTYPE, PLATFORM, classify, classify_edit
 from ._files import DEFAULT_FILE_HOSTS, download, file_policy
 from ._http import handle_events
-from ._mrkdwn import split_mrkdwn, to_mrkdwn
+from ._mrkdwn import from_slack, split_mrkdwn, to_mrkdwn
 
 log = structlog.get_logger(__name__)
 
@@ -157,6 +159,7 @@ class SlackAdapter:
         self._seen_posts = RecentKeys(dedup_capacity)
         self._bot_threads = RecentKeys(dedup_capacity)
         self._names: OrderedDict[str, str] = OrderedDict()
+        self._quoted = RecentKeys(dedup_capacity)  # threads whose parent was quoted already
         self._edits: dict[str, tuple[asyncio.Lock, list[float]]] = {}
         self._running: _Running | None = None
         self._liveness = LivenessClock(DISCONNECTED_LIMIT)
@@ -261,7 +264,8 @@ class SlackAdapter:
         if isinstance(event_id, str) and not self._seen_events.add(event_id):
             log.info("slack.event.ignored", reason="redelivered event", event_id=event_id)
             return
-        decision = classify(
+        read = classify_edit if event.get("subtype") == EDIT_SUBTYPE else classify
+        decision = read(
             event,
             bot_user_id=running.identity.user_id,
             bot_id=running.identity.bot_id,
@@ -275,8 +279,15 @@ class SlackAdapter:
         if not self._seen_posts.add(message.delivery_id):
             log.debug("slack.event.ignored", reason="post already delivered", delivery_id=message.delivery_id)
             return
-        name = await self._user_name(message.user_id)
-        await running.queue.put(_with_name(message, name))
+        name = message.user_name if message.sender_is_bot else await self._user_name(message.user_id)
+        message = _with_name(message, name)
+        thread = message.reply_to_message_id
+        if thread is not None and message.quote is None and thread not in self._bot_threads and thread not in self._quoted:
+            # The parent is quoted once per thread (the session holds it from then on), never in a thread the
+            # bot took part in: the parent reached that session already.
+            self._quoted.add(thread)
+            message = replace(message, quote=await self._thread_parent(message.chat_id, thread))
+        await running.queue.put(message)
         log.info("slack.message.received", chat_id=message.chat_id, thread_id=message.thread_id, event_id=event_id)
 
     async def _on_command(self, ack: Callable[[], Awaitable[None]], command: dict[str, Any]) -> None:
@@ -317,6 +328,24 @@ class SlackAdapter:
             log.info("slack.ephemeral.failed", error=str(translate(exc, method="chat.postEphemeral")))
             return False
         return True
+
+    async def _thread_parent(self, channel: str, thread_ts: str) -> Quote | None:
+        """The thread's first post as a quote (conversations.replies); None when Slack cannot tell."""
+        try:
+            response = await self._client.conversations_replies(channel=channel, ts=thread_ts, limit=1)
+        except Exception as exc:  # noqa: BLE001 - the message still counts, without its quote
+            log.warning("slack.thread_parent.failed", error=str(translate(exc, method="conversations.replies")))
+            return None
+        posts = response.get("messages") or []
+        parent = posts[0] if posts and isinstance(posts[0], dict) else None
+        if parent is None:
+            return None
+        author = str(parent.get("user") or parent.get("bot_id") or "")
+        is_bot = parent.get("bot_id") is not None
+        name = str(parent.get("username") or author) if is_bot else await self._user_name(author)
+        text = from_slack(str(parent.get("text") or ""), bot_user_id=self.identity.user_id if self.identity else None)
+        return Quote(author_name=clean_line(name), text=clean_text(text), author_id=author or None,
+                     message_id=thread_ts, author_is_bot=is_bot)
 
     async def _user_name(self, user_id: str) -> str:
         """Display name from users.info, cached; the user id when Slack cannot tell."""
@@ -375,6 +404,16 @@ class SlackAdapter:
 
     async def typing(self, target: ChatTarget) -> None:
         """No-op: Slack offers bots no typing indicator over Events API / Socket Mode."""
+
+    async def react(self, target: ChatTarget, message_id: str, reaction: Reaction) -> None:
+        """reactions.add; a reaction already there counts as added."""
+        try:
+            await self._client.reactions_add(channel=target.chat_id, timestamp=message_id, name=REACTIONS[reaction])
+        except SlackApiError as exc:
+            if exc.response.get("error") != "already_reacted":
+                raise translate(exc, method="reactions.add") from exc
+        except Exception as exc:
+            raise translate(exc, method="reactions.add") from exc
 
     async def delete(self, sent: SentMessage) -> None:
         """Delete a sent message (chat.delete); one already gone counts as deleted."""
@@ -458,6 +497,9 @@ class _Running:
 
 async def _ignore_event() -> None:
     """Ack-and-drop listener for subscribed events Chorus does not use."""
+
+
+REACTIONS: dict[Reaction, str] = {"received": "eyes", "answered": "white_check_mark", "failed": "warning"}
 
 
 def _with_name(message: InboundMessage, name: str) -> InboundMessage:

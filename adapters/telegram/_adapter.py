@@ -7,8 +7,8 @@ aiohttp route after `setWebhook` with a secret), the inbound pump, and
 started `Bot`; the edit throttle outlives restarts. Knows nothing of agents, sessions or configuration files: it is given plain
 values and turns updates into `InboundMessage`s on the queue it is started with.
 
-Only `message` and `callback_query` (button presses) updates are requested (`ALLOWED_UPDATES`): an edited message
-has no place in `InboundMessage` and re-answering it would duplicate a turn.
+`message`, `edited_message` and `callback_query` (button presses) updates are requested (`ALLOWED_UPDATES`):
+an edit reaches the gateway as `InboundMessage(edited=True)`, and `gateway.edits` decides what it does.
 """
 from __future__ import annotations
 
@@ -39,6 +39,7 @@ from adapters.base import (
     Liveness,
     PlatformLimits,
     ProbeResult,
+    Reaction,
     SentMessage,
 )
 from adapters.decisions import Ignored
@@ -55,9 +56,11 @@ from adapters.telegram._presses import choices_markup, press_to_inbound
 from adapters.telegram._throttle import EditThrottle
 from adapters.telegram._webhook import WebhookOptions, webhook_routes
 
-ALLOWED_UPDATES = ("message", "callback_query")
+ALLOWED_UPDATES = ("message", "edited_message", "callback_query")
 POLL_TIMEOUT = 10.0  # seconds a getUpdates long poll waits for an update (a hang is noticed after this + grace)
 HANG_GRACE = 5.0
+# Telegram allows bots a fixed set of reaction emoji: 👀 is one; ✅ and ⚠️ are not, so 👌 and 🤷 stand in.
+REACTIONS: dict[Reaction, str] = {"received": "👀", "answered": "👌", "failed": "🤷"}
 DEFAULT_API_ROOT = "https://api.telegram.org"
 # What PTB's de_json raises on bad shapes (RecursionError: a reply chain nested thousands deep).
 _MALFORMED = (TypeError, KeyError, ValueError, AttributeError, RecursionError)
@@ -437,6 +440,10 @@ class TelegramAdapter:
     async def typing(self, target: ChatTarget) -> None:
         """Show "typing…" for about 5 s (repeat every 4 s while working). Best effort: failures are only logged."""
         await self._outbound("typing", target).typing(target)
+
+    async def react(self, target: ChatTarget, message_id: str, reaction: Reaction) -> None:
+        """setMessageReaction with the closest emoji a bot may use (Telegram has no ✅ or ⚠️ for bots)."""
+        await self._outbound("react", target).react(target, message_id, REACTIONS[reaction])
 
     async def delete(self, sent: SentMessage) -> None:
         """Delete a message the bot sent.

@@ -144,6 +144,12 @@ class TelegramOutbound:
         except TelegramError as exc:  # a missed typing indicator must not fail a turn, nor wait out a 429
             log.info("telegram.typing.failed", chat_id=target.chat_id, detail=self._call.redact(exc.message))
 
+    async def react(self, target: ChatTarget, message_id: str, emoji: str) -> None:
+        """setMessageReaction: the bot's one reaction on the message (replacing its earlier one)."""
+        chat_id = chat_id_of(target.chat_id)
+        await self._call("setMessageReaction",
+                         lambda: self._bot.set_message_reaction(chat_id, int(message_id), reaction=emoji))
+
     async def delete(self, sent: SentMessage) -> None:
         """Delete a message the bot sent.
 

@@ -48,6 +48,7 @@ def press_to_inbound(update: Update) -> InboundMessage | Ignored:
         chat_type=chat_type,
         user_id=str(user.id),
         user_name=user.full_name or user.username or str(user.id),
+        user_handle=user.username,
         text=data,
         message_id=f"press:{press.id}",
         timestamp=message.date.timestamp() if message.date else 0.0,

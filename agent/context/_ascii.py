@@ -82,7 +82,7 @@ def ascii_twin(pattern: re.Pattern[str]) -> re.Pattern[str]:
 _GROUP_SYNTAX = re.compile(r"\(\?P<\w+>|\(\?P=\w+\)")
 
 
-def _has_capital(source: str) -> bool:
+def has_capital(source: str) -> bool:
     """Whether a capital letter of `source` (outside escapes and group names) is matched as itself."""
     source = _GROUP_SYNTAX.sub("", source)
     index = 0
@@ -101,7 +101,7 @@ def lowered_twin(pattern: re.Pattern[str]) -> re.Pattern[str] | None:
     """A case-blind `pattern` as it runs, case-sensitive, on the lower-cased form of an ASCII text: the same spans
     (ASCII case-blind matching compares lower-cased characters, and every letter the pattern names is lower-case),
     found faster. None when the pattern is not case-blind or names a capital."""
-    if not pattern.flags & re.IGNORECASE or _has_capital(pattern.pattern):
+    if not pattern.flags & re.IGNORECASE or has_capital(pattern.pattern):
         return None
     twin = pattern if pattern.flags & re.ASCII else ascii_twin(pattern)
     if not twin.flags & re.ASCII:

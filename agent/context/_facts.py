@@ -21,43 +21,30 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import accumulate
-from typing import Literal, TypeAlias
+from typing import TypeAlias
 
 from agent.context._ascii import ascii_twin
-from agent.context._fact_gates import Gated, gated, gated_spans
+from agent.context._fact_gates import gated_spans
 from agent.context._fact_patterns import (
-    ANY_DECISION_LOWER,
-    ASCII_DECISION_LOWER,
     ASCII_NOT_A_RULE,
     CJK,
     CJK_CONSTRAINT_WORDS,
     CLAUSE_SPLIT,
-    CONSTRAINT_PATTERNS,
     CONSTRAINT_WORDS,
-    DECISION_PATTERNS,
-    DIGIT,
-    KIND_PATTERNS,
     LEADING_NUMBER,
     LIST_MARKER,
-    NAME_LEAD_LOWER,
     NOT_A_RULE,
     PUNCT_STRIP,
     SENTENCE_SPLIT,
     SUBJECT_STOPWORDS,
-    FactKind,
-    constraint_scan_of,
-    decides,
-    decision_needles_at,
-    may_decide,
-    may_decide_of,
     word_runs,
 )
 from agent.context._key_values import UNREAD, KeyValue, key_value_of, key_words, read_statement
 from agent.context._key_values import normalise as normalise
-from agent.context._literals import ascii_literals
+from agent.context._rule_compiler import Family
+from agent.context._ruleset import RULESET
 from agent.context._statements import (
-    ASCII_CASED_SHAPES,
-    CASED_SHAPES,
+    RULE_REST,
     RULE_WORDS,
     bare_answer,
     closes_statement,
@@ -66,8 +53,8 @@ from agent.context._statements import (
     stated_value,
     words_of,
 )
-
-Speaker: TypeAlias = Literal["user", "assistant"]
+from agent.context.fact_rules import ASSISTANT_RANK, FactKind
+from agent.context.fact_rules import Speaker as Speaker
 
 # A fact longer than this is narrowed to its clause, then to a window round the match.
 MAX_FACT_CHARS = 220
@@ -81,23 +68,10 @@ MIN_DECISION_FACT_WORDS = 5
 # Constraint subjects: the first words of the constrained object.
 SUBJECT_MAX_WORDS = 6
 
-# Importance for the budget: what is dropped last. Assistant facts rank below all user facts.
-# A plain statement of an exact value ("the door code is 4471") and a bare answer rank first:
-# they are what people come back for, word for word.
-USER_WEIGHTS: dict[FactKind, int] = {
-    "assignment": 95,
-    "answer": 95,
-    "constraint": 90,
-    "decision": 85,
-    "value": 75,
-    "ticket": 70,
-    "url": 70,
-    "email": 70,
-    "name": 70,
-    "path": 65,
-    "identifier": 55,
-}
-ASSISTANT_WEIGHT = 45
+# Importance for the budget: what is dropped last, the ranks of `agent.context.fact_rules`. Assistant facts rank
+# below all user facts.
+USER_WEIGHTS: dict[FactKind, int] = RULESET.ranks
+ASSISTANT_WEIGHT = ASSISTANT_RANK
 # Most important first; kinds of equal weight in the order of `USER_WEIGHTS` (a set's order follows the hash seed).
 _KIND_RANK: dict[FactKind, tuple[int, int]] = {kind: (-weight, i) for i, (kind, weight) in enumerate(USER_WEIGHTS.items())}
 # Kinds that make a clause more than "a sentence that mentions some values".
@@ -150,41 +124,48 @@ def _all_spans(text: str, patterns: tuple[re.Pattern[str], ...]) -> list[tuple[i
     return [(m.start(), m.end()) for pattern in patterns for m in pattern.finditer(text) if m.end() > m.start()]
 
 
-_FAMILIES: dict[FactKind, tuple[Gated, ...]] = {kind: gated(patterns) for kind, patterns in KIND_PATTERNS}
-# The same over an ASCII text (most chat lines): only the literals that can be in it, the patterns' ASCII twins.
-_ASCII_FAMILIES: dict[FactKind, tuple[Gated, ...]] = {kind: gated(patterns, ascii=True) for kind, patterns in KIND_PATTERNS}
+def _families(text: str, lower: str, *, links: bool = True) -> list[Family]:
+    """The families of rules that can match `text` at all (each skipped on its gate), in the order they run;
+    without the masking ones (URLs, e-mails) if not `links`."""
+    if text.isascii():
+        return [f for f in RULESET.families if (links or not f.masks) and f.gate.ascii.passes(text, lower)]
+    return [f for f in RULESET.families if (links or not f.masks) and f.gate.full.passes(text, lower)]
 
 
-_ASCII_DIGIT = ascii_twin(DIGIT)
-# `NAME_LEAD_LOWER`, an alternation of literals, over an ASCII text: the trie of its ASCII ones (found where it finds one).
-_ASCII_NAME_LEAD = ascii_literals(tuple(NAME_LEAD_LOWER.pattern.split("|"))) or NAME_LEAD_LOWER
+def may_decide(lower: str) -> bool:
+    """False when no decision rule can match the lower-cased text (it holds none of their literals)."""
+    found = RULESET.decision_needles
+    if found is None or RULESET.decision_gate is None:
+        return True
+    # Over a long text `in` tests run at memory speed; over a short one a single scan costs less than the loop.
+    if len(lower) > _LONG_TEXT_CHARS:
+        return any(needle in lower for needle in found)
+    return RULESET.decision_gate.search(lower) is not None
 
 
-def _families(text: str, lower: str, *, links: bool = True) -> list[tuple[FactKind, tuple[Gated, ...]]]:
-    """The pattern families that can match `text` at all (each skipped on a cheap test of what it needs), in
-    the order of `KIND_PATTERNS`; without the URL and e-mail ones if not `links`."""
-    plain = text.isascii()  # an ASCII text has an ASCII lower(): the ASCII literals and twins
-    families = _ASCII_FAMILIES if plain else _FAMILIES
-    wanted: list[tuple[FactKind, tuple[Gated, ...]]] = []
-    if links and ("://" in text or "www." in lower):
-        wanted.append(("url", families["url"]))
-    if links and "@" in text:
-        wanted.append(("email", families["email"]))
-    digit = (_ASCII_DIGIT if plain else DIGIT).search(text) is not None
-    if digit:
-        wanted.append(("value", families["value"]))
-        wanted.append(("ticket", families["ticket"]))
-    if "/" in text or "\\" in text or "." in text:
-        wanted.append(("path", families["path"]))
-    # A name is capitalised (or CJK): an ASCII text with no capital (equal to its lower()) names none.
-    if (not plain or text != lower) and (_ASCII_NAME_LEAD if plain else NAME_LEAD_LOWER).search(lower) is not None:
-        wanted.append(("name", families["name"]))
-    # Over ASCII a capital makes the text differ from its lower() (a comparison of bytes, before any scan).
-    if digit or "`" in text or "_" in text or (
-        (text != lower and ASCII_CASED_SHAPES.search(text) is not None) if plain else CASED_SHAPES.search(text) is not None
-    ):
-        wanted.append(("identifier", families["identifier"]))
-    return wanted
+_LONG_TEXT_CHARS = 300
+
+
+def decision_needles_at(lower: str) -> list[int] | None:
+    """The sorted offsets in lower-cased text where a literal a decision rule needs starts; None: no such literals."""
+    found = RULESET.ascii_decision_needles if lower.isascii() else RULESET.decision_needles
+    if found is None:
+        return None
+    starts: list[int] = []
+    for needle in found:
+        at = lower.find(needle)
+        while at >= 0:
+            starts.append(at)
+            at = lower.find(needle, at + 1)
+    starts.sort()
+    return starts
+
+
+def decides(lower: str) -> bool:
+    """Whether a decision rule matches the lower-cased clause."""
+    if not may_decide(lower):
+        return False
+    return (RULESET.ascii_any_decision if lower.isascii() else RULESET.any_decision).search(lower) is not None
 
 
 # What the message prefilter said of a clause that is the whole message (see `_classify`).
@@ -201,39 +182,41 @@ def _matches(
         words = words_of(lower)
     # On an ASCII text (and so an ASCII lower()) the patterns run as their ASCII twins (`agent.context._ascii`).
     plain = text.isascii()
-    # The rule patterns only run when one of their words (or CJK text) is there: see `RULE_WORDS`.
-    rules = not RULE_WORDS.isdisjoint(words) or (not plain and CJK.search(text) is not None)
+    # The constraint and decision rules only run when one of their words is there (see `RULE_WORDS`), or a
+    # rule with no whole word may match (`RULE_REST`: the Chinese ones, by their literals).
+    rules = not RULE_WORDS.isdisjoint(words) or (not plain and RULE_REST.passes(text, lower, plain))
     # One scan of the combined pattern over the lower-cased text finds the rule words (lower() keeps the
     # offsets unless a character changes length: then each pattern runs on the text).
     same = len(lower) == len(text)
-    # A user clause's word runs pick the constraint patterns that can match and tell whether any decision one can.
-    runs = word_runs(lower) if rules and same and speaker == "user" else None
-    if rules and speaker == "user":
+    constraints, decisions = RULESET.constraints[speaker], RULESET.decisions[speaker]
+    # A clause's word runs pick the constraint patterns that can match and tell whether any decision one can.
+    runs = word_runs(lower) if rules and same and constraints.patterns else None
+    if rules and constraints.patterns:
         if runs is not None:
-            scan = constraint_scan_of(text, runs)  # only the languages' patterns that can match
+            scan = constraints.scan(text, lower, runs)  # only the patterns that can match
             spans = _lower_spans(lower, scan) if scan is not None else []
         else:
-            spans = _all_spans(text, CONSTRAINT_PATTERNS)
+            spans = _all_spans(text, constraints.patterns)
         not_a_rule = ASCII_NOT_A_RULE if plain else NOT_A_RULE
         found.extend(("constraint", s, e) for s, e in spans if not not_a_rule.match(text, e))
-    if rules and (runs is None or may_decide_of(text, runs)):
+    if rules and decisions.patterns and (runs is None or decisions.may_match(text, lower, runs)):
         if may_decide(lower):
             if same:
-                spans = _lower_spans(lower, ASCII_DECISION_LOWER if plain else ANY_DECISION_LOWER)
+                spans = _lower_spans(lower, decisions.every(plain))
             else:
-                spans = _all_spans(text, DECISION_PATTERNS)
+                spans = _all_spans(text, decisions.patterns)
             found.extend(("decision", s, e) for s, e in spans)
     masked = text
     families = _families(text, lower)
     linked = 0
-    for kind, patterns in families:
-        if kind != "url" and kind != "email":
+    for family in families:
+        if not family.masks:
             break
         linked += 1
-        spans = gated_spans(masked, patterns, lower if masked is text else masked.lower())
-        _add_spans(found, kind, text, spans)
+        spans = gated_spans(masked, family.ascii_rules if plain else family.rules, lower if masked is text else masked.lower())
+        _add_spans(found, family.kind, text, spans)
         if spans:
-            masked = _mask(masked, spans)  # URL and e-mail patterns have no gate: the same spans
+            masked = _mask(masked, spans)  # a masked text of an ASCII text is ASCII
     if masked is text:
         masked_lower, rest = lower, families[linked:]
     else:
@@ -241,8 +224,8 @@ def _matches(
         # dots and slashes open no pattern there).
         masked_lower = masked.lower()
         rest = _families(masked, masked_lower, links=False)
-    for kind, patterns in rest:
-        _add_spans(found, kind, text, gated_spans(masked, patterns, masked_lower))
+    for family in rest:
+        _add_spans(found, family.kind, text, gated_spans(masked, family.ascii_rules if plain else family.rules, masked_lower))
     key_value = read_statement(text, lower, words, found=bool(found))
     if key_value is not None and key_value is not UNREAD:
         value = key_value[1]
@@ -445,6 +428,8 @@ def _decision_lines(text: str, lower: str) -> list[str]:
     if len(lower) != len(text):
         return text.splitlines() if may_decide(lower) else []  # a character changed length: offsets differ
     starts = decision_needles_at(lower)
+    if starts is None:
+        return text.splitlines()  # no literal every decision needs: every line is read
     if not starts:
         return []
     lines = text.splitlines()

@@ -14,24 +14,22 @@ from functools import lru_cache
 from typing import TypeAlias
 
 from agent.context._ascii import ascii_twin, held_table, lead_bound, lowered_matches, lowered_twin
-from agent.context._fact_gates import gated, gated_spans
+from agent.context._fact_gates import gated_spans
 from agent.context._fact_patterns import (
     ASCII_KEY_VALUE_FORMS,
     ASSIGN_GATE,
-    IDENTIFIER_PATTERNS,
     KEY_VALUE_COPULA,
     KEY_VALUE_FORMS,
     KEY_VALUE_LITERALS,
     KEY_VALUE_PATTERNS,
     LEADING_NUMBER,
     LIST_MARKER,
-    PATH_PATTERNS,
     PUNCT_STRIP,
     SUBJECT_STOPWORDS,
-    URL_PATTERN,
-    VALUE_PATTERNS,
 )
 from agent.context._literals import ascii_literals, literals
+from agent.context._rule_compiler import Family, family
+from agent.context._ruleset import RULESET
 from agent.context._statements import (
     FORM_LITERALS,
     VALUE_NOUNS,
@@ -39,6 +37,7 @@ from agent.context._statements import (
     stated_value,
     words_of,
 )
+from agent.context.fact_rules import FactKind
 
 # Every compression re-reads the previous ledger and overlapping messages: results are cached (values are frozen).
 KEY_VALUE_CACHE_SIZE = 16_384
@@ -167,20 +166,18 @@ def key_words(raw: str) -> str:
     return " ".join(w for w in words if w not in SUBJECT_STOPWORDS)
 
 
-# Every value, path, id and URL pattern needs one of these characters: a word without any holds none.
-_VALUE_CHARS = re.compile(r"[\d/.\\_`$€£¥A-Z]")
-_VALUE_FAMILIES = gated(VALUE_PATTERNS + PATH_PATTERNS + IDENTIFIER_PATTERNS + (URL_PATTERN,))
-
-
-# Of those patterns only the CamelCase one can match letters alone (every other needs a digit, a separator, a
-# slash, a dot, a backtick or an underscore): a word after "key:" is most often a plain word ("No", "Thanks").
-_CAMEL_CASE = IDENTIFIER_PATTERNS[2]
+# The rules a value is read by (a number, a path, an id, a URL), each kind behind the gate of its rules.
+_VALUE_KINDS: tuple[FactKind, ...] = ("value", "path", "identifier", "url")
+_VALUE_FAMILIES: tuple[Family, ...] = tuple(
+    family(kind, [c for c in RULESET.compiled if c.kind == kind]) for kind in _VALUE_KINDS
+)
 
 
 def has_value(text: str) -> bool:
     """Whether `text` holds a number, path, id or URL (a value by its shape)."""
-    if _VALUE_CHARS.search(text) is None:
-        return False
-    if text.isalpha():
-        return _CAMEL_CASE.search(text) is not None
-    return bool(gated_spans(text, _VALUE_FAMILIES, text.lower()))
+    lower = text.lower()
+    plain = text.isascii()
+    return any(
+        f.may_match(text, lower, plain) and gated_spans(text, f.ascii_rules if plain else f.rules, lower)
+        for f in _VALUE_FAMILIES
+    )

@@ -3,7 +3,7 @@
 Owns `literals(parts)` (a trie-shaped alternation: at each position the regex engine reads one branch per
 character instead of trying every part in turn) and `ascii_literals(parts)` (the same of the ASCII parts
 alone, which is what finds any part in an ASCII text). Used by the fact gates of `agent.context._facts`,
-`agent.context._fact_gates`, `agent.context._key_values` and `agent.context._statements`. Pure functions.
+`agent.context._rule_gates`, `agent.context._key_values` and `agent.context._statements`. Pure functions.
 """
 from __future__ import annotations
 

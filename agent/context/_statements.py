@@ -17,6 +17,8 @@ from functools import lru_cache
 
 from agent.context._ascii import ascii_twin, held_table, lead_bound, lowered_matches, lowered_twin
 from agent.context._literals import ascii_literals, literals
+from agent.context._rule_compiler import words_for
+from agent.context._ruleset import RULESET
 
 _I = re.IGNORECASE
 QUESTION_CACHE_SIZE = 4_096
@@ -102,38 +104,24 @@ _ASCII_RARE_GATE = ascii_literals(tuple(part for parts in _ASSIGNMENT_NEEDS[:_RA
 # A bare answer: a few words at most, holding an exact token (see `bare_answer`).
 MAX_ANSWER_WORDS = 3
 
-# The prefilter: a clause with no shape of a value (digit, path, id, code, quote, CJK text) and none of
-# these words can match no pattern of `agent.context._facts`. Each rule, decision and name pattern there
-# contains at least one of them (for a phrase, its rarest word): a word-set test costs a fraction of one
-# pass of those patterns, and most lines of a group chat stop here.
-# One character class first (the regex engine skips to it; alternatives opening on different classes are tried at
-# every position): a shape character, or a "-"/"." between two letters, as in "[...]|[a-z][-.][a-z]".
+# The prefilter: a clause with no shape of a value (digit, path, id, code, quote, CJK text) and none of the rule
+# words (`RULE_WORDS`, below) or value nouns can match no fact rule. One character class first (the regex engine
+# skips to it; alternatives opening on different classes are tried at every position): a shape character, or a
+# "-"/"." between two letters, as in "[...]|[a-z][-.][a-z]".
 SHAPES = re.compile(r"[0-9/\\@_`=#$€£¥\"«“\u3040-\u30ff\u4e00-\u9fff.-](?:(?<=[a-z][.-])[a-z]|(?<![.-]))")
-RULE_WORDS = frozenset(
-    # English
-    "never always must mustn't mustnt should shouldn't shouldnt avoid prefer preferred prefers sure ensure "
-    "longer allowed forbidden prohibited mandatory required only stop circumstances times i'd rather "
-    "don't dont do not doesn't doesnt decided decision we'll will let's lets going agreed settled chose "
-    "confirmed plan name am i'm call named "
-    # German
-    "nie niemals immer stets muss müssen musst müsst darf dürfen darfst dürft sollst sollt sollte sollten "
-    "keinen keinesfalls vermeide vermeiden vermeidet bevorzuge bevorzugen bitte verboten erforderlich "
-    "ausschließlich nur entschieden entscheidung beschlossen nehmen verwenden bleiben festgelegt bestätigt "
-    "vereinbart geeinigt heiße "
-    # French
-    "jamais toujours surtout faut doit dois doivent devez devons interdit obligatoire évite éviter évitez "
-    "préfère préférer préférez préféré uniquement pas décidé décision part garde utiliserons utilisera "
-    "convenu confirmé m'appelle "
-    # Spanish
-    "nunca siempre jamás debe debes deben debemos hay tienes tenemos evita evitar evitan prefiero preferimos "
-    "prohibido obligatorio únicamente no decidimos decidido decisión vamos usaremos quedamos acordamos "
-    "acordado confirmado llamo nombre "
-    # Russian
-    "никогда всегда нельзя должен должна должно должны обязательно запрещено предпочитаю избегай избегайте "
-    "только не коем решили решено решение договорились использовать выбрали подтверждаю подтверждено "
-    "утверждено зовут".split()
-)
 _SEPARATORS = str.maketrans({c: " " for c in ".,;:!?()[]{}<>\"«»“”*~|+=&^%$#@/\\-—–…"} | {"’": "'"})
+
+
+def _in_word(char: str) -> bool:
+    """A character `words_of` keeps inside a word (no whitespace, no separator)."""
+    return not char.isspace() and _SEPARATORS.get(ord(char)) != " "
+
+
+# A constraint, decision or name rule needs one of these words (`words_of`), each the longest word a way to match
+# it holds whole (`agent.context._rule_compiler.words_for`); `RULE_REST`: the gate of the rules with no such word
+# (the Chinese ones, by their literals). A word-set test costs a fraction of one pass of those patterns, and most
+# lines of a group chat stop here.
+RULE_WORDS, RULE_REST = words_for((c for c in RULESET.compiled if c.kind in ("constraint", "decision", "name")), _in_word)
 
 
 # `_SEPARATORS` over ASCII text as a byte table: `str.translate` looks each distinct character up in the dict on
@@ -174,7 +162,7 @@ def read_prefilter(text: str, lower: str) -> tuple[bool, frozenset[str] | bool]:
     elif SHAPES.search(lower) is not None or CASED_SHAPES.search(text) is not None:
         return True, True
     words = words_of(lower)
-    holds = not _GATE_WORDS.isdisjoint(words)
+    holds = not _GATE_WORDS.isdisjoint(words) or (not plain and RULE_REST.passes(text, lower, plain))
     if addressee is None:
         return holds, words
     # The addressee ends with a separator and a space, so no word runs across it (when lower() kept the offsets).

@@ -47,6 +47,10 @@ NOTICE_EVENTS = {
     "agent.evicted": "agent evicted from the shared cache",
     "delivery.pending": "reply recorded but not sent yet; will be retried",
     "mcp.server_down": "MCP server down; restarting with backoff",
+    "adapter.back": "platform adapter receiving again",
+    "store.writes_back": "session store takes writes again; delayed replies follow",
+    "turn.oldest_dropped": "small model window: oldest turns left out to answer",
+    "turn.empty_reply": "the model gave an empty answer (only reasoning, or nothing)",
 }
 ERROR_EVENTS = {
     "turn.failed": "turn failed",
@@ -63,6 +67,10 @@ ERROR_EVENTS = {
     "coord.lock_lost": "session lock lost mid-turn; another worker may take over",
     "coord.lock_release_failed": "session lock could not be released (it expires by its TTL)",
     "mcp.tool_failed": "tool call failed",
+    "adapter.down": "platform adapter stopped receiving (see /readyz)",
+    "telegram.poll_hung": "Telegram getUpdates hung: cancelled, retried with backoff",
+    "store.write_failed": "session store writes fail (disk): messages kept, replies delayed",
+    "delivery.set_aside": "reply refused for good: set aside as a dead letter (GET /api/deadletters)",
 }
 
 
@@ -82,7 +90,7 @@ class Recorder:
 
 
 def _detail(event: Mapping[str, Any]) -> str:
-    names = ("tool", "server", "error", "kind", "reason", "setting", "outcome", "stage", "task")
+    names = ("tool", "server", "error", "kind", "reason", "detail", "setting", "outcome", "stage", "task")
     parts = [f"{name}={event[name]}" for name in names if event.get(name)]
     return "; ".join(parts)
 

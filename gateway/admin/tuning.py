@@ -149,6 +149,7 @@ def turn_settings_for(settings: TurnSettings, config: ChorusConfig) -> TurnSetti
         progress_notices=config.compression.progress_notices,
         in_place=config.compression.in_place,
         group_errors=config.gateway.group_errors,
+        silence_token=config.gateway.silence_token,
     )
 
 

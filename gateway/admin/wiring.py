@@ -36,6 +36,7 @@ from agent.model_windows import ModelWindows
 from gateway.admin.app import build_admin_app
 from gateway.admin.events import EventLog
 from gateway.admin.gateway_backend import GatewayBackend
+from gateway.admin.limits_api import limits_routes
 from gateway.admin.memory_api import memory_routes
 from gateway.admin.tap import EventObserver, LogTap, Recorder, install_log_tap
 from gateway.admin.tuning import follow_turn_limits, live_engine_factory
@@ -119,6 +120,10 @@ class Operations:
         sync = self._config_sync()
         hub = gateway.parts.mcp
         notes = memory_routes(gateway.parts.notes) if gateway.parts.notes is not None else []
+        limits = gateway.parts.limits
+        if limits is not None:
+            notes = [*notes, *limits_routes(limits, self.live.current)]
+            self._undo.append(self.live.subscribe(lambda _old, _new: limits.warn_unknown_prices()))
         app = build_admin_app(
             backend, metrics=self.metrics, token=token, live=self.live, events=self.events,
             before_scrape=[lambda: backend.refresh_metrics(self.metrics)], extra_routes=[*extra_routes, *notes],

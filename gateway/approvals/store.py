@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol, TypeAlias
 
-from gateway.chats._sqlite import SqliteFile
+from gateway.chats.sqlite_file import SqliteFile
 
 APPROVALS_DB_NAME = "approvals.db"
 ID_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"  # no 0/o, 1/l/i: typed by hand in `/approve ID`

@@ -24,6 +24,7 @@ from gateway.config import ChorusConfig, load_config, resolve_config_path
 from gateway.ops.logs import configure_logging
 
 log = structlog.get_logger(__name__)
+LISTENING_PORTS = 3  # web chat, admin (with the Slack events route), Telegram webhook
 
 
 def register(subparsers: Any) -> None:
@@ -56,6 +57,7 @@ async def serve(config: ChorusConfig, *, config_path: Path | None = None) -> int
     # Imported here: the offline subcommands share this CLI and must not pay for the daemon's libraries.
     from aiohttp import web
 
+    from adapters.listeners import raise_descriptor_limit
     from adapters.web import WebAdapter
     from gateway.admin.app import token_fingerprint
     from gateway.admin.token import announcement, resolve_admin_token
@@ -67,6 +69,7 @@ async def serve(config: ChorusConfig, *, config_path: Path | None = None) -> int
     warn_at_start(config)
     # Before the build (which reads the same token back): a token generated now is shown once, below.
     web_login = resolve_web_login(config.platforms.web, config.home_dir) if config.platforms.web.enabled else None
+    raise_descriptor_limit(listener_limits(config), ports=LISTENING_PORTS)
     ops = Operations.create(config, path=config_path)
     gateway = build_gateway(config, engine=ops.engine(), model_engine=ops.model_engine(), bus=ops.bus, windows=ops.windows)
     stop = asyncio.Event()

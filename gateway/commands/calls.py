@@ -18,6 +18,7 @@ from gateway.intake.routing import Route
 if TYPE_CHECKING:
     from agent.context.engine import CompressionResult
     from agent.session import SessionAgent
+    from gateway.approvals.commands import ApprovalDesk
     from gateway.commands.chat import ChatCommands
     from gateway.commands.status import StatusInfo
     from gateway.intake.queueing import Job
@@ -29,6 +30,19 @@ class CommandHost(Protocol):
     @property
     def chats(self) -> ChatCommands | None:
         """`/model`, `/usage` and `/undo` (None: no chat store here)."""
+        ...
+
+    @property
+    def approvals(self) -> ApprovalDesk | None:
+        """`/approve` and `/deny` (None: no approvals in this gateway)."""
+        ...
+
+    def admins(self, platform: str) -> frozenset[str]:
+        """The bot admins of `platform` (`platforms.<p>.admins`)."""
+        ...
+
+    async def forget(self, route: Route, user_id: str, text: str, *, admin: bool) -> str | None:
+        """`/forget TEXT`: remove matching notes (a member only their own); None: notes are off."""
         ...
 
     def busy(self, route: Route) -> bool:

@@ -11,7 +11,10 @@ import asyncio
 import time
 from collections.abc import Callable
 
+from agent.memory import NotesStore
 from agent.model_windows import ModelWindows
+from gateway.approvals.commands import ApprovalDesk
+from gateway.chats.forget import forget_notes
 from gateway.commands.chat import ChatCommands
 from gateway.commands.status import StatusInfo
 from gateway.intake.queueing import Job, SessionLanes
@@ -30,12 +33,16 @@ class LaneHost:
         notes_text: a chat's notes as text (None: notes are off).
         chats: `/model`, `/usage`, `/undo` (None: no chat store).
         windows: the learned model windows and the model answering now (for `/status`).
+        approvals: `/approve` and `/deny` (None: no approvals here).
+        notes: every chat's notes, for `/forget` (None: notes are off).
+        admins: the bot admins of a platform (`platforms.<p>.admins`, live), for `/whoami` and `/forget`.
     """
 
     def __init__(
         self, *, lanes: SessionLanes, forget: Callable[[Job | None], None], sessions: SessionService,
         notes_text: Callable[[str], str] | None = None, chats: ChatCommands | None = None,
-        windows: ModelWindows | None = None,
+        windows: ModelWindows | None = None, approvals: ApprovalDesk | None = None,
+        notes: NotesStore | None = None, admins: Callable[[str], frozenset[str]] = lambda _platform: frozenset(),
     ) -> None:
         self._lanes = lanes
         self._forget = forget
@@ -44,10 +51,25 @@ class LaneHost:
         self._notes_text = notes_text
         self._chats = chats
         self._windows = windows
+        self._approvals = approvals
+        self._notes = notes
+        self._admins = admins
 
     @property
     def chats(self) -> ChatCommands | None:
         return self._chats
+
+    @property
+    def approvals(self) -> ApprovalDesk | None:
+        return self._approvals
+
+    def admins(self, platform: str) -> frozenset[str]:
+        return self._admins(platform)
+
+    async def forget(self, route: Route, user_id: str, text: str, *, admin: bool) -> str | None:
+        if self._notes is None:
+            return None
+        return await asyncio.to_thread(forget_notes, self._notes, route, user_id, text, admin=admin)
 
     def busy(self, route: Route) -> bool:
         return self._lanes.busy(route.key)

@@ -7,6 +7,7 @@ docs/architecture.md, "Adding a chat command").
 """
 from __future__ import annotations
 
+from gateway.chats.whoami import whoami_text
 from gateway.commands.calls import CommandCall, SessionCall
 from gateway.commands.spec import CommandSpec, CommandTable, Immediate, Queued
 from gateway.commands.status import render_status
@@ -50,6 +51,31 @@ async def stop(call: CommandCall) -> str:
     return text
 
 
+async def approve(call: CommandCall) -> str:
+    return await _approval_answer(call, approve=True)
+
+
+async def deny(call: CommandCall) -> str:
+    return await _approval_answer(call, approve=False)
+
+
+async def _approval_answer(call: CommandCall, *, approve: bool) -> str:
+    desk = call.host.approvals
+    if desk is None:
+        return NOT_HERE_TEXT.format(name=call.command.name)
+    return await desk.answer(call.message, call.route.chat_scope, approve=approve, args=call.command.args)
+
+
+async def whoami(call: CommandCall) -> str:
+    return whoami_text(call.message, admins=call.host.admins(call.message.platform))
+
+
+async def forget(call: CommandCall) -> str:
+    admin = call.message.user_id in call.host.admins(call.message.platform)
+    text = await call.host.forget(call.route, call.message.user_id, call.command.args, admin=admin)
+    return NOTES_OFF_TEXT if text is None else text
+
+
 async def help_list(call: CommandCall) -> str:
     return COMMANDS.help_text
 
@@ -87,6 +113,14 @@ COMMANDS = CommandTable((
     CommandSpec("memory", "Show my notes for this chat", Immediate(memory),
                 help="show what I keep in my notes for this chat"),
     CommandSpec("stop", "Stop the reply in progress", Immediate(stop), help="stop the reply in progress"),
+    CommandSpec("whoami", "Your platform id and admin status", Immediate(whoami),
+                help="your platform id, and whether you are an admin here"),
+    CommandSpec("forget", "Remove my notes that contain a text", Immediate(forget), usage="TEXT",
+                help="remove my notes that contain TEXT (in a group: your own)"),
+    CommandSpec("approve", "Let a tool call that waits for your yes run", Immediate(approve), usage="ID",
+                help="let the tool call ID run (it waits for a yes from the person allowed to give it)"),
+    CommandSpec("deny", "Refuse a tool call that waits for your yes", Immediate(deny), usage="ID",
+                help="refuse the tool call ID"),
     CommandSpec("help", "List the commands", Immediate(help_list), help="this list"),
 ))
 

@@ -24,6 +24,11 @@ from gateway.coord.base import DEFAULT_LOCK_TTL, CoordUnavailable, LockLease, Se
 
 log = structlog.get_logger(__name__)
 
+LOCAL_TTL = 3600.0
+"""Seconds this process's own half of a lease lives without renewal. The store's lock is what excludes other
+processes, and it lives with the connection, not a TTL; the local half only queues this process's callers, and
+must not lapse under a slow event loop (a loaded machine delays renewals by seconds) while the store's is held."""
+
 
 @runtime_checkable
 class Closable(Protocol):
@@ -50,7 +55,7 @@ class StoreAuthorityLock:
     async def acquire(self, key: str, *, ttl: float = DEFAULT_LOCK_TTL, wait: float | None = None) -> LockLease | None:
         loop = asyncio.get_running_loop()
         started = loop.time()
-        local = await self._local.acquire(key, ttl=ttl, wait=wait)
+        local = await self._local.acquire(key, ttl=LOCAL_TTL, wait=wait)
         if local is None:
             return None
         remaining = None if wait is None else max(0.0, wait - (loop.time() - started))
@@ -76,9 +81,9 @@ class StoreAuthorityLock:
 
     async def renew(self, lease: LockLease, *, ttl: float = DEFAULT_LOCK_TTL) -> bool:
         if lease.token in self._alone:
-            return await self._local.renew(lease, ttl=ttl)
+            return await self._local.renew(lease, ttl=LOCAL_TTL)
         local = self._pairs.get(lease.token)
-        if local is None or not await self._local.renew(local, ttl=ttl):
+        if local is None or not await self._local.renew(local, ttl=LOCAL_TTL):
             return False
         return await self._store.renew(lease, ttl=ttl)
 

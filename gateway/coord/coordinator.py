@@ -11,11 +11,12 @@ import os
 import socket
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from gateway.coord.authority import StoreAuthorityLock
 from gateway.coord.base import AgentCache, CoordUnavailable, Deduplicator, Outbox, PollerLease, SessionLock
+from gateway.coord.counter import FailOpenWindowCounter, MemoryWindowCounter, RedisWindowCounter, WindowCounter
 from gateway.coord.failopen import (
     RETRY_AFTER,
     BackendHealth,
@@ -98,6 +99,7 @@ class Coordinator:
     lifecycle: Lifecycle
     backend: Literal["memory", "redis"]
     health: BackendHealth | None = None
+    counter: WindowCounter = field(default_factory=MemoryWindowCounter)  # e.g. replies to other bots per chat
 
     @property
     def errors(self) -> int:
@@ -149,6 +151,7 @@ def memory_coordinator(
         outbox=MemoryOutbox(now=now),
         lifecycle=_Embedded(),
         backend="memory",
+        counter=MemoryWindowCounter(now=now),
     )
 
 
@@ -190,8 +193,10 @@ def redis_coordinator(
     dedup = RedisDeduplicator(conn, prefix=prefix)
     lease = RedisPollerLease(conn, prefix=prefix)
     outbox = RedisOutbox(conn, prefix=prefix, now=now)
+    counter = RedisWindowCounter(conn, prefix=prefix)
     if not fail_open:
-        return Coordinator(authority or redis_lock, cache, dedup, lease, outbox, lifecycle=conn, backend="redis")
+        return Coordinator(authority or redis_lock, cache, dedup, lease, outbox, lifecycle=conn, backend="redis",
+                           counter=counter)
     health = BackendHealth(backend="redis", retry_after=retry_after)
     return Coordinator(
         lock=authority or FailOpenSessionLock(redis_lock, MemorySessionLock(now=now, node=name), health),
@@ -204,4 +209,5 @@ def redis_coordinator(
         lifecycle=_FailOpenStart(conn, health, authority),
         backend="redis",
         health=health,
+        counter=FailOpenWindowCounter(counter, MemoryWindowCounter(), health),
     )

@@ -36,11 +36,11 @@ class JobEntry:
     A class, not a `contextmanager`: entered by every job, a generator costs more than what it wraps.
     """
 
-    __slots__ = ("_entries", "_entry")
+    __slots__ = ("_entries", "_journal_entries")
 
-    def __init__(self, entries: JournalEntries, entry: str | None) -> None:
+    def __init__(self, entries: JournalEntries, journal_entries: tuple[str, ...]) -> None:
         self._entries = entries
-        self._entry = entry
+        self._journal_entries = journal_entries  # the job's own, and those of messages collected or merged into it
 
     def __enter__(self) -> None:
         return None
@@ -48,16 +48,14 @@ class JobEntry:
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        entry = self._entry
-        if entry is None:
-            return
         answered = self._entries.answered_entries
-        if exc_type is not None:
-            answered.discard(entry)  # cancelled (stop, interrupt, shutdown): re-run after a restart unless answered
-        elif entry in answered:
-            answered.discard(entry)  # done already, when its reply was recorded
-        else:
-            self._entries.journal.done(entry)
+        for entry in self._journal_entries:
+            if exc_type is not None:
+                answered.discard(entry)  # cancelled (stop, interrupt, shutdown): re-run after a restart unless answered
+            elif entry in answered:
+                answered.discard(entry)  # done already, when its reply was recorded
+            else:
+                self._entries.journal.done(entry)
 
 
 class JournalEntries:
@@ -125,16 +123,16 @@ class JournalEntries:
     def forget(self, job: Job | None) -> None:
         """A job the user stopped is not re-run after a restart."""
         if job is not None:
-            self.done(job.journal_entry)
+            for entry in job.entries:
+                self.done(entry)
 
     def running(self, job: Job) -> JobEntry:
         """`with entries.running(job):` around a job's run: done at its end, kept when it is cancelled."""
-        return JobEntry(self, job.journal_entry)
+        return JobEntry(self, job.entries)
 
     def answered(self, job: Job) -> None:
-        """The job's reply is recorded (durable): its message need not be re-run, even if the job is cancelled now."""
-        entry = job.journal_entry
-        if entry is not None:
+        """The job's reply is recorded (durable): its messages need not be re-run, even if the job is cancelled now."""
+        for entry in job.entries:
             self.journal.done(entry)
             self.answered_entries.add(entry)
 

@@ -25,6 +25,11 @@ class TriggerDecision:
     command: Command | None = None
 
 
+def observes_unmentioned(*, observe_unmentioned: bool | None, record_unmentioned: bool) -> bool:
+    """`gateway.observe_unmentioned`, else its old name `record_unmentioned` (kept working)."""
+    return record_unmentioned if observe_unmentioned is None else observe_unmentioned
+
+
 def decide_trigger(
     message: InboundMessage,
     *,
@@ -49,4 +54,4 @@ def decide_trigger(
     return TriggerDecision(action="ignore", reason=f"not addressed ({group_trigger} mode)")
 
 
-__all__ = ["Action", "GroupTrigger", "TriggerDecision", "decide_trigger"]
+__all__ = ["Action", "GroupTrigger", "TriggerDecision", "decide_trigger", "observes_unmentioned"]

@@ -2,8 +2,9 @@
 
 Owns `MemorySpendLimiter`. Message windows are message ids by time (lost on
 a restart: a minute). The day's counters are written to a JSON file under
-home after every change (atomically: a temporary file renamed), and read back
-by `start()`, so a restart does not reset a day. Knows nothing of chats.
+home (atomically: a temporary file renamed), and read back
+by `start()`, so a restart does not reset a day. Writes are gathered: at most one a
+second (`SAVE_DELAY`), and one at `stop()`. Knows nothing of chats.
 """
 from __future__ import annotations
 
@@ -30,6 +31,8 @@ from gateway.limits.base import (
 log = structlog.get_logger(__name__)
 
 _MAPS = ("tokens", "cost", "hits", "unpriced")
+SAVE_DELAY = 1.0
+"""Seconds a change waits to be written with the ones after it: a crash loses at most this much spend."""
 
 
 class MemorySpendLimiter:
@@ -41,6 +44,7 @@ class MemorySpendLimiter:
         self._windows: dict[str, dict[str, float]] = {}  # field -> message id -> time, oldest first
         self._said: dict[str, float] = {}  # hit field -> until when the chat was told
         self._writing = asyncio.Lock()
+        self._saving: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         """Read the kept counters (a missing or unreadable file starts empty, logged)."""
@@ -48,17 +52,20 @@ class MemorySpendLimiter:
             return
         try:
             raw = json.loads(await asyncio.to_thread(self._path.read_text, encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            log.warning("limits.state_unreadable", path=str(self._path), error=type(exc).__name__)
-            return
-        if isinstance(raw, dict):
             self._days = {
                 str(day): {name: {str(k): float(v) for k, v in dict(maps.get(name, {})).items()} for name in _MAPS}
-                for day, maps in raw.items() if isinstance(maps, dict)
+                for day, maps in dict(raw).items() if isinstance(maps, dict)
             }
+        except (OSError, ValueError, TypeError) as exc:  # unreadable, not JSON, or not the shape written here
+            log.warning("limits.state_unreadable", path=str(self._path), error=type(exc).__name__)
 
     async def stop(self) -> None:
-        return None
+        """Write what is not written yet (a pending delayed write is replaced by this one)."""
+        saving, self._saving = self._saving, None
+        if saving is not None:
+            saving.cancel()
+            await asyncio.gather(saving, return_exceptions=True)
+        await self._write()
 
     def _day(self, now: float) -> dict[str, dict[str, float]]:
         day = day_of(now)
@@ -102,7 +109,7 @@ class MemorySpendLimiter:
         first = self._said.get(rule.hit_field, 0.0) <= now
         if first:
             self._said[rule.hit_field] = resets_at
-        await self._save()
+        self._save()
         return Hit(rule, resets_at, first)
 
     async def spend(self, charge: Charge, *, now: float) -> None:
@@ -114,7 +121,7 @@ class MemorySpendLimiter:
                 counters["cost"][name] = counters["cost"].get(name, 0.0) + charge.cost
         if charge.cost is None:
             counters["unpriced"][charge.model] = counters["unpriced"].get(charge.model, 0) + charge.tokens
-        await self._save()
+        self._save()
 
     async def day(self, *, now: float) -> DaySpend:
         counters = self._day(now)
@@ -136,14 +143,30 @@ class MemorySpendLimiter:
             self._windows.pop(name, None)
             for said in [k for k in self._said if k.startswith(f"{name}/")]:
                 del self._said[said]
-        await self._save()
+        self._save()
 
-    async def _save(self) -> None:
+    def _save(self) -> None:
+        """Write the counters within `SAVE_DELAY` (one write for every change in between; `stop()` writes at once)."""
+        if self._path is None or self._saving is not None:
+            return
+        self._saving = asyncio.get_running_loop().create_task(self._save_later())
+
+    async def _save_later(self) -> None:
+        try:
+            await asyncio.sleep(SAVE_DELAY)
+        finally:
+            self._saving = None
+        await self._write()
+
+    async def _write(self) -> None:
         if self._path is None:
             return
         text = json.dumps(self._days, sort_keys=True)
         async with self._writing:
-            await asyncio.to_thread(_write_atomically, self._path, text)
+            try:
+                await asyncio.to_thread(_write_atomically, self._path, text)
+            except OSError as exc:
+                log.warning("limits.state_unwritable", path=str(self._path), error=type(exc).__name__)
 
 
 def _write_atomically(path: Path, text: str) -> None:

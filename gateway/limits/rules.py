@@ -55,10 +55,10 @@ def unknown_priced_models(pricing: Mapping[str, Price], models: Iterable[str]) -
 
 def _amount(rule: Rule, value: float) -> str:
     if rule.metric == "messages":
-        return f"{int(value):,} messages per minute"
+        return f"{int(value):,} message{'' if int(value) == 1 else 's'} per minute"
     if rule.metric == "tokens":
         return f"{int(value):,} tokens per day"
-    return f"{value:g} cost per day"
+    return f"a cost of {value:g} per day"
 
 
 def _clock(at: float) -> str:
@@ -74,7 +74,7 @@ def hit_text(hit: Hit) -> str:
 def usage_lines(rules: Sequence[Rule], spend: DaySpend, in_window: Sequence[int], *, resets: float) -> list[str]:
     """What is left of each limit: `per person: 3 of 5 messages this minute left`, … (one line per limit)."""
     if not rules:
-        return ["limits: none apply here."]
+        return []  # no limits here: /usage reads as before
     lines = []
     windows = iter(in_window)
     for rule in rules:

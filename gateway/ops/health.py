@@ -62,7 +62,7 @@ class AdapterWatch:
             found[name] = report
             if not report.alive and name not in self._down:
                 self._down.add(name)
-                log.error("adapter.down", platform=name, detail=report.detail)
+                log.error("adapter.down", platform=name, detail=f"{name}: {report.detail}")
             elif report.alive and name in self._down:
                 self._down.discard(name)
                 log.warning("adapter.back", platform=name)

@@ -15,6 +15,7 @@ TTLs are moot here: the live connection is the lease.
 from __future__ import annotations
 
 import asyncio
+import functools
 import random
 import time
 from collections.abc import Callable
@@ -39,6 +40,7 @@ CHECK_EVERY = 1.0
 RESERVED = ""  # in `_keys` while this process asks PostgreSQL for a key
 
 Conn = psycopg.AsyncConnection[tuple[Any, ...]]
+Row = tuple[tuple[Any, ...] | None, int]  # a query's row, and the generation of the connection that answered
 
 
 class StoreSessionLock:
@@ -67,6 +69,7 @@ class StoreSessionLock:
         self._connecting = asyncio.Lock()
         self._held: dict[str, tuple[LockLease, int]] = {}  # token -> (lease, connection generation)
         self._keys: dict[str, str] = {}  # key -> token of this process's lease
+        self._running: set[asyncio.Task[Row]] = set()  # queries whose callers may have stopped waiting
 
     async def _connection(self) -> tuple[Conn, int]:
         async with self._connecting:
@@ -87,8 +90,25 @@ class StoreSessionLock:
                 self._generation += 1
             return conn, self._generation
 
-    async def _query(self, sql: str, params: tuple[object, ...], *, op: str) -> tuple[tuple[Any, ...] | None, int]:
-        """The row and the generation of the connection that answered."""
+    def _query(self, sql: str, params: tuple[object, ...], *, op: str) -> asyncio.Task[Row]:
+        """The row and the generation of the connection that answered, from a query its callers cannot cancel.
+
+        A cancelled caller (a turn's renewal cut short by its end, a job stopped while it waits for the lock)
+        must not cancel the query: psycopg would interrupt it mid-protocol and leave the connection that
+        holds every lock of this process unusable. Await it through `asyncio.shield`: the query runs on, the
+        caller stops waiting.
+        """
+        task = asyncio.ensure_future(self._answer(sql, params, op=op))
+        self._running.add(task)
+        task.add_done_callback(self._settled)
+        return task
+
+    def _settled(self, task: asyncio.Task[Row]) -> None:
+        self._running.discard(task)
+        if not task.cancelled():
+            task.exception()  # retrieved here too: a caller that stopped waiting never will
+
+    async def _answer(self, sql: str, params: tuple[object, ...], *, op: str) -> Row:
         conn, generation = await self._connection()
         try:
             row = await (await conn.execute(sql, params)).fetchone()
@@ -121,13 +141,19 @@ class StoreSessionLock:
         while True:
             if key not in self._keys:
                 self._keys[key] = RESERVED  # our other callers wait while we ask (the lock is re-entrant for us)
+                asked = self._query(
+                    "SELECT pg_try_advisory_lock(%s, hashtext(%s))", (SESSION_LOCK_CLASS, key), op="store_lock.acquire"
+                )
                 try:
-                    row, generation = await self._query(
-                        "SELECT pg_try_advisory_lock(%s, hashtext(%s))", (SESSION_LOCK_CLASS, key), op="store_lock.acquire"
-                    )
-                finally:
-                    if self._keys.get(key) == RESERVED:
-                        del self._keys[key]
+                    row, generation = await asyncio.shield(asked)
+                except asyncio.CancelledError:
+                    # The answer still comes: a lock it grants nobody holds, so it is given back then.
+                    asked.add_done_callback(functools.partial(self._give_back, key))
+                    raise
+                except BaseException:
+                    self._unreserve(key)
+                    raise
+                self._unreserve(key)
                 if row is not None and row[0]:
                     lease = LockLease(key=key, token=new_token(self._node), acquired_at=self._now())
                     self._held[lease.token] = (lease, generation)
@@ -140,6 +166,24 @@ class StoreSessionLock:
             await asyncio.sleep(min(remaining, pause * random.uniform(0.5, 1.0)))
             pause = min(pause * 2, POLL_MAX)
 
+    def _unreserve(self, key: str) -> None:
+        if self._keys.get(key) == RESERVED:
+            del self._keys[key]
+
+    def _give_back(self, key: str, asked: asyncio.Task[Row]) -> None:
+        """The answer to an acquisition whose caller was cancelled: unlock what it granted, then free the key."""
+        granted = not asked.cancelled() and asked.exception() is None and bool((asked.result()[0] or (False,))[0])
+        if not granted or asked.result()[1] != self._generation:
+            self._unreserve(key)
+            return
+        unlock = self._query("SELECT pg_advisory_unlock(%s, hashtext(%s))", (SESSION_LOCK_CLASS, key), op="store_lock.release")
+        unlock.add_done_callback(functools.partial(self._given_back, key))
+
+    def _given_back(self, key: str, unlock: asyncio.Task[Row]) -> None:
+        self._unreserve(key)
+        if not unlock.cancelled():
+            unlock.exception()  # retrieved: an unlock that failed lost the connection, and the lock with it
+
     async def renew(self, lease: LockLease, *, ttl: float = DEFAULT_LOCK_TTL) -> bool:
         """True while the connection holding the lease's lock is alive (checked at most every `CHECK_EVERY`)."""
         held = self._held.get(lease.token)
@@ -148,7 +192,7 @@ class StoreSessionLock:
         if self._clock() - self._checked_at < CHECK_EVERY:
             return True
         try:
-            await self._query("SELECT 1", (), op="store_lock.renew")
+            await asyncio.shield(self._query("SELECT 1", (), op="store_lock.renew"))
         except CoordUnavailable:
             return False
         return lease.token in self._held
@@ -162,9 +206,9 @@ class StoreSessionLock:
         if held[1] != self._generation:
             return False  # its connection is gone, and the lock with it
         try:
-            row, _ = await self._query(
+            row, _ = await asyncio.shield(self._query(
                 "SELECT pg_advisory_unlock(%s, hashtext(%s))", (SESSION_LOCK_CLASS, lease.key), op="store_lock.release"
-            )
+            ))
         except CoordUnavailable:
             return False  # the connection is gone, and its lock with it
         return bool(row and row[0])

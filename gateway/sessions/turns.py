@@ -22,9 +22,10 @@ from typing import Literal, TypeAlias
 import structlog
 from structlog.contextvars import bind_contextvars
 
-from adapters.base import AdapterError, Reactions, SentMessage
+from adapters.base import AdapterError, Reacting, SentMessage
 from agent.context.engine import CompressionResult
 from agent.loop import TurnResult, TurnUsage
+from agent.memory import NotesStore
 from agent.memory.providers import MemoryManager
 from agent.messages import Message, user
 from agent.model_retry import retry_notice
@@ -32,6 +33,7 @@ from agent.session import SessionAgent
 from agent.tools.base import ToolContext
 from chorus_errors import ModelAuthError, ModelError, ModelNotConfigured, ModelUnavailable, RateLimited
 from gateway.approvals import ApprovalGate, Approvals, Asker
+from gateway.chats.participants import participant_notes, user_notes_scope
 from gateway.chats.provenance import writer_standing
 from gateway.chats.store import ChatStore, Usage
 from gateway.commands.calls import SessionCall
@@ -41,6 +43,7 @@ from gateway.coord.base import OutboundItem
 from gateway.coord.hold import LockBusy
 from gateway.delivery.notices import NoticeBoard
 from gateway.delivery.outbound import STOP_FINISH_SECONDS, Delivery, StreamPreview, typing_while
+from gateway.delivery.reactions import Reactions
 from gateway.delivery.tool_progress import ProgressMode, ToolProgress
 from gateway.intake.entries import JournalEntries
 from gateway.intake.queueing import STOPPED, Job
@@ -48,6 +51,8 @@ from gateway.limits import SpendGate, Tally, hit_text
 from gateway.ops.events import EventBus, HygieneRan, TurnFailed, TurnFinished
 from gateway.ops.logs import bind_message_context, kept
 from gateway.sessions.hygiene import check_hygiene
+from gateway.sessions.lines import is_ours, quote_line, render
+from gateway.sessions.lines import prefix as line_prefix
 from gateway.sessions.media import MediaReader, TurnRefused, describe_all
 from gateway.sessions.service import SessionService
 from gateway.sessions.store_writes import StoreWrites, retry_delay, storage_failure
@@ -65,7 +70,6 @@ REFUSED_TEXT = "The model refused this request; the operator may need to check t
 NOTHING_TO_RETRY = "There is no message of yours to retry in this conversation."
 DELAYED_TEXT = "I can't save our conversation right now, so my reply is delayed; your message is kept and I'll answer it."
 EMPTY_REPLY_TEXT = "The model gave no answer to that (only its reasoning, or nothing); please rephrase and send it again."
-FAILED_REACTION = "⚠️"
 TOO_LONG_TEXT = "That message is too long for me ({n:,} characters; the limit is {limit:,}). Please shorten it."
 
 
@@ -81,6 +85,7 @@ class TurnSettings:
     tool_progress_groups: ProgressMode = "off"
     admins: Mapping[str, frozenset[str]] = field(default_factory=dict)  # platforms.<p>.admins: trusted note writers in groups
     group_errors: GroupErrors = "reply"  # gateway.group_errors: how a failed turn shows in a group (DMs always reply)
+    silence_token: str | None = None  # gateway.silence_token: a reply that is exactly this is stored, not sent
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,14 +132,12 @@ class _Notices:
 
 
 def user_line(job: Job) -> Message:
-    """The user message as the model sees it: prefixed with the sender's name in shared sessions.
+    """The user message as the model sees it (`gateway.sessions.lines`): sender, quote, edit, observed label.
 
     Attachments are described in one line each (`MediaReader` reads them for a turn).
     """
     text = describe_all(job.message) if job.message.attachments else job.message.text
-    if job.route.shared:
-        return user(f"{job.message.user_name}: {text}")
-    return user(text)
+    return user(render(job.message, text, shared=job.route.shared, observed=job.kind == "record"))
 
 
 def stored_reply(history: list[Message], asked: Message) -> str | None:
@@ -169,6 +172,9 @@ class TurnRunner:
         store_writes: the store's write health, which this runner reports to (read by /readyz and the metrics).
         limits: the spend and rate limits: checked once before a turn's model call, and every model call
             of a job charged (None: no limits, nothing counted).
+        approvals: tool approvals (`tools.approval`): each turn gets its gate (None: no tool waits).
+        notes: every chat's notes, for a group sender's own USER notes (None: not shown).
+        reactions: `gateway.reactions` (✅ answered, ⚠️ failed; the gateway adds 👀 on receipt).
     """
 
     def __init__(
@@ -186,10 +192,13 @@ class TurnRunner:
         store_writes: StoreWrites | None = None,
         limits: SpendGate | None = None,
         approvals: Approvals | None = None,
+        notes: NotesStore | None = None,
+        reactions: Reactions | None = None,
     ) -> None:
         self._sessions = sessions
         self.store_writes = store_writes or StoreWrites("the session store")
         self._approvals = approvals
+        self._notes = notes
         self._bus = bus or EventBus()
         self._delivery = delivery
         self._entries = entries
@@ -201,6 +210,9 @@ class TurnRunner:
         self._chats = chats
         self._limits = limits
         self._syncs: set[asyncio.Task[bool]] = set()
+        # Steer mode: takes the queued turns of a session for the running one (set by the gateway's lanes).
+        self.steering: Callable[[str], list[Job]] | None = None
+        self.reactions = reactions
         self.turns_run = 0
         self.hygiene_runs = 0
 
@@ -261,6 +273,8 @@ class TurnRunner:
                 log.error("model.auth_failed", model=exc.model, status=exc.status,
                           fix="check model.api_key (or that fallback's api_key) and the model's access")
             await self._tell_failure(job, self._failure_text(exc))
+            if job.kind == "turn" and self.reactions is not None:
+                await self.reactions.mark(job.message, "failed")
 
     def _metered(self, job: Job) -> contextlib.AbstractContextManager[Tally | None]:
         """Every model call of the job (and of the review it starts) charged to its sender and chat."""
@@ -316,9 +330,9 @@ class TurnRunner:
             await self._delivery.send_text(job.route.target, text)
             return
         adapter = self._delivery.adapter(job.message.platform)
-        if mode == "react" and isinstance(adapter, Reactions):
+        if mode == "react" and isinstance(adapter, Reacting):
             try:
-                await adapter.react(job.route.target, job.message.message_id, FAILED_REACTION)
+                await adapter.react(job.route.target, job.message.message_id, "failed")
             except (AdapterError, ConnectionError, OSError) as exc:
                 log.info("turn.failure_reaction_failed", error=type(exc).__name__)
             return
@@ -364,9 +378,37 @@ class TurnRunner:
         result = await self._sessions.compress(job.route, agent, trigger="idle", on_event=board, save_unchanged=False)
         log.info("compression.idle", outcome=result.outcome, idle_seconds=round(time.time() - last))
 
+    async def _participant_notes(self, job: Job) -> str | None:
+        """The sender's own USER notes in a group, for this turn only (a shared session's prompt is everyone's)."""
+        if self._notes is None or job.route.kind == "dm":
+            return None
+        try:
+            return await asyncio.to_thread(
+                participant_notes, self._notes, job.route, job.message.user_id, job.message.user_name
+            )
+        except Exception as exc:  # noqa: BLE001 - the turn goes on without them
+            log.warning("notes.participant_unreadable", error=type(exc).__name__)
+            return None
+
+    def _steer(self, job: Job, taken: list[Job]) -> Callable[[], list[Message]] | None:
+        """What the loop asks at each tool-result boundary: the session's queued turns, as user lines."""
+        steering = self.steering
+        if steering is None:
+            return None
+
+        def steer() -> list[Message]:
+            jobs = steering(job.route.key)
+            taken.extend(jobs)
+            if jobs:
+                log.info("turn.steered", messages=len(jobs))
+            return [user_line(steered) for steered in jobs]
+
+        return steer
+
     async def _run_agent(
         self, job: Job, agent: SessionAgent, message: Message, *, retry: bool, context: ToolContext,
         on_text: StreamPreview | None, on_event: NoticeBoard, recall: str | None, on_tool: ToolProgress | None,
+        steered: list[Job] | None = None,
     ) -> TurnResult:
         """The loop, with "busy, retrying" notices to this chat; a failure keeps the user's message for /retry."""
         async def notice(text: str) -> None:
@@ -375,7 +417,8 @@ class TurnRunner:
         token = retry_notice.set(notice)
         try:
             result = await agent.run_turn(
-                message, context=context, on_text=on_text, on_event=on_event, recall=recall, on_tool=on_tool
+                message, context=context, on_text=on_text, on_event=on_event, recall=recall, on_tool=on_tool,
+                steer=self._steer(job, steered) if steered is not None else None,
             )
         except ModelError:
             agent.history.append(message)
@@ -416,9 +459,11 @@ class TurnRunner:
             # The failed message is still the last one: run it again in place; else (group lines came after) ask again.
             return (agent.history.pop() if in_place else user(failed)), in_place
         if self._media is not None and job.message.attachments:
-            prefix = f"{job.message.user_name}: " if job.route.shared else ""
+            head = line_prefix(job.message, shared=job.route.shared)
+            if job.message.quote is not None:
+                head += quote_line(job.message.quote, shared=job.route.shared, ours=is_ours(job.message)) + "\n"
             async with typing_while(self._delivery.adapter(job.message.platform), job.route.target):
-                read = await self._media.user_turn(job.message, prefix=prefix)  # downloads and transcription take a moment
+                read = await self._media.user_turn(job.message, prefix=head)  # downloads and transcription take a moment
             if isinstance(read, TurnRefused):
                 await self._deliver(job, read.reply)
                 return None
@@ -455,17 +500,20 @@ class TurnRunner:
         streams = adapter is not None and adapter.limits.supports_edit
         preview = StreamPreview(self._delivery, job.route.target, draft=draft, on_draft=self._draft_noter(job)) if streams else None
         context = ToolContext(chat_id=job.route.chat_scope, session_id=agent.session_id, user_id=job.message.user_id,
-                              untrusted=writer_standing(job.message, self.settings.admins), gate=self._gate(job))
+                              untrusted=writer_standing(job.message, self.settings.admins), gate=self._gate(job),
+                              user_notes=user_notes_scope(job.route, job.message.user_id))
         mode = self.settings.tool_progress_dms if job.route.kind == "dm" else self.settings.tool_progress_groups
         progress = ToolProgress(_Notices(self._delivery, job), mode=mode) if mode != "off" else None
+        steered: list[Job] = []
         try:
             async with typing_while(adapter, job.route.target):
-                recall = None
+                recall = await self._participant_notes(job)
                 if self._memory is not None:
-                    recall = await self._memory.prefetch(job.route.chat_scope, job.message.user_id, turn_message.text)
+                    provided = await self._memory.prefetch(job.route.chat_scope, job.message.user_id, turn_message.text)
+                    recall = "\n\n".join(part for part in (recall, provided) if part) or None
                 result = await self._run_agent(
                     job, agent, turn_message, retry=retry, context=context, on_text=preview, on_event=board,
-                    recall=recall, on_tool=progress,
+                    recall=recall, on_tool=progress, steered=steered,
                 )
         except asyncio.CancelledError as cancel:
             if preview is not None and cancel.args == (STOPPED,):
@@ -484,9 +532,17 @@ class TurnRunner:
             await preview.settle()
         reply = result.reply
         footer = tally.footer(self._limits.footer_mode()) if tally is not None and self._limits is not None else None
-        if footer is not None and reply.strip():
+        if footer is not None and reply.strip() and not self._silent(reply):
             reply = f"{reply}\n\n{footer}"
-        delivered = await self._deliver(job, reply, draft=preview.draft if preview else draft)
+        if self._silent(result.reply):
+            delivered = await self._stay_silent(job, preview.draft if preview else draft)
+        else:
+            delivered = await self._deliver(job, reply, draft=preview.draft if preview else draft)
+        for answered in steered:  # answered by this reply: not re-run after a restart
+            for entry in answered.entries:
+                self._entries.done(entry)
+        if delivered and self.reactions is not None:
+            await self.reactions.mark(job.message, "answered")
         self.turns_run += 1
         if kept("turn.finished"):
             self._log_finished(job, agent, result, hygiene, started=started, delivered=delivered)
@@ -573,6 +629,22 @@ class TurnRunner:
                 log.warning("turn.draft_note_failed", error=type(exc).__name__)
 
         return note
+
+    def _silent(self, reply: str) -> bool:
+        token = self.settings.silence_token
+        return bool(token) and reply.strip() == token
+
+    async def _stay_silent(self, job: Job, draft: SentMessage | None) -> bool:
+        """The persona chose not to answer: the reply is stored (above), nothing is sent; a draft is removed."""
+        log.info("turn.silent", token=self.settings.silence_token)
+        self._entries.answered(job)  # stored, and deliberately not sent: never re-run
+        adapter = self._delivery.adapter(job.message.platform)
+        if draft is not None and adapter is not None:
+            try:
+                await adapter.delete(draft)
+            except Exception as exc:  # noqa: BLE001 - a leftover draft is cosmetic
+                log.warning("turn.silent_draft_left", error=type(exc).__name__)
+        return False
 
     async def _deliver(self, job: Job, text: str, *, draft: SentMessage | None = None) -> bool:
         """Record the reply in the outbox and send it; an empty one never enters the outbox (one short notice)."""

@@ -5,11 +5,12 @@ import asyncio
 import errno
 from collections.abc import AsyncIterator
 
+import aiohttp
 import pytest
 from aiohttp import web
 from structlog.testing import capture_logs
 
-from adapters.listeners import ListenerLimits, serve
+from adapters.listeners import ListenerLimits, raise_descriptor_limit, serve
 
 EOF_WAIT_SECONDS = 30.0  # generous: the server closes after read_timeout_seconds; this only bounds a hang
 
@@ -108,3 +109,47 @@ async def test_accept_errors_are_logged_once_per_interval_with_a_count(port: int
             })
     assert len(logs) == 1
     assert logs[0]["event"] == "listener.accept_failed" and logs[0]["error"] == "EMFILE" and logs[0]["count"] == 1
+
+
+def test_the_descriptor_limit_is_raised_to_the_hard_limit_and_a_shortfall_is_named() -> None:
+    """At start the soft limit goes up to the hard one; a cap the hard limit cannot hold is warned about."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or hard < 1100:
+        pytest.skip(f"needs a finite hard descriptor limit of at least 1,100 (this one: {hard})")
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (1024, hard))
+        with capture_logs() as logs:
+            raised, needed = raise_descriptor_limit(ListenerLimits(max_connections=1), ports=3)
+        assert (raised, needed, logs) == (hard, 1003, [])
+        with capture_logs() as logs:
+            raise_descriptor_limit(ListenerLimits(max_connections=hard), ports=3)
+        assert [(entry["event"], entry["nofile"], entry["needed"]) for entry in logs] == [
+            ("listener.descriptors_low", hard, 3 * hard + 1000)]
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+async def test_a_web_chat_websocket_outlives_the_read_timeout() -> None:
+    """A websocket is a request in progress: an idle raw socket is closed after read_timeout_seconds, while a
+    websocket opened before it still carries a message afterwards."""
+    from adapters.base import InboundMessage
+    from adapters.web import WebAdapter
+
+    adapter = WebAdapter(host="127.0.0.1", port=0, limits=ListenerLimits(read_timeout_seconds=1.0))
+    inbound: asyncio.Queue[InboundMessage] = asyncio.Queue()
+    await adapter.start(inbound)
+    try:
+        async with aiohttp.ClientSession() as http, http.ws_connect(
+            f"http://127.0.0.1:{adapter.port}/ws?chat=c1"
+        ) as ws:
+            assert (await ws.receive_json())["type"] == "hello"
+            reader, writer = await asyncio.open_connection("127.0.0.1", adapter.port)
+            assert await asyncio.wait_for(reader.read(), EOF_WAIT_SECONDS) == b""  # the read timeout has passed
+            writer.close()
+            await ws.send_json({"type": "message", "text": "still here?"})
+            message = await asyncio.wait_for(inbound.get(), EOF_WAIT_SECONDS)
+        assert (message.chat_id, message.text) == ("c1", "still here?")
+    finally:
+        await adapter.stop()

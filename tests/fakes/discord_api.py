@@ -151,6 +151,7 @@ class FakeDiscord:
         self.connections: list[Connection] = []
         self.failures: dict[str, list[Failure]] = {}
         self.posted: dict[str, Json] = {}
+        self.history: dict[str, Json] = {}  # older messages GET /channels/{id}/messages/{id} serves (besides `posted`)
         self._nonces: dict[tuple[str, str], Json] = {}  # (channel, nonce) of posts made with enforce_nonce
         self.channels: dict[str, Json] = {GENERAL_ID: text_channel(GENERAL_ID, "general"),
                                           RANDOM_ID: text_channel(RANDOM_ID, "random"),
@@ -173,6 +174,8 @@ class FakeDiscord:
             ("GET", "/oauth2/applications/@me", re.compile(r"/oauth2/applications/@me"), self._application),
             ("GET", "/channels/{channel_id}", re.compile(r"/channels/(\d+)"), self._get_channel),
             ("POST", "/channels/{channel_id}/messages", re.compile(r"/channels/(\d+)/messages"), self._create),
+            ("GET", "/channels/{channel_id}/messages/{message_id}", re.compile(r"/channels/(\d+)/messages/(\d+)"),
+             self._get_message),
             ("PATCH", "/channels/{channel_id}/messages/{message_id}", re.compile(r"/channels/(\d+)/messages/(\d+)"), self._edit),
             ("DELETE", "/channels/{channel_id}/messages/{message_id}", re.compile(r"/channels/(\d+)/messages/(\d+)"), self._delete),
             ("POST", "/channels/{channel_id}/typing", re.compile(r"/channels/(\d+)/typing"), self._typing),
@@ -274,6 +277,12 @@ class FakeDiscord:
 
     async def send_message(self, payload: Json) -> int:
         return await self.dispatch("MESSAGE_CREATE", payload)
+
+    async def edit_message(self, payload: Json, content: str) -> Json:
+        """Dispatch MESSAGE_UPDATE for `payload` with new `content` (as Discord sends a user's edit); returns it."""
+        edited = {**payload, "content": content, "edited_timestamp": iso_now()}
+        await self.dispatch("MESSAGE_UPDATE", edited)
+        return edited
 
     async def send_raw(self, text: str) -> None:
         """Send a raw text frame on the live socket (for malformed-payload tests)."""
@@ -414,6 +423,12 @@ class FakeDiscord:
         if body.get("enforce_nonce") and nonce is not None:
             self._nonces[(channel_id, str(nonce))] = message
         return _json(message)
+
+    async def _get_message(self, body: Json | None, channel_id: str, message_id: str) -> web.Response:
+        found = self.posted.get(message_id) or self.history.get(message_id)
+        if found is None:
+            return _json({"message": "Unknown Message", "code": 10008}, 404)
+        return _json(found)
 
     async def _edit(self, body: Json | None, channel_id: str, message_id: str) -> web.Response:
         if message_id not in self.posted:

@@ -89,6 +89,7 @@ class FakeSlack:
         self._envelopes = itertools.count(1)
         self._runner: web.AppRunner | None = None
         self.files: dict[str, bytes] = {}  # url_private path -> bytes; served only with the bot token
+        self.threads: dict[str, dict[str, Any]] = {}  # thread_ts -> the parent post conversations.replies answers
 
     @property
     def api_base_url(self) -> str:
@@ -220,6 +221,11 @@ class FakeSlack:
             return {"ok": True, "channel": params.get("channel"), "ts": params.get("ts"), "text": params.get("text")}
         if method == "chat.delete":
             return {"ok": True, "channel": params.get("channel"), "ts": params.get("ts")}
+        if method == "conversations.replies":
+            parent = self.threads.get(str(params.get("ts")))
+            if parent is None:
+                return {"ok": False, "error": "thread_not_found"}
+            return {"ok": True, "messages": [parent], "has_more": False}
         if method == "apps.connections.open":
             return {"ok": True, "url": f"ws://127.0.0.1:{self.port}/link/?ticket=t{self.connections + 1}"}
         return {"ok": False, "error": "unknown_method"}

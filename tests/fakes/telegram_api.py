@@ -213,13 +213,14 @@ def _decode(value: str) -> Any:
 class FakeTelegram:
     """Use as `async with FakeTelegram() as fake:`; point PTB at `fake.base_url`."""
 
-    def __init__(self, *, token: str = TOKEN) -> None:
+    def __init__(self, *, token: str = TOKEN, first_update_id: int = 1) -> None:
+        """`first_update_id`: two fakes standing in for two bots on one Redis need update ids apart (de-duplication)."""
         self.token = token
         self.calls: list[Call] = []
         self.updates: list[dict[str, Any]] = []
         self._faults: dict[str, deque[_Fault]] = {}
         self._chats: dict[str, _Chat] = {}
-        self._update_ids = itertools.count(1)
+        self._update_ids = itertools.count(first_update_id)
         self._changed = asyncio.Condition()
         self._runner: web.AppRunner | None = None
         self._closing = False
@@ -366,6 +367,9 @@ class FakeTelegram:
         return True
 
     async def _api_sendChatAction(self, params: dict[str, Any]) -> Any:
+        return True
+
+    async def _api_setMessageReaction(self, params: dict[str, Any]) -> Any:
         return True
 
     async def _api_getUpdates(self, params: dict[str, Any]) -> Any:

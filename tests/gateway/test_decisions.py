@@ -94,7 +94,10 @@ def test_trigger_rules(fields: dict[str, object], mode: str, require_mention: bo
     [
         (AccessRules.of("telegram"), {}, False),
         (AccessRules.of("telegram", allowed_users=["7"]), {}, True),
-        (AccessRules.of("telegram", allowed_users=["@ann"]), {}, True),
+        (AccessRules.of("telegram", allowed_users=["@ann"]), {"user_handle": "ann"}, True),
+        # A display name is free text: a stranger calling themselves "Ann" is not @ann.
+        (AccessRules.of("telegram", allowed_users=["@ann"]), {"chat_id": "-200"}, False),
+        (AccessRules.of("telegram", allowed_users=["ann"]), {"chat_id": "-200", "user_name": "ann"}, False),
         (AccessRules.of("telegram", allowed_chats=["-100"]), {}, True),
         (AccessRules.of("telegram", allow_all_users=True), {}, True),
         (AccessRules.of("web"), {"platform": "web"}, True),

@@ -163,5 +163,5 @@ async def test_retry_after_group_lines_asks_the_failed_question_again(fake_opena
         await chat.wait_text(UNAVAILABLE_TEXT)
         await chat.inject("lunch anyone?", user_id="b", user_name="bob", **group)
         await chat.inject("/retry", **group)
-        await chat.wait_text("echo: alice: when is the deploy?")
-    assert fake_openai.requests[-1]["messages"][-2]["content"] == "bob: lunch anyone?"
+        await chat.wait_text("echo: alice (id u1): when is the deploy?")
+    assert fake_openai.requests[-1]["messages"][-2]["content"] == "(not addressed to you) bob (id b): lunch anyone?"

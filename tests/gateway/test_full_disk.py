@@ -8,13 +8,19 @@ every one of them is answered once and stored once, and `/readyz` is green.
 """
 from __future__ import annotations
 
+import errno
 import sqlite3
 from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 
 from agent.store import SqliteSessionStore
+from gateway.coord.base import OutboundItem
+from gateway.coord.memory import MemoryOutbox
+from gateway.delivery.outbox_file import JournaledOutbox
+from gateway.sessions.store_writes import storage_failure
 from gateway.sessions.turns import DELAYED_TEXT, FAILED_TEXT
 from tests.fakes.openai_server import FakeOpenAI
 from tests.gateway.fake_platform import FakePlatform
@@ -105,3 +111,15 @@ async def _red(http: aiohttp.ClientSession, url: str) -> tuple[int, dict[str, An
 async def _green(http: aiohttp.ClientSession, url: str) -> tuple[int, dict[str, Any]] | None:
     status, body = await _status(http, url)
     return (status, body) if status == 200 else None
+
+
+async def test_a_reply_whose_outbox_line_cannot_be_written_is_not_left_pending() -> None:
+    """`/dev/full` answers every write with ENOSPC: the reply is not recorded (the turn runs again, once), and
+    the error is one a full disk makes."""
+    outbox = JournaledOutbox(MemoryOutbox(), Path("/dev/full"))
+    item = OutboundItem(platform="telegram", chat_id="c1", thread_id=None, text="hello", session_key="k")
+    with pytest.raises(OSError) as raised:
+        await outbox.put(item)
+    outbox.close()
+    assert raised.value.errno == errno.ENOSPC and storage_failure(raised.value) is raised.value
+    assert await outbox.pending() == []

@@ -47,7 +47,7 @@ async def test_a_refused_message_is_kept_as_context_and_told_once(fake_openai: F
         assert await tab.reply() == "re: one"
         await tab.say("two")
         line = await tab.reply()
-        assert line == "Limit reached: 1 messages per minute per person. It resets at 12:01 UTC."
+        assert line == "Limit reached: 1 message per minute per person. It resets at 12:01 UTC."
         await tab.say("three")  # refused again in the same window: silent
         assert await _refusals(gw, 2)
         await tab.say("/usage")

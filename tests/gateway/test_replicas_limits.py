@@ -6,7 +6,6 @@ epoch seconds the limits read, so a test moves both replicas past a window or a 
 from __future__ import annotations
 
 import asyncio
-import itertools
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,6 +25,7 @@ NOON = datetime(2026, 12, 6, 12, 0, tzinfo=UTC).timestamp()
 MIDNIGHT = datetime(2026, 12, 7, 0, 0, tzinfo=UTC).timestamp()
 REPLY_TIMEOUT = 30.0
 SECOND_TOKEN = "654321:TEST-token-second"
+ADMIN_TOKEN = "admin-token-for-tests"
 
 
 @pytest.fixture(autouse=True)
@@ -148,14 +148,13 @@ async def test_an_admin_is_exempt_and_others_are_told_once(
 ) -> None:
     """One message a minute; the admin (Telegram 777) is answered every time on both replicas, Eve once."""
     fake_openai.responder = _reply
-    async with FakeTelegram() as tg_a, FakeTelegram(token=SECOND_TOKEN) as tg_b:
+    async with FakeTelegram() as tg_a, FakeTelegram(token=SECOND_TOKEN, first_update_id=10_000) as tg_b:
         platforms = {name: {"web": {"enabled": False}, "telegram": {
             "enabled": True, "token": token, "base_url": f"http://127.0.0.1:{tg.port}", "allow_all_users": True,
             "admins": ["777"]}} for name, tg, token in (("a", tg_a, TOKEN), ("b", tg_b, SECOND_TOKEN))}
         configs = _configs(tmp_path, fake_openai, redis_url, redis_prefix,
                            {"per_user": {"messages_per_minute": 1}, "exempt_admins": True}, platforms)
         ada, eve = user(777, "Ada", "ada"), user(555, "Eve", "eve")
-        tg_b._update_ids = itertools.count(10_000)  # two fakes stand in for two bots: their update ids must differ
         async with replica(configs["a"]) as lines_a, replica(configs["b"]) as lines_b:
             ports = [admin_port(lines_a), admin_port(lines_b)]
             for i, tg in enumerate((tg_a, tg_b, tg_a)):
@@ -171,6 +170,41 @@ async def test_an_admin_is_exempt_and_others_are_told_once(
             await tg_b.push_update(message=message(private_chat(555), "eve 3", sender=eve))
             await tg_b.wait_for_text(555, "re: eve 3", timeout=REPLY_TIMEOUT)
             told = [t for t in tg_b.texts(555).values() if t.startswith("Limit reached")]
-    assert said == "Limit reached: 1 messages per minute per person. It resets at 12:01 UTC."
+    assert said == "Limit reached: 1 message per minute per person. It resets at 12:01 UTC."
     assert told == [said]
     assert len(fake_openai.requests) == 5
+
+
+async def test_a_limit_patched_on_one_replica_applies_on_the_other(
+    fake_openai: FakeOpenAI, tmp_path: Path, redis_url: str, redis_prefix: str, clock: Path
+) -> None:
+    """PATCH limits.per_user.messages_per_minute on A's admin API: B refuses the second message of a minute."""
+    fake_openai.responder = _reply
+    web = {name: {"web": {"enabled": True, "host": "127.0.0.1", "port": 0}} for name in "ab"}
+    configs = {name: replica_config(
+        tmp_path, name, redis={"url": redis_url, "key_prefix": redis_prefix},
+        admin={"host": "127.0.0.1", "port": 0, "token": ADMIN_TOKEN},
+        model={"name": "fake-model", "base_url": fake_openai.base_url, "api_key": "sk-test-not-real"},
+        platforms=web[name],
+    ) for name in "ab"}
+    async with replica(configs["a"]) as lines_a, replica(configs["b"]) as lines_b:
+        headers = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+        async with aiohttp.ClientSession(headers=headers) as http:
+            url_a, url_b = (f"http://127.0.0.1:{admin_port(lines)}/api/config" for lines in (lines_a, lines_b))
+            async with http.patch(url_a, json={"limits.per_user.messages_per_minute": 1}) as response:
+                assert response.status == 200, await response.text()
+            deadline = asyncio.get_running_loop().time() + REPLY_TIMEOUT
+            while True:  # B hears of it over Redis within moments
+                async with http.get(url_b) as response:
+                    values = (await response.json())["values"]
+                if values["limits.per_user.messages_per_minute"] == 1:
+                    break
+                assert asyncio.get_running_loop().time() < deadline, values
+                await asyncio.sleep(0.05)
+        async with chat(web_port(lines_b), "patched") as tab:
+            await tab.say("first")
+            assert await tab.replies(1, timeout=REPLY_TIMEOUT) == ["re: first"]
+            await tab.say("second")
+            assert await tab.replies(1, timeout=REPLY_TIMEOUT) == [
+                "Limit reached: 1 message per minute per person. It resets at 12:01 UTC."]
+    assert len(fake_openai.requests) == 1

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from adapters.base import ChatTarget
+from adapters.base import ChatTarget, Reaction
 from gateway.coord.base import OutboundItem
 from gateway.sessions.turns import EMPTY_REPLY_TEXT, FAILED_TEXT
 from tests.fakes.openai_server import FakeOpenAI, Reply, echo_responder
@@ -103,14 +103,14 @@ async def test_replies_refused_for_good_are_set_aside_and_the_next_is_resent(
 
 
 class ReactingPlatform(FakePlatform):
-    """The fake chat platform with reactions (`adapters.base.Reactions`)."""
+    """The fake chat platform with reactions (`adapters.base.Reacting`)."""
 
     def __init__(self, name: str) -> None:
         super().__init__(name)
         self.reactions: list[tuple[str, str, str]] = []
 
-    async def react(self, target: ChatTarget, message_id: str, emoji: str) -> None:
-        self.reactions.append((target.chat_id, message_id, emoji))
+    async def react(self, target: ChatTarget, message_id: str, reaction: Reaction) -> None:
+        self.reactions.append((target.chat_id, message_id, reaction))
 
 
 def _scripted(request: dict[str, Any]) -> Reply:
@@ -140,6 +140,6 @@ async def test_group_errors_keeps_an_empty_answer_out_of_a_group(fake_openai: Fa
         pending = await gateway.parts.outbox.pending()
     assert [o.chat_id for o in chat.outgoing if o.text == EMPTY_REPLY_TEXT] == ["d1"]
     answers = [(o.chat_id, o.text) for o in chat.outgoing if not o.text.startswith("queued")]
-    assert answers == [("g1", "echo: alice: @bot again"), ("d1", EMPTY_REPLY_TEXT)]
-    assert chat.reactions == ([("g1", "in1", "⚠️")] if mode == "react" else [])
+    assert answers == [("g1", "echo: alice (id u1): @bot again"), ("d1", EMPTY_REPLY_TEXT)]
+    assert chat.reactions == ([("g1", "in1", "failed")] if mode == "react" else [])
     assert pending == []

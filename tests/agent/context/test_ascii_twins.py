@@ -6,6 +6,7 @@ import re
 
 from agent.context import _fact_gates, _fact_patterns, _facts, _key_values, _statements
 from agent.context._ascii import ascii_twin, lead_bound, lowered_matches, lowered_twin
+from agent.context._ruleset import RULESET
 
 # Pieces that reach the patterns' branches, and characters where the two modes could differ: both cases, the
 # ASCII whitespace Unicode adds (U+001C..U+001F), separators.
@@ -47,6 +48,7 @@ def _patterns() -> list[re.Pattern[str]]:
     for module in (_fact_patterns, _statements, _fact_gates, _facts):
         for value in vars(module).values():
             add(value)
+    add(tuple(c.pattern for c in RULESET.compiled))  # the fact rules
     return list(found.values())
 
 
@@ -118,12 +120,13 @@ def test_a_token_is_held_where_the_token_scan_finds_one() -> None:
 
 
 def test_an_ascii_text_without_a_capital_names_nobody_and_holds_no_cased_shape() -> None:
-    """`_families` skips the name patterns, and both gates the scan for capitals, where an ASCII text is its lower()."""
+    """The name rules need a capital, and both gates the scan for capitals, where an ASCII text is its lower()."""
+    names = [c.pattern for c in RULESET.compiled if c.kind == "name"]
     texts = [t.lower() for t in _texts(600, seed=23)] + ["my name is bob", "i am ann", "call me al", "je m'appelle luc"]
     for text in texts:
-        assert not any(pattern.search(text) for pattern in _fact_patterns.NAME_PATTERNS)
+        assert not any(pattern.search(text) for pattern in names)
         assert _statements.CASED_SHAPES.search(text) is None
-    assert _fact_patterns.NAME_PATTERNS[0].search("my name is Bob") is not None
+    assert names[0].search("my name is Bob") is not None
 
 
 def test_the_copula_forms_begin_no_earlier_than_their_lead_bound() -> None:

@@ -15,8 +15,7 @@ from typing import Any
 
 import pytest
 
-from agent.context import _fact_gates, _fact_patterns, _facts, _key_values, _statements
-from agent.context._fact_patterns import KIND_PATTERNS
+from agent.context import _fact_gates, _fact_patterns, _facts, _key_values, _rule_compiler, _ruleset, _statements
 from agent.context._facts import Speaker, extract_facts
 from agent.context._literals import literals
 from tests.agent.context.test_ledger_extraction import CASES
@@ -99,15 +98,14 @@ def _extract_all(texts: list[str]) -> list[tuple[tuple[_facts.Fact, ...], ...]]:
 
 def _open_gates(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every literal gate in front of the patterns passes, and every line of an assistant message is read."""
-    monkeypatch.setattr(_fact_gates, "_NEEDS", {})
-    monkeypatch.setattr(_fact_gates, "_ASCII_NEEDS", {})
-    monkeypatch.setattr(_fact_gates, "_SHAPES", {})
+    # The rules compiled plain: no gate, no twin, every family and pattern run, every assistant line read.
+    plain = _ruleset.compile_ruleset(fast=False)
+    monkeypatch.setattr(_facts, "RULESET", plain)
     monkeypatch.setattr(_facts, "_ASCII_SENTENCE_END", ALWAYS)
-    monkeypatch.setattr(_facts, "constraint_scan_of", lambda text, runs: _fact_patterns.ANY_CONSTRAINT_LOWER)
-    monkeypatch.setattr(_facts, "may_decide_of", lambda text, runs: True)
-    monkeypatch.setattr(_facts, "_FAMILIES", {kind: _fact_gates.gated(patterns) for kind, patterns in KIND_PATTERNS})
-    monkeypatch.setattr(_facts, "_ASCII_FAMILIES", _facts._FAMILIES)
-    monkeypatch.setattr(_key_values, "_VALUE_FAMILIES", _fact_gates.gated(tuple(gate[0] for gate in _key_values._VALUE_FAMILIES)))
+    monkeypatch.setattr(_key_values, "_VALUE_FAMILIES", tuple(
+        _rule_compiler.family(kind, [c for c in plain.compiled if c.kind == kind], fast=False)
+        for kind in _key_values._VALUE_KINDS
+    ))
     monkeypatch.setattr(_key_values, "_MAY_STATE", ALWAYS)
     monkeypatch.setattr(_key_values, "_NOUN_WORD", ALWAYS)
     monkeypatch.setattr(_key_values, "_ASCII_MAY_STATE", ALWAYS)
@@ -123,9 +121,6 @@ def _open_gates(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_statements, "_ASCII_COLON_FORM", _statements._COLON_FORM)
     monkeypatch.setattr(_statements, "_ASCII_COLON_FORM_INSIDE", _statements._COLON_FORM_INSIDE)
     monkeypatch.setattr(_key_values, "ASCII_KEY_VALUE_FORMS", _fact_patterns.KEY_VALUE_FORMS)
-    monkeypatch.setattr(
-        _facts, "_decision_lines", lambda text, lower: text.splitlines() if _fact_patterns.may_decide(lower) else []
-    )
 
 
 def test_the_corpus_reaches_every_gate() -> None:
@@ -159,30 +154,35 @@ def test_kinds_of_equal_weight_come_in_a_fixed_order() -> None:
 
 
 def test_the_constraint_scan_of_a_clause_finds_what_the_scan_of_every_language_finds() -> None:
-    """Leaving out the languages' patterns none of whose words is in the clause changes no match."""
+    """Leaving out the rules none of whose words is in the clause changes no match."""
     texts = _corpus() + [f"{rule} {filler}" for rule in RULES for filler in ("", "x", "it, ok")]
+    constraints = _ruleset.RULESET.constraints["user"]
     differing = []
     for text in texts:
         lower = text.lower()
-        scan = _fact_patterns.constraint_scan(text, lower)
-        every = [m.span() for m in _fact_patterns.ANY_CONSTRAINT_LOWER.finditer(lower)]
+        if len(lower) != len(text):
+            continue  # the scan is only asked where lower() keeps the offsets
+        scan = constraints.scan(text, lower, _fact_patterns.word_runs(lower))
+        every = [m.span() for m in constraints.any_lower.finditer(lower)]
         if (scan is None and every) or (scan is not None and [m.span() for m in scan.finditer(lower)] != every):
             differing.append(text)
     assert differing == []
 
 
-def test_a_clause_none_of_whose_word_runs_is_a_decision_token_matches_no_decision_pattern() -> None:
-    """`may_decide_of` only turns down a clause the combined decision scan finds nothing in."""
+def test_a_clause_none_of_whose_word_runs_is_a_decision_word_matches_no_decision_rule() -> None:
+    """The decision group only turns down a clause the combined decision scan finds nothing in."""
     texts = _corpus() + [f"{rule} {filler}" for rule in RULES for filler in ("", "x", "it, ok")]
     texts += [f"`{rule}`" for rule in RULES] + [f"{rule.upper()}!" for rule in RULES]
+    decisions = _ruleset.RULESET.decisions["user"]
     decided = 0
     for text in texts:
         lower = text.lower()
         if len(lower) != len(text):
             continue  # the gate is only asked where lower() keeps the offsets
-        if _fact_patterns.ANY_DECISION_LOWER.search(lower) is not None:
+        if decisions.any_lower.search(lower) is not None:
             decided += 1
-            assert _fact_patterns.may_decide_of(text, _fact_patterns.word_runs(lower)), text
+            assert decisions.may_match(text, lower, _fact_patterns.word_runs(lower)), text
+            assert _facts.may_decide(lower), text
     assert decided > 300
 
 
@@ -247,7 +247,7 @@ def test_a_clause_without_any_key_value_literal_states_no_key_value() -> None:
 def test_a_literal_gate_written_as_a_trie_finds_what_the_plain_alternation_finds() -> None:
     rng = random.Random(3)
     sets = [
-        ("a", "ab", "abc", "b", "bca", "a.m", "a b"), ("x",), ("", "y"), (), _fact_patterns._DECISION_NEEDLES,
+        ("a", "ab", "abc", "b", "bca", "a.m", "a b"), ("x",), ("", "y"), (), _ruleset.RULESET.decision_needles or (),
         *_fact_patterns.KEY_VALUE_LITERALS, tuple(_statements.FORM_LITERALS),
     ]
     texts = ["".join(rng.choice("abc. xyм") for _ in range(rng.randrange(0, 12))) for _ in range(3000)]
@@ -273,8 +273,8 @@ def test_a_word_of_letters_alone_holds_a_value_only_in_camel_case_and_is_no_exac
     words = ["".join(rng.choice("aBcZéÉжЖ") for _ in range(rng.randrange(1, 9))) for _ in range(3000)]
     words += [word for line in _lines() for word in line.split() if word.isalpha()]
     words += ["McDonald", "XMLHttp", "ABCD", "No", "ǅx", "Ⅻ"]
-    every = _fact_gates.gated(tuple(gate[0] for gate in _key_values._VALUE_FAMILIES))
-    assert [_key_values.has_value(w) for w in words] == [bool(_fact_gates.gated_spans(w, every, w.lower())) for w in words]
+    every = tuple(c.pattern for c in _ruleset.RULESET.compiled if c.kind in _key_values._VALUE_KINDS)
+    assert [_key_values.has_value(w) for w in words] == [any(m.end() > m.start() for p in every for m in p.finditer(w)) for w in words]
     assert all(_statements.EXACT_TOKEN.fullmatch(w) is None for w in words)
 
 
@@ -332,30 +332,30 @@ def _shaped_texts(seed: int, alphabet: str, words: tuple[str, ...]) -> list[str]
     return texts + _lines()
 
 
-# A shape (see `_fact_gates._SHAPES`) narrowed to what its pattern needs, with text that comes close to it.
-NARROWED = (
-    (_fact_patterns.IDENTIFIER_PATTERNS[3], "AZ09 x-.٣", ("QX77B", "DC571", "IceDC571", "9ABCDE", "A1B2C3D4E5F6G")),
-    (_fact_patterns.IDENTIFIER_PATTERNS[4], "af09 g_.٣", ("deadbeef1", "cbx33", "e3b0c44298fc", "1234567", "abcdef")),
-    (_fact_patterns.TICKET_PATTERNS[2], "12 #\tx", ("issue", "ISSUE", "ticket", "bug ", "pr", "PR #", "pull request", "mr", "İ", "K", "4711", "#12", " 99")),
-)
-
-
-@pytest.mark.parametrize(("pattern", "alphabet", "words"), NARROWED)
-def test_a_narrowed_shape_is_found_wherever_its_pattern_matches(pattern: re.Pattern[str], alphabet: str, words: tuple[str, ...]) -> None:
-    shape = _fact_gates._SHAPES[pattern]
-    texts = _shaped_texts(21, alphabet, words)
-    matching = [t for t in texts if any(m.end() > m.start() for m in pattern.finditer(t))]
-    assert len(matching) > 200
-    assert [t for t in matching if shape.search(t) is None] == []
-
-
-def test_a_pattern_run_in_its_faster_form_finds_the_same_matches() -> None:
-    """`_RUN_AS`: the rewritten form (opening on its character class) gives the original's spans and groups."""
+def test_a_rule_run_in_its_faster_form_finds_the_same_matches() -> None:
+    """A rule opening on a look-behind and digits runs opening on the digit: the same spans and groups."""
     texts = _shaped_texts(22, "12 .,x_-٣", ("5", "ms", "MB", "sec", "30s", "a1", "1.5", "2,5", "kg", "%", "°C", "v2"))
-    for original, faster in _fact_gates._RUN_AS.items():
+    rewritten = [(c.pattern, _rule_compiler._opened(c.pattern)) for c in _ruleset.RULESET.compiled]
+    rewritten = [(original, faster) for original, faster in rewritten if faster is not original]
+    assert rewritten
+    for original, faster in rewritten:
         found = [[(m.span(), m.groups()) for m in original.finditer(t)] for t in texts]
         assert [[(m.span(), m.groups()) for m in faster.finditer(t)] for t in texts] == found
         assert sum(1 for spans in found if spans) > 500
+
+
+def test_every_rule_behind_its_gate_finds_what_it_finds_alone() -> None:
+    """Each rule's gate (and its family's) only turns down a text the rule finds nothing in, ASCII or not."""
+    texts = _lines() + [v for v in VALUES] + [v.upper() for v in VALUES] + list(RULES)
+    for family in _ruleset.RULESET.families:
+        compiled = [c for c in _ruleset.RULESET.compiled if c.kind == family.kind]
+        for text in texts:
+            lower = text.lower()
+            expected = [(m.start(), m.end()) for c in compiled for m in c.pattern.finditer(text) if m.end() > m.start()]
+            if expected:
+                assert family.may_match(text, lower, text.isascii()), (family.kind, text)
+            forms = family.ascii_rules if text.isascii() else family.rules
+            assert sorted(_fact_gates.gated_spans(text, forms, lower)) == sorted(expected), (family.kind, text)
 
 
 def test_an_equals_sign_or_a_colon_opens_the_key_value_gates_as_their_scans_do() -> None:

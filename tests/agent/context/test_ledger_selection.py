@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import random
 
-from agent.context._fact_patterns import FactKind
 from agent.context._facts import Fact
+from agent.context.fact_rules import FactKind
 from agent.context.ledger import LedgerEntry, Span, SpanMessage, _Ranking, _select, _Selection
 from agent.tokens import TokenCounter
 

@@ -9,6 +9,8 @@ import psycopg
 import pytest
 
 from gateway.coord import Coordinator, redis_coordinator
+from gateway.coord.authority import StoreAuthorityLock
+from gateway.coord.memory import MemorySessionLock
 from gateway.sessions.store_lock import CHECK_EVERY, SESSION_LOCK_CLASS, StoreSessionLock
 from tests.gateway.coord.conftest import eventually
 from tests.gateway.coord.test_redis_outage import OwnRedis, own_redis  # noqa: F401 - the fixture
@@ -107,3 +109,41 @@ async def test_readiness_names_the_degraded_coordinator(
 async def _uses_redis(coord: Coordinator) -> bool:
     await coord.dedup.claim(f"tg:probe-{time.monotonic_ns()}")
     return coord.health is not None and not coord.health.down
+
+
+async def test_callers_cancelled_mid_query_leave_the_connection_and_no_lock_behind(pg_url: str) -> None:  # noqa: F811
+    """Acquisitions and renewals cancelled while their query runs (a turn's end cuts its renewal short): the
+    one connection holding this process's locks stays usable, and a lock granted to a cancelled caller is given
+    back, so another replica gets it."""
+    a, b = StoreSessionLock(pg_url, node="a"), StoreSessionLock(pg_url, node="b")
+    held = await a.acquire("web:dm:keep")
+    assert held is not None
+    for round_ in range(20):
+        acquiring = asyncio.create_task(a.acquire(f"web:dm:{round_}"))
+        renewing = asyncio.create_task(a.renew(held))
+        await asyncio.sleep(0)  # both queries are on their way
+        acquiring.cancel()
+        renewing.cancel()
+        await asyncio.gather(acquiring, renewing, return_exceptions=True)
+    for round_ in range(20):
+        taken = await b.acquire(f"web:dm:{round_}", wait=10)  # none was left held by a cancelled caller
+        assert taken is not None
+        assert await b.release(taken) is True
+    assert await b.acquire("web:dm:keep") is None  # a's lease survived: its connection was never broken
+    assert await a.renew(held) is True and await a.release(held) is True
+    await a.close()
+    await b.close()
+
+
+async def test_a_late_renewal_keeps_the_lease_while_the_store_holds_it(pg_url: str) -> None:  # noqa: F811
+    """A loaded machine renews seconds late: past the TTL, the lease is still this process's (the store's lock
+    lives with its connection), where a lapsed local half used to report the lock lost mid-turn."""
+    seconds = [0.0]
+    lock = StoreAuthorityLock(MemorySessionLock(now=lambda: seconds[0], node="a"), StoreSessionLock(pg_url, node="a"))
+    lease = await lock.acquire("web:dm:late", ttl=6)
+    assert lease is not None
+    seconds[0] += 60  # ten TTLs without a renewal
+    assert await lock.renew(lease, ttl=6) is True
+    assert await lock.acquire("web:dm:late", ttl=6) is None  # still exclusive within the process
+    assert await lock.release(lease) is True
+    await lock.close()

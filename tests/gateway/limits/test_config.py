@@ -7,7 +7,7 @@ from structlog.testing import capture_logs
 from chorus_errors import ConfigError
 from gateway.chats.policy import ChatPolicy
 from gateway.config import parse_config
-from gateway.limits import MemorySpendLimiter, SpendGate, price, rules_for
+from gateway.limits import Hit, MemorySpendLimiter, Rule, SpendGate, hit_text, next_midnight, price, rules_for
 from gateway.ops.events import EventBus
 from gateway.ops.live_config import LiveConfig
 
@@ -71,3 +71,11 @@ async def test_a_price_for_an_unknown_model_is_warned_about() -> None:
         await gate.start()
     warned = [line["model"] for line in logs if line["event"] == "limits.pricing_unknown_model"]
     assert warned == ["mian-model"]
+
+
+def test_the_hit_line_names_the_limit_and_when_it_resets() -> None:
+    noon = 1_796_558_400.0  # 2026-12-06 12:00 UTC
+    cost = Hit(Rule("global", "global", "cost", 2.5), next_midnight(noon), first=True)
+    window = Hit(Rule("chat", "chat:web:x", "messages", 20), noon + 42, first=True)
+    assert hit_text(cost) == "Limit reached: a cost of 2.5 per day for this bot. It resets at 00:00 UTC."
+    assert hit_text(window) == "Limit reached: 20 messages per minute for this chat. It resets at 12:00 UTC."

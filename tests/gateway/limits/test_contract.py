@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime
+from pathlib import Path
 
 from gateway.limits import Charge, MemorySpendLimiter, Rule, next_midnight
 from tests.gateway.limits.conftest import Limiters
@@ -108,9 +109,18 @@ async def test_a_restart_keeps_the_day(limiters: Limiters) -> None:
     """The memory backend reads its kept counters back; Redis keeps them by itself."""
     await limiters.a.spend(Charge((CHAT,), "m", 70, 0.5), now=NOON)
     if limiters.backend == "memory":
+        await limiters.a.stop()  # what `chorus run` does on its way out
         restarted = MemorySpendLimiter(limiters.state)
         await restarted.start()
         day = await restarted.day(now=NOON + 5)
     else:
         day = await limiters.b.day(now=NOON + 5)
     assert day.tokens[CHAT] == 70 and day.cost[CHAT] == 0.5
+
+
+async def test_a_damaged_state_file_starts_the_day_empty(tmp_path: Path) -> None:
+    state = tmp_path / "limits.json"
+    state.write_text('{"2026-12-06": {"tokens": {"chat:x": "lots"}}}', encoding="utf-8")
+    limiter = MemorySpendLimiter(state)
+    await limiter.start()
+    assert (await limiter.day(now=NOON)).tokens == {}
