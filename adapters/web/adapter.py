@@ -1,6 +1,6 @@
 """`WebAdapter`: a chat page and a websocket, one chat per browser tab or client.
 
-Owns the page route (`/`), the sign-in routes (`GET|POST /login`, `POST /logout`),
+Owns the page route (`/`), its vendored scripts (`/vendor/marked.umd.js`, `/vendor/purify.min.js`), the sign-in routes (`GET|POST /login`, `POST /logout`),
 the websocket route (`/ws?chat=<id>`) and its JSON frames. With a token
 required (`WebAccess`, `adapters/web/_access.py`), the websocket and the
 sign-in POSTs answer only a signed-in client from an allowed Origin; the page
@@ -47,8 +47,16 @@ MAX_LOGIN_BYTES = 4096
 WEB_LIMITS = PlatformLimits(max_message_chars=20_000, supports_edit=True, min_edit_interval_seconds=1.0)
 
 
+# The page's vendored scripts (from npm, licences beside them): served under /vendor/, nothing else is.
+VENDORED = ("marked.umd.js", "purify.min.js")
+
+
 def _page() -> str:
     return resources.files("adapters.web").joinpath("page.html").read_text(encoding="utf-8")
+
+
+def _vendored(name: str) -> str:
+    return resources.files("adapters.web").joinpath(name).read_text(encoding="utf-8")
 
 
 def _valid_chat_id(raw: str | None) -> str | None:
@@ -101,6 +109,8 @@ class WebAdapter:
         self._queue = inbound
         app = web.Application(client_max_size=4 * MAX_INBOUND_CHARS)
         app.router.add_get("/", self._index)
+        for name in VENDORED:
+            app.router.add_get(f"/vendor/{name}", self._script)
         app.router.add_get("/login", self._login_state)
         app.router.add_post("/login", self._login)
         app.router.add_post("/logout", self._logout)
@@ -120,6 +130,11 @@ class WebAdapter:
 
     async def _index(self, _request: web.Request) -> web.Response:
         return web.Response(text=_page(), content_type="text/html")
+
+    async def _script(self, request: web.Request) -> web.Response:
+        name = request.path.rsplit("/", 1)[-1]
+        return web.Response(text=_vendored(name), content_type="text/javascript",
+                            headers={"Cache-Control": "max-age=3600"})
 
     def _refusal(self, request: web.Request, *, need_sign_in: bool) -> web.Response | None:
         """403 for a foreign Origin, 401 for a client not signed in (when `need_sign_in`), else None."""

@@ -31,6 +31,8 @@ MAX_RETRY_AFTER = 30.0
 TYPING_INTERVAL = 4.0
 STREAM_DRAFT_AFTER = 0.5  # a reply that comes quicker than this is sent whole, without a draft
 STREAM_CURSOR = " ▌"
+STOPPED_EMPTY = "(stopped)"  # a stopped draft that had no text yet
+STOP_FINISH_SECONDS = 5.0  # at most this long for a stopped turn to finish its draft
 GIVE_UP_ATTEMPTS = 20
 GIVE_UP_AFTER_SECONDS = 86_400.0  # a reply nobody could receive for a day is dropped (logged)
 # A platform answer that sending again can never change: a bad request (an empty or malformed text, a chat that
@@ -346,6 +348,12 @@ class StreamPreview:
 
     def reset(self) -> None:
         self._text.clear()
+
+    async def finish(self) -> None:
+        """The turn was stopped: the draft becomes a finished message, what streamed so far without the cursor."""
+        await self.settle()
+        if self.draft is not None:
+            await self._delivery.edit_text(self.draft, "".join(self._text).rstrip() or STOPPED_EMPTY, final=True)
 
 
 def typing_while(adapter: PlatformAdapter | None, target: ChatTarget) -> Typing:

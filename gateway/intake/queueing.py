@@ -77,6 +77,11 @@ class _Lane:
         return not self.jobs and self.current is None and self.collecting is None
 
 
+# The cancel message of a turn stopped from the chat (/stop, /new, an interrupting message), not by a shutdown:
+# the turn then finishes its streaming draft (a shutdown leaves it, for the resumed turn to replace).
+STOPPED = "stopped from the chat"
+
+
 class SessionLanes:
     """One lane of jobs per session key.
 
@@ -133,7 +138,7 @@ class SessionLanes:
             return SubmitResult(busy=False, position=ahead, reason="offered to the running turn")
         if mode == "interrupt" and job.kind == "turn" and lane.running and lane.current is not None:
             if lane.current_job is not None and lane.current_job.kind == "turn":
-                lane.current.cancel()
+                lane.current.cancel(STOPPED)
                 interrupted = lane.current_job
         lane.jobs.append(job)
         if lane.current is None:
@@ -206,7 +211,7 @@ class SessionLanes:
         lane = self._lanes.get(key)
         if lane is None or lane.current is None or not lane.running:
             return None
-        lane.current.cancel()
+        lane.current.cancel(STOPPED)
         return lane.current_job
 
     # One task per job, chained by its done callback: no lane worker task waiting on each job
@@ -261,4 +266,4 @@ class SessionLanes:
         return unfinished
 
 
-__all__ = ["BusyMode", "Job", "JobKind", "SessionLanes", "SubmitResult", "merge_collected"]
+__all__ = ["STOPPED", "BusyMode", "Job", "JobKind", "SessionLanes", "SubmitResult", "merge_collected"]

@@ -42,11 +42,11 @@ from gateway.commands.table import COMMANDS
 from gateway.coord.base import OutboundItem
 from gateway.coord.hold import LockBusy
 from gateway.delivery.notices import NoticeBoard
-from gateway.delivery.outbound import Delivery, StreamPreview, typing_while
+from gateway.delivery.outbound import STOP_FINISH_SECONDS, Delivery, StreamPreview, typing_while
 from gateway.delivery.reactions import Reactions
 from gateway.delivery.tool_progress import ProgressMode, ToolProgress
 from gateway.intake.entries import JournalEntries
-from gateway.intake.queueing import Job
+from gateway.intake.queueing import STOPPED, Job
 from gateway.limits import SpendGate, Tally, hit_text
 from gateway.ops.events import EventBus, HygieneRan, TurnFailed, TurnFinished
 from gateway.ops.logs import bind_message_context, kept
@@ -505,15 +505,22 @@ class TurnRunner:
         mode = self.settings.tool_progress_dms if job.route.kind == "dm" else self.settings.tool_progress_groups
         progress = ToolProgress(_Notices(self._delivery, job), mode=mode) if mode != "off" else None
         steered: list[Job] = []
-        async with typing_while(adapter, job.route.target):
-            recall = await self._participant_notes(job)
-            if self._memory is not None:
-                provided = await self._memory.prefetch(job.route.chat_scope, job.message.user_id, turn_message.text)
-                recall = "\n\n".join(part for part in (recall, provided) if part) or None
-            result = await self._run_agent(
-                job, agent, turn_message, retry=retry, context=context, on_text=preview, on_event=board, recall=recall,
-                on_tool=progress, steered=steered,
-            )
+        try:
+            async with typing_while(adapter, job.route.target):
+                recall = await self._participant_notes(job)
+                if self._memory is not None:
+                    provided = await self._memory.prefetch(job.route.chat_scope, job.message.user_id, turn_message.text)
+                    recall = "\n\n".join(part for part in (recall, provided) if part) or None
+                result = await self._run_agent(
+                    job, agent, turn_message, retry=retry, context=context, on_text=preview, on_event=board,
+                    recall=recall, on_tool=progress, steered=steered,
+                )
+        except asyncio.CancelledError as cancel:
+            if preview is not None and cancel.args == (STOPPED,):
+                # Stopped from the chat: no cursor left on the partial reply (a shutdown keeps it for the resume).
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(preview.finish(), STOP_FINISH_SECONDS)
+            raise
         if result.compressed:
             agent.state.marks.stalled_at = None
         self._count_usage(job, agent, result.usage)

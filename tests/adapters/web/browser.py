@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import itertools
 import json
@@ -46,6 +47,26 @@ class Page:
 
     async def reload(self) -> None:
         await self._call("Page.reload", {})
+
+    async def insert_text(self, text: str) -> None:
+        """Text put into the focused field as a paste or an input method puts it (newlines included)."""
+        await self._call("Input.insertText", {"text": text})
+
+    async def press_enter(self, *, shift: bool = False) -> None:
+        """A real Enter key (Shift+Enter with `shift`) on the focused element."""
+        key = {"key": "Enter", "code": "Enter", "windowsVirtualKeyCode": 13, "modifiers": 8 if shift else 0}
+        await self._call("Input.dispatchKeyEvent", {"type": "keyDown", "text": "\r", **key})
+        await self._call("Input.dispatchKeyEvent", {"type": "keyUp", **key})
+
+    async def resize(self, width: int, height: int) -> None:
+        """Lay the page out as a phone of `width` x `height` CSS pixels would."""
+        await self._call("Emulation.setDeviceMetricsOverride",
+                         {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": True})
+
+    async def screenshot(self) -> bytes:
+        """The visible page as PNG bytes."""
+        reply = await self._call("Page.captureScreenshot", {"format": "png"})
+        return base64.b64decode(reply["result"]["data"])
 
 
 @asynccontextmanager
