@@ -13,17 +13,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from agent.memory.notes import NotesStore
 from agent.memory.scanner import scan_procedure
 from agent.model_windows import WINDOWS_FILE, FileWindowStore, WindowStore
 from agent.skills.library import SkillLibrary
 from agent.store import SessionStore, is_postgres_url, store_for
-from gateway.approvals.store import APPROVALS_DB_NAME, ApprovalStore, SqliteApprovalStore
 from gateway.chats.pairing import PAIRING_DB_NAME, PairingStore, SqlitePairingStore
 from gateway.chats.store import CHATS_DB_NAME, ChatStore, SqliteChatStore
 from gateway.config import ChorusConfig
+
+if TYPE_CHECKING:
+    from gateway.approvals.store import ApprovalStore
 
 StoreMode = Literal["sqlite", "postgresql"]
 SKILLS_DIRNAME = "skills"
@@ -86,6 +88,9 @@ def window_store(config: ChorusConfig) -> WindowStore:
 
 def approval_store(config: ChorusConfig, stores: Stores) -> ApprovalStore:
     """Where pending tool approvals live: the shared database (any replica answers), or `approvals.db` under home."""
+    # Imported here: the package's gateway side loads aiohttp, which offline commands never need.
+    from gateway.approvals.store import APPROVALS_DB_NAME, SqliteApprovalStore
+
     if stores.mode == "postgresql":
         from agent.store.postgres import PostgresSessionStore  # here: see `_postgres_stores`
         from gateway.approvals.postgres import PostgresApprovalStore

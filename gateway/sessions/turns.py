@@ -530,19 +530,8 @@ class TurnRunner:
             await self._delivery.send_text(job.route.target, result.notice)
         if preview is not None:
             await preview.settle()
-        reply = result.reply
-        footer = tally.footer(self._limits.footer_mode()) if tally is not None and self._limits is not None else None
-        if footer is not None and reply.strip() and not self._silent(reply):
-            reply = f"{reply}\n\n{footer}"
-        if self._silent(result.reply):
-            delivered = await self._stay_silent(job, preview.draft if preview else draft)
-        else:
-            delivered = await self._deliver(job, reply, draft=preview.draft if preview else draft)
-        for answered in steered:  # answered by this reply: not re-run after a restart
-            for entry in answered.entries:
-                self._entries.done(entry)
-        if delivered and self.reactions is not None:
-            await self.reactions.mark(job.message, "answered")
+        delivered = await self._send_reply(job, result.reply, tally=tally, steered=steered,
+                                           draft=preview.draft if preview else draft)
         self.turns_run += 1
         if kept("turn.finished"):
             self._log_finished(job, agent, result, hygiene, started=started, delivered=delivered)
@@ -560,6 +549,23 @@ class TurnRunner:
             )
             self._syncs.add(sync)
             sync.add_done_callback(self._syncs.discard)
+
+    async def _send_reply(self, job: Job, reply: str, *, tally: Tally | None, steered: list[Job],
+                          draft: SentMessage | None) -> bool:
+        """Deliver the turn's reply (with the usage footer), or stay silent for the silence token; True: sent."""
+        if self._silent(reply):
+            delivered = await self._stay_silent(job, draft)
+        else:
+            footer = tally.footer(self._limits.footer_mode()) if tally is not None and self._limits is not None else None
+            if footer is not None and reply.strip():
+                reply = f"{reply}\n\n{footer}"
+            delivered = await self._deliver(job, reply, draft=draft)
+        for answered in steered:  # answered by this reply: not re-run after a restart
+            for entry in answered.entries:
+                self._entries.done(entry)
+        if delivered and self.reactions is not None:
+            await self.reactions.mark(job.message, "answered")
+        return delivered
 
     def _gate(self, job: Job) -> ApprovalGate | None:
         """The turn's approval gate (None: no tool needs a person's yes in this chat)."""
