@@ -8,6 +8,7 @@ delete within the platform's limits.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, TypeAlias, runtime_checkable
 
@@ -20,6 +21,18 @@ ChatType: TypeAlias = Literal["dm", "group"]
 
 class AttachmentTooLarge(AdapterError):
     """The attachment is over the byte cap; nothing was downloaded beyond it."""
+
+
+class AttachmentRefused(AdapterError):
+    """The attachment's URL (or a redirect) leads off the platform's own origins or to a non-public address.
+
+    `host` and `reason` are for the operator's log; the user is told only that the file could not be fetched.
+    """
+
+    def __init__(self, host: str, reason: str, *, platform: str) -> None:
+        super().__init__(f"refused to fetch from {host}: {reason}", platform=platform)
+        self.host = host
+        self.reason = reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +61,22 @@ class ChatTarget:
 
 
 @dataclass(frozen=True, slots=True)
+class Quote:
+    """The message a user replied to (or the part of it they selected), as the adapter read it.
+
+    `partial` is True for a selected part (Telegram `quote`); `text` is then only that part.
+    The gateway renders it, labelled with its author, before the user's own text.
+    """
+
+    author_name: str
+    text: str
+    author_id: str | None = None
+    message_id: str | None = None
+    partial: bool = False
+    author_is_bot: bool = False  # our own bot or another one: the label says so
+
+
+@dataclass(frozen=True, slots=True)
 class InboundMessage:
     """One platform message, normalised.
 
@@ -55,7 +84,10 @@ class InboundMessage:
     message id) and is what the gateway de-duplicates on across processes.
     `mentions_bot` / `replies_to_bot` are decided by the adapter, which alone
     knows the platform's mention syntax; a `/cmd@botname` is rewritten to
-    `/cmd` with `mentions_bot=True`.
+    `/cmd` with `mentions_bot=True`. `sender_is_bot`: another bot wrote it (our
+    own messages never arrive). `quote`: what the message replied to or quoted.
+    `edited`: a new text for the earlier message `message_id` (`previous_text`
+    when the platform said what it was); `delivery_id` is then the edit's own.
     """
 
     platform: str
@@ -72,6 +104,16 @@ class InboundMessage:
     reply_to_message_id: str | None = None
     attachments: tuple[Attachment, ...] = ()
     delivery_id: str = ""
+    # The sender's unique, platform-assigned handle (Telegram @username, Discord username, Slack name), which
+    # allowlists may name; `user_name` is a display name anyone can set, so it is never matched. None: none.
+    user_handle: str | None = None
+    # A button press: the adapter's handle for answering the presser alone (a Telegram callback query id,
+    # a Discord interaction id); the message's text is the pressed button's command. None: typed.
+    interaction: str | None = None
+    sender_is_bot: bool = False
+    quote: Quote | None = None
+    edited: bool = False
+    previous_text: str | None = None
     kind: Literal["inbound"] = field(default="inbound")
 
     @property
@@ -121,6 +163,66 @@ class AttachmentSource(Protocol):
         Raises:
             AttachmentTooLarge: the file is over `max_bytes` (checked before and while downloading).
             AdapterError: the platform refused or the download failed.
+        """
+        ...
+
+
+Reaction: TypeAlias = Literal["received", "answered", "failed"]
+
+
+@runtime_checkable
+class Reacting(Protocol):
+    """An adapter that can react to a message (`gateway.reactions`); it picks its platform's emoji."""
+
+    async def react(self, target: ChatTarget, message_id: str, reaction: Reaction) -> None:
+        """React to message `message_id` in `target` (👀 received, ✅ answered, ⚠️ failed, or the closest).
+
+        Raises:
+            AdapterError: the platform refused.
+        """
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Liveness:
+    """Whether an adapter is receiving: its last successful poll, receive or heartbeat, and why it is down.
+
+    `alive` is False once nothing succeeded for longer than the adapter's own limit (a poll that hangs past its
+    timeout counts as down); `detail` then says what failed, in words safe to log (no token).
+    """
+
+    alive: bool
+    last_ok_seconds_ago: float | None  # None: nothing succeeded yet since start
+    detail: str = ""
+
+
+@runtime_checkable
+class ReportsLiveness(Protocol):
+    """An adapter that knows whether it is still receiving (read by `/readyz`, the dashboard and the metrics)."""
+
+    def liveness(self) -> Liveness: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """A button under a message: its label, and the command a press sends back as the presser's own message."""
+
+    label: str
+    command: str
+
+
+@runtime_checkable
+class ChoiceSender(Protocol):
+    """An adapter that can put buttons under a message (Telegram inline keyboards, Discord components,
+    Slack Block Kit). A press arrives as an `InboundMessage` from the presser whose text is the choice's
+    command and whose `interaction` is set, so it passes the same allowlist as anything typed."""
+
+    async def send_choices(self, target: ChatTarget, text: str, choices: Sequence[Choice]) -> list[SentMessage]: ...
+
+    async def answer_privately(self, message: InboundMessage, text: str) -> bool:
+        """Answer a press (`message.interaction`) so only the presser sees `text` ("" only acknowledges it).
+
+        Returns False when the platform could not (the press expired): the caller may answer in the chat.
         """
         ...
 

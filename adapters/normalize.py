@@ -24,7 +24,7 @@ import dataclasses
 import operator
 import re
 
-from adapters.base import Attachment, InboundMessage
+from adapters.base import Attachment, InboundMessage, Quote
 
 NUL = "\x00"
 REPLACEMENT = "\ufffd"
@@ -79,6 +79,14 @@ def _clean_attachment(item: Attachment) -> Attachment:
     return dataclasses.replace(item, **changes)  # type: ignore[arg-type]
 
 
+def _clean_quote(quote: Quote) -> Quote:
+    text, name = clean_text(quote.text), clean_line(quote.author_name)
+    author_id, message_id = _clean_optional(quote.author_id), _clean_optional(quote.message_id)
+    if text is quote.text and name is quote.author_name and author_id is quote.author_id and message_id is quote.message_id:
+        return quote
+    return dataclasses.replace(quote, text=text, author_name=name, author_id=author_id, message_id=message_id)
+
+
 def _clean_already(message: InboundMessage) -> bool:
     """True when no field needs cleaning: one ASCII scan of the line fields joined, none field by field.
 
@@ -87,6 +95,8 @@ def _clean_already(message: InboundMessage) -> bool:
     """
     if message.attachments or not message.text.isascii() or NUL in message.text:
         return False
+    if message.quote is not None or message.previous_text is not None:
+        return False  # rare: the field-by-field path
     # One C call reads the fields (not a getattr and an isinstance per field); None (an absent
     # optional field) drops out, and a value that is no string is left to the field-by-field path.
     values = [value for value in _LINE_VALUES(message) if value is not None]
@@ -113,6 +123,10 @@ def normalize_inbound(message: InboundMessage) -> InboundMessage:
     attachments = tuple(_clean_attachment(item) for item in message.attachments)
     if any(new is not old for new, old in zip(attachments, message.attachments, strict=True)):
         changes["attachments"] = attachments
+    if message.quote is not None and (quote := _clean_quote(message.quote)) is not message.quote:
+        changes["quote"] = quote
+    if message.previous_text is not None and (earlier := clean_text(message.previous_text)) is not message.previous_text:
+        changes["previous_text"] = earlier
     return dataclasses.replace(message, **changes) if changes else message  # type: ignore[arg-type]
 
 

@@ -6,6 +6,8 @@ fenced code block cut in two is closed at the end of one chunk and reopened
 """
 from __future__ import annotations
 
+from adapters.fences import Fence, closes, opening
+
 FENCE = "```"
 
 
@@ -18,13 +20,14 @@ def _cut_point(text: str, limit: int) -> int:
     return limit
 
 
-def _open_fence(chunk: str, inherited: str | None) -> str | None:
-    """The fence header left open at the end of `chunk`, or None."""
+def _open_fence(chunk: str, inherited: Fence | None) -> Fence | None:
+    """The fence left open at the end of `chunk`, or None (a longer fence holds shorter ones: CommonMark)."""
     state = inherited
     for line in chunk.split("\n"):
-        stripped = line.strip()
-        if stripped.startswith(FENCE):
-            state = None if state is not None else stripped
+        if state is None:
+            state = opening(line)
+        elif closes(state, line):
+            state = None
     return state
 
 
@@ -36,20 +39,23 @@ def split_text(text: str, limit: int) -> list[str]:
         return [text]
     chunks: list[str] = []
     rest = text
-    fence: str | None = None
+    fence: Fence | None = None
     while rest:
-        prefix = f"{fence}\n" if fence else ""
-        budget = limit - len(prefix) - (len(FENCE) + 1)  # room to close a fence
+        prefix = f"{fence.line}\n" if fence else ""
+        budget = limit - len(prefix) - (max(len(FENCE), fence.length if fence else 0) + 1)  # room to close a fence
         if len(prefix) + len(rest) <= limit:
             chunks.append(prefix + rest)
             break
-        cut = _cut_point(rest, budget)
-        body = rest[:cut]
+        while True:
+            cut = _cut_point(rest, budget)
+            still_open = _open_fence(rest[:cut], fence)
+            chunk = prefix + rest[:cut]
+            if still_open is not None:
+                chunk = chunk.rstrip("\n") + "\n" + still_open.closing
+            if len(chunk) <= limit or budget <= 1:
+                break
+            budget -= len(chunk) - limit  # a longer fence opened in this chunk needs more room to close
         rest = rest[cut:]
-        still_open = _open_fence(body, fence)
-        chunk = prefix + body
-        if still_open is not None:
-            chunk = chunk.rstrip("\n") + "\n" + FENCE
         chunks.append(chunk)
         fence = still_open
     return chunks

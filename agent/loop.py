@@ -15,13 +15,14 @@ result says (`new_messages`, or the whole `history` after a compression).
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import structlog
 
-from agent.context import cut_largest
+from agent.context import cut_largest, drop_oldest
 from agent.context.engine import CompressionResult, ContextEngine, EventSink, Trigger
 from agent.messages import Message, ToolCall, ToolSchema, system, tool_result
 from agent.model_client import Completion, ModelClient, TextSink, parse_arguments
@@ -35,12 +36,17 @@ StopReason = Literal["answered", "max_iterations"]
 RECALL_HEADER = "Recalled context (from long-term memory; reference only, may be incomplete):"
 CUT_NOTICE = "Your message was too long for this model, so I shortened the largest part before answering."
 CUT_HISTORY_NOTICE = "This conversation was too long for the model, so I shortened its largest part before answering."
+DROPPED_NOTICE = ("This model's context window is small, so I left the oldest part of our conversation out to answer "
+                  "(/new starts afresh).")
+RETRY_BUDGET_FACTOR = 0.75  # each overflow past the first asks for a request this much smaller: estimates err
+MIN_BUDGET_TOKENS = 256
 MAX_ITERATIONS_NOTE = "I stopped after {n} tool steps without a final answer; ask me to continue if needed."
 
 
 TOOL_OUTPUT = "tool_output"
-# Tools whose results only echo what the scanner already admitted (the notes themselves).
-TRUSTED_OUTPUT_TOOLS = frozenset({"memory"})
+# Tools whose results only echo what the scanner already admitted (the notes, and the skills, whose writes of
+# untrusted origin wait for an operator): reading them does not make a turn's later writes untrusted.
+TRUSTED_OUTPUT_TOOLS = frozenset({"memory", "skill_view"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +112,7 @@ class _TurnState:
 
 SystemPrompt = Callable[[], str]
 ToolSink = Callable[[ToolCall], Awaitable[None]]  # told when a tool call starts (progress notices)
+SteerSource = Callable[[], Sequence[Message]]  # user messages that arrived during the turn (steer mode)
 
 
 def strip_system(messages: Sequence[Message]) -> list[Message]:
@@ -222,17 +229,20 @@ class ConversationLoop:
         on_event: EventSink | None = None,
         recall: str | None = None,
         on_tool: ToolSink | None = None,
+        steer: SteerSource | None = None,
     ) -> TurnResult:
         """Answer `user_message` given `history`; tool calls run until a text answer or the cap.
 
         `recall` (an external memory provider's context for this turn) is shown
         to the model for this turn only and never stored. `on_tool` hears of
-        each tool call as it starts.
+        each tool call as it starts. `steer` is asked after each round of tool
+        results for messages that arrived meanwhile; they join the turn there.
         """
         self._recall = recall
         try:
             return await self._run(
-                history, user_message, context=context, on_text=on_text, on_event=on_event, on_tool=on_tool
+                history, user_message, context=context, on_text=on_text, on_event=on_event, on_tool=on_tool,
+                steer=steer,
             )
         finally:
             self._recall = None
@@ -246,6 +256,7 @@ class ConversationLoop:
         on_text: TextSink | None,
         on_event: EventSink | None,
         on_tool: ToolSink | None = None,
+        steer: SteerSource | None = None,
     ) -> TurnResult:
         turn = _TurnState(history=[*history, user_message], new=[user_message])
         for _ in range(self.settings.max_iterations):
@@ -263,6 +274,8 @@ class ConversationLoop:
             if message.tool_calls:
                 for result in await self._run_tools(message.tool_calls, context, on_tool):
                     self._append(turn, result)
+                for steered in steer() if steer is not None else ():
+                    self._append(turn, steered)  # a message sent meanwhile, seen before the next request
                 if context.untrusted is None and any(c.name not in TRUSTED_OUTPUT_TOOLS for c in message.tool_calls):
                     # A tool result (a web page, an MCP reply, a search hit) may carry instructions:
                     # whatever this turn stores from here on is of untrusted origin.
@@ -326,8 +339,13 @@ class ConversationLoop:
                             window=self.engine.context_length)
                 result = await self._apply(turn, "error_recovery", force=True, on_event=on_event)
                 changed = result.changed
-                if not changed or self._estimate(turn) > self.engine.threshold_tokens:
-                    changed = self._cut(turn) or changed
+                budget = self._budget(attempts)
+                if self._estimate(turn) > budget:
+                    # What compression left does not fit beside the tool schemas: older turns go, then the
+                    # largest text is cut (a small window, or a message bigger than it).
+                    changed = self._drop_oldest(turn, budget) or changed
+                if not changed or self._estimate(turn) > budget:
+                    changed = self._cut(turn, budget) or changed
                 if not changed:
                     raise
                 request = None  # compressed or cut: the next attempt sends the new history
@@ -354,12 +372,37 @@ class ConversationLoop:
             return [await self._run_tool(calls[0], context)]
         return list(await asyncio.gather(*(self._run_tool(call, context) for call in calls)))
     def _estimate(self, turn: _TurnState) -> int:
-        return sum(estimate_tokens(m.text) + 4 for m in self.request(turn.history))
+        return self._estimate_messages(turn.history)
 
-    def _cut(self, turn: _TurnState) -> bool:
+    def _estimate_messages(self, history: Sequence[Message]) -> int:
+        return sum(estimate_tokens(m.text) + 4 for m in self.request(list(history)))
+
+    def _budget(self, attempts: int) -> int:
+        """Tokens the messages may take after `attempts` overflows: the threshold less the tool schemas (which the
+        provider counts and the messages' estimate does not), smaller with each overflow past the first."""
+        tools = estimate_tokens(json.dumps([schema.to_wire() for schema in self._schemas])) if self._schemas else 0
+        budget = (self.engine.threshold_tokens - tools) * RETRY_BUDGET_FACTOR ** max(0, attempts - 1)
+        return max(MIN_BUDGET_TOKENS, int(budget))
+
+    def _drop_oldest(self, turn: _TurnState, budget: int) -> bool:
+        """Leave the oldest turns out until the request fits `budget` (persisted like a compression; the user told)."""
+        dropped = drop_oldest(turn.history, fits=lambda kept: self._estimate_messages(kept) <= budget)
+        if dropped is None:
+            return False
+        log.warning("turn.oldest_dropped", messages=len(dropped.dropped), budget_tokens=budget,
+                    window=self.engine.context_length)
+        turn.compressions.append(CompressionResult(
+            outcome="compressed", trigger="error_recovery", messages=dropped.kept, tokens_before=0, tokens_after=0,
+            replaced=dropped.dropped, reason="oldest turns left out to fit the window",
+        ))
+        turn.history, turn.new = list(dropped.kept), []  # persisted whole, like a compression
+        turn.notice = DROPPED_NOTICE
+        return True
+
+    def _cut(self, turn: _TurnState, budget: int | None = None) -> bool:
         """Nothing left to compress: cut the largest text to fit the window (the user is told once)."""
         request = self.request(turn.history)
-        cut = cut_largest(request, budget_tokens=self.engine.threshold_tokens)
+        cut = cut_largest(request, budget_tokens=budget if budget is not None else self.engine.threshold_tokens)
         if cut is None:
             return False
         kept = tuple(strip_system(cut.messages))
@@ -378,6 +421,10 @@ class ConversationLoop:
         if tool is None:
             text = refused(f"unknown tool {call.name!r}; available: {', '.join(sorted(self._tools)) or 'none'}")
             return tool_result(call.id, text, name=call.name)
+        if context.gate is not None:
+            refusal = await context.gate.admit(call)
+            if refusal is not None:
+                return tool_result(call.id, refusal, name=call.name)
         try:
             text = await tool(parse_arguments(call), context)
         except Exception as exc:  # noqa: BLE001 - a tool failure is reported to the model, never raised
@@ -406,6 +453,7 @@ class ConversationLoop:
 __all__ = [
     "ConversationLoop",
     "LoopSettings",
+    "SteerSource",
     "SystemPrompt",
     "ToolSink",
     "TurnResult",

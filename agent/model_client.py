@@ -26,6 +26,7 @@ from agent._sse import EventSource, stream_events
 from agent._stream_request import StreamRequests
 from agent.messages import Message, ToolCall, ToolSchema
 from agent.provider_limits import is_overflow_text, stated_limit
+from agent.usage_meter import report_completion
 from chorus_errors import (
     ContextOverflow,
     ModelAuthError,
@@ -193,10 +194,15 @@ class OpenAIModelClient:
         )
         try:
             if on_text is None:
-                return self._from_response(await _post(sdk, body))
-            return await self._stream(await streams.post(body), on_text)
+                completion = self._from_response(await _post(sdk, body))
+            else:
+                completion = await self._stream(await streams.post(body), on_text)
         except openai.OpenAIError as exc:
             raise translate_error(exc, self.model) from None
+        await report_completion(  # the configured name: the one `pricing` is keyed by
+            self.model, messages, tools, completion.message, completion.prompt_tokens, completion.completion_tokens
+        )
+        return completion
 
     def _from_response(self, response: Any) -> Completion:
         choices = _items(_field(response, "choices"))

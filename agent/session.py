@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from agent.context.engine import CompressionResult, ContextEngine, EngineState, EventSink, Trigger
-from agent.loop import ConversationLoop, LoopSettings, ToolSink, TurnResult
+from agent.loop import ConversationLoop, LoopSettings, SteerSource, ToolSink, TurnResult
 from agent.messages import Message
 from agent.model_client import ModelClient, TextSink
 from agent.prompt import build_system_prompt
@@ -183,11 +183,12 @@ class SessionAgent:
         on_event: EventSink | None = None,
         recall: str | None = None,
         on_tool: ToolSink | None = None,
+        steer: SteerSource | None = None,
     ) -> TurnResult:
         """Run one turn; the agent's history becomes the result's history."""
         result = await self.loop.run(
             self.history, user_message, context=context, on_text=on_text, on_event=on_event, recall=recall,
-            on_tool=on_tool,
+            on_tool=on_tool, steer=steer,
         )
         self.history = result.history  # the turn's own list, handed over (see `TurnResult`)
         return result

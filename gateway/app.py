@@ -1,21 +1,24 @@
 """The gateway: adapters → queue → intake → per-session lanes → turns → delivery.
 
-Owns `Gateway` (explicit, repeatable `start()`/`stop()`; the constructor only
-assigns) and `GatewayParts`, the collaborators it is built from. It consumes
+Owns `Gateway` (explicit, repeatable `start()`/`stop()` over its parts listed
+once, in order, in `_parts_in_order`; the constructor only assigns) and
+`GatewayParts`, the collaborators it is built from. It consumes
 the adapters' shared `asyncio.Queue`, acts on each `IntakeDecision` (refuse,
 record, answer, or run a command at once even while the session is busy),
-journals accepted messages so a restart re-runs unfinished turns, resends
+journals accepted messages (through `JournalEntries`) so a restart re-runs unfinished turns, resends
 pending replies from the outbox, and on `stop()` stops intake, gives turns in
 flight a grace period, and leaves what did not finish in the journal/outbox.
 """
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import dataclasses
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from functools import partial
 from typing import Protocol
 
 import structlog
@@ -27,28 +30,37 @@ from agent.memory import NotesStore
 from agent.model_windows import ModelWindows
 from agent.store import SessionStore
 from agent.tools.mcp import McpHub
-from gateway.chats.commands import ChatCommands, CommandContext, admin_refusal
+from gateway.approvals.commands import ApprovalDesk
 from gateway.chats.pairing import PairingStore
 from gateway.chats.policy import ChatPolicy
 from gateway.chats.store import ChatStore
+from gateway.commands.calls import CommandCall
+from gateway.commands.chat import ChatCommands
+from gateway.commands.host import LaneHost
+from gateway.commands.spec import Command, Immediate
+from gateway.commands.status import ActivePlugins
+from gateway.commands.table import COMMANDS
 from gateway.coord import Coordinator
 from gateway.coord.base import Outbox
 from gateway.delivery.outbound import Delivery
 from gateway.delivery.outbox_file import JournaledOutbox
 from gateway.delivery.queued import QueuedNotices
 from gateway.intake.allowlist import REFUSAL_TEXT
-from gateway.intake.commands import HELP_TEXT, Command, StatusInfo, render_status
-from gateway.intake.deadletter import DeadLetterBox, Stage
+from gateway.intake.busy import BusyRules, Timers
+from gateway.intake.deadletter import DeadLetterBox
 from gateway.intake.decide import Intake, IntakeDecision
-from gateway.intake.journals import MAX_TAKEOVERS, DuplicateDelivery, Journal, JournalBacklog, SharedJournal
+from gateway.intake.edits import RecentTexts, merge_edit
+from gateway.intake.entries import JournalEntries
+from gateway.intake.journals import MAX_TAKEOVERS, DuplicateDelivery, Journal, JournalBacklog
 from gateway.intake.queueing import BusyMode, Job, SessionLanes
 from gateway.intake.routing import Route
-from gateway.ops.events import DeadLettered, EventBus, MessageAccepted, TaskDied
-from gateway.ops.health import Readiness, StoreHealth
+from gateway.lifecycle import Lifecycle, Part, ShutdownErrors, on_stop, opened, started
+from gateway.limits import SpendGate
+from gateway.ops.events import EventBus, MessageAccepted, TaskDied
+from gateway.ops.health import AdapterWatch, Readiness, StoreHealth
 from gateway.ops.logs import kept
 from gateway.ops.supervise import Supervisor
 from gateway.sessions.agents import AgentPool
-from gateway.sessions.hygiene import estimate_history_tokens
 from gateway.sessions.service import SessionService
 from gateway.sessions.turns import TurnRunner
 
@@ -61,29 +73,15 @@ INDEX_COMPACT_INTERVAL = 300.0
 # The store is pinged this often; /readyz fails once a ping does (a shared PostgreSQL may go away).
 STORE_PING_INTERVAL = 5.0
 STORE_PING_TIMEOUT = 3.0
+ADAPTER_CHECK_INTERVAL = 1.0
 QUEUED_TEXT = "queued: I'll answer this after the current reply ({n} ahead)"
 INTERRUPTED_TEXT = "stopping the previous reply to answer this one"
 CONSUME_BATCH = 256
 TAKEOVER_BATCH = 64  # entries of dead replicas taken over per round (the rest wait a round)
-PRUNE_EVERY = 600  # lease rounds between prunes of finished shared-journal rows
-NEW_TEXT = "Started a new conversation. My notes about this chat are kept; /memory shows them."
+PRUNE_EVERY = 600  # heartbeats between prunes of finished shared-journal rows
+TAKEOVER_POLL = 2.0  # seconds between looks for dead replicas' work, at most (a killed one is dead at once)
 
 
-class ShutdownErrors:
-    """Errors raised while closing parts: each part still closes, and every failure is logged once at the end."""
-
-    def __init__(self) -> None:
-        self.failures: list[tuple[str, BaseException]] = []
-
-    async def run(self, what: str, close: Callable[[], Awaitable[None]]) -> None:
-        try:
-            await close()
-        except Exception as exc:  # noqa: BLE001 - one part failing to close must not keep the others open
-            self.failures.append((what, exc))
-
-    def log(self) -> None:
-        for what, exc in self.failures:
-            log.error("gateway.stop_failed", part=what, error=type(exc).__name__, detail=str(exc)[:200])
 class Resource(Protocol):
     """A long-lived collaborator with a symmetric lifecycle."""
 
@@ -105,7 +103,7 @@ class GatewayParts:
     runner: TurnRunner
     delivery: Delivery
     intake: Intake
-    journal: Journal
+    entries: JournalEntries  # the inbound journal's entries, shared with the turn runner
     outbox: Outbox
     busy_mode: BusyMode = "queue"
     shutdown_grace: float = 10.0
@@ -120,7 +118,19 @@ class GatewayParts:
     resources: tuple[Resource, ...] = ()  # started before the adapters, stopped after the turns (MCP servers)
     mcp: McpHub | None = None
     windows: ModelWindows | None = None  # learned model windows and the model answering now
-    deadletters: DeadLetterBox = field(default_factory=lambda: DeadLetterBox(None))
+    approvals: ApprovalDesk | None = None  # `/approve` and `/deny` (tool calls waiting for a person's yes)
+    limits: SpendGate | None = None  # spend and rate limits (`/usage`, the admin API and `chorus limits` read them)
+    busy_rules: BusyRules | None = None  # the busy mode per chat (live); None: `busy_mode` everywhere
+    timers: Timers | None = None  # what `collect` waits on (tests inject their own clock)
+    plugins: ActivePlugins | None = None  # context.engine and memory.provider in use (`/status`)
+
+    @property
+    def journal(self) -> Journal:
+        return self.entries.journal
+
+    @property
+    def deadletters(self) -> DeadLetterBox:
+        return self.entries.deadletters
 
 
 class Gateway:
@@ -131,122 +141,196 @@ class Gateway:
         self.supervisor = supervisor or Supervisor(on_death=lambda task, error: parts.bus.publish(TaskDied(task, error)))
         self.queued_notices = QueuedNotices(parts.delivery, text=lambda n: QUEUED_TEXT.format(n=n))
         self.queue: asyncio.Queue[InboundMessage] = asyncio.Queue()
-        self.lanes = SessionLanes(parts.runner.run, mode=parts.busy_mode)
+        self.entries = parts.entries
+        self.lanes = self._new_lanes()
         self._side: set[asyncio.Task[None]] = set()
-        self._in_hand: list[InboundMessage] = []  # taken from the queue, not yet decided
-        self._journal_writing: asyncio.Future[list[str | Exception]] | None = None
         self._started_adapters: list[PlatformAdapter] = []
-        self._started_resources: list[Resource] = []
         self._store_open = False
-        self._running = False
-        # Decided once: a runtime Protocol check costs more than the rest of recording a lone message.
-        self._shared_journal = isinstance(parts.journal, SharedJournal)
+        self._life = Lifecycle("Gateway")
+        self._closing = ShutdownErrors()
         self.decisions: dict[str, int] = {}
         self.store_health = StoreHealth()
+        self.adapter_watch = AdapterWatch()
         self.journal_backlog: JournalBacklog | None = None  # the shared journal's, as of the last lease round
         self._receipts: dict[str, IntakeReceipts] = {}  # adapters whose webhooks wait for their message to be recorded
+        self._texts = RecentTexts()  # what an edit changed, when its platform does not say
+
+    def _new_lanes(self) -> SessionLanes:
+        parts = self.parts
+        lanes = SessionLanes(parts.runner.run, mode=parts.busy_mode, rules=parts.busy_rules, timers=parts.timers)
+        parts.runner.steering = lanes.take_steerable  # steer mode: a running turn takes queued messages
+        return lanes
 
     # lifecycle ----------------------------------------------------------------
 
+    def _parts_in_order(self) -> list[Part]:
+        """Every part in start order, each one start paired with its cleanup; `stop` runs the cleanups in reverse."""
+        p, closing = self.parts, self._closing
+        return [
+            self._session_store,
+            # Chats and pairing close before the session store: on PostgreSQL they borrow its pool.
+            *(partial(opened, store.open, store.close) for store in (p.chats, p.pairing) if store is not None),
+            partial(opened, p.journal.open, p.journal.close, in_thread=False),
+            partial(started, p.coordinator.start, p.coordinator.stop),
+            self._outbox,
+            partial(on_stop, self._close_closers),
+            *(partial(started, r.start, r.stop, errors=closing, what=f"resource {type(r).__name__}") for r in p.resources),
+            # Messages that arrive while the adapters stop are kept for the next start.
+            partial(on_stop, self._keep_unfinished),
+            *(partial(self._adapter, name, adapter) for name, adapter in p.adapters.items()),
+            *((partial(on_stop, partial(closing.run, "on_shutdown", p.on_shutdown)),) if p.on_shutdown else ()),
+            self._session_lanes,
+            self._journal_replay,
+            self._background_loops,
+        ]
+
     async def start(self) -> None:
-        if self._running:
-            raise RuntimeError("Gateway is already running; call stop() first")
-        parts = self.parts
-        await asyncio.to_thread(parts.store.open)
-        if parts.chats is not None:
-            await asyncio.to_thread(parts.chats.open)
-        if parts.pairing is not None:
-            await asyncio.to_thread(parts.pairing.open)
-        self._store_open = True
-        parts.journal.open()
-        await parts.coordinator.start()
-        if isinstance(parts.outbox, JournaledOutbox):
-            restored = await parts.outbox.restore()
-            if restored:
-                log.info("outbox.restored", pending=restored)
-        self.lanes = SessionLanes(parts.runner.run, mode=parts.busy_mode)
-        for resource in parts.resources:
-            await resource.start()
-            self._started_resources.append(resource)
-        for name, adapter in parts.adapters.items():
-            if isinstance(adapter, IntakeReceipts):
-                adapter.expect_receipts()
-                self._receipts[name] = adapter
-            await adapter.start(self.queue)
-            self._started_adapters.append(adapter)
-            log.info("adapter.started", platform=name)
-        self._running = True
-        for entry, message in parts.journal.recover():
-            log.info("journal.replay", platform=message.platform, chat_id=message.chat_id)
-            await self._replay(entry, normalize_inbound(message))
-        self.supervisor.start("gateway-intake", self._consume)
-        self.supervisor.start("gateway-resend", self._resend_loop)
-        self.supervisor.start("gateway-index", self._index_loop)
-        self.supervisor.start("gateway-store-watch", self._store_watch)
-        if self._shared_journal:
-            self.supervisor.start("gateway-leases", self._lease_loop)
-            self.supervisor.start("gateway-takeover", self._takeover_loop)
+        """Start every part in order (a part that fails stops those before it, and the error is raised)."""
+        try:
+            await self._life.start(self._parts_in_order())
+        finally:
+            self._closing.log()  # failures of parts stopped again because a later one could not start
 
     async def stop(self) -> None:
         """Stop intake, let turns finish within the grace period, persist the rest, close everything."""
-        if not self._running and not self._store_open:
+        if not self._life.running:
             return
-        self._running = False
-        await self.supervisor.stop()
-        await self._journal_queued()
-        unfinished = await self.lanes.drain(self.parts.shutdown_grace)
-        if unfinished:
-            log.warning("gateway.unfinished_jobs", jobs=len(unfinished), kept_in="journal")
-        # A cancelled turn's history append and state save still finish before the store closes.
         try:
-            await asyncio.wait_for(self.parts.sessions.settle(), timeout=max(1.0, self.parts.shutdown_grace))
-        except TimeoutError:
-            log.warning("gateway.persist_unfinished", kept_in="journal")
-        for task in list(self._side):
-            task.cancel()
-        await asyncio.gather(*self._side, return_exceptions=True)
-        await self.queued_notices.close()
-        problems = ShutdownErrors()
-        if self.parts.on_shutdown is not None:
-            await problems.run("on_shutdown", self.parts.on_shutdown)
-        for adapter in reversed(self._started_adapters):
-            await problems.run(f"adapter {adapter.name}", adapter.stop)
-        self._started_adapters = []
-        # Messages that arrived during the grace period are kept for the next start.
-        await self._journal_queued()
-        for resource in reversed(self._started_resources):
-            await problems.run(f"resource {type(resource).__name__}", resource.stop)
-        self._started_resources = []
-        for index, close in enumerate(self.parts.closers):
-            await problems.run(f"closer {index}", close)
-        problems.log()
-        await self.parts.coordinator.stop()
-        self.parts.journal.close()
-        if isinstance(self.parts.outbox, JournaledOutbox):
-            self.parts.outbox.close()
-        if self._store_open:
-            # Chats and pairing first: on PostgreSQL they borrow the session store's pool (pending usage is flushed).
-            if self.parts.chats is not None:
-                await asyncio.to_thread(self.parts.chats.close)
-            if self.parts.pairing is not None:
-                await asyncio.to_thread(self.parts.pairing.close)
-            await asyncio.to_thread(self.parts.store.close)
-            self._store_open = False
+            await self._life.stop()
+        finally:
+            self._closing.log()
         log.info("gateway.stopped")
+
+    async def __aenter__(self) -> Gateway:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        await self.stop()
+
+    @asynccontextmanager
+    async def _session_store(self) -> AsyncIterator[None]:
+        async with opened(self.parts.store.open, self.parts.store.close):
+            self._store_open = True
+            try:
+                yield
+            finally:
+                self._store_open = False
+
+    @asynccontextmanager
+    async def _outbox(self) -> AsyncIterator[None]:
+        outbox = self.parts.outbox
+        if not isinstance(outbox, JournaledOutbox):
+            yield
+            return
+        if restored := await outbox.restore():
+            log.info("outbox.restored", pending=restored)
+        try:
+            yield
+        finally:
+            outbox.close()
+
+    async def _close_closers(self) -> None:
+        for index, close in enumerate(self.parts.closers):
+            await self._closing.run(f"closer {index}", close)
+
+    @asynccontextmanager
+    async def _adapter(self, name: str, adapter: PlatformAdapter) -> AsyncIterator[None]:
+        if isinstance(adapter, IntakeReceipts):
+            adapter.expect_receipts()
+            self._receipts[name] = adapter
+        await adapter.start(self.queue)
+        self._started_adapters.append(adapter)
+        log.info("adapter.started", platform=name)
+        try:
+            yield
+        finally:
+            await self._closing.run(f"adapter {adapter.name}", adapter.stop)
+            self._started_adapters.remove(adapter)
+
+    @asynccontextmanager
+    async def _session_lanes(self) -> AsyncIterator[None]:
+        """Jobs run from here on; stopping gives them the grace period, then persists what a cancelled one changed."""
+        self.lanes = self._new_lanes()
+        try:
+            yield
+        finally:
+            unfinished = await self.lanes.drain(self.parts.shutdown_grace)
+            if unfinished:
+                log.warning("gateway.unfinished_jobs", jobs=len(unfinished), kept_in="journal")
+            # A cancelled turn's history append and state save still finish before the store closes.
+            try:
+                await asyncio.wait_for(self.parts.sessions.settle(), timeout=max(1.0, self.parts.shutdown_grace))
+            except TimeoutError:
+                log.warning("gateway.persist_unfinished", kept_in="journal")
+            for task in list(self._side):
+                task.cancel()
+            await asyncio.gather(*self._side, return_exceptions=True)
+            await self.queued_notices.close()
+
+    @asynccontextmanager
+    async def _journal_replay(self) -> AsyncIterator[None]:
+        """Messages a previous run accepted and did not finish are run again (before new ones are taken)."""
+        for entry, message in self.parts.journal.recover():
+            log.info("journal.replay", platform=message.platform, chat_id=message.chat_id)
+            await self._replay(entry, normalize_inbound(message))
+        yield
+
+    @asynccontextmanager
+    async def _background_loops(self) -> AsyncIterator[None]:
+        """Intake and the maintenance loops; stopping them keeps what was taken or still queued for the next start."""
+        loops: dict[str, Callable[[], Awaitable[None]]] = {
+            "gateway-intake": self._consume, "gateway-resend": self._resend_loop, "gateway-index": self._index_loop,
+            "gateway-store-watch": self._store_watch, "gateway-adapter-watch": self._adapter_watch,
+        }
+        if self.entries.shared is not None:
+            loops |= {"gateway-leases": self._lease_loop, "gateway-takeover": self._takeover_loop}
+        for name, loop in loops.items():
+            self.supervisor.start(name, loop)
+        try:
+            yield
+        finally:
+            await self.supervisor.stop()
+            await self._keep_unfinished()
+
+    async def _keep_unfinished(self) -> None:
+        """Messages still queued (or taken but not yet decided) are journaled for the next start."""
+        await self.entries.keep_unfinished(self.queue, self._joins_lane)
+
+    async def _joins_lane(self, message: InboundMessage) -> bool:
+        return (await self.parts.intake.decide(message)).lane_job is not None
 
     async def readiness(self) -> Readiness:
         adapters_ok = bool(self._started_adapters) and len(self._started_adapters) == len(self.parts.adapters)
+        receiving = AdapterWatch.reasons(self.adapter_watch.check(self.parts.adapters)) if adapters_ok else []
         store_ok = self._store_open and self.store_health.ok
         down = self.supervisor.down
         reasons = [task.reason for task in down]
         if self._store_open and not store_ok:
             reasons.append("the session store did not answer its last ping")
+        writes = self.parts.runner.store_writes
+        if not writes.ok:
+            store_ok = False
+            reasons.append(writes.reason())
+        if receiving:
+            adapters_ok = False
+            reasons.extend(receiving)
         # A shared coordination backend is fail-open (`gateway/coord/failopen.py`): while Redis is down this process
-        # answers from its own memory, so it stays ready; the outage shows in `chorus_redis_errors_total`.
+        # answers from its own memory. It stays ready when the shared store's locks still keep one turn per session
+        # (`coordination` says "degraded: …"); without them it is not, and `coordination` names why.
+        exclusive, coordination = self.parts.coordinator.state()
+        if not exclusive:
+            reasons.append(f"coordination {coordination}")
         return Readiness(
-            store_open=store_ok, coordinator=True, adapters_started=adapters_ok,
-            background_tasks=not down, detail="; ".join(reasons),
+            store_open=store_ok, coordinator=exclusive, adapters_started=adapters_ok,
+            background_tasks=not down, detail="; ".join(reasons), coordination=coordination,
         )
+
+    async def _adapter_watch(self) -> None:
+        """Read every adapter's liveness each second: a receive that stopped is logged when it stops, not at a probe."""
+        while True:
+            await asyncio.sleep(ADAPTER_CHECK_INTERVAL)  # a check timer
+            self.adapter_watch.check(self.parts.adapters)
 
     async def ping_store(self) -> StoreHealth:
         """Ping the session store once and record the outcome in `store_health`."""
@@ -272,18 +356,14 @@ class Gateway:
     # intake -------------------------------------------------------------------
 
     async def _consume(self) -> None:
-        # Messages left in hand by an intake loop that died are quarantined, not retried: one of
-        # them may be what killed it, and retrying would stop every chat again.
-        left, self._in_hand = self._in_hand, []
-        for message in left:
-            self._quarantine(message, stage="intake", error=RuntimeError("intake loop died while handling it"))
+        self.entries.set_aside_in_hand()  # left by an intake loop that died
         while True:
             # Take what is waiting (a burst of chats), so its journal entries are written in one
             # call (one append to the home's file, or one trip to the shared journal's database).
             messages = [normalize_inbound(await self.queue.get())]
             while len(messages) < CONSUME_BATCH and not self.queue.empty():
                 messages.append(normalize_inbound(self.queue.get_nowait()))
-            self._in_hand = messages  # emptied as they are decided; a stop journals what is left
+            self.entries.take(messages)  # emptied as they are decided; a stop journals what is left
             await self._consume_batch(messages)
 
     async def _consume_batch(self, messages: list[InboundMessage]) -> None:
@@ -305,13 +385,13 @@ class Gateway:
                 except asyncio.CancelledError:
                     raise
                 except Exception as exc:  # noqa: BLE001 - the intake loop must survive any one message
-                    self._quarantine(messages[0], stage="decide", error=exc)
-                del messages[0]  # decided: `_in_hand` keeps only the undecided rest
+                    self.entries.dead_letter(messages[0], stage="decide", error=exc)
+                del messages[0]  # decided: what is in hand keeps only the undecided rest
         except asyncio.CancelledError:
-            # Stopping: the ones decided so far are journaled here, the undecided by `_journal_queued`.
-            self.parts.journal.record_many([d.message for d in decisions if d.lane_job is not None])
+            # Stopping: the ones decided so far are journaled here, the undecided by `keep_unfinished`.
+            self.entries.record_decided([d.message for d in decisions if d.lane_job is not None])
             raise
-        entries = await self._record([decision.message for decision in decisions if decision.lane_job is not None])
+        entries = await self.entries.record([d.message for d in decisions if d.lane_job is not None])
         # Journaled now: a stop from here on loses nothing (the next start replays them).
         found = iter(entries)
         for decision in decisions:
@@ -320,32 +400,14 @@ class Gateway:
                 log.info("intake.dropped", verdict="duplicate", reason="recorded by a replica already")
                 continue
             if isinstance(entry, Exception):
-                self._quarantine(decision.message, stage="journal", error=entry)
+                self.entries.dead_letter(decision.message, stage="journal", error=entry)
                 continue
             try:
                 await self._dispatch(decision, journal_entry=entry)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - the intake loop must survive any one message
-                self._quarantine(decision.message, stage="dispatch", error=exc, journal_entry=entry)
-
-    async def _record(self, accepted: list[InboundMessage]) -> list[str | Exception]:
-        """Journal entries for `accepted` (per message its entry or the error that kept it out)."""
-        try:
-            if not self._shared_journal:
-                # The home's journal takes a burst in one append to a file it holds open: a few
-                # microseconds a message, less than the worker-thread hop that would carry it.
-                return self.parts.journal.record_many(accepted)
-            writing = asyncio.ensure_future(asyncio.to_thread(self.parts.journal.record_many, accepted))
-            try:
-                return await asyncio.shield(writing)
-            except asyncio.CancelledError:
-                self._journal_writing = writing  # `stop` waits for it: the thread finishes the files
-                raise
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - each message is quarantined with this error
-            return [exc for _ in accepted]
+                self.entries.dead_letter(decision.message, stage="dispatch", error=exc, entry=entry)
 
     async def _replay(self, entry: str, message: InboundMessage) -> None:
         """Re-run a journaled message (at start, or taken over); one that fails again is quarantined, never replayed forever."""
@@ -355,33 +417,7 @@ class Gateway:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - one bad entry must not stop the start
-            self._quarantine(message, stage="dispatch", error=exc, journal_entry=entry)
-
-    def _quarantine(self, message: InboundMessage, *, stage: Stage, error: BaseException,
-                    journal_entry: str | None = None) -> None:
-        """Set `message` aside as a dead letter (one error line); it leaves the journal only once stored."""
-        letter = self.parts.deadletters.put(message, stage=stage, error=error)
-        log.error("intake.dead_lettered", stage=stage, error=letter.error, deadletter=letter.id,
-                  platform=message.platform, stored=letter.stored, exc_info=error)
-        self.parts.bus.publish(DeadLettered(stage, message.platform, letter.error))
-        if letter.stored and journal_entry is not None:
-            self.parts.journal.done(journal_entry)
-
-    async def _journal_queued(self) -> None:
-        """Messages still in the queue (or taken but not yet decided) at shutdown are journaled for the next start."""
-        writing, self._journal_writing = self._journal_writing, None
-        if writing is not None:
-            with contextlib.suppress(Exception):
-                await writing
-        in_hand, self._in_hand = self._in_hand, []
-        while in_hand or not self.queue.empty():
-            message = normalize_inbound(in_hand.pop(0) if in_hand else self.queue.get_nowait())
-            try:
-                decision = await self.parts.intake.decide(message)
-                if decision.lane_job is not None:
-                    self.parts.journal.record(message)
-            except Exception as exc:  # noqa: BLE001 - stopping goes on; the message is kept as a dead letter
-                self._quarantine(message, stage="journal", error=exc)
+            self.entries.dead_letter(message, stage="dispatch", error=exc, entry=entry)
 
     async def _dispatch(self, decision: IntakeDecision, *, journal_entry: str | None = None, resumed: bool = False) -> None:
         self.decisions[decision.verdict] = self.decisions.get(decision.verdict, 0) + 1
@@ -389,46 +425,53 @@ class Gateway:
         if decision.verdict in ("duplicate", "deny", "ignore") or where is None:
             log.debug("intake.dropped", verdict=decision.verdict, reason=decision.reason)
             if decision.verdict == "refuse":
-                await self.parts.delivery.send_text(message.target, decision.reply or REFUSAL_TEXT)
-            if journal_entry is not None:
-                self.parts.journal.done(journal_entry)
+                # The operator admits a sender by id: the line names it, and so does the log (once per interval).
+                log.info("allowlist.refused", platform=message.platform, user_id=message.user_id,
+                         user_name=message.user_name, chat_id=message.chat_id)
+                await self.parts.delivery.send_text(message.target,
+                                                    decision.reply or REFUSAL_TEXT.format(user_id=message.user_id))
+            self.entries.done(journal_entry)
             return
         if kept("intake.accepted"):
             log.info("intake.accepted", platform=message.platform, verdict=decision.verdict,
                      message_id=message.message_id, resumed=resumed)
         self.parts.bus.publish(MessageAccepted(message.platform, decision.verdict))
-        command = decision.trigger.command if decision.trigger else None
-        refusal = admin_refusal(command, message, self.parts.policy) if command and self.parts.policy else None
-        if refusal is not None:
-            log.info("command.refused", command=command.name if command else None, reason="not an admin")
-            await self.parts.delivery.send_text(where.target, refusal)
-            if journal_entry is not None:
-                self.parts.journal.done(journal_entry)
-            return
-        if command is not None and command.immediate:
-            self._side_task(self._command(command, message, where))
-            if journal_entry is not None:
-                self.parts.journal.done(journal_entry)
+        command = decision.command
+        if command is not None and await self._command_at_once(command, message, where):
+            self.entries.done(journal_entry)
             return
         kind = decision.lane_job
         if kind is None:  # a verdict that routes nowhere (handled above); never queued
             return
-        entry = journal_entry or self.parts.journal.record(message)
+        if message.edited:
+            # The edit's own journal entry goes with the merged job: after a crash the original and then the
+            # edit (as an "[edited]" line) are replayed, so the edit is never lost.
+            edit_entry = (journal_entry,) if journal_entry is not None else ()
+            merged = self.lanes.replace_queued(
+                where.key, message.message_id,
+                lambda job: dataclasses.replace(job, message=merge_edit(job.message, message),
+                                                also_entries=job.also_entries + edit_entry),
+            )
+            if merged is not None:
+                log.info("intake.edit_merged", message_id=message.message_id)
+                self._texts.remember(merged.message)
+                return
+            if message.previous_text is None:
+                message = dataclasses.replace(message, previous_text=self._texts.earlier(message))
+        self._texts.remember(message)
+        entry = journal_entry or self.entries.record_one(message)
         job = Job(kind=kind, message=message, route=where, command=command, journal_entry=entry,
                   accepted_at=time.time(), resumed=resumed)
         result = self.lanes.submit(job)
+        if kind == "turn" and self.parts.runner.reactions is not None and not resumed:
+            self._side_task(self.parts.runner.reactions.mark(message, "received"))
         if kind == "turn" and result.interrupted is not None:
-            self._forget(result.interrupted)
+            self.entries.forget(result.interrupted)
             await self.parts.delivery.send_text(where.target, INTERRUPTED_TEXT)
         elif kind != "record" and result.busy:
             await self.queued_notices.busy(where.key, where.target, result.position)
         elif kind != "record":
             self.queued_notices.idle(where.key)
-
-    def _forget(self, job: Job | None) -> None:
-        """A job the user stopped is not re-run after a restart."""
-        if job is not None and job.journal_entry is not None:
-            self.parts.journal.done(job.journal_entry)
 
     def _side_task(self, coro: Awaitable[None]) -> None:
         async def run() -> None:
@@ -445,64 +488,32 @@ class Gateway:
 
     # commands handled at once -------------------------------------------------------
 
-    async def _command(self, command: Command, message: InboundMessage, where: Route) -> None:
-        delivery = self.parts.delivery
-        if command.name == "help":
-            text = HELP_TEXT
-        elif command.name == "stop":
-            stopped = self.lanes.stop(where.key)
-            self._forget(stopped)
-            text = "stopped." if stopped is not None else "nothing to stop."
-            if self.lanes.queued(where.key):
-                text += f" {self.lanes.queued(where.key)} queued message(s) will still be answered."
-        elif command.name == "status":
-            text = render_status(await self._status(where))
-        elif command.name in ("model", "usage", "undo") and self.parts.chat_commands is not None:
-            context = CommandContext(message=message, route=where, busy=self.lanes.busy(where.key))
-            text = await self.parts.chat_commands.run(command, context)
-        elif command.name == "memory":
-            notes = self.parts.notes_text
-            text = await asyncio.to_thread(notes, where.chat_scope) if notes else "notes are turned off here."
-        elif command.name in ("model", "usage", "undo"):
-            text = f"/{command.name} is not available here."
-        else:  # new / reset
-            self._forget(self.lanes.stop(where.key))
-            await self.parts.sessions.reset(where)
-            text = NEW_TEXT
-        await delivery.send_text(where.target, text)
+    async def _command_at_once(self, command: Command, message: InboundMessage, where: Route) -> bool:
+        """Refuse an admin command to a non-admin, or start an immediate one; False: it joins the lane."""
+        spec = COMMANDS.spec(command)
+        policy = self.parts.policy
+        refusal = spec.refusal(command, message, policy.admins(message.platform)) if policy is not None else None
+        if refusal is not None:
+            log.info("command.refused", command=command.name, reason="not an admin")
+            await self.parts.delivery.send_text(where.target, refusal)
+            return True
+        if isinstance(spec.run, Immediate):
+            self._side_task(self._command(spec.run, CommandCall(command, message, where, self._commands_host())))
+            return True
+        return False
 
-    async def _status(self, where: Route) -> StatusInfo:
-        agent = self.parts.agents.peek(where)
-        if agent is None:
-            agent = await self.parts.agents.get(where)
-        engine = agent.engine
-        reported = engine.state.last_prompt_tokens
-        tokens = reported if reported > 0 else estimate_history_tokens(agent.history)
-        return StatusInfo(
-            session_key=where.key,
-            messages=len(agent.history),
-            tokens_used=tokens,
-            tokens_source="reported" if reported > 0 else "estimate",
-            threshold=engine.threshold_tokens,
-            context_length=engine.context_length,
-            compressions=engine.state.compression_count,
-            busy=self.lanes.busy(where.key),
-            queued=self.lanes.queued(where.key),
-            blocked=engine.state.blocked_until > time.time(),
-            prompt_source=agent.state.marks.prompt_source or "default",
-            model=self.parts.agents.model_of(where.key),
-            window_note=self._window_note(),
-        )
+    async def _command(self, run: Immediate, call: CommandCall) -> None:
+        text = await run.handler(call)
+        if text:  # "": answered already (a button press answered privately)
+            await self.parts.delivery.send_text(call.route.target, text)
 
-    def _window_note(self) -> str:
-        windows = self.parts.windows
-        if windows is None:
-            return ""
-        active, window = windows.active, windows.active_window()
-        fallback = "" if active == windows.main else f"answering with fallback {active.name}; "
-        if window >= active.context_length:
-            return fallback.removesuffix("; ")
-        return f"{fallback}model window {window:,} (learned from its errors; configured {active.context_length:,})"
+    def _commands_host(self) -> LaneHost:
+        parts = self.parts
+        policy = parts.policy
+        return LaneHost(lanes=self.lanes, forget=self.entries.forget, sessions=parts.sessions, notes_text=parts.notes_text,
+                        chats=parts.chat_commands, windows=parts.windows, approvals=parts.approvals, notes=parts.notes,
+                        admins=policy.admins if policy is not None else lambda _platform: frozenset(),
+                        plugins=parts.plugins)
 
     # replies left pending -----------------------------------------------------------
 
@@ -517,9 +528,9 @@ class Gateway:
             await asyncio.sleep(RESEND_INTERVAL)  # a retry timer
 
     async def _lease_loop(self) -> None:
-        """Renew this replica's journal leases, three times per lease (apart from takeovers, so never delayed by them)."""
-        journal = self.parts.journal
-        assert isinstance(journal, SharedJournal)
+        """This replica's heartbeat, three times per lease (apart from takeovers, so never delayed by them)."""
+        journal = self.entries.shared
+        assert journal is not None
         loop = asyncio.get_running_loop()
         # A thread of its own: behind a busy default executor a renewal could come after the lease ran out.
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="journal-lease") as leases:
@@ -537,10 +548,11 @@ class Gateway:
 
     async def _takeover_loop(self) -> None:
         """Take over the journal entries of replicas that died (their leases ran out) and run them here."""
-        journal = self.parts.journal
-        assert isinstance(journal, SharedJournal)
+        journal = self.entries.shared
+        assert journal is not None
         while True:
-            await asyncio.sleep(journal.lease_seconds / 3)  # a polling timer: expiry is seen within a third of a lease
+            # A polling timer: a killed replica is seen on the next look, a vanished one within a lease and a look.
+            await asyncio.sleep(min(journal.lease_seconds / 3, TAKEOVER_POLL))
             try:
                 taken = await asyncio.to_thread(journal.take_expired, limit=TAKEOVER_BATCH)
             except Exception as exc:  # noqa: BLE001 - retried on the next tick
@@ -550,7 +562,7 @@ class Gateway:
                 message = normalize_inbound(item.message)
                 if item.takeovers > MAX_TAKEOVERS:
                     error = RuntimeError(f"its replica died {item.takeovers} times while running it")
-                    self._quarantine(message, stage="dispatch", error=error, journal_entry=item.entry)
+                    self.entries.dead_letter(message, stage="dispatch", error=error, entry=item.entry)
                 else:
                     await self._replay(item.entry, message)
 

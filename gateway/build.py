@@ -19,18 +19,20 @@ import structlog
 
 from adapters.base import AttachmentSource, BotCommand, PlatformAdapter
 from adapters.console import ConsoleAdapter
+from adapters.listeners import ListenerLimits
 from adapters.web import WebAdapter
 from agent.context import Summarizer
 from agent.context.engine import ContextEngine
-from agent.context.factory import build_compressor, build_engine, build_summarizer
+from agent.context.factory import BUILTIN_ENGINE, build_compressor, build_engine, build_summarizer
 from agent.context.user_words import handoff_sections
 from agent.loop import LoopSettings
 from agent.memory import NotesStore
 from agent.memory.llm_screen import build_llm_screen
 from agent.memory.providers import MemoryManager, ProviderRegistry
 from agent.model_client import ModelClient, OpenAIModelClient
-from agent.model_retry import ChainEntry, ResilientModelClient, RetryPolicy
+from agent.model_retry import ChainEntry, FailoverObserver, ResilientModelClient, RetryPolicy
 from agent.model_windows import ModelEndpoint, ModelWindows
+from agent.plugins import PluginErrorSink
 from agent.prompt import DEFAULT_BASE_PROMPT
 from agent.review import BackgroundReviewer
 from agent.store import is_postgres_url
@@ -44,33 +46,45 @@ from agent.tools.skills import SkillManageTool, SkillViewTool
 from agent.transcription import OpenAITranscriber
 from chorus_errors import ConfigError
 from gateway.app import Gateway, GatewayParts
-from gateway.chats.commands import ChatCommands
+from gateway.approvals import Approvals
+from gateway.approvals.commands import ApprovalDesk
+from gateway.approvals.posting import DeliveryPoster
 from gateway.chats.models import ChatModels, ModelClients, with_model
 from gateway.chats.policy import ChatPolicy, ModelChoice
 from gateway.chats.provenance import admins_by_platform
 from gateway.chats.tool_access import tool_access
+from gateway.commands.chat import ChatCommands
+from gateway.commands.status import ActivePlugins
+from gateway.commands.table import COMMANDS
 from gateway.config import ChorusConfig
 from gateway.coord import Coordinator, memory_coordinator, poller_lease_name, redis_coordinator
 from gateway.coord.base import Outbox
-from gateway.delivery.outbound import Delivery
+from gateway.delivery.outbound import SEND_CLAIM_TTL, Delivery
 from gateway.delivery.outbox_file import JournaledOutbox
+from gateway.delivery.reactions import Reactions
 from gateway.intake.allowlist import AccessRules
-from gateway.intake.commands import DESCRIPTIONS
+from gateway.intake.bots import BotLoopGuard
+from gateway.intake.busy import BusyMode, BusyRules, Timers
 from gateway.intake.deadletter import DeadLetterBox
 from gateway.intake.decide import Intake, IntakeSettings
+from gateway.intake.entries import JournalEntries
 from gateway.intake.journal import InboundJournal
 from gateway.intake.journals import Journal, JournalCheckedDeduplicator, SharedJournal
 from gateway.intake.poller import LeasedAdapter
 from gateway.intake.routing import Route
-from gateway.ops.events import EventBus
+from gateway.intake.triggers import observes_unmentioned
+from gateway.limits import build_spend_gate
+from gateway.ops.events import EventBus, PluginFailed
+from gateway.platforms.web_login import resolve_web_login
 from gateway.sessions.agents import AgentFactory, AgentPool
 from gateway.sessions.media import MediaReader, MediaSettings
 from gateway.sessions.review import ReviewHooks
 from gateway.sessions.service import SessionService
 from gateway.sessions.store_lock import StoreSessionLock
+from gateway.sessions.store_writes import StoreWrites
 from gateway.sessions.turns import PostTurnHook, TurnRunner, TurnSettings
 from gateway.shared import PostgresJournal, PostgresOutbox
-from gateway.stores import Stores, build_stores, window_store
+from gateway.stores import Stores, approval_store, build_stores, window_store
 
 log = structlog.get_logger(__name__)
 
@@ -90,9 +104,10 @@ def build_coordinator(config: ChorusConfig, *, node: str) -> tuple[Coordinator, 
     size = config.gateway.agent_cache_size
     if config.redis.url:
         url = config.store.url
-        outage = StoreSessionLock(url, node=node) if url is not None and is_postgres_url(url) else None
+        # Replicas sharing a PostgreSQL store lock sessions there, Redis or not (gateway/coord/authority.py).
+        store_lock = StoreSessionLock(url, node=node) if url is not None and is_postgres_url(url) else None
         coord = redis_coordinator(
-            config.redis.url, prefix=config.redis.key_prefix, agent_cache_size=size, node=node, outage_lock=outage,
+            config.redis.url, prefix=config.redis.key_prefix, agent_cache_size=size, node=node, store_lock=store_lock,
         )
         return coord, coord.outbox
     coord = memory_coordinator(agent_cache_size=size, node=node)
@@ -109,7 +124,7 @@ def build_journal(
     """
     if config.redis.url and isinstance(stores.sessions, PostgresSessionStore):
         connect = stores.sessions.connection
-        journal = PostgresJournal(connect, node=node, lease_seconds=config.gateway.lease_seconds)
+        journal = PostgresJournal(connect, node=node, lease_seconds=config.gateway.lease_seconds, url=config.store.url)
         return journal, PostgresOutbox(connect)
     return InboundJournal(config.home_dir / "inflight", node=node), outbox
 
@@ -121,8 +136,13 @@ def model_windows(config: ChorusConfig) -> ModelWindows:
     return ModelWindows(main, window_store(config))
 
 
-def build_model(config: ChorusConfig, windows: ModelWindows | None = None) -> ResilientModelClient:
-    """The main model with `model.retry`, then `model.fallbacks` in order, each with its own window."""
+def build_model(
+    config: ChorusConfig, windows: ModelWindows | None = None, *, observe: FailoverObserver | None = None
+) -> ResilientModelClient:
+    """The main model with `model.retry`, then `model.fallbacks` in order, each with its own window.
+
+    `observe` hears of every move to a fallback (the bus: the dashboard lists it with the fix).
+    """
     model = config.model
     windows = windows or model_windows(config)
     chain = [ChainEntry(
@@ -143,19 +163,30 @@ def build_model(config: ChorusConfig, windows: ModelWindows | None = None) -> Re
             ModelEndpoint(name=fallback.name, base_url=base_url, context_length=fallback.context_length),
         ))
     return ResilientModelClient(
-        chain, windows=windows, policy=RetryPolicy.from_settings(model.retry), strip_reasoning=config.agent.strip_reasoning
+        chain, windows=windows, policy=RetryPolicy.from_settings(model.retry), strip_reasoning=config.agent.strip_reasoning,
+        observe=observe,
     )
 
 
+def plugin_errors(bus: EventBus) -> PluginErrorSink:
+    """Report a plugin failing at run time as a `PluginFailed` event (`chorus_plugin_errors{plugin,kind}`)."""
+    return lambda plugin, kind: bus.publish(PluginFailed(plugin=plugin, kind=kind))
+
+
 def engine_factory(
-    config: ChorusConfig, *, summarizer: Summarizer | None = None, windows: ModelWindows | None = None
+    config: ChorusConfig, *, summarizer: Summarizer | None = None, windows: ModelWindows | None = None,
+    on_plugin_error: PluginErrorSink | None = None,
 ) -> Callable[[], ContextEngine]:
-    """A new context engine per agent; the built-in one shares one summariser (and the model windows)."""
+    """A new context engine per agent; the built-in one shares one summariser (and the model windows).
+
+    A plugin engine (`context.engine`) is wrapped in a `GuardedEngine` reporting to `on_plugin_error`.
+    """
     counter = default_counter()
     sections = handoff_sections(config.compression)
-    if config.context.engine != "compressor":
+    if config.context.engine != BUILTIN_ENGINE:
         return lambda: build_engine(
-            config.context, config.compression, config.model, config.auxiliary, counter=counter, sections=sections
+            config.context, config.compression, config.model, config.auxiliary, counter=counter, sections=sections,
+            on_error=on_plugin_error,
         )
     shared = summarizer if summarizer is not None else build_summarizer(config.model, config.auxiliary)
     return lambda: build_compressor(
@@ -164,12 +195,31 @@ def engine_factory(
     )
 
 
+def check_engine(config: ChorusConfig) -> None:
+    """Build the configured plugin engine once, so a bad `context.engine` stops the start, not a first turn.
+
+    Raises:
+        ConfigError: the name is unknown (the message lists the installed ones), or the plugin fails to load or build.
+    """
+    if config.context.engine != BUILTIN_ENGINE:
+        build_engine(config.context, config.compression, config.model, config.auxiliary, counter=default_counter(),
+                     sections=handoff_sections(config.compression))
+
+
+def listener_limits(config: ChorusConfig) -> ListenerLimits:
+    """`gateway.read_timeout_seconds` and `gateway.max_connections`, for every port the process listens on."""
+    return ListenerLimits(read_timeout_seconds=config.gateway.read_timeout_seconds,
+                          max_connections=config.gateway.max_connections)
+
+
 def build_adapters(config: ChorusConfig, *, banner: str = "") -> dict[str, PlatformAdapter]:
     """Every enabled adapter by platform name (ConfigError names a missing key)."""
     adapters: dict[str, PlatformAdapter] = {}
     platforms = config.platforms
     if platforms.web.enabled:
-        adapters["web"] = WebAdapter(host=platforms.web.host, port=platforms.web.port, banner=banner)
+        login = resolve_web_login(platforms.web, config.home_dir)  # a token off loopback (ConfigError if none can be had)
+        adapters["web"] = WebAdapter(host=platforms.web.host, port=platforms.web.port, banner=banner,
+                                     limits=listener_limits(config), access=login.access)
     if platforms.console:
         adapters["console"] = ConsoleAdapter()
     for name, factory_name in PLATFORM_FACTORIES.items():
@@ -181,7 +231,8 @@ def build_adapters(config: ChorusConfig, *, banner: str = "") -> dict[str, Platf
             if name == "telegram":
                 # The photo size is chosen against the cap at intake; the menu is set at start.
                 adapters[name] = module.build_telegram(
-                    settings, max_attachment_bytes=config.gateway.max_attachment_bytes, commands=command_menu()
+                    settings, max_attachment_bytes=config.gateway.max_attachment_bytes, commands=command_menu(),
+                    listener_limits=listener_limits(config),
                 )
             else:  # discord, slack: the slash-command menu
                 adapters[name] = getattr(module, factory_name)(settings, commands=command_menu())
@@ -192,7 +243,7 @@ def build_adapters(config: ChorusConfig, *, banner: str = "") -> dict[str, Platf
 
 def command_menu() -> tuple[BotCommand, ...]:
     """The platforms' command menus, from the gateway's own command list."""
-    return tuple(BotCommand(name, description) for name, description in DESCRIPTIONS)
+    return COMMANDS.menu
 
 
 def attachment_sources(adapters: Mapping[str, PlatformAdapter]) -> dict[str, AttachmentSource]:
@@ -289,6 +340,8 @@ def turn_settings(config: ChorusConfig, *, missing: str | None, admins: Mapping[
         tool_progress_dms=config.tool_progress.dms,
         tool_progress_groups=config.tool_progress.groups,
         admins=admins,
+        group_errors=config.gateway.group_errors,
+        silence_token=config.gateway.silence_token,
     )
 
 
@@ -298,10 +351,28 @@ def intake_settings(config: ChorusConfig) -> IntakeSettings:
         profile=gw.profile,
         group_sessions_per_user=gw.group_sessions_per_user,
         group_trigger=gw.group_trigger,
-        record_unmentioned=gw.record_unmentioned,
+        record_unmentioned=observes_unmentioned(
+            observe_unmentioned=gw.observe_unmentioned, record_unmentioned=gw.record_unmentioned
+        ),
+        edits=gw.edits,
         unknown_sender=gw.unknown_sender,
         require_mention={name: getattr(config.platforms, name).require_mention for name in PLATFORM_FACTORIES},
+        allow_bots=gw.allow_bots,
+        bot_max_replies=gw.bot_loop_guard.max_replies,
+        bot_window_seconds=gw.bot_loop_guard.window_seconds,
     )
+
+
+def busy_rules(policy: ChatPolicy) -> BusyRules:
+    """`chats."…".busy_input_mode`, else `gateway.busy_input_mode`; `gateway.collect_seconds`; all live."""
+
+    def mode(chat_scope: str) -> BusyMode:
+        chat = policy.chat(chat_scope)
+        if chat is not None and chat.busy_input_mode is not None:
+            return chat.busy_input_mode
+        return policy.config.gateway.busy_input_mode
+
+    return BusyRules(mode=mode, collect_seconds=lambda: policy.config.gateway.collect_seconds)
 
 
 def agent_factory(
@@ -357,14 +428,18 @@ def build_gateway(
     model_engine: Callable[[ModelChoice], ContextEngine] | None = None,
     mcp: McpHub | None = None,
     windows: ModelWindows | None = None,
+    limits_clock: Callable[[], float] | None = None,
+    timers: Timers | None = None,
 ) -> Gateway:
     """A `Gateway` for `config`; keyword arguments replace parts (tests, benchmarks).
 
     `model_engine` builds the engine of a chat that switched to another model (default: the
     built-in engine sized for that model's window). `windows` is shared by the model chain and the
     engines (pass the one the `engine` factory reads; `Operations.windows` under `chorus run`).
+    `limits_clock` is the spend limits' clock (default: `gateway.config.limits_clock()`).
     """
     home = config.home_dir
+    check_engine(config)
     bus = bus or EventBus()
     node = node or f"{os.uname().nodename}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
     coord, outbox = coordinator or build_coordinator(config, node=node)
@@ -372,15 +447,17 @@ def build_gateway(
     journal, outbox = build_journal(config, stores, outbox, node=node)
     store, notes = stores.sessions, stores.notes
     windows = windows or model_windows(config)
-    client = model or build_model(config, windows)
+    client = model or build_model(config, windows, observe=bus.publish)
     missing = model_missing_text(config) if model is None else None
     if adapters is None:
         adapters = leased_adapters(config, coord, node=node, banner=missing or "")
     memory_tool = MemoryTool(notes, build_llm_screen(config.memory.llm_screen, config.model, config.auxiliary))
-    skill_manage = SkillManageTool(stores.skills)
+    skill_manage = SkillManageTool(stores.skills, staging=notes)  # the notes' approval gate and queue
     notes_on = config.memory.memory_enabled or config.memory.user_profile_enabled
     tools = tools or builtin_tools(stores, memory_tool, skill_manage, notes_on=notes_on)
-    memory = MemoryManager.from_config(config.memory.provider, providers or ProviderRegistry())
+    memory = MemoryManager.from_config(
+        config.memory.provider, providers or ProviderRegistry.installed(), on_error=plugin_errors(bus)
+    )
     hub = mcp if mcp is not None else McpHub(config.mcp, observe=bus.publish)
 
     policy = ChatPolicy(config)
@@ -391,14 +468,21 @@ def build_gateway(
     )
 
     factory = agent_factory(
-        config, engine=engine or engine_factory(config, windows=windows), tools=tools, notes=notes,
+        config, engine=engine or engine_factory(config, windows=windows, on_plugin_error=plugin_errors(bus)),
+        tools=tools, notes=notes,
         chat_models=chat_models, hub=hub,
     )
     agents = AgentPool(
         store=store, cache=coord.agent_cache, model=client, factory=factory, owner=node,
         home=stores.identity, capacity=config.gateway.agent_cache_size, bus=bus,
+        check_store=bool(config.redis.url) and isinstance(store, PostgresSessionStore),  # replicas share the store
     )
-    delivery = Delivery(adapters=adapters, outbox=outbox, owner=node, claim_ttl=config.gateway.lease_seconds)
+    deadletters = DeadLetterBox(home / "deadletter")
+    # A live sender's claim outlasts a slow send; a dead sender's is freed by its heartbeat (gateway/shared/outbox.py).
+    delivery = Delivery(
+        adapters=adapters, outbox=outbox, owner=node, claim_ttl=max(config.gateway.lease_seconds, SEND_CLAIM_TTL),
+        set_aside=deadletters,
+    )
     admins = admins_by_platform(config.platforms)
     hooks = None
     if post_turn is None and missing is None and notes_on:
@@ -410,19 +494,31 @@ def build_gateway(
         lock_ttl=config.gateway.lease_seconds,
     )
     transcriber = build_transcriber(config)
+    limits = build_spend_gate(config, policy=policy, bus=bus, clock=limits_clock)
+    entries = JournalEntries(journal, deadletters, bus)
+    approvals = Approvals(
+        approval_store(config, stores), config=lambda: policy.config, poster=DeliveryPoster(delivery),
+        admins=lambda platform: admins_by_platform(policy.config.platforms).get(platform, frozenset()),
+    )
     runner = TurnRunner(
-        sessions=sessions, delivery=delivery, journal=journal,
+        sessions=sessions, delivery=delivery, entries=entries,
         settings=turn_settings(config, missing=missing, admins=admins),
         post_turn=post_turn,
         memory=memory if config.memory.provider else None,
         bus=bus,
         media=media_reader(config, adapters, transcriber),
         chats=chats,
+        store_writes=StoreWrites(store.location),
+        limits=limits,
+        approvals=approvals,
+        notes=notes,
+        reactions=Reactions(delivery, lambda: policy.config.gateway.reactions),
     )
     gw = config.gateway
     dedup = JournalCheckedDeduplicator(coord.dedup, journal) if isinstance(journal, SharedJournal) else coord.dedup
     intake = Intake(
         dedup=dedup, rules=access_rules(config), settings=intake_settings(config), policy=policy, pairing=pairing,
+        bot_guard=BotLoopGuard(coord.counter),
     )
 
     def notes_text(chat: str) -> str:
@@ -437,19 +533,25 @@ def build_gateway(
     closers: tuple[Callable[[], Awaitable[None]], ...] = (
         client.close, clients.close, memory_tool.close, *((transcriber.close,) if transcriber is not None else ()),
     )
-    commands = ChatCommands(sessions=sessions, store=store, chats=chats, policy=policy, current_model=chat_models.current)
+    commands = ChatCommands(
+        sessions=sessions, store=store, chats=chats, policy=policy, current_model=chat_models.current, limits=limits,
+    )
     return Gateway(GatewayParts(
         coordinator=coord, store=store, adapters=adapters, agents=agents, sessions=sessions, bus=bus, runner=runner,
-        delivery=delivery, intake=intake, journal=journal, outbox=outbox, busy_mode=gw.busy_input_mode,
+        delivery=delivery, intake=intake, entries=entries, outbox=outbox, busy_mode=gw.busy_input_mode,
         shutdown_grace=gw.shutdown_grace_seconds, notes_text=notes_text, on_shutdown=on_shutdown, closers=closers,
-        policy=policy, chats=chats, chat_commands=commands, pairing=pairing, resources=(hub,) if len(hub) else (),
-        mcp=hub, windows=windows, deadletters=DeadLetterBox(home / "deadletter"), notes=notes,
+        policy=policy, chats=chats, chat_commands=commands, pairing=pairing,
+        resources=(limits, approvals, hub) if len(hub) else (limits, approvals), limits=limits,
+        approvals=ApprovalDesk(approvals, DeliveryPoster(delivery)),
+        mcp=hub, windows=windows, notes=notes,
+        busy_rules=busy_rules(policy), timers=timers,
+        plugins=ActivePlugins(context_engine=config.context.engine, memory_provider=config.memory.provider),
     ))
 
 
 __all__ = [
-    "MODEL_MISSING_TEXT", "build_adapters", "build_coordinator", "build_gateway", "build_journal", "build_model",
+    "MODEL_MISSING_TEXT", "build_adapters", "check_engine", "build_coordinator", "build_gateway", "build_journal", "build_model",
     "engine_factory",
-    "model_windows",
+    "model_windows", "plugin_errors",
 ]
 

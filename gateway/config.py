@@ -9,15 +9,27 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import time
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
 import yaml
-from pydantic import AfterValidator, BaseModel, Field, PrivateAttr, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic.fields import FieldInfo
 
 from agent.settings import (
     AgentSettings,
@@ -69,25 +81,55 @@ class RedisSettings(Section):
     key_prefix: str = "chorus"
 
 
+class BotLoopGuardSettings(Section):
+    """Replies to other bots per chat, counted across replicas; those beyond `max_replies` in a window are dropped."""
+
+    max_replies: int = Field(default=10, ge=0)
+    window_seconds: float = Field(default=60.0, gt=0, le=86_400)
+
+
 class GatewaySettings(Section):
     agent_cache_size: int = Field(default=128, ge=1)
-    busy_input_mode: Literal["queue", "interrupt"] = "queue"
+    busy_input_mode: Literal["queue", "interrupt", "collect", "steer"] = "queue"
+    collect_seconds: float = Field(default=2.0, gt=0, le=60)  # collect: a sender's messages within this gap are one turn
     group_sessions_per_user: bool = False
     group_trigger: Literal["always", "mention", "reply"] = "mention"
-    record_unmentioned: bool = True
+    record_unmentioned: bool = True  # the old name of observe_unmentioned, still read when that is unset
+    observe_unmentioned: bool | None = None  # unanswered group messages reach the model as labelled context
+    edits: Literal["follow", "ignore"] = "follow"  # an edited message: replaces its queued text, or a "[edited]" line
     unknown_sender: Literal["refuse", "silent"] = "refuse"
+    group_errors: Literal["reply", "react", "silent"] = "reply"  # how a failed turn shows in a group; DMs always reply
     max_iterations: int = Field(default=12, ge=1, le=100)
     max_message_chars: int = Field(default=32_000, ge=100)
     profile: str = "default"
     shutdown_grace_seconds: float = Field(default=10.0, ge=0, le=600)
-    lease_seconds: float = Field(default=30.0, ge=1, le=600)  # session locks, shared journal and outbox claims
+    # Replicas on one PostgreSQL store: a heartbeat every third of this keeps a replica's work its own (a killed
+    # replica is dead at once; one whose machine vanished after this long). Also the TTL of Redis / in-process
+    # session locks.
+    lease_seconds: float = Field(default=30.0, ge=1, le=600)
     max_attachment_bytes: int = Field(default=10_000_000, ge=1024)  # pictures, voice, files downloaded per attachment
     max_text_file_bytes: int = Field(default=65_536, ge=256)  # text files up to this size are inlined in the turn
+    # (start) every listener (web chat, admin + Slack events, Telegram webhook): a connection that sends no complete
+    # request within this is closed, and so is an idle keep-alive connection; beyond max_connections per port new
+    # connections are closed at once rather than queued.
+    read_timeout_seconds: float = Field(default=30.0, gt=0, le=3600)
+    max_connections: int = Field(default=2000, ge=1)
+    usage_footer: Literal["off", "tokens", "cost"] = "off"  # a short line under each reply
+
+    @field_validator("usage_footer", mode="before")
+    @classmethod
+    def _unquoted_off(cls, value: object) -> object:
+        """YAML reads an unquoted `off` as false."""
+        return "off" if value is False else value
+    allow_bots: Literal["none", "mentions", "all"] = "none"  # messages from other bots (our own never trigger us)
+    bot_loop_guard: BotLoopGuardSettings = BotLoopGuardSettings()
+    reactions: bool = False  # 👀 on receipt, ✅ when answered, ⚠️ when failed (platforms that have reactions)
+    silence_token: str | None = "NO_REPLY"  # a reply that is exactly this is stored, not sent; null: always sent
 
 
 class WebhookSettings(Section):
     listen: str = "0.0.0.0"
-    port: int = Field(default=8443, ge=1, le=65535)
+    port: int = Field(default=8443, ge=0, le=65535)  # 0: any free port, logged in `telegram.started`
     path: str = "/telegram"
     url: str | None = None
     secret_token: SecretStr | None = None
@@ -124,6 +166,18 @@ class DiscordSettings(PlatformAccess):
     gateway_url: str | None = None
 
 
+def _file_origins(value: list[str]) -> list[str]:
+    """Each entry is an origin (scheme://host[:port], http or https, nothing after it)."""
+    from adapters.fetch import parse_origin  # the adapters' own parser: one definition of an origin
+
+    for entry in value:
+        try:
+            parse_origin(entry)
+        except ValueError as exc:
+            raise ValueError(f"{entry!r} is not an origin: {exc} (e.g. https://files.slack.com)") from None
+    return value
+
+
 class SlackSettings(PlatformAccess):
     bot_token: SecretStr | None = None
     signing_secret: SecretStr | None = None
@@ -131,12 +185,28 @@ class SlackSettings(PlatformAccess):
     mode: Literal["events", "socket"] = "events"
     api_base_url: str | None = None
     path: str = "/slack/events"
+    # The origins url_private may point at: the only hosts files are fetched from and the bot token is sent to.
+    file_hosts: Annotated[list[str], AfterValidator(_file_origins)] = Field(
+        default_factory=lambda: ["https://files.slack.com"])
+
+
+def _origins(value: list[str]) -> list[str]:
+    """`platforms.web.allowed_origins`: each an http(s) origin, scheme://host[:port], nothing after it."""
+    for origin in value:
+        parts = urlsplit(origin)
+        if parts.scheme not in ("http", "https") or not parts.netloc or parts.path not in ("", "/") or parts.query:
+            raise ValueError(f"{origin!r} is not an origin; write scheme://host[:port], e.g. https://chat.example.com")
+    return value
 
 
 class WebSettings(Section):
     enabled: bool = True
     host: str = "127.0.0.1"
     port: int = Field(default=8080, ge=0, le=65535)
+    # auto: no login on a loopback host, a token otherwise; none on another host must be written explicitly.
+    auth: Literal["auto", "token", "none"] = "auto"
+    token: SecretStr | None = None  # null (or empty) with a token required: generated under home, shown once
+    allowed_origins: Annotated[list[str], AfterValidator(_origins)] = Field(default_factory=list)
 
 
 class PlatformsSettings(Section):
@@ -161,6 +231,60 @@ class ToolProgressSettings(Section):
     groups: ToolProgressMode = "off"
 
 
+class RateLimits(Section):
+    """`limits.per_user` / `limits.per_chat`: 0 = unlimited."""
+
+    messages_per_minute: int = Field(default=0, ge=0)  # a sliding window of 60 s
+    tokens_per_day: int = Field(default=0, ge=0)  # input + output tokens per UTC day
+
+
+class GlobalLimits(Section):
+    tokens_per_day: int = Field(default=0, ge=0)
+    cost_per_day: float = Field(default=0, ge=0)  # in the units of `pricing`
+
+
+class LimitsSettings(Section):
+    """`limits`: spend and rate control, counted across replicas (Redis) or in this process."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    per_user: RateLimits = RateLimits()
+    per_chat: RateLimits = RateLimits()
+    global_: GlobalLimits = Field(default=GlobalLimits(), alias="global")
+    exempt_admins: bool = True
+
+
+class ChatRateLimits(Section):
+    """One scope's override in `chats."…".limits` (None: the `limits` value applies)."""
+
+    messages_per_minute: int | None = Field(default=None, ge=0)
+    tokens_per_day: int | None = Field(default=None, ge=0)
+
+
+class ChatLimits(Section):
+    """`chats."…".limits`: this chat's `per_user` and `per_chat` limits, key by key."""
+
+    per_user: ChatRateLimits = ChatRateLimits()
+    per_chat: ChatRateLimits = ChatRateLimits()
+
+
+class Price(Section):
+    """`pricing.MODEL`: cost per million tokens."""
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+class ApprovalSettings(Section):
+    """Tools that run only after a person says yes (`tools.approval`, or per chat `chats."…".approval`)."""
+
+    required: list[str] = Field(default_factory=list)  # tool names or globs, e.g. "tickets__*"
+    approvers: Literal["requester", "admins", "requester_or_admins"] = "requester"
+    timeout_seconds: float = Field(default=300.0, gt=0, le=86_400)
+
+
+class ToolsSettings(Section):
+    approval: ApprovalSettings = ApprovalSettings()
+
+
 class ChatSettings(Section):
     """Per-chat overrides, keyed PLATFORM:CHAT_ID exactly as the CLI scopes chats."""
 
@@ -168,6 +292,10 @@ class ChatSettings(Section):
     model: str | None = None
     require_mention: bool | None = None
     tools: list[str] | None = None  # allowlist of MCP server or tool names; None -> the default set
+    limits: ChatLimits = ChatLimits()
+    approval: ApprovalSettings | None = None  # replaces tools.approval for this chat
+    busy_input_mode: Literal["queue", "interrupt", "collect", "steer"] | None = None  # None -> gateway.busy_input_mode
+    session_scope: Literal["shared", "per_user"] | None = None  # a group's sessions; None -> group_sessions_per_user
 
 
 class StoreSettings(Section):
@@ -203,7 +331,10 @@ class ChorusConfig(Section):
     chats: dict[str, ChatSettings] = Field(default_factory=dict)
     mcp: McpSettings = McpSettings()
     tool_progress: ToolProgressSettings = ToolProgressSettings()
+    tools: ToolsSettings = ToolsSettings()
     store: StoreSettings = StoreSettings()
+    limits: LimitsSettings = LimitsSettings()
+    pricing: dict[str, Price] = Field(default_factory=dict)
     # Dotted key -> the `${NAME}` variables its value was read from, so an empty required value can name them.
     _env_refs: dict[str, tuple[str, ...]] = PrivateAttr(default_factory=dict)
 
@@ -274,7 +405,7 @@ def _section_at(loc: tuple[str | int, ...]) -> type[BaseModel] | None:
     model: type[BaseModel] = ChorusConfig
     index = 0
     while index < len(loc):
-        field = model.model_fields.get(str(loc[index]))
+        field = _fields_by_key(model).get(str(loc[index]))
         if field is None:
             return None
         annotation = _unwrap(field.annotation)
@@ -286,6 +417,11 @@ def _section_at(loc: tuple[str | int, ...]) -> type[BaseModel] | None:
         model = annotation
         index += 1
     return model
+
+
+def _fields_by_key(model: type[BaseModel]) -> dict[str, FieldInfo]:
+    """A settings model's fields by the key written in YAML (`limits.global`, not the attribute `global_`)."""
+    return {info.alias or name: info for name, info in model.model_fields.items()}
 
 
 def _unwrap(annotation: object) -> object:
@@ -315,7 +451,7 @@ def did_you_mean(word: str, choices: typing.Iterable[str]) -> str:
 def _unknown_key_line(source: str, loc: tuple[str | int, ...]) -> str:
     key = ".".join(str(part) for part in loc)
     section = _section_at(loc[:-1])
-    known = sorted(section.model_fields) if section is not None else []
+    known = sorted(_fields_by_key(section)) if section is not None else []
     hint = did_you_mean(str(loc[-1]), known)
     if not hint and section is not None and loc[:-1] and len(known) <= SHORT_SECTION_KEYS:
         hint = f"; the keys of {'.'.join(str(p) for p in loc[:-1])} are {', '.join(known)}"
@@ -392,6 +528,30 @@ def load_config(
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         raise ConfigError(f"{path}: not valid YAML{where}: {getattr(exc, 'problem', exc)}") from None
     return resolve_prompt_file(parse_config(raw, source=str(path), env=env), path)
+
+
+TEST_CLOCK_ENV = "CHORUS_TEST_CLOCK_FILE"
+
+
+def limits_clock(env: Mapping[str, str] | None = None) -> Callable[[], float]:
+    """The clock the spend limits read: the wall clock, or (tests only) the epoch seconds written in a file.
+
+    `CHORUS_TEST_CLOCK_FILE=PATH` lets a test move a running `chorus run` across a day boundary
+    without waiting; the file is read on every check. Never set it in production.
+    """
+    env = os.environ if env is None else env
+    name = env.get(TEST_CLOCK_ENV)
+    if not name:
+        return time.time
+    path = Path(name)
+
+    def file_clock() -> float:
+        try:
+            return float(path.read_text(encoding="utf-8").strip())
+        except (OSError, ValueError):
+            return time.time()
+
+    return file_clock
 
 
 PROMPT_FILE_KEY = "agent.system_prompt_file"

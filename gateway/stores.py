@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from agent.memory.notes import NotesStore
 from agent.memory.scanner import scan_procedure
@@ -23,6 +23,9 @@ from agent.store import SessionStore, is_postgres_url, store_for
 from gateway.chats.pairing import PAIRING_DB_NAME, PairingStore, SqlitePairingStore
 from gateway.chats.store import CHATS_DB_NAME, ChatStore, SqliteChatStore
 from gateway.config import ChorusConfig
+
+if TYPE_CHECKING:
+    from gateway.approvals.store import ApprovalStore
 
 StoreMode = Literal["sqlite", "postgresql"]
 SKILLS_DIRNAME = "skills"
@@ -52,7 +55,7 @@ def build_stores(config: ChorusConfig) -> Stores:
         return _postgres_stores(config, url)
     skills = SkillLibrary(home / SKILLS_DIRNAME, scanner=scan_procedure)
     return Stores(
-        store_for(url, home), NotesStore(home, config.memory), skills, SqliteChatStore(home / CHATS_DB_NAME),
+        store_for(url, home), NotesStore(home, config.memory, skills=skills), skills, SqliteChatStore(home / CHATS_DB_NAME),
         SqlitePairingStore(home / PAIRING_DB_NAME), "sqlite", str(home),
     )
 
@@ -67,8 +70,8 @@ def _postgres_stores(config: ChorusConfig, url: str) -> Stores:
 
     home = config.home_dir
     shared = PostgresSessionStore(url)
-    notes = NotesStore(home, config.memory, files=postgres_notes(shared))
     skills = SkillLibrary(home / SKILLS_DIRNAME, scanner=scan_procedure, storage=PostgresSkills(shared))
+    notes = NotesStore(home, config.memory, files=postgres_notes(shared), skills=skills)
     chats, pairing = PostgresChatStore(shared), PostgresPairingStore(shared)
     return Stores(shared, notes, skills, chats, pairing, "postgresql", shared.location)
 
@@ -81,6 +84,20 @@ def window_store(config: ChorusConfig) -> WindowStore:
 
         return PostgresWindowStore(url)
     return FileWindowStore(config.home_dir / WINDOWS_FILE)
+
+
+def approval_store(config: ChorusConfig, stores: Stores) -> ApprovalStore:
+    """Where pending tool approvals live: the shared database (any replica answers), or `approvals.db` under home."""
+    # Imported here: the package's gateway side loads aiohttp, which offline commands never need.
+    from gateway.approvals.store import APPROVALS_DB_NAME, SqliteApprovalStore
+
+    if stores.mode == "postgresql":
+        from agent.store.postgres import PostgresSessionStore  # here: see `_postgres_stores`
+        from gateway.approvals.postgres import PostgresApprovalStore
+
+        assert isinstance(stores.sessions, PostgresSessionStore)  # mode "postgresql" is built with one
+        return PostgresApprovalStore(stores.sessions)
+    return SqliteApprovalStore(config.home_dir / APPROVALS_DB_NAME)
 
 
 @contextmanager

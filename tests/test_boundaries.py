@@ -39,6 +39,44 @@ def test_package_does_not_import_forbidden_layers(package: str) -> None:
     assert offenders == {}
 
 
+# gateway/ folder -> modules of ours it must never import: its folders follow the message (adapters → intake →
+# sessions → delivery); what a chat is (`chats/`) sits below the sessions, running a command (`commands/`) above them.
+ABOVE_SESSIONS = ("gateway.commands.chat", "gateway.commands.host", "gateway.app", "gateway.build", "gateway.admin",
+                  "gateway.cli")
+FOLDER_RULES: dict[str, tuple[str, ...]] = {
+    "gateway/intake": ("gateway.sessions", "gateway.delivery", *ABOVE_SESSIONS),
+    "gateway/chats": ("gateway.sessions", "gateway.commands", "gateway.delivery", *ABOVE_SESSIONS),
+    "gateway/delivery": ("gateway.sessions", "gateway.intake", "gateway.commands", "gateway.chats", *ABOVE_SESSIONS),
+    "gateway/sessions": ABOVE_SESSIONS,
+    "gateway/commands": ("gateway.app", "gateway.build", "gateway.admin", "gateway.cli"),
+}
+
+
+def _imported_modules(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    modules: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            modules.add(node.module)
+    return modules
+
+
+@pytest.mark.parametrize("folder", sorted(FOLDER_RULES))
+def test_gateway_folders_follow_the_message(folder: str) -> None:
+    """intake never reaches sessions or delivery; chats stay below sessions; commands run above them."""
+    def forbidden(module: str) -> bool:
+        return any(module == rule or module.startswith(rule + ".") for rule in FOLDER_RULES[folder])
+
+    offenders = {
+        str(path.relative_to(ROOT)): sorted(m for m in _imported_modules(path) if forbidden(m))
+        for path in (ROOT / folder).rglob("*.py")
+        if any(forbidden(m) for m in _imported_modules(path))
+    }
+    assert offenders == {}
+
+
 def test_no_module_reads_shared_data() -> None:
     """Tests and code never read the shared data set beside the repository: a user's machine has none."""
     shared_data = "/".join(("shared", "data"))  # spelled apart so this file does not match itself

@@ -46,13 +46,14 @@ def _guarded(event: str, parse: Callable[[Any], None]) -> Callable[[Any], None]:
 
 
 class ChorusClient(discord.Client):
-    """A `discord.Client` whose only job is to hand messages to `on_message_cb`."""
+    """A `discord.Client` whose only job is to hand messages (and their edits) to its callbacks."""
 
     def __init__(
         self,
         *,
         on_message_cb: Callable[[discord.Message], Awaitable[None]],
         on_interaction_cb: Callable[[discord.Interaction], Awaitable[None]] | None = None,
+        on_edit_cb: Callable[[discord.RawMessageUpdateEvent], Awaitable[None]] | None = None,
         guild_ready_timeout: float,
         heartbeat_timeout: float,
         max_ratelimit_timeout: float,
@@ -68,6 +69,7 @@ class ChorusClient(discord.Client):
         )
         self._on_message_cb = on_message_cb
         self._on_interaction_cb = on_interaction_cb
+        self._on_edit_cb = on_edit_cb
         self._reidentify_delay = reidentify_delay
         # The parsers dict is shared by every websocket this client opens; wrapping its values once covers them all.
         parsers = self._connection.parsers
@@ -76,6 +78,10 @@ class ChorusClient(discord.Client):
 
     async def on_message(self, message: discord.Message) -> None:
         await self._on_message_cb(message)
+
+    async def on_raw_message_edit(self, payload: discord.RawMessageUpdateEvent) -> None:
+        if self._on_edit_cb is not None:
+            await self._on_edit_cb(payload)
 
     async def on_interaction(self, interaction: discord.Interaction) -> None:
         if self._on_interaction_cb is not None:

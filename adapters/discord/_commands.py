@@ -9,16 +9,18 @@ nothing of sessions.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import discord
 
-from adapters.base import BotCommand, InboundMessage
+from adapters.base import BotCommand, Choice, InboundMessage
 
 from ._endpoints import PLATFORM
 
 ARGS_OPTION = "args"
 MAX_DESCRIPTION = 100  # Discord's limit for command and option descriptions
+MAX_CUSTOM_ID = 100  # Discord's limit for a component's custom_id
 CHAT_INPUT = 1
 STRING_OPTION = 3
 
@@ -44,8 +46,30 @@ def interaction_text(interaction: discord.Interaction) -> str | None:
     return f"/{name} {args}".strip()
 
 
-def interaction_inbound(interaction: discord.Interaction, text: str, *, parent_id: str | None) -> InboundMessage:
-    """The interaction as an inbound message; in a thread the chat is the parent channel, as for messages."""
+def press_text(interaction: discord.Interaction) -> str | None:
+    """The command a button press carries (its `custom_id`; None: not a press on a button of ours)."""
+    if interaction.type is not discord.InteractionType.component or not interaction.data:
+        return None
+    custom_id = dict(interaction.data).get("custom_id")
+    return custom_id if isinstance(custom_id, str) and custom_id.startswith("/") else None
+
+
+def choices_view(choices: Sequence[Choice]) -> discord.ui.View:
+    """One row of buttons whose `custom_id` is the command a press sends back (answered in `on_interaction`)."""
+    view = discord.ui.View(timeout=None)
+    for choice in choices:
+        if len(choice.command) > MAX_CUSTOM_ID:
+            raise ValueError(f"a button's command is over {MAX_CUSTOM_ID} characters: {choice.command[:20]!r}…")
+        view.add_item(discord.ui.Button(label=choice.label, custom_id=choice.command))
+    return view
+
+
+def interaction_inbound(interaction: discord.Interaction, text: str, *, parent_id: str | None,
+                        press: bool = False) -> InboundMessage:
+    """The interaction as an inbound message; in a thread the chat is the parent channel, as for messages.
+
+    A button press carries `interaction` (its id), so the gateway can answer the presser alone.
+    """
     channel_id = str(interaction.channel_id)
     user = interaction.user
     return InboundMessage(
@@ -54,13 +78,15 @@ def interaction_inbound(interaction: discord.Interaction, text: str, *, parent_i
         chat_type="group" if interaction.guild_id is not None else "dm",
         user_id=str(user.id),
         user_name=user.display_name,
+        user_handle=user.name,
         text=text,
         message_id=str(interaction.id),
         timestamp=interaction.created_at.timestamp(),
         thread_id=channel_id if parent_id else None,
         mentions_bot=True,
         delivery_id=f"{PLATFORM}:interaction:{interaction.id}",
+        interaction=str(interaction.id) if press else None,
     )
 
 
-__all__ = ["menu_payload", "interaction_inbound", "interaction_text"]
+__all__ = ["choices_view", "interaction_inbound", "interaction_text", "menu_payload", "press_text"]

@@ -20,8 +20,11 @@ import discord.http
 import yarl
 
 from adapters.base import AdapterError
+from adapters.fetch import FetchPolicy, Origin
 
 PLATFORM = "discord"
+# Where Discord serves attachments (`url` and `proxy_url`); a configured `api_base_url` is added to these.
+CDN_ORIGINS = ("https://cdn.discordapp.com", "https://media.discordapp.net")
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +56,11 @@ class Endpoints:
     @property
     def custom(self) -> bool:
         return self.api_base_url is not None or self.gateway_url is not None
+
+    def file_policy(self) -> FetchPolicy:
+        """Attachments come from Discord's CDN, or from the configured REST root's origin (a proxy or a fake)."""
+        configured = [str(Origin.of(self.api_base_url))] if self.api_base_url is not None else []
+        return FetchPolicy.build(PLATFORM, builtin=CDN_ORIGINS, configured=configured)
 
 
 def _check(url: str, schemes: tuple[str, ...], key: str) -> None:

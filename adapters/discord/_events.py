@@ -19,8 +19,10 @@ Rules (documented decisions):
   `mentions_bot=False`: the gateway decides.
 - `replies_to_bot`: the message references (Discord reply) a message
   authored by the bot, or one the bot sent during this run.
-- Ignored: the bot's own messages, other bots' and webhooks' messages (no
-  bot loops), system messages (joins, pins, thread-created…) and messages
+- Other bots' messages arrive with `sender_is_bot` (the gateway applies
+  `allow_bots` and the loop guard). A reply carries the replied-to message as
+  a `Quote` (the adapter fetches it when discord.py had not cached it).
+- Ignored: the bot's own messages, webhooks' messages, system messages (joins, pins, thread-created…) and messages
   with neither text nor attachments (the sign of a missing Message Content
   intent).
 """
@@ -30,7 +32,7 @@ import re
 from collections.abc import Container, Mapping
 from dataclasses import dataclass, field
 
-from adapters.base import Attachment, InboundMessage
+from adapters.base import Attachment, InboundMessage, Quote
 from adapters.decisions import Accepted, Decision, Ignored
 from adapters.normalize import normalize_inbound
 
@@ -65,10 +67,14 @@ class MessageFacts:
     role_mention_ids: frozenset[str] = frozenset()
     reference_id: str | None = None
     reference_author_id: str | None = None
+    reference_text: str | None = None  # the replied-to message's content, when it was resolved or fetched
+    reference_author_name: str | None = None
+    reference_author_is_bot: bool = False
     attachments: tuple[Attachment, ...] = ()
     user_names: Mapping[str, str] = field(default_factory=dict)
     role_names: Mapping[str, str] = field(default_factory=dict)
     channel_names: Mapping[str, str] = field(default_factory=dict)
+    author_handle: str | None = None  # the unique username (display names are free text)
 
 
 def delivery_id(message_id: str) -> str:
@@ -91,13 +97,19 @@ def clean_text(content: str, facts: MessageFacts, *, bot_user_id: str, bot_role_
     return re.sub(r"[ \t]{2,}", " ", text).strip()
 
 
+def _quote(facts: MessageFacts) -> Quote | None:
+    if facts.reference_text is None:
+        return None
+    return Quote(author_name=facts.reference_author_name or "unknown", text=facts.reference_text or "[attachment]",
+                 author_id=facts.reference_author_id, message_id=facts.reference_id,
+                 author_is_bot=facts.reference_author_is_bot)
+
+
 def _skip_reason(facts: MessageFacts, bot_user_id: str) -> str | None:
     if facts.author_id == bot_user_id:
         return "own message"
     if facts.webhook:
         return "webhook message"
-    if facts.author_is_bot:
-        return "bot message"
     if facts.type not in HANDLED_TYPES:
         return f"message type {facts.type} not handled"
     if not facts.content.strip() and not facts.attachments:
@@ -138,6 +150,7 @@ def classify(
             chat_type="group" if facts.in_guild else "dm",
             user_id=facts.author_id,
             user_name=facts.author_name,
+            user_handle=facts.author_handle,
             text=clean_text(facts.content, facts, bot_user_id=bot_user_id, bot_role_id=bot_role_id),
             message_id=facts.message_id,
             timestamp=facts.timestamp,
@@ -147,5 +160,7 @@ def classify(
             reply_to_message_id=facts.reference_id,
             attachments=facts.attachments,
             delivery_id=delivery_id(facts.message_id),
+            sender_is_bot=facts.author_is_bot,
+            quote=_quote(facts),
         ))
     )

@@ -35,28 +35,35 @@ def in_guild(message: discord.Message) -> bool:
     return message.guild is not None or (isinstance(channel, discord.PartialMessageable) and channel.guild_id is not None)
 
 
-def _reference(message: discord.Message) -> tuple[str | None, str | None]:
-    """(referenced message id, its author id when known) for a Discord reply; forwards are not replies."""
+def reply_reference(message: discord.Message) -> tuple[int, discord.Message | None] | None:
+    """(replied-to id, that message when discord.py has it) for a Discord reply; None: no reply (forwards are not)."""
     ref = message.reference
     if ref is None or ref.message_id is None or ref.type is not discord.MessageReferenceType.reply:
-        return None, None
+        return None
     target = ref.resolved if isinstance(ref.resolved, discord.Message) else ref.cached_message
-    return str(ref.message_id), (str(target.author.id) if target is not None else None)
+    return ref.message_id, target
 
 
-def facts_from(message: discord.Message, *, parent_id: str | None) -> MessageFacts:
+def facts_from(
+    message: discord.Message, *, parent_id: str | None, referenced: discord.Message | None = None
+) -> MessageFacts:
     """The plain facts of `message`.
 
     Args:
         message: What discord.py built from a MESSAGE_CREATE.
         parent_id: The parent channel id when the message's channel is a thread.
+        referenced: The replied-to message when the caller fetched it (not in the payload nor cached).
     """
-    reference_id, reference_author_id = _reference(message)
+    reply = reply_reference(message)
+    target = (reply[1] or referenced) if reply is not None else None
+    reference_id = str(reply[0]) if reply is not None else None
+    reference_author_id = str(target.author.id) if target is not None else None
     return MessageFacts(
         message_id=str(message.id),
         channel_id=str(message.channel.id),
         author_id=str(message.author.id),
         author_name=message.author.display_name,
+        author_handle=message.author.name,
         content=message.content or "",
         timestamp=message.created_at.timestamp(),
         in_guild=in_guild(message),
@@ -68,6 +75,9 @@ def facts_from(message: discord.Message, *, parent_id: str | None) -> MessageFac
         role_mention_ids=frozenset(str(role_id) for role_id in message.raw_role_mentions),
         reference_id=reference_id,
         reference_author_id=reference_author_id,
+        reference_text=target.content if target is not None else None,
+        reference_author_name=target.author.display_name if target is not None else None,
+        reference_author_is_bot=target.author.bot if target is not None else False,
         attachments=attachments_of(message),
         user_names={str(user.id): user.display_name for user in message.mentions},
         role_names={str(role.id): role.name for role in message.role_mentions},

@@ -28,7 +28,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+import math
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import discord
@@ -42,28 +45,37 @@ from adapters.base import (
     AttachmentTooLarge,
     BotCommand,
     ChatTarget,
+    Choice,
     InboundMessage,
+    Liveness,
     PlatformLimits,
     ProbeResult,
+    Reaction,
     SentMessage,
 )
 from adapters.decisions import Accepted, RecentKeys
+from adapters.fetch import FileFetcher
 from adapters.keyed import chunk_nonce
+from adapters.liveness import LivenessClock
 from adapters.text import split_text
 
 from ._client import ChorusClient, run_gateway
-from ._commands import interaction_inbound, interaction_text, menu_payload
+from ._commands import choices_view, interaction_inbound, interaction_text, menu_payload, press_text
 from ._endpoints import PLATFORM, Endpoints, Lease, pointed_at
 from ._errors import translate
 from ._events import classify
-from ._inbound import facts_from
+from ._inbound import facts_from, reply_reference
+from ._markdown import to_discord
 
 log = structlog.get_logger(__name__)
+REACTIONS: dict[Reaction, str] = {"received": "👀", "answered": "✅", "failed": "⚠️"}
 
 DISCORD_MESSAGE_CHARS = 2_000
 SENT_MEMORY = 4_096
 PARENT_CACHE_SIZE = 1_024
+PRESS_CACHE_SIZE = 256  # button presses kept to answer privately (Discord's interaction tokens last 15 minutes)
 STOP_TIMEOUT = 5.0
+DISCONNECTED_LIMIT = 30.0  # seconds without a connection before the adapter reports itself down
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +141,7 @@ class DiscordAdapter:
             raise ValueError("DiscordAdapter needs a bot token")
         self._token = token.strip()
         self._endpoints = Endpoints.parse(api_base_url=api_base_url, gateway_url=gateway_url)
+        self._files = FileFetcher(self._endpoints.file_policy())
         self._ready_timeout = ready_timeout
         self._guild_ready_timeout = guild_ready_timeout
         self._heartbeat_timeout = heartbeat_timeout
@@ -138,7 +151,9 @@ class DiscordAdapter:
         self._commands = commands
         self._sent = RecentKeys(SENT_MEMORY)
         self._parents: OrderedDict[int, str | None] = OrderedDict()
+        self._presses: OrderedDict[str, discord.Interaction] = OrderedDict()
         self._running: _Running | None = None
+        self._liveness = LivenessClock(DISCONNECTED_LIMIT)
 
     # -- lifecycle -----------------------------------------------------------------
 
@@ -163,6 +178,7 @@ class DiscordAdapter:
             client = ChorusClient(
                 on_message_cb=self._on_message,
                 on_interaction_cb=self._on_interaction,
+                on_edit_cb=self._on_edit,
                 guild_ready_timeout=self._guild_ready_timeout,
                 heartbeat_timeout=self._heartbeat_timeout,
                 max_ratelimit_timeout=self._max_ratelimit_timeout,
@@ -178,6 +194,7 @@ class DiscordAdapter:
             except Exception as exc:
                 raise translate(exc, action="login") from exc
             # Set before connecting: MESSAGE_CREATEs may arrive right after READY, before start() returns.
+            self._liveness.restart()
             self._running = running
             running.task = asyncio.create_task(run_gateway(client, crash_backoff=self._crash_backoff), name="discord-gateway")
             await self._wait_ready(client, running.task)
@@ -239,6 +256,10 @@ class DiscordAdapter:
 
     async def _on_interaction(self, interaction: discord.Interaction) -> None:
         running = self._running
+        pressed = press_text(interaction)
+        if running is not None and pressed is not None:
+            await self._on_press(running, interaction, pressed)
+            return
         text = interaction_text(interaction)
         if running is None or text is None:
             return
@@ -251,6 +272,43 @@ class DiscordAdapter:
         async with running.order:
             await running.queue.put(interaction_inbound(interaction, text, parent_id=parent_id))
 
+    async def _on_press(self, running: _Running, interaction: discord.Interaction, text: str) -> None:
+        """A button press: acknowledged at once (no visible answer), kept to answer the presser alone later."""
+        parent_id = await self._parent_of(running.client, interaction.channel) if interaction.channel else None
+        try:
+            await interaction.response.defer()  # within Discord's 3 s; the answer is a followup
+        except discord.DiscordException as exc:
+            log.warning("discord.interaction_not_acknowledged", error=type(exc).__name__)
+        self._presses[str(interaction.id)] = interaction
+        while len(self._presses) > PRESS_CACHE_SIZE:
+            self._presses.popitem(last=False)
+        async with running.order:
+            await running.queue.put(interaction_inbound(interaction, text, parent_id=parent_id, press=True))
+
+    async def send_choices(self, target: ChatTarget, text: str, choices: Sequence[Choice]) -> list[SentMessage]:
+        """Post `text` (cut at 2,000 characters) with a row of buttons under it."""
+        channel = self._channel(target, "send")
+        try:
+            message = await channel.send(text[:DISCORD_MESSAGE_CHARS], view=choices_view(choices))
+        except Exception as exc:
+            raise translate(exc, action="send") from exc
+        self._sent.add(str(message.id))
+        return [SentMessage(target=target, message_id=str(message.id))]
+
+    async def answer_privately(self, message: InboundMessage, text: str) -> bool:
+        """An ephemeral followup to the press only the presser sees ("" needs nothing: the press was acked)."""
+        interaction = self._presses.get(message.interaction or "")
+        if interaction is None:
+            return False
+        if not text:
+            return True
+        try:
+            await interaction.followup.send(text, ephemeral=True)
+        except discord.DiscordException as exc:
+            log.info("discord.followup_failed", error=type(exc).__name__)
+            return False
+        return True
+
     async def _on_message(self, message: discord.Message) -> None:
         running = self._running
         if running is None:
@@ -260,14 +318,39 @@ class DiscordAdapter:
         async with running.order:
             await self._take_in(running, message)
 
-    async def _take_in(self, running: _Running, message: discord.Message) -> None:
-        if running.client.user is None:
+    async def _on_edit(self, payload: discord.RawMessageUpdateEvent) -> None:
+        running = self._running
+        if running is None:
+            return
+        message = payload.message
+        before = payload.cached_message
+        if message.edited_at is None or (before is not None and before.content == message.content):
+            return  # an embed unfurled or a pin: not an edit of the text
+        async with running.order:
+            await self._take_in(running, message, edited=True, before=before)
+
+    async def _referenced(self, message: discord.Message) -> discord.Message | None:
+        """The replied-to message when neither the payload nor discord.py's cache has it (fetched once)."""
+        reply = reply_reference(message)
+        if reply is None or reply[1] is not None:
+            return None
+        try:
+            return await message.channel.fetch_message(reply[0])
+        except Exception as exc:  # noqa: BLE001 - the reply still counts, without its quote
+            log.warning("discord.reference.unresolved", message_id=str(reply[0]),
+                        error=str(translate(exc, action="fetch message")))
+            return None
+
+    async def _take_in(
+        self, running: _Running, message: discord.Message, *, edited: bool = False, before: discord.Message | None = None
+    ) -> None:
+        if running.client.user is None or message.author.id == running.client.user.id:
             return
         me = running.client.user
-        parent_id = None if message.author.bot else await self._parent_of(running.client, message.channel)
+        parent_id = await self._parent_of(running.client, message.channel)
         role = message.guild.self_role if message.guild is not None else None
         decision = classify(
-            facts_from(message, parent_id=parent_id),
+            facts_from(message, parent_id=parent_id, referenced=await self._referenced(message)),
             bot_user_id=str(me.id),
             bot_role_id=str(role.id) if role is not None else None,
             bot_messages=self._sent,
@@ -276,6 +359,11 @@ class DiscordAdapter:
             log.debug("discord.message.ignored", reason=decision.reason, message_id=str(message.id))
             return
         inbound = decision.message
+        if edited and message.edited_at is not None:
+            inbound = dataclasses.replace(
+                inbound, edited=True, previous_text=before.content if before is not None else None,
+                delivery_id=f"{inbound.delivery_id}:edit:{message.edited_at.timestamp()}",
+            )
         await running.queue.put(inbound)
         log.info("discord.message.received", chat_id=inbound.chat_id, thread_id=inbound.thread_id,
                  message_id=inbound.message_id, chat_type=inbound.chat_type)
@@ -330,7 +418,7 @@ class DiscordAdapter:
         if reply_to is not None and reply_to.isdigit():
             reference = discord.MessageReference(message_id=int(reply_to), channel_id=channel.id, fail_if_not_exists=False)
         sent: list[SentMessage] = []
-        for index, chunk in enumerate(split_text(text, DISCORD_MESSAGE_CHARS)):
+        for index, chunk in enumerate(split_text(to_discord(text), DISCORD_MESSAGE_CHARS)):
             # discord.py sends `enforce_nonce` with every nonce: Discord answers a repeat with the first message.
             nonce = chunk_nonce(key, index) if key is not None else None
             try:
@@ -345,6 +433,7 @@ class DiscordAdapter:
 
     async def edit(self, sent: SentMessage, text: str) -> None:
         """Replace a sent message's text; beyond 2,000 characters it is cut with an ellipsis (an edit cannot split)."""
+        text = to_discord(text)
         if len(text) > DISCORD_MESSAGE_CHARS:
             text = text[: DISCORD_MESSAGE_CHARS - 1] + "…"
         channel = self._channel(sent.target, "edit")
@@ -361,6 +450,14 @@ class DiscordAdapter:
         except Exception as exc:
             raise translate(exc, action="typing") from exc
 
+    async def react(self, target: ChatTarget, message_id: str, reaction: Reaction) -> None:
+        """Add the reaction (PUT .../reactions/{emoji}/@me)."""
+        channel = self._channel(target, "react")
+        try:
+            await channel.get_partial_message(int(message_id)).add_reaction(REACTIONS[reaction])
+        except Exception as exc:
+            raise translate(exc, action="react") from exc
+
     async def delete(self, sent: SentMessage) -> None:
         """Delete a sent message; one already gone counts as deleted."""
         channel = self._channel(sent.target, "delete")
@@ -374,26 +471,33 @@ class DiscordAdapter:
     def routes(self) -> list[web.RouteDef]:
         return []  # nothing to serve beside the admin routes
 
+    def liveness(self) -> Liveness:
+        """Alive while connected; down once the connection has been lost for `DISCONNECTED_LIMIT` seconds."""
+        running = self._running
+        if running is None:
+            return Liveness(alive=False, last_ok_seconds_ago=None, detail="not started")
+        client = running.client
+        ws = getattr(client, "ws", None)
+        connected = not client.is_closed() and ws is not None and ws.open and math.isfinite(client.latency)
+        if connected:
+            self._liveness.ok()
+        else:
+            self._liveness.failed("the gateway connection is down (discord.py is reconnecting)")
+        return self._liveness.report()
+
     @property
     def can_send(self) -> bool:
         return True
 
     async def fetch_attachment(self, attachment: Attachment, *, max_bytes: int) -> bytes:
-        """An attachment's bytes from its CDN url, through discord.py's own HTTP session."""
-        running = self._running
-        if running is None:
+        """An attachment's bytes from Discord's CDN (or the configured `api_base_url`'s origin), streamed under the cap."""
+        if self._running is None:
             raise RuntimeError("DiscordAdapter.fetch_attachment() needs a started adapter: call start() first")
         if not attachment.url:
             raise AdapterError("the attachment has no url", platform=PLATFORM)
         if attachment.size is not None and attachment.size > max_bytes:
             raise AttachmentTooLarge(f"file is {attachment.size} bytes, over {max_bytes}", platform=PLATFORM)
-        try:
-            data = await running.client.http.get_from_cdn(attachment.url)
-        except discord.DiscordException as exc:
-            raise AdapterError(f"Discord attachment download failed: {type(exc).__name__}", platform=PLATFORM) from None
-        if len(data) > max_bytes:
-            raise AttachmentTooLarge(f"file is {len(data)} bytes, over {max_bytes}", platform=PLATFORM)
-        return data
+        return (await self._files.fetch(attachment.url, max_bytes=max_bytes)).data
 
     async def probe(self) -> ProbeResult:
         """GET /users/@me with the token: who we are, or why not (never showing the token)."""

@@ -16,12 +16,16 @@ Rules (documented decisions):
   `mentions_bot=False`: the gateway decides (record as context or ignore).
 - `replies_to_bot`: a message in a thread whose parent the bot posted
   (`parent_user_id`), or a thread the bot has posted in during this run.
-- Ignored: the bot's own messages, other bots' messages (no bot loops), and
-  message subtypes other than plain, `file_share` and `thread_broadcast`
-  (edits, deletions, joins, topic changes…).
+- Other bots' messages (`bot_id`, `bot_message`) arrive with `sender_is_bot`:
+  the gateway applies `allow_bots` and its loop guard.
+- `message_changed` (`classify_edit`): the post's new text as an `edited`
+  message with its earlier text; an unfurl (no `edited`, same text) is ignored.
+- Ignored: the bot's own messages, and message subtypes other than plain,
+  `file_share`, `thread_broadcast` and `bot_message` (deletions, joins, topic changes…).
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Container, Mapping
 from typing import Any, Literal
 
@@ -32,7 +36,8 @@ from adapters.normalize import normalize_inbound
 from ._mrkdwn import from_slack, mentions
 
 PLATFORM = "slack"
-HANDLED_SUBTYPES = frozenset({None, "file_share", "thread_broadcast"})
+HANDLED_SUBTYPES = frozenset({None, "file_share", "thread_broadcast", "bot_message"})
+EDIT_SUBTYPE = "message_changed"
 
 
 def delivery_id(channel: str, ts: str) -> str:
@@ -76,11 +81,43 @@ def _skip_reason(event: Mapping[str, Any], bot_user_id: str | None, bot_id: str 
         return f"subtype {subtype} not handled"
     if event.get("user") is not None and event.get("user") == bot_user_id:
         return "own message"
-    if event.get("bot_id") is not None:
-        return "own message" if event.get("bot_id") == bot_id else "bot message"
-    if not event.get("channel") or not event.get("ts") or not event.get("user"):
+    if event.get("bot_id") is not None and event.get("bot_id") == bot_id:
+        return "own message"
+    if not event.get("channel") or not event.get("ts") or not (event.get("user") or event.get("bot_id")):
         return "missing channel, ts or user"
     return None
+
+
+def _edited_post(event: Mapping[str, Any]) -> tuple[dict[str, Any], str | None] | str:
+    """A `message_changed` event as (the post as it is now, its earlier text), or why it is no edit of the text."""
+    post, before = event.get("message"), event.get("previous_message")
+    if not isinstance(post, Mapping):
+        return "message_changed without the message"
+    earlier = str(before.get("text") or "") if isinstance(before, Mapping) else None
+    if not isinstance(post.get("edited"), Mapping) or earlier == post.get("text"):
+        return "message_changed that is no edit of the text (an unfurl)"
+    current = {**post, "channel": event.get("channel"), "channel_type": event.get("channel_type")}
+    current.pop("subtype", None)
+    return current, earlier
+
+
+def classify_edit(event: Mapping[str, Any], *, bot_user_id: str | None, bot_id: str | None = None,
+                  bot_threads: Container[str] = frozenset(), thread_replies: bool = True) -> Decision:
+    """A `message_changed` event: the post's new text as an `edited` message with its earlier text."""
+    read = _edited_post(event)
+    if isinstance(read, str):
+        return Ignored(read)
+    post, earlier = read
+    decision = classify(post, bot_user_id=bot_user_id, bot_id=bot_id, bot_threads=bot_threads,
+                        thread_replies=thread_replies)
+    if not isinstance(decision, Accepted):
+        return decision
+    message = decision.message
+    stamp = str(post["edited"].get("ts") or event.get("event_ts") or event.get("ts") or "")
+    return Accepted(dataclasses.replace(
+        message, edited=True, previous_text=from_slack(earlier, bot_user_id=bot_user_id) if earlier is not None else None,
+        delivery_id=f"{message.delivery_id}:edit:{stamp}",
+    ))
 
 
 def classify(
@@ -106,7 +143,9 @@ def classify(
     reason = _skip_reason(event, bot_user_id, bot_id)
     if reason is not None:
         return Ignored(reason)
-    channel, ts, user = str(event["channel"]), str(event["ts"]), str(event["user"])
+    channel, ts = str(event["channel"]), str(event["ts"])
+    user = str(event.get("user") or event["bot_id"])
+    from_bot = event.get("bot_id") is not None or event.get("subtype") == "bot_message"
     raw_text = str(event.get("text") or "")
     chat_type = _chat_type(event, channel)
     mentioned = event.get("type") == "app_mention" or mentions(raw_text, bot_user_id)
@@ -131,7 +170,7 @@ def classify(
             chat_id=channel,
             chat_type=chat_type,
             user_id=user,
-            user_name=user,
+            user_name=str(event.get("username") or user) if from_bot else user,
             text=from_slack(raw_text, bot_user_id=bot_user_id),
             message_id=ts,
             timestamp=timestamp,
@@ -141,5 +180,6 @@ def classify(
             reply_to_message_id=str(thread_ts) if in_thread else None,
             attachments=_attachments(event),
             delivery_id=delivery_id(channel, ts),
+            sender_is_bot=from_bot,
         ))
     )

@@ -3,7 +3,7 @@
 Owns `handle_events`. Order matters: the signature (and its 5-minute
 timestamp window) is checked before anything in the body is looked at, so an
 unsigned caller learns nothing (401); a signed but malformed body is a clear
-400; a Slack retry (`X-Slack-Retry-Num`) of an event already taken in is
+400 (events are JSON; slash commands and button clicks are form bodies); a Slack retry (`X-Slack-Retry-Num`) of an event already taken in is
 acked with 200 without being dispatched again. Everything else goes through
 `slack_bolt.adapter.aiohttp` (`to_bolt_request` → `async_dispatch` →
 `to_aiohttp_response`), which answers url_verification and acks events
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Container
+from urllib.parse import parse_qsl
 
 import structlog
 from aiohttp import web
@@ -23,6 +24,7 @@ from slack_sdk.signature import SignatureVerifier
 log = structlog.get_logger(__name__)
 
 RETRY_HEADER = "X-Slack-Retry-Num"
+FORM_TYPE = "application/x-www-form-urlencoded"
 RETRY_REASON_HEADER = "X-Slack-Retry-Reason"
 
 
@@ -38,8 +40,14 @@ def _verified(verifier: SignatureVerifier, body: str, request: web.Request) -> b
     return verifier.is_valid(body=body, timestamp=timestamp, signature=signature)
 
 
-def _parse(body: str) -> dict[str, object] | str:
-    """The JSON object body, or a message saying what is wrong with it."""
+def _parse(body: str, content_type: str) -> dict[str, object] | str:
+    """The body as an object, or a message saying what is wrong with it.
+
+    Slack posts events as JSON, but slash commands and interactivity (buttons) as
+    `application/x-www-form-urlencoded`: a command's fields, or one `payload` field of JSON.
+    """
+    if content_type == FORM_TYPE:
+        return _parse_form(body)
     try:
         parsed = json.loads(body)
     except ValueError as exc:
@@ -51,6 +59,17 @@ def _parse(body: str) -> dict[str, object] | str:
     if not isinstance(parsed.get("type"), str):
         return "the body has no string 'type' field"
     return parsed
+
+
+def _parse_form(body: str) -> dict[str, object] | str:
+    """A slash command (`command=/name&…`) or an interaction (`payload={json}`)."""
+    fields = dict(parse_qsl(body, keep_blank_values=True))
+    if "payload" in fields:
+        interaction = _parse(fields["payload"], "application/json")
+        return interaction if isinstance(interaction, str) else {"payload": interaction}
+    if fields.get("command", "").startswith("/"):
+        return dict(fields)
+    return "a form body must carry a slash command ('command=/name') or an interaction ('payload=…')"
 
 
 async def handle_events(
@@ -79,7 +98,7 @@ async def handle_events(
     if body is None or not _verified(verifier, body, request):
         log.warning("slack.events.rejected", reason="bad signature or stale timestamp", status=401)
         return _error(401, "invalid request: bad signature, stale timestamp or missing signing headers")
-    parsed = _parse(body)
+    parsed = _parse(body, request.content_type)
     if isinstance(parsed, str):
         log.warning("slack.events.rejected", reason=parsed, status=400)
         return _error(400, parsed)

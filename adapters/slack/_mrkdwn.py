@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import re
 
+from adapters.fences import blocks, break_backtick_runs
 from adapters.text import split_text
 
-_FENCE = re.compile(r"```[^\n`]*\n?(.*?)```", re.DOTALL)
 _INLINE_CODE = re.compile(r"`[^`\n]+`")
 _PLACEHOLDER = "\x00{}\x00"
 _PLACEHOLDER_RE = re.compile("\x00(\\d+)\x00")
@@ -53,7 +53,8 @@ def to_mrkdwn(markdown: str) -> str:
     `**b**`/`__b__` → `*b*`, `*i*`/`_i_` → `_i_`, `~~s~~` → `~s~`, `[t](u)` →
     `<u|t>`, `# Heading` → `*Heading*`, list bullets → `•`. Code spans and
     fenced blocks are kept verbatim (a fence's language tag is dropped: Slack
-    would print it). `&`, `<` and `>` are escaped everywhere, code included,
+    would print it; backticks inside a block get a zero-width space between
+    them, which Slack would otherwise read as the block's end). `&`, `<` and `>` are escaped everywhere, code included,
     because Slack parses control sequences inside code too.
 
     Args:
@@ -68,7 +69,11 @@ def to_mrkdwn(markdown: str) -> str:
         kept.append(rendered)
         return _PLACEHOLDER.format(len(kept) - 1)
 
-    text = _FENCE.sub(lambda m: keep("```\n" + _escape(m.group(1).rstrip("\n")) + "\n```"), markdown)
+    # Fenced blocks by CommonMark's rules (a longer fence holds a shorter one); Slack ends a block at any ```,
+    # so backticks inside one are kept apart by a zero-width space: shown verbatim, never read as a fence.
+    parts = [block.text if block.fence is None else keep("```\n" + _escape(break_backtick_runs(block.text)) + "\n```")
+             for block in blocks(markdown)]
+    text = "\n".join(parts)
     text = _INLINE_CODE.sub(lambda m: keep(_escape(m.group(0))), text)
     text = _escape(text)
     text = _LINK.sub(lambda m: keep(f"<{m.group(2)}|{m.group(1).replace('|', '¦')}>"), text)

@@ -28,7 +28,7 @@ import logging
 import re
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from typing import Any, Literal
@@ -45,20 +45,27 @@ from adapters.base import (
     Attachment,
     BotCommand,
     ChatTarget,
+    Choice,
     InboundMessage,
+    Liveness,
     PlatformLimits,
     ProbeResult,
+    Quote,
+    Reaction,
     SentMessage,
 )
 from adapters.decisions import Accepted, RecentKeys
-from adapters.normalize import clean_line
+from adapters.fetch import FileFetcher
+from adapters.liveness import LivenessClock
+from adapters.normalize import clean_line, clean_text
 
+from ._actions import ACTION_PREFIX, MAX_TEXT_CHARS, action_inbound, choice_blocks
 from ._api import build_client, translate
 from ._commands import command_inbound
-from ._events import PLATFORM, classify
-from ._files import download
+from ._events import EDIT_SUBTYPE, PLATFORM, classify, classify_edit
+from ._files import DEFAULT_FILE_HOSTS, download, file_policy
 from ._http import handle_events
-from ._mrkdwn import split_mrkdwn, to_mrkdwn
+from ._mrkdwn import from_slack, split_mrkdwn, to_mrkdwn
 
 log = structlog.get_logger(__name__)
 
@@ -67,6 +74,7 @@ DEFAULT_EVENTS_PATH = "/slack/events"
 DEDUP_CAPACITY = 4_096
 NAME_CACHE_SIZE = 1_024
 SOCKET_CONNECT_TIMEOUT = 15.0
+DISCONNECTED_LIMIT = 30.0  # seconds without a connection before the adapter reports itself down
 Mode = Literal["events", "socket"]
 
 
@@ -103,6 +111,7 @@ class SlackAdapter:
         max_retry_after: float = 10.0,
         socket_ping_interval: float = 10.0,
         commands: tuple[BotCommand, ...] = (),
+        file_hosts: Sequence[str] = DEFAULT_FILE_HOSTS,
         dedup_capacity: int = DEDUP_CAPACITY,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -120,11 +129,12 @@ class SlackAdapter:
             max_retry_after: Longest 429 `Retry-After` waited out inside a call.
             socket_ping_interval: Socket Mode ping interval (staleness detection).
             commands: slash commands to listen for (declared in the Slack app's configuration).
+            file_hosts: the origins `url_private` may point at (the only ones the bot token is sent to).
             dedup_capacity: How many event ids / posts are remembered for de-duplication.
             clock: Monotonic clock for edit throttling.
 
         Raises:
-            ValueError: a token or secret the chosen mode needs is missing.
+            ValueError: a token or secret the chosen mode needs is missing, or a file host is not an origin.
         """
         if not bot_token:
             raise ValueError("SlackAdapter needs a bot token (xoxb-…)")
@@ -133,6 +143,7 @@ class SlackAdapter:
         if mode == "socket" and not app_token:
             raise ValueError("Slack socket mode needs an app-level token (xapp-…)")
         self._bot_token = bot_token
+        self._files = FileFetcher(file_policy(file_hosts, token=bot_token))
         self._signing_secret = signing_secret or ""
         self._app_token = app_token
         self.mode: Mode = mode
@@ -148,8 +159,10 @@ class SlackAdapter:
         self._seen_posts = RecentKeys(dedup_capacity)
         self._bot_threads = RecentKeys(dedup_capacity)
         self._names: OrderedDict[str, str] = OrderedDict()
+        self._quoted = RecentKeys(dedup_capacity)  # threads whose parent was quoted already
         self._edits: dict[str, tuple[asyncio.Lock, list[float]]] = {}
         self._running: _Running | None = None
+        self._liveness = LivenessClock(DISCONNECTED_LIMIT)
 
     # -- lifecycle -----------------------------------------------------------------
 
@@ -195,7 +208,9 @@ class SlackAdapter:
         app.event(re.compile(".*"))(_ignore_event)
         for command in self._commands:  # only those declared in the Slack app's configuration arrive
             app.command(f"/{command.name}")(self._on_command)
+        app.action(re.compile(f"^{ACTION_PREFIX}"))(self._on_action)
         # Set before connecting: Socket Mode may deliver (and ack) an envelope before connect returns.
+        self._liveness.restart()
         self._running = running
         if self.mode == "socket":
             try:
@@ -249,7 +264,8 @@ class SlackAdapter:
         if isinstance(event_id, str) and not self._seen_events.add(event_id):
             log.info("slack.event.ignored", reason="redelivered event", event_id=event_id)
             return
-        decision = classify(
+        read = classify_edit if event.get("subtype") == EDIT_SUBTYPE else classify
+        decision = read(
             event,
             bot_user_id=running.identity.user_id,
             bot_id=running.identity.bot_id,
@@ -263,8 +279,15 @@ class SlackAdapter:
         if not self._seen_posts.add(message.delivery_id):
             log.debug("slack.event.ignored", reason="post already delivered", delivery_id=message.delivery_id)
             return
-        name = await self._user_name(message.user_id)
-        await running.queue.put(_with_name(message, name))
+        name = message.user_name if message.sender_is_bot else await self._user_name(message.user_id)
+        message = _with_name(message, name)
+        thread = message.reply_to_message_id
+        if thread is not None and message.quote is None and thread not in self._bot_threads and thread not in self._quoted:
+            # The parent is quoted once per thread (the session holds it from then on), never in a thread the
+            # bot took part in: the parent reached that session already.
+            self._quoted.add(thread)
+            message = replace(message, quote=await self._thread_parent(message.chat_id, thread))
+        await running.queue.put(message)
         log.info("slack.message.received", chat_id=message.chat_id, thread_id=message.thread_id, event_id=event_id)
 
     async def _on_command(self, ack: Callable[[], Awaitable[None]], command: dict[str, Any]) -> None:
@@ -275,6 +298,54 @@ class SlackAdapter:
             return
         await running.queue.put(message)
         log.info("slack.command.received", chat_id=message.chat_id, command=message.text.split(" ", 1)[0])
+
+    async def _on_action(self, ack: Callable[[], Awaitable[None]], body: dict[str, Any]) -> None:
+        await ack()  # within Slack's 3 s; the answer is an ephemeral message or a post in the channel
+        running = self._running
+        message = action_inbound(body)
+        if running is None or message is None:
+            return
+        await running.queue.put(_with_name(message, await self._user_name(message.user_id)))
+        log.info("slack.action.received", chat_id=message.chat_id, command=message.text.split(" ", 1)[0])
+
+    async def send_choices(self, target: ChatTarget, text: str, choices: Sequence[Choice]) -> list[SentMessage]:
+        """Post `text` with Block Kit buttons (the text is plain: it may quote arbitrary tool arguments)."""
+        try:
+            response = await self._client.chat_postMessage(channel=target.chat_id, text=text[:MAX_TEXT_CHARS],
+                                                           blocks=choice_blocks(text, choices), thread_ts=target.thread_id)
+        except Exception as exc:
+            raise translate(exc, method="chat.postMessage") from exc
+        return [SentMessage(target=target, message_id=str(response["ts"]))]
+
+    async def answer_privately(self, message: InboundMessage, text: str) -> bool:
+        """chat.postEphemeral to the clicker alone ("" needs nothing: the click was acked already)."""
+        if not text:
+            return True
+        try:
+            await self._client.chat_postEphemeral(channel=message.chat_id, user=message.user_id, text=text,
+                                                  thread_ts=message.thread_id)
+        except Exception as exc:  # noqa: BLE001 - the caller answers in the channel instead
+            log.info("slack.ephemeral.failed", error=str(translate(exc, method="chat.postEphemeral")))
+            return False
+        return True
+
+    async def _thread_parent(self, channel: str, thread_ts: str) -> Quote | None:
+        """The thread's first post as a quote (conversations.replies); None when Slack cannot tell."""
+        try:
+            response = await self._client.conversations_replies(channel=channel, ts=thread_ts, limit=1)
+        except Exception as exc:  # noqa: BLE001 - the message still counts, without its quote
+            log.warning("slack.thread_parent.failed", error=str(translate(exc, method="conversations.replies")))
+            return None
+        posts = response.get("messages") or []
+        parent = posts[0] if posts and isinstance(posts[0], dict) else None
+        if parent is None:
+            return None
+        author = str(parent.get("user") or parent.get("bot_id") or "")
+        is_bot = parent.get("bot_id") is not None
+        name = str(parent.get("username") or author) if is_bot else await self._user_name(author)
+        text = from_slack(str(parent.get("text") or ""), bot_user_id=self.identity.user_id if self.identity else None)
+        return Quote(author_name=clean_line(name), text=clean_text(text), author_id=author or None,
+                     message_id=thread_ts, author_is_bot=is_bot)
 
     async def _user_name(self, user_id: str) -> str:
         """Display name from users.info, cached; the user id when Slack cannot tell."""
@@ -334,6 +405,16 @@ class SlackAdapter:
     async def typing(self, target: ChatTarget) -> None:
         """No-op: Slack offers bots no typing indicator over Events API / Socket Mode."""
 
+    async def react(self, target: ChatTarget, message_id: str, reaction: Reaction) -> None:
+        """reactions.add; a reaction already there counts as added."""
+        try:
+            await self._client.reactions_add(channel=target.chat_id, timestamp=message_id, name=REACTIONS[reaction])
+        except SlackApiError as exc:
+            if exc.response.get("error") != "already_reacted":
+                raise translate(exc, method="reactions.add") from exc
+        except Exception as exc:
+            raise translate(exc, method="reactions.add") from exc
+
     async def delete(self, sent: SentMessage) -> None:
         """Delete a sent message (chat.delete); one already gone counts as deleted."""
         try:
@@ -344,13 +425,28 @@ class SlackAdapter:
         except Exception as exc:
             raise translate(exc, method="chat.delete") from exc
 
+    def liveness(self) -> Liveness:
+        """Alive while connected; down once the connection has been lost for `DISCONNECTED_LIMIT` seconds."""
+        running = self._running
+        if running is None:
+            return Liveness(alive=False, last_ok_seconds_ago=None, detail="not started")
+        if running.socket is None:
+            return Liveness(alive=True, last_ok_seconds_ago=None)  # Events API: Slack posts to our route
+        session = running.socket.client.current_session
+        connected = session is not None and not session.closed
+        if connected:
+            self._liveness.ok()
+        else:
+            self._liveness.failed("the Socket Mode connection is down (reconnecting)")
+        return self._liveness.report()
+
     @property
     def can_send(self) -> bool:
         return True
 
     async def fetch_attachment(self, attachment: Attachment, *, max_bytes: int) -> bytes:
-        """A file's bytes from its `url_private`, with the bot token."""
-        return await download(attachment, token=self._bot_token, max_bytes=max_bytes)
+        """A file's bytes from its `url_private`, with the bot token, only from `file_hosts`."""
+        return await download(attachment, fetcher=self._files, max_bytes=max_bytes)
 
     async def probe(self) -> ProbeResult:
         """auth.test (and, in socket mode, apps.connections.open): who we are, or why not, never showing a token."""
@@ -401,6 +497,9 @@ class _Running:
 
 async def _ignore_event() -> None:
     """Ack-and-drop listener for subscribed events Chorus does not use."""
+
+
+REACTIONS: dict[Reaction, str] = {"received": "eyes", "answered": "white_check_mark", "failed": "warning"}
 
 
 def _with_name(message: InboundMessage, name: str) -> InboundMessage:

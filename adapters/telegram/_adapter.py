@@ -7,8 +7,8 @@ aiohttp route after `setWebhook` with a secret), the inbound pump, and
 started `Bot`; the edit throttle outlives restarts. Knows nothing of agents, sessions or configuration files: it is given plain
 values and turns updates into `InboundMessage`s on the queue it is started with.
 
-Only `message` updates are requested (`ALLOWED_UPDATES`): an edited message
-has no place in `InboundMessage` and re-answering it would duplicate a turn.
+`message`, `edited_message` and `callback_query` (button presses) updates are requested (`ALLOWED_UPDATES`):
+an edit reaches the gateway as `InboundMessage(edited=True)`, and `gateway.edits` decides what it does.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import asyncio
 import functools
 import ssl
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -34,21 +34,33 @@ from adapters.base import (
     Attachment,
     BotCommand,
     ChatTarget,
+    Choice,
     InboundMessage,
+    Liveness,
     PlatformLimits,
     ProbeResult,
+    Reaction,
     SentMessage,
 )
 from adapters.decisions import Ignored
+from adapters.fetch import FileFetcher
+from adapters.listeners import ListenerLimits, serve
+from adapters.liveness import LivenessClock
 from adapters.receipts import Receipts
 from adapters.telegram._calls import Caller, Redactor
 from adapters.telegram._inbound import PLATFORM, BotIdentity, to_inbound
-from adapters.telegram._media import AlbumBuffer, download
+from adapters.telegram._media import AlbumBuffer, download, file_policy
 from adapters.telegram._outbound import MAX_MESSAGE_CHARS, TelegramOutbound
+from adapters.telegram._polling import PollingRequest
+from adapters.telegram._presses import choices_markup, press_to_inbound
 from adapters.telegram._throttle import EditThrottle
 from adapters.telegram._webhook import WebhookOptions, webhook_routes
 
-ALLOWED_UPDATES = ("message",)
+ALLOWED_UPDATES = ("message", "edited_message", "callback_query")
+POLL_TIMEOUT = 10.0  # seconds a getUpdates long poll waits for an update (a hang is noticed after this + grace)
+HANG_GRACE = 5.0
+# Telegram allows bots a fixed set of reaction emoji: 👀 is one; ✅ and ⚠️ are not, so 👌 and 🤷 stand in.
+REACTIONS: dict[Reaction, str] = {"received": "👀", "answered": "👌", "failed": "🤷"}
 DEFAULT_API_ROOT = "https://api.telegram.org"
 # What PTB's de_json raises on bad shapes (RecursionError: a reply chain nested thousands deep).
 _MALFORMED = (TypeError, KeyError, ValueError, AttributeError, RecursionError)
@@ -93,6 +105,8 @@ class TelegramAdapter:
         mode: "polling" (getUpdates) or "webhook" (needs `webhook`).
         webhook: the webhook's URL, secret and where it is served.
         poll_timeout: the getUpdates long-poll timeout in seconds.
+        hang_grace: a poll that has not answered this long after `poll_timeout` is cancelled (and retried with
+            backoff); with no successful poll for `poll_timeout + hang_grace` the adapter reports itself down.
         edit_interval: the minimum seconds between two edits in one chat.
         max_retry_after: the longest 429 wait honoured in place; longer ones raise.
         retry_attempts: tries per call when Telegram answers 429.
@@ -100,6 +114,7 @@ class TelegramAdapter:
         token_setting: how to name the token in error messages (e.g. its config key).
         max_attachment_bytes: the largest photo size within this cap is the one offered for download.
         commands: the command menu set with setMyCommands at start (empty: left as it is).
+        listener_limits: read timeout and connection cap of the webhook listener (`listen` set).
         clock: monotonic seconds, for the edit throttle.
         sleep: waits for 429s and the edit throttle.
     """
@@ -113,7 +128,8 @@ class TelegramAdapter:
         base_url: str | None = None,
         mode: Literal["polling", "webhook"] = "polling",
         webhook: WebhookOptions | None = None,
-        poll_timeout: float = 30.0,
+        poll_timeout: float = POLL_TIMEOUT,
+        hang_grace: float = HANG_GRACE,
         edit_interval: float = 1.0,
         max_retry_after: float = 30.0,
         retry_attempts: int = 3,
@@ -121,6 +137,7 @@ class TelegramAdapter:
         token_setting: str = "the bot token",
         max_attachment_bytes: int | None = None,
         commands: tuple[BotCommand, ...] = (),
+        listener_limits: ListenerLimits | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
@@ -144,13 +161,17 @@ class TelegramAdapter:
             max_wait=max_retry_after, sleep=sleep,
         )
         self._api_url, self._file_url = api_urls(base_url)
+        self._files = FileFetcher(file_policy(base_url))
         self._mode = mode
         self._webhook = webhook
         self._poll_timeout = poll_timeout
+        self._hang_after = poll_timeout + hang_grace
+        self._liveness = LivenessClock(self._hang_after, clock=clock)
         self._request_timeout = request_timeout
         self._token_setting = token_setting
         self._max_attachment_bytes = max_attachment_bytes
         self._commands = commands
+        self._listener_limits = listener_limits or ListenerLimits()
         self._throttle = EditThrottle(interval=edit_interval, clock=clock, sleep=sleep)
         self._running: _Running | None = None
         self._transition = False
@@ -204,9 +225,11 @@ class TelegramAdapter:
             raise
         finally:
             self._transition = False
-        log.info("telegram.started", mode=self._mode, bot=f"@{running.identity.username}", api=self._api_url)
+        log.info("telegram.started", mode=self._mode, bot=f"@{running.identity.username}", api=self._api_url,
+                 port=running.port)  # the webhook's bound port (its config may say 0: any free one)
 
     async def _start_polling(self, running: _Running) -> None:
+        self._liveness.restart()
         running.updates = asyncio.Queue()
         updater = Updater(running.bot, running.updates)
         await updater.initialize()
@@ -239,17 +262,12 @@ class TelegramAdapter:
         if options.listen is not None:
             app = web.Application()
             app.add_routes(webhook_routes(options, self._accept_webhook))
-            running.runner = web.AppRunner(app)
-            await running.runner.setup()
-            site = web.TCPSite(running.runner, options.listen, options.port)
             try:
-                await site.start()
+                running.runner, running.port = await serve(app, options.listen, options.port, self._listener_limits)
             except OSError as exc:
                 raise AdapterError(
                     f"cannot serve the Telegram webhook on {options.listen}:{options.port}: {exc}", platform=PLATFORM
                 ) from None
-            sockets = getattr(site._server, "sockets", None) or ()
-            running.port = sockets[0].getsockname()[1] if sockets else options.port
 
     async def stop(self) -> None:
         """Stop polling (confirming what was fetched) or serving the webhook; queue every update already taken.
@@ -307,7 +325,10 @@ class TelegramAdapter:
     async def _deliver(self, update: Update, running: _Running) -> InboundMessage | None:
         """Queue the update's message; returns it (None: ignored, unreadable, or held for its album)."""
         try:
-            decision = to_inbound(update, running.identity, max_photo_bytes=self._max_attachment_bytes)
+            if update.callback_query is not None:
+                decision = press_to_inbound(update)
+            else:
+                decision = to_inbound(update, running.identity, max_photo_bytes=self._max_attachment_bytes)
         except Exception as exc:  # noqa: BLE001 - one unreadable update must not stop the stream
             log.warning("telegram.update.unreadable", update_id=update.update_id, error=repr(exc))
             return None
@@ -342,6 +363,14 @@ class TelegramAdapter:
             return 503  # not recorded in time: Telegram delivers it again (de-duplicated if it was recorded after all)
         return 200
 
+    def liveness(self) -> Liveness:
+        """Polling: alive while a getUpdates succeeded within the poll timeout plus grace. Webhook: while served."""
+        if self._running is None:
+            return Liveness(alive=False, last_ok_seconds_ago=None, detail="not started")
+        if self._mode == "webhook":
+            return Liveness(alive=True, last_ok_seconds_ago=None)
+        return self._liveness.report()
+
     def _on_poll_error(self, exc: TelegramError) -> None:
         # PTB's retry loop keeps polling (backing off up to 30 s); we only report.
         log.warning("telegram.polling.error", error=type(exc).__name__, detail=self._call.redact(exc.message))
@@ -366,6 +395,22 @@ class TelegramAdapter:
         """
         return await self._outbound("send", target).send(target, text, reply_to=reply_to)
 
+    async def send_choices(self, target: ChatTarget, text: str, choices: Sequence[Choice]) -> list[SentMessage]:
+        """Send plain `text` with one row of inline-keyboard buttons under it (a press comes back as a message)."""
+        return await self._outbound("send", target).send_choices(target, text, choices_markup(choices))
+
+    async def answer_privately(self, message: InboundMessage, text: str) -> bool:
+        """answerCallbackQuery: `text` shown to the presser alone (an alert), or just the spinner stopped."""
+        running = self._running
+        if running is None or message.interaction is None:
+            return False
+        try:
+            await self._call("answerCallbackQuery", lambda: running.bot.answer_callback_query(
+                message.interaction or "", text=text or None, show_alert=bool(text)))
+        except AdapterError:
+            return False  # the press expired (Telegram allows about 15 minutes): the gateway answers in the chat
+        return True
+
     async def edit(self, sent: SentMessage, text: str) -> None:
         """Replace a sent message's text; throttled per chat, superseded edits skipped, "not modified" ignored.
 
@@ -380,7 +425,7 @@ class TelegramAdapter:
         """An attachment's bytes through getFile and the file endpoint (`base_url` respected)."""
         if self._running is None:
             raise RuntimeError("TelegramAdapter.fetch_attachment() needs a started adapter: call start() first")
-        return await download(self._running.bot, attachment, max_bytes=max_bytes)
+        return await download(self._running.bot, attachment, fetcher=self._files, max_bytes=max_bytes)
 
     async def _set_menu(self, bot: Bot) -> None:
         """The bot's command menu (setMyCommands); a failure is logged, never fatal."""
@@ -395,6 +440,10 @@ class TelegramAdapter:
     async def typing(self, target: ChatTarget) -> None:
         """Show "typing…" for about 5 s (repeat every 4 s while working). Best effort: failures are only logged."""
         await self._outbound("typing", target).typing(target)
+
+    async def react(self, target: ChatTarget, message_id: str, reaction: Reaction) -> None:
+        """setMessageReaction with the closest emoji a bot may use (Telegram has no ✅ or ⚠️ for bots)."""
+        await self._outbound("react", target).react(target, message_id, REACTIONS[reaction])
 
     async def delete(self, sent: SentMessage) -> None:
         """Delete a message the bot sent.
@@ -439,9 +488,13 @@ class TelegramAdapter:
                 connect_timeout=timeout, pool_timeout=timeout, httpx_kwargs={"verify": _tls_context()},
             )
 
+        polling = PollingRequest(
+            liveness=self._liveness, hang_after=self._hang_after, connection_pool_size=1, read_timeout=timeout,
+            write_timeout=timeout, connect_timeout=timeout, pool_timeout=timeout, httpx_kwargs={"verify": _tls_context()},
+        )
         return Bot(
             self._token, base_url=self._api_url, base_file_url=self._file_url,
-            request=request(32), get_updates_request=request(1),
+            request=request(32), get_updates_request=polling,
         )
 
     def _outbound(self, what: str, target: ChatTarget) -> TelegramOutbound:

@@ -4,7 +4,10 @@ Owns the platform's addressing rules: `@botname` mentions and text mentions of
 the bot, replies to the bot (but not the forum-topic creation message every
 topic message replies to), `/cmd@botname` (rewritten to `/cmd`, counted as a
 mention; `/cmd@otherbot` is ignored as not ours), forum topics as threads, and
-`delivery_id = "telegram:<update_id>"`. Pure: no I/O, knows nothing of sessions.
+`delivery_id = "telegram:<update_id>"`, the replied-to message (or the part
+of it the user quoted) as a `Quote`, other bots (`sender_is_bot`; our own
+messages are ignored) and `edited_message` updates (`edited=True`, same
+`message_id`). Pure: no I/O, knows nothing of sessions.
 """
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ from dataclasses import dataclass
 
 from telegram import Message, MessageEntity, Update, User
 
-from adapters.base import Attachment, ChatType, InboundMessage
+from adapters.base import Attachment, ChatType, InboundMessage, Quote
 from adapters.decisions import Ignored
 from adapters.normalize import fix_surrogates, normalize_inbound
 
@@ -100,6 +103,30 @@ def _is_topic_root(message: Message, reply: Message) -> bool:
     return bool(message.is_topic_message) and reply.message_id == message.message_thread_id
 
 
+def _describe(message: Message) -> str:
+    """A replied-to message's text, or a word for what it was (a photo with no caption)."""
+    text = message.text or message.caption
+    if text:
+        return fix_surrogates(text)
+    kinds = ("photo", "document", "audio", "voice", "video", "sticker", "animation", "poll", "location", "contact")
+    kind = next((name for name in kinds if getattr(message, name, None)), "message")
+    return f"[{kind}]"
+
+
+def _quote(message: Message, reply: Message) -> Quote | None:
+    """What `message` replied to: the part the user selected (Telegram `quote`), else the whole message.
+
+    Telegram puts the whole replied-to message in the update however far back it was, so nothing is fetched.
+    """
+    sender = _sender(reply)
+    name = sender[1] if sender is not None else "unknown"
+    selected = message.quote
+    text = fix_surrogates(selected.text) if selected is not None and selected.text else _describe(reply)
+    author_is_bot = reply.from_user is not None and reply.from_user.is_bot
+    return Quote(author_name=name, text=text, author_id=sender[0] if sender else None,
+                 message_id=str(reply.message_id), partial=selected is not None, author_is_bot=author_is_bot)
+
+
 def _sender(message: Message) -> tuple[str, str] | None:
     user: User | None = message.from_user
     if user is not None:
@@ -121,15 +148,17 @@ def to_inbound(update: Update, bot: BotIdentity, *, max_photo_bytes: int | None 
     Returns:
         The `InboundMessage` to queue, or `Ignored` with the reason.
     """
-    message = update.message
+    message = update.message or update.edited_message
     if message is None:
-        return Ignored("not a new message")
+        return Ignored("not a message or an edit")
     chat_type = _CHAT_TYPES.get(message.chat.type)
     if chat_type is None:
         return Ignored(f"chat type {message.chat.type}")
     sender = _sender(message)
     if sender is None:
         return Ignored("no sender")
+    if message.from_user is not None and message.from_user.id == bot.id:
+        return Ignored("own message")
     # U+FFFD for a lone surrogate keeps the text's length in UTF-16 units, so entity offsets still hold.
     text = fix_surrogates(message.text or message.caption or "")
     entities = _entity_texts(text, message.entities if message.text else message.caption_entities)
@@ -152,6 +181,7 @@ def to_inbound(update: Update, bot: BotIdentity, *, max_photo_bytes: int | None 
         chat_type=chat_type,
         user_id=sender[0],
         user_name=sender[1],
+        user_handle=message.from_user.username if message.from_user is not None else None,
         text=text,
         message_id=str(message.message_id),
         timestamp=message.date.timestamp(),
@@ -161,4 +191,7 @@ def to_inbound(update: Update, bot: BotIdentity, *, max_photo_bytes: int | None 
         reply_to_message_id=str(reply.message_id) if real_reply and reply is not None else None,
         attachments=attachments,
         delivery_id=f"{PLATFORM}:{update.update_id}",
+        sender_is_bot=message.from_user is not None and message.from_user.is_bot,
+        quote=_quote(message, reply) if real_reply and reply is not None else None,
+        edited=update.edited_message is not None and update.message is None,
     ))

@@ -1,6 +1,7 @@
 """The model's everyday Markdown turned into Telegram MarkdownV2, escaped so Telegram accepts it.
 
-Owns `to_markdown_v2`. Understands fenced code blocks, inline code, **bold** /
+Owns `to_markdown_v2`. Understands fenced code blocks (CommonMark's rules,
+`adapters/fences.py`: a longer fence holds a shorter one verbatim), inline code, **bold** /
 __bold__, *italic* / _italic_, ~~strike~~, [links](https://...), `#` headings
 (rendered bold) and `-`/`*`/`+` bullets (rendered "•"). Everything else is
 escaped and shown as typed. The output is always valid MarkdownV2 (an
@@ -13,8 +14,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from adapters.fences import blocks
+
 _TEXT_SPECIALS = re.compile(r"([_*\[\]()~`>#+\-=|{}.!\\])")
-_FENCE = re.compile(r"^\s*```\s*([\w+#.-]*)\s*$")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)(?:\s+#+)?\s*$")  # "## C# tips ##" -> "C# tips"
 _BULLET = re.compile(r"^(\s*)[-*+]\s+")
 _URL = re.compile(r"^(?:https?://|tg://|mailto:)[^\s]+$")
@@ -232,18 +234,10 @@ def to_markdown_v2(text: str) -> str:
         other reserved character is escaped.
     """
     out: list[str] = []
-    lines = text.split("\n")
-    index = 0
-    while index < len(lines):
-        fence = _FENCE.match(lines[index])
-        if fence is None:
-            out.append(_inline(lines[index]))
-            index += 1
-            continue
-        end = index + 1
-        while end < len(lines) and lines[end].strip() != "```":
-            end += 1  # an unclosed block runs to the end of the text
-        body = "\n".join(lines[index + 1:end])
-        out.append(f"```{fence.group(1)}\n{escape_code(body)}\n```")
-        index = end + 1
+    for block in blocks(text):
+        if block.fence is None:
+            out.extend(_inline(line) for line in block.text.split("\n"))
+        else:
+            # The body verbatim, whatever it holds (a shorter fence, `# lines`): only `\` and `` ` `` are escaped.
+            out.append(f"```{block.fence.language}\n{escape_code(block.text)}\n```")
     return "\n".join(out)

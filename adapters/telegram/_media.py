@@ -1,7 +1,9 @@
 """Telegram files in: downloads through getFile and the file endpoint, and albums merged into one message.
 
-Owns `download` (the byte cap is checked against getFile's `file_size` before
-any download and against the bytes received) and `AlbumBuffer`: the parts of
+Owns `file_policy`, `download` (the byte cap is checked against getFile's
+`file_size` before any download, then the file endpoint is fetched through
+the shared `FileFetcher`: only from the configured Bot API server's origin,
+the body streamed under the cap) and `AlbumBuffer`: the parts of
 a media group arrive as separate updates sharing `media_group_id`; they are
 held for `ALBUM_WAIT_SECONDS` after the last part and handed on as one
 `InboundMessage` carrying every attachment and the caption. Knows nothing of
@@ -17,13 +19,27 @@ from telegram import Bot
 from telegram.error import TelegramError
 
 from adapters.base import AdapterError, Attachment, AttachmentTooLarge, InboundMessage
+from adapters.fetch import FetchPolicy, FileFetcher, Origin
 from adapters.telegram._inbound import PLATFORM
+
+TELEGRAM_ORIGIN = "https://api.telegram.org"
 
 # Telegram sends an album's parts within a few hundred milliseconds of each other.
 ALBUM_WAIT_SECONDS = 0.8
 
 
-async def download(bot: Bot, attachment: Attachment, *, max_bytes: int) -> bytes:
+def file_policy(base_url: str | None) -> FetchPolicy:
+    """Files come from api.telegram.org, or from the configured Bot API server's origin when there is one.
+
+    Raises:
+        ValueError: `base_url` is not an absolute http(s) URL.
+    """
+    if base_url is None:
+        return FetchPolicy.build(PLATFORM, builtin=(TELEGRAM_ORIGIN,))
+    return FetchPolicy.build(PLATFORM, configured=(str(Origin.of(base_url)),))
+
+
+async def download(bot: Bot, attachment: Attachment, *, fetcher: FileFetcher, max_bytes: int) -> bytes:
     """The attachment's bytes via getFile + the file endpoint (the Bot's `base_file_url`)."""
     if not attachment.ref:
         raise AdapterError("the attachment has no Telegram file id", platform=PLATFORM)
@@ -33,12 +49,11 @@ async def download(bot: Bot, attachment: Attachment, *, max_bytes: int) -> bytes
         file = await bot.get_file(attachment.ref)
         if file.file_size is not None and file.file_size > max_bytes:
             raise AttachmentTooLarge(f"file is {file.file_size} bytes, over the cap of {max_bytes}", platform=PLATFORM)
-        data = bytes(await file.download_as_bytearray())
     except TelegramError as exc:
         raise AdapterError(f"Telegram file download failed: {type(exc).__name__}", platform=PLATFORM) from None
-    if len(data) > max_bytes:
-        raise AttachmentTooLarge(f"file is {len(data)} bytes, over the cap of {max_bytes}", platform=PLATFORM)
-    return data
+    if not file.file_path:
+        raise AdapterError("Telegram gave no file path for the attachment", platform=PLATFORM)
+    return (await fetcher.fetch(file.file_path, max_bytes=max_bytes)).data
 
 
 def merge(parts: list[InboundMessage]) -> InboundMessage:
@@ -90,4 +105,4 @@ class AlbumBuffer:
             await self._emit(merge(parts))
 
 
-__all__ = ["ALBUM_WAIT_SECONDS", "AlbumBuffer", "download", "merge"]
+__all__ = ["ALBUM_WAIT_SECONDS", "TELEGRAM_ORIGIN", "AlbumBuffer", "download", "file_policy", "merge"]

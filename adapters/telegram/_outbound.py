@@ -9,7 +9,7 @@ and best-effort typing. Knows nothing of the lifecycle or of inbound updates.
 from __future__ import annotations
 
 import structlog
-from telegram import Bot, Message, ReplyParameters
+from telegram import Bot, InlineKeyboardMarkup, Message, ReplyParameters
 from telegram.constants import ChatAction, ParseMode
 from telegram.error import BadRequest, TelegramError
 
@@ -82,6 +82,14 @@ class TelegramOutbound:
             lambda: self._bot.send_message(chat_id, chunk, message_thread_id=thread_id, reply_parameters=reply),
         )
 
+    async def send_choices(self, target: ChatTarget, text: str, markup: InlineKeyboardMarkup) -> list[SentMessage]:
+        """Send `text` as plain text (it may quote arbitrary tool arguments) with buttons under it."""
+        chat_id = chat_id_of(target.chat_id)
+        thread_id = int(target.thread_id) if target.thread_id else None
+        message = await self._call("sendMessage", lambda: self._bot.send_message(
+            chat_id, text[:MAX_MESSAGE_CHARS], message_thread_id=thread_id, reply_markup=markup))
+        return [SentMessage(target=target, message_id=str(message.message_id))]
+
     async def edit(self, sent: SentMessage, text: str) -> None:
         """Replace a sent message's text; throttled per chat, superseded edits skipped, "not modified" ignored.
 
@@ -135,6 +143,12 @@ class TelegramOutbound:
             )
         except TelegramError as exc:  # a missed typing indicator must not fail a turn, nor wait out a 429
             log.info("telegram.typing.failed", chat_id=target.chat_id, detail=self._call.redact(exc.message))
+
+    async def react(self, target: ChatTarget, message_id: str, emoji: str) -> None:
+        """setMessageReaction: the bot's one reaction on the message (replacing its earlier one)."""
+        chat_id = chat_id_of(target.chat_id)
+        await self._call("setMessageReaction",
+                         lambda: self._bot.set_message_reaction(chat_id, int(message_id), reaction=emoji))
 
     async def delete(self, sent: SentMessage) -> None:
         """Delete a message the bot sent.

@@ -1,6 +1,7 @@
-"""The local web chat: a page and a websocket served by aiohttp (the embedded default channel)."""
+"""The web chat: a page and a websocket served by aiohttp (the embedded default channel), behind `WebAccess`."""
 from __future__ import annotations
 
+from adapters.web._access import SESSION_COOKIE, WebAccess, normalized_origin
 from adapters.web.adapter import WEB_LIMITS, WebAdapter
 
-__all__ = ["WEB_LIMITS", "WebAdapter"]
+__all__ = ["SESSION_COOKIE", "WEB_LIMITS", "WebAccess", "WebAdapter", "normalized_origin"]

@@ -1,7 +1,11 @@
-"""`WebAdapter`: a chat page and a websocket on loopback, one chat per browser tab or client.
+"""`WebAdapter`: a chat page and a websocket, one chat per browser tab or client.
 
-Owns the page route (`/`), the websocket route (`/ws?chat=<id>`) and its JSON
-frames. Each client keeps its chat id (the page stores it in localStorage);
+Owns the page route (`/`), its vendored scripts (`/vendor/marked.umd.js`, `/vendor/purify.min.js`), the sign-in routes (`GET|POST /login`, `POST /logout`),
+the websocket route (`/ws?chat=<id>`) and its JSON frames. With a token
+required (`WebAccess`, `adapters/web/_access.py`), the websocket and the
+sign-in POSTs answer only a signed-in client from an allowed Origin; the page
+itself (a sign-in form until then) and `GET /login` (is a token required, am I
+signed in?) hold no chat data and are open. Each client keeps its chat id (the page stores it in localStorage);
 every chat is a DM. Client → server: `{"type": "message", "text": ..., "client_id": ...}`.
 Server → client: `hello`, `banner`, `message` (id, text), `edit` (id, text),
 `delete` (id), `typing`. Knows nothing of the gateway or agents: inbound
@@ -29,19 +33,30 @@ from adapters.base import (
     ProbeResult,
     SentMessage,
 )
+from adapters.listeners import ListenerLimits, serve
 from adapters.normalize import normalize_inbound
 from adapters.text import split_text
+from adapters.web._access import SESSION_COOKIE, WebAccess
 
 log = structlog.get_logger(__name__)
 
 PLATFORM = "web"
 MAX_CHAT_ID_CHARS = 64
 MAX_INBOUND_CHARS = 100_000
+MAX_LOGIN_BYTES = 4096
 WEB_LIMITS = PlatformLimits(max_message_chars=20_000, supports_edit=True, min_edit_interval_seconds=1.0)
+
+
+# The page's vendored scripts (from npm, licences beside them): served under /vendor/, nothing else is.
+VENDORED = ("marked.umd.js", "purify.min.js")
 
 
 def _page() -> str:
     return resources.files("adapters.web").joinpath("page.html").read_text(encoding="utf-8")
+
+
+def _vendored(name: str) -> str:
+    return resources.files("adapters.web").joinpath(name).read_text(encoding="utf-8")
 
 
 def _valid_chat_id(raw: str | None) -> str | None:
@@ -54,18 +69,24 @@ class WebAdapter:
     """The web chat.
 
     Args:
-        host: address to listen on (loopback by default: the page has no login).
+        host: address to listen on (loopback by default).
         port: TCP port; 0 picks a free one (read `port` after `start`).
         banner: a line shown at the top of the page (e.g. "no model configured: set …").
+        access: the token a client must present (None: no login) and the extra allowed Origins.
     """
 
     name = PLATFORM
     limits = WEB_LIMITS
 
-    def __init__(self, *, host: str = "127.0.0.1", port: int = 8080, banner: str = "") -> None:
+    def __init__(
+        self, *, host: str = "127.0.0.1", port: int = 8080, banner: str = "", limits: ListenerLimits | None = None,
+        access: WebAccess | None = None,
+    ) -> None:
         self.host = host
         self.port = port
         self.banner = banner
+        self._limits = limits or ListenerLimits()
+        self.access = access or WebAccess()
         self._runner: web.AppRunner | None = None
         self._queue: asyncio.Queue[InboundMessage] | None = None
         self._sockets: defaultdict[str, set[web.WebSocketResponse]] = defaultdict(set)
@@ -88,15 +109,13 @@ class WebAdapter:
         self._queue = inbound
         app = web.Application(client_max_size=4 * MAX_INBOUND_CHARS)
         app.router.add_get("/", self._index)
+        for name in VENDORED:
+            app.router.add_get(f"/vendor/{name}", self._script)
+        app.router.add_get("/login", self._login_state)
+        app.router.add_post("/login", self._login)
+        app.router.add_post("/logout", self._logout)
         app.router.add_get("/ws", self._websocket)
-        runner = web.AppRunner(app, handle_signals=False)
-        await runner.setup()
-        site = web.TCPSite(runner, self.host, self.port)
-        await site.start()
-        self._runner = runner
-        server = site._server
-        if server is not None and getattr(server, "sockets", None):
-            self.port = server.sockets[0].getsockname()[1]  # type: ignore[attr-defined]
+        self._runner, self.port = await serve(app, self.host, self.port, self._limits)
         log.info("web.started", url=f"http://{self.host}:{self.port}/")
 
     async def stop(self) -> None:
@@ -112,7 +131,59 @@ class WebAdapter:
     async def _index(self, _request: web.Request) -> web.Response:
         return web.Response(text=_page(), content_type="text/html")
 
-    async def _websocket(self, request: web.Request) -> web.WebSocketResponse:
+    async def _script(self, request: web.Request) -> web.Response:
+        name = request.path.rsplit("/", 1)[-1]
+        return web.Response(text=_vendored(name), content_type="text/javascript",
+                            headers={"Cache-Control": "max-age=3600"})
+
+    def _refusal(self, request: web.Request, *, need_sign_in: bool) -> web.Response | None:
+        """403 for a foreign Origin, 401 for a client not signed in (when `need_sign_in`), else None."""
+        origin = request.headers.get("Origin")
+        if not self.access.origin_allowed(origin, request.headers.get("Host")):
+            log.warning("web.refused", reason="origin", origin=origin[:200] if origin else None, path=request.path)
+            return web.json_response({"error": "this Origin may not use the chat (platforms.web.allowed_origins)"},
+                                     status=403)
+        if need_sign_in and not self.access.signed_in(request.headers, request.cookies):
+            log.info("web.refused", reason="sign_in", path=request.path)
+            return web.json_response({"error": "sign in first: POST /login with the web chat token"}, status=401)
+        return None
+
+    async def _login_state(self, request: web.Request) -> web.Response:
+        signed_in = self.access.signed_in(request.headers, request.cookies)
+        return web.json_response({"required": self.access.required, "signed_in": signed_in})
+
+    async def _login(self, request: web.Request) -> web.Response:
+        refusal = self._refusal(request, need_sign_in=False)
+        if refusal is not None:
+            return refusal
+        if not self.access.required:
+            return web.json_response({"ok": True})
+        raw = await request.read()  # read once: the listener's body deadline may have read it already (cached)
+        try:
+            body: Any = json.loads(raw) if len(raw) <= MAX_LOGIN_BYTES else None
+        except (ValueError, RecursionError):
+            body = None
+        offered = body.get("token") if isinstance(body, dict) else None
+        if not isinstance(offered, str) or not self.access.token_matches(offered):
+            log.info("web.login_failed")
+            return web.json_response({"error": "wrong token"}, status=401)
+        response = web.json_response({"ok": True})
+        response.set_cookie(SESSION_COOKIE, self.access.session_value(), httponly=True, samesite="Strict",
+                            secure=request.secure, path="/")
+        return response
+
+    async def _logout(self, request: web.Request) -> web.Response:
+        refusal = self._refusal(request, need_sign_in=False)
+        if refusal is not None:
+            return refusal
+        response = web.json_response({"ok": True})
+        response.del_cookie(SESSION_COOKIE, path="/")
+        return response
+
+    async def _websocket(self, request: web.Request) -> web.StreamResponse:
+        refusal = self._refusal(request, need_sign_in=True)
+        if refusal is not None:
+            return refusal  # before the upgrade: nothing of the chat is sent
         ws = web.WebSocketResponse(heartbeat=30.0)
         await ws.prepare(request)
         chat_id = _valid_chat_id(request.query.get("chat")) or uuid.uuid4().hex

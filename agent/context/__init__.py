@@ -1,5 +1,6 @@
 """Context management: the `ContextEngine` contract and the built-in `ContextCompressor`."""
 from agent.context._cut import cut_largest
+from agent.context._drop import drop_oldest
 from agent.context._summarizer import FallbackOnly, ModelSummarizer, Summarizer, SummaryRequest
 from agent.context.compressor import ContextCompressor
 from agent.context.engine import (
@@ -19,6 +20,7 @@ from agent.context.thresholds import compute_threshold
 
 __all__ = [
     "cut_largest",
+    "drop_oldest",
     "CompressionEvent",
     "CompressionExplain",
     "CompressionResult",

@@ -28,10 +28,11 @@ DEFAULT_PROTECT_FIRST_N = 3
 OPENING_NOTE = " after the opening turns"
 MAX_NAME_CHARS = 40
 # Group lines name their speaker: `[nick] text` (IRC logs, bridges) or `nick: text` (the gateway's shared
-# sessions, see `gateway.sessions.turns.user_line`). The second is only read as a name when most lines of the span
-# have it: in a one-person chat "timeout: 30s" is a fact, not a speaker.
+# sessions, see `gateway.sessions.lines`, where chatter the bot only observed opens with "(not addressed to you) ").
+# The second is only read as a name when most lines of the span have it: in a one-person chat "timeout: 30s" is a
+# fact, not a speaker.
 _BRACKET_NAME = re.compile(r"^\[([^\]\n]{1,40})\] ?")
-_COLON_NAME = re.compile(r"^([^\s:\[\]][^:\n]{0,39}?): (?=\S)")
+_COLON_NAME = re.compile(r"^(?:\(not addressed to you\) )?([^\s:\[\]][^:\n]{0,39}?): (?=\S)")
 SHARED_SHARE = 0.8
 _TURNS_LINE = re.compile(rf"Verbatim [^\n]*? up to turn (\d+)({OPENING_NOTE})?;")
 _HEADING = re.compile(r"^## (.+)$", re.MULTILINE)

@@ -2,16 +2,18 @@
 
 Owns `build_compressor` (the built-in engine with its summariser: the
 `auxiliary.compression` model first, the main model as fallback), the engine
-registry behind `context.engine` (a plugin is never enabled implicitly; an
-unknown name falls back to the built-in engine with a warning) and the
-auxiliary-window feasibility check. Constructs clients without I/O.
+registry behind `context.engine` (engines registered in-process, then the
+`chorus.context_engines` entry points; a plugin is never enabled implicitly;
+`resolve_engine` makes an unknown name a `ConfigError` at start, and a plugin
+engine always runs inside a `GuardedEngine`) and the auxiliary-window
+feasibility check. Constructs clients without I/O.
 """
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, cast
 
 import structlog
 from pydantic import SecretStr
@@ -19,15 +21,19 @@ from pydantic import SecretStr
 from agent.context._summarizer import FallbackOnly, ModelSummarizer, Summarizer
 from agent.context.compressor import ContextCompressor
 from agent.context.engine import ContextEngine, EngineState
+from agent.context.guarded import GuardedEngine
 from agent.context.sections import HandoffSection
 from agent.model_client import ModelClient, OpenAIModelClient
 from agent.model_windows import WindowSource
+from agent.plugins import CONTEXT_ENGINES, PluginErrorSink, installed_names, load_plugin
 from agent.settings import AuxiliarySettings, CompressionSettings, ContextSettings, ModelSettings
 from agent.tokens import TokenCounter
+from chorus_errors import ConfigError
 
 log = structlog.get_logger(__name__)
 
 BUILTIN_ENGINE = "compressor"
+CONFIG_KEY = "context.engine"
 
 
 class EngineFactory(Protocol):
@@ -52,6 +58,29 @@ def register_engine(name: str, factory: EngineFactory) -> None:
     if name == BUILTIN_ENGINE:
         raise ValueError(f"{BUILTIN_ENGINE!r} is the built-in engine; register the plugin under another name")
     _ENGINES[name] = factory
+
+
+def engine_names() -> tuple[str, ...]:
+    """Every name `context.engine` accepts: the built-in one, registered engines, installed entry points."""
+    return (BUILTIN_ENGINE, *sorted({*_ENGINES, *installed_names(CONTEXT_ENGINES)}))
+
+
+def resolve_engine(name: str) -> EngineFactory | None:
+    """The factory of the plugin engine `name` (None: the built-in engine); an entry point is imported once.
+
+    Raises:
+        ConfigError: no engine has that name (the message lists the installed ones), or its module failed to import.
+    """
+    if name == BUILTIN_ENGINE:
+        return None
+    factory = _ENGINES.get(name)
+    if factory is None:
+        loaded = load_plugin(CONTEXT_ENGINES, name, key=CONFIG_KEY, builtin=(BUILTIN_ENGINE, *sorted(_ENGINES)))
+        if not callable(loaded):
+            raise ConfigError(f"{CONFIG_KEY}: the plugin {name!r} is not a class or a factory", key=CONFIG_KEY)
+        factory = cast(EngineFactory, loaded)
+        _ENGINES[name] = factory
+    return factory
 
 
 def _main_client(model_settings: ModelSettings) -> OpenAIModelClient | None:
@@ -174,14 +203,32 @@ def build_engine(
     *,
     counter: TokenCounter,
     sections: Sequence[HandoffSection] = (),
+    on_error: PluginErrorSink | None = None,
 ) -> ContextEngine:
-    """The engine `context.engine` names; an unknown name gets the built-in one and a warning."""
+    """The engine `context.engine` names; a plugin engine comes wrapped in a `GuardedEngine`.
+
+    Raises:
+        ConfigError: the name is unknown, the plugin failed to import, its factory raised or made no ContextEngine.
+    """
     name = context.engine
-    if name != BUILTIN_ENGINE:
-        factory = _ENGINES.get(name)
-        if factory is not None:
-            return factory(settings, model_settings, aux_settings, counter=counter, sections=sections)
-        log.warning(
-            "context.unknown_engine", engine=name, known=sorted([BUILTIN_ENGINE, *_ENGINES]), using=BUILTIN_ENGINE
+    factory = resolve_engine(name)
+    if factory is None:
+        return build_compressor(settings, model_settings, aux_settings, counter=counter, sections=sections)
+    try:
+        engine = factory(settings, model_settings, aux_settings, counter=counter, sections=sections)
+    except ConfigError:
+        raise
+    except Exception as exc:
+        raise ConfigError(
+            f"{CONFIG_KEY}: the context engine {name!r} failed to start: {type(exc).__name__}: {exc}. "
+            f"Fix it, or set {CONFIG_KEY}: {BUILTIN_ENGINE}",
+            key=CONFIG_KEY,
+        ) from exc
+    if not isinstance(engine, ContextEngine):
+        raise ConfigError(
+            f"{CONFIG_KEY}: the context engine {name!r} made a {type(engine).__name__}, not a ContextEngine "
+            "(agent.context.engine)",
+            key=CONFIG_KEY,
         )
-    return build_compressor(settings, model_settings, aux_settings, counter=counter, sections=sections)
+    builtin = build_compressor(settings, model_settings, aux_settings, counter=counter, summarizer=FallbackOnly())
+    return GuardedEngine(engine, name=name, sizes=(builtin.threshold_tokens, builtin.context_length), on_error=on_error)

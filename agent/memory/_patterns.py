@@ -13,6 +13,16 @@ Decisions worth knowing (the corpus in tests/agent/memory/ pins them):
   managed by Ansible"); reading, sending or writing it is not.
 - A user preference that addresses the agent ("from now on answer in German")
   passes; one that removes its rules ("from now on ignore your guidelines") does not.
+- Sending *the conversation* (the chat, its history or transcript, the user's
+  messages, notes or profile) to an endpoint (a URL, an e-mail address, a
+  webhook, an IP, a paste or tunnel service) is exfiltration in any language;
+  sending a report, an invoice or meeting notes to a colleague is not. The
+  same data carried in a URL's query string (a markdown image or link the
+  client fetches on render) counts as sending it.
+- Markup a reader never sees (an HTML comment, a hidden or invisible element,
+  a link's or image's title or alt text, a markdown comment) that addresses
+  the assistant ("system:", "AI,", "note to the assistant") is a directive
+  hidden from the user; a TODO comment or a link title naming a team is not.
 """
 from __future__ import annotations
 
@@ -43,14 +53,40 @@ class Pattern:
     views: tuple[View, ...]
     chains: tuple[Chain, ...] = ()
     needles: tuple[str, ...] = ()  # every match contains one of these: without any, the regexes are skipped
+    # Containers in which `probe` must occur: each found once, without overlap, and only its body probed,
+    # so cost stays linear (see `Container`).
+    inside: tuple[Container, ...] = ()
+    probe: re.Pattern[str] | None = None
 
     def search(self, text: str) -> bool:
         if self.needles and not any(needle in text for needle in self.needles):
             return False  # a substring test in C; Python's re tries every alternative at every position
         if self.regex is not None and self.regex.search(text):
             return True
+        if self.probe is not None and self._inside(text, self.probe):
+            return True
         present: dict[re.Pattern[str], bool] = {}  # chains share parts: each is looked for once
         return any(_chain_found(chain, text, present) for chain in self.chains)
+
+    def _inside(self, text: str, probe: re.Pattern[str]) -> bool:
+        for container in self.inside:
+            if container.needle not in text:
+                continue
+            for found in container.regex.finditer(text):
+                marked = container.marker is None or container.marker.search(found["tag"]) is not None
+                if marked and probe.search(found["body"]):
+                    return True
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class Container:
+    """Where hidden text sits: `regex` finds it (group "body"; group "tag" too when `marker` is set, which
+    must occur in the tag, e.g. a hidden style); `needle` is a substring every match holds."""
+
+    needle: str
+    regex: re.Pattern[str]
+    marker: re.Pattern[str] | None = None
 
 
 def _chain_found(chain: Chain, text: str, present: dict[re.Pattern[str], bool]) -> bool:
@@ -85,6 +121,15 @@ _COMMANDS: tuple[View, ...] = ("native", "latin")
 def _p(category: Category, name: str, regex: str, views: tuple[View, ...] = _WORDS, *,
        needles: tuple[str, ...] = ()) -> Pattern:
     return Pattern(category, name, re.compile(regex), views, needles=needles)
+
+
+def _h(category: Category, name: str, probe: str, *inside: tuple[str, str, str | None],
+       views: tuple[View, ...] = _COMMANDS) -> Pattern:
+    """A hidden-container pattern: `probe` in the body of one of the `(needle, container, marker)` containers."""
+    containers = tuple(Container(needle, re.compile(regex), re.compile(marker) if marker else None)
+                       for needle, regex, marker in inside)
+    return Pattern(category, name, None, views, needles=tuple(c.needle for c in containers), inside=containers,
+                   probe=re.compile(probe))
 
 
 def _c(category: Category, name: str, *chains: tuple[str | int, ...], regex: str | None = None,
@@ -131,6 +176,51 @@ _INSTRUCTION_FILE = (r"(?:agents\.md|soul\.md|claude\.md|gemini\.md|hermes\.md|\
                      r"memory\.md|user\.md|skill\.md|\.chorus/)")
 _EDIT = (r"(?:edit|modify|overwrite|write|append|change|update|replace|rewrite|patch|inject|insert|add|"
          r"echo|tee|>>?|sed -i|ändere|bearbeite|modifie|modifica|edita|измени|отредактируй|修改|编辑|写入)")
+
+# What a conversation's data is called (exfiltration to an endpoint), in the scanner's languages.
+_CONVO = (r"(?:conversations?|chat ?(?:history|log|logs|transcript|messages)|transcripts?|session history|"
+          r"discussions?|dialogue|(?:the |this |our )(?:whole |full |entire )?(?:chat|discussion)\b|"
+          r"(?:the |this )?user'?s (?:messages?|notes|profile|questions?|last message|details|data|answers|words)|"
+          r"(?:every(?:thing)?|all|each) (?:of )?(?:the )?(?:user'?s )?(?:messages?|the user (?:says|tells you|writes|types))|"
+          r"previous messages|message history|personal details|memory(?:\.md| file| notes)|user\.md|user profile|"
+          r"chatverlauf|gesprächsverlauf|gesprächsprotokoll|unterhaltung|(?:nachrichten|notizen) des (?:nutzers|benutzers)|"
+          r"historique (?:complet )?de la conversation|la discussion|(?:notes|messages) de l'utilisateur|"
+          r"conversación|historial del chat|(?:notas|mensajes) del usuario|"
+          r"聊天记录|对话内容|对话记录|用户的笔记|用户说的|用户的消息|"
+          r"переписк[уаи]|истори[юя] чата|заметки пользователя|сообщени[ея] пользователя)")
+_SEND_DATA = (rf"(?:{_SEND[3:-1]}|\bmail|report|share|mirror|dump|relay|reenv[ií]a|publie|publica|manda|übermittle|schick|"
+              r"envoie|transmets|отправля|пересыла|перешли|загрузи|发送|转发|上传|发给|发到|传给)")
+_ENDPOINT = (r"(?:https?://|s3://|ftp://|wss?://|[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b\d{1,3}(?:\.\d{1,3}){3}\b|"
+             r"webhooks?|вебхук|pastebin|paste\.ee|requestbin|ngrok|@\w+_?bot\b)")
+_QUERY_URL = r"https?://[^\s)\"'<>]*\?[^\s)\"'<>]*="
+# Data a rendered image or link would carry out: a placeholder or a conversation word in the query.
+_URL_DATA = (r"!\[[^\]\n]{0,100}\]\(\s*https?://[^\s)]*\?[^\s)]*(?:\{[^}]*\}|\[[^\]]*\]|<[^>]*>|[^\W\d_]+_[^\W\d]+|"
+             r"conversation|chat|history|summary|message|question|notes|verlauf|conversaci)"
+             r"|<img\b[^>]{0,200}?src\s*=\s*[\"']?https?://[^\s\"'>]*\?[^\s\"'>]*(?:\{|\[|<|conversation|chat|"
+             r"history|summary|message|question|notes)")
+# Someone addressed as the assistant, at the start of hidden text or after its punctuation.
+_ADDRESSEE = (r"(?:(?<![^\s>\"'(\[\-,.;!@])@?(?:system|assistant|ai|a\.i\.|bot|chatbot|model|language model|llm|gpt|chatgpt|"
+              r"claude|gemini|agent|copilot|ki|ia|assistent|asistente|sistema|système|systeme|система|ассистент|ии|бот|"
+              r"модель)\s*(?:[:：,]|\s[-–—]\s)|(?:系统|助手|机器人|人工智能|模型|ai)\s*[:：，,]"
+              r"|\[(?:system|assistant|ai|inst)\]"
+              r"|\b(?:the )?(?:assistant|ai|bot|model|llm|chatbot) (?:must|should|shall|will|needs to|has to|is to)\b"
+              r"|\b(?:note|notes|instructions?|directives?|message|reminder) (?:to|for) (?:the )?(?:ai|assistant|model|bot|"
+              r"llm|language model|chatbot)\b|\bto the (?:ai|assistant|language model|model|llm|bot) reading this"
+              r"|\bdear (?:ai|assistant|model|bot|llm)\b|\bhidden (?:directive|instruction)s?\b"
+              r"|\b(?:ai|assistant|system|model) (?:instruction|directive|override)s?\b)")
+# Markup a reader of the rendered note never sees.
+_HIDDEN_STYLE = (r"(?:\bhidden\b|display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?:px|pt|em)?\b|"
+                 r"opacity\s*:\s*0(?:\.0+)?\b(?!\.)|color\s*[:=]\s*[\"']?\s*(?:#fff(?:fff)?\b|white|transparent))")
+# (needle, container, marker): the group "body" is what a reader of the rendered note never sees. Possessive
+# quantifiers: a container that does not close gives up at once instead of backtracking.
+_HIDDEN_CONTAINERS: tuple[tuple[str, str, str | None], ...] = (
+    ("<!--", r"<!--(?P<body>(?:[^-]|-(?!->)){0,400}+)", None),                               # an HTML comment
+    ("<", r"<\w++(?P<tag>[^<>]{0,300}+)>(?P<body>[^<]{0,400}+)", _HIDDEN_STYLE),              # a hidden element
+    ("<details", r"<details\b[^<>]{0,100}+>(?P<body>(?:[^<]|<(?!/details)){0,400}+)", None),  # a folded block
+    ("](", r"\]\(\s*+[^\s)]{1,2000}+\s++[\"'](?P<body>[^\"'\n]{0,300}+)", None),             # a link's/image's title
+    ("=", r"\b(?:alt|title|aria-label|data-[\w-]++)\s*+=\s*+[\"'](?P<body>[^\"'\n]{0,300}+)", None),  # an attribute
+    ("]:", r"\[(?://|comment|_)\]:\s*+(?:#|<>)\s*+\((?P<body>[^)\n]{0,300}+)", None),        # a markdown comment
+)
 
 # Needles: literal substrings that every match of a pattern contains (checked against the same view).
 _SECRET_FILE_NEEDLES = (".env", ".netrc", ".pgpass", ".npmrc", ".pypirc", ".git-credentials", ".aws", "credentials",
@@ -299,6 +389,16 @@ PATTERNS: tuple[Pattern, ...] = (
     _c("exfiltration", "read_secret_file", (rf"(?:^|[\s`'\"(]){_READ}\b", 60, _SECRET_FILE), needles=_SECRET_FILE_NEEDLES),
     _c("exfiltration", "send_secrets_to_url",
        (_SEND, 80, _SECRET_NOUN, 80, _SINK), (_SEND, 40, _SINK, 80, _SECRET_NOUN), (_SECRET_NOUN, 40, _SEND, 80, _SINK)),
+    _c("exfiltration", "send_conversation_to_endpoint",
+       (_SEND_DATA, 80, _CONVO, 120, _ENDPOINT), (_SEND_DATA, 60, _ENDPOINT, 120, _CONVO),
+       (_CONVO, 60, _SEND_DATA, 120, _ENDPOINT)),
+    _c("exfiltration", "conversation_in_url",
+       (_CONVO, 150, _QUERY_URL), (_QUERY_URL, 150, _CONVO), regex=_URL_DATA, needles=("http",)),
+    _c("exfiltration", "exfil_command_with_notes",
+       (r"\b(?:curl|wget|nc|ncat|netcat|scp|rsync|invoke-webrequest|iwr|socat|http)\b", 200,
+        r"memory\.md|user\.md|transcript|chat\.log|history\.(?:txt|json|log)"),
+       needles=("memory.md", "user.md", "transcript", "chat.log", "history.")),
+    _h("prompt_injection", "hidden_markup_directive", _ADDRESSEE, *_HIDDEN_CONTAINERS),
     # -- persistence ------------------------------------------------------------------------------
     _c("persistence", "ssh_authorized_keys",
        (rf"{_WRITE}|(?:füge|ajoute|añade|agrega|добавь|添加)", 80, r"authorized_keys"),

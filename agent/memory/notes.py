@@ -33,8 +33,19 @@ from agent.memory._files import (
 )
 from agent.memory._paths import CHAT_ID_FILENAME, MEMORIES_DIRNAME, ChatIdError, chat_directory, chat_dirname
 from agent.memory._storage import ChatFiles, DirectoryFiles
-from agent.memory.approval import PENDING_FILENAME, Action, PendingQueue, PendingWrite, Target, effective_mode, gate
+from agent.memory.approval import (
+    PENDING_FILENAME,
+    Action,
+    PendingQueue,
+    PendingTarget,
+    PendingWrite,
+    SkillWriter,
+    Target,
+    effective_mode,
+    gate,
+)
 from agent.memory.scanner import ScanVerdict, scan
+from agent.memory.skill_staging import apply_staged_skill, staged_skill_message
 from agent.settings import MemorySettings
 from agent.storable import storable
 
@@ -70,6 +81,9 @@ class Usage:
         return f"{self.chars:,}/{self.limit:,} chars ({self.percent}%), {self.entries} entries"
 
 
+_NO_USAGE: Final = Usage(0, 0, 0)  # a skill write's result: notes files are not involved
+
+
 @dataclass(frozen=True, slots=True)
 class Entry:
     """One note entry as stored, with the verdict of the scan on load."""
@@ -87,7 +101,7 @@ class WriteResult:
     """The decision and effect of one write (add / replace / remove / approve / reject)."""
 
     outcome: Outcome
-    target: Target
+    target: PendingTarget  # "skill": a staged skill write (its usage is empty)
     message: str
     usage: Usage
     refusal: Refusal | None = None
@@ -174,22 +188,24 @@ class NotesStore:
         settings: `memory.*` (limits, switches, write approval).
         clock: seconds since the epoch (drift backups and staged writes are stamped with it).
         files: one chat's storage by chat id (`agent.memory.postgres` when replicas share notes).
+        skills: where approved skill writes land (the skill library); staged skills cannot be approved without.
     """
 
     def __init__(self, home: Path, settings: MemorySettings, *, clock: Clock = time.time,
-                 files: Callable[[str], ChatFiles] | None = None) -> None:
+                 files: Callable[[str], ChatFiles] | None = None, skills: SkillWriter | None = None) -> None:
         self.home = home
         self.settings = settings
         self._clock = clock
         self._files = files
+        self._skills = skills
 
     def chat(self, chat_id: str) -> ChatNotes:
         """The notes of one chat. Raises `ChatIdError` for an empty id."""
         if self._files is not None:
             chat_dirname(chat_id)  # the same refusal of an empty id as the directory layout
-            return ChatNotes(self._files(chat_id), chat_id, self.settings, clock=self._clock)
+            return ChatNotes(self._files(chat_id), chat_id, self.settings, clock=self._clock, skills=self._skills)
         files = DirectoryFiles(chat_directory(self.home, chat_id), chat_id)
-        return ChatNotes(files, chat_id, self.settings, clock=self._clock)
+        return ChatNotes(files, chat_id, self.settings, clock=self._clock, skills=self._skills)
 
     def pending_chats(self) -> list[str]:
         """The ids of the chats that have writes staged for approval (for the operator's dashboard)."""
@@ -209,11 +225,13 @@ class NotesStore:
 class ChatNotes:
     """One chat's MEMORY.md and USER.md. Construct through `NotesStore.chat`."""
 
-    def __init__(self, files: ChatFiles, chat_id: str, settings: MemorySettings, *, clock: Clock = time.time) -> None:
+    def __init__(self, files: ChatFiles, chat_id: str, settings: MemorySettings, *, clock: Clock = time.time,
+                 skills: SkillWriter | None = None) -> None:
         self.files = files
         self.chat_id = chat_id
         self.settings = settings
         self._clock = clock
+        self._skills = skills
         self._guard = DriftGuard(files, clock=clock)
         self._queue = PendingQueue(files)
 
@@ -275,7 +293,11 @@ class ChatNotes:
             item = next((item for item in self._queue.items() if item.id == pending_id.strip()), None)
             if item is None:
                 return self._refuse("memory", "not_found", f"No staged write with id {pending_id!r}.")
-            result = self._write(item.action, item.target, content=item.content, old_text=item.old_text, staged=True)
+            if item.target == "skill":
+                result = self._approve_skill(item)
+            else:
+                result = self._write(item.action, item.target, content=item.content, old_text=item.old_text,
+                                     staged=True)
             if result.ok:
                 self._queue.pop(item.id)
             return replace(result, pending=item)
@@ -286,8 +308,30 @@ class ChatNotes:
             item = self._queue.pop(pending_id)
             if item is None:
                 return self._refuse("memory", "not_found", f"No staged write with id {pending_id!r}.")
+            if item.target == "skill":
+                return WriteResult("unchanged", "skill", f"Rejected staged write {item.id}.", _NO_USAGE, pending=item)
             usage = self._usage(item.target, parse_entries(self.files.read(FILENAMES[item.target]) or ""))
             return WriteResult("unchanged", item.target, f"Rejected staged write {item.id}.", usage, pending=item)
+
+    def stage_skill(self, action: Action, skill: str, content: str, *, file: str | None = None,
+                    origin: str | None = None) -> WriteResult:
+        """Hold a skill create (add), update (replace) or delete (remove) in this chat's queue for an operator."""
+        with self._locked():
+            item = self._queue.add(action=action, target="skill", content=content, old_text=None, now=self._clock(),
+                                   origin=origin, skill=skill, file=file)
+        if item is None:
+            return WriteResult("refused", "skill", "Too many writes are waiting for approval; nothing was staged.",
+                               _NO_USAGE, refusal="queue_full")
+        log.info("memory.skill_staged", chat_dir=self.files.label, pending_id=item.id, action=action, skill=skill,
+                 origin=origin)
+        return WriteResult("staged", "skill", staged_skill_message(item), _NO_USAGE, pending=item)
+
+    def _approve_skill(self, item: PendingWrite) -> WriteResult:
+        problem = apply_staged_skill(self._skills, item)
+        if problem is not None:
+            return WriteResult("refused", "skill", f"Staged skill write {item.id} was not applied: {problem}",
+                               _NO_USAGE, refusal="invalid")
+        return WriteResult("written", "skill", f"Applied staged skill write {item.id} ({item.describe()}).", _NO_USAGE)
 
     def reset(self, target: Target | None = None) -> int:
         """Forget: delete the notes of one target (or both), their drift backups and staged writes.

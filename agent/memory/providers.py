@@ -1,7 +1,8 @@
 """External memory providers (Honcho, Mem0, …): the plugin base class, a registry, and the manager.
 
 Owns `MemoryProvider` (prefetch before a turn, sync after it, shutdown),
-`ProviderRegistry` (name → factory; `memory.provider` picks one) and
+`ProviderRegistry` (name → factory; `memory.provider` picks one; `installed()`
+fills it from the `chorus.memory_providers` entry points) and
 `MemoryManager`, which runs at most one provider beside the built-in notes.
 The manager isolates the turn from the provider: every call has a timeout,
 every failure is logged and swallowed (prefetch then returns None), and after
@@ -20,6 +21,7 @@ from typing import Final, TypeVar
 import structlog
 
 from agent.messages import Message
+from agent.plugins import MEMORY_PROVIDERS, PluginErrorSink, installed_names, load_plugin
 from chorus_errors import ConfigError
 
 log = structlog.get_logger(__name__)
@@ -65,6 +67,14 @@ class ProviderRegistry:
     def __init__(self, factories: Mapping[str, ProviderFactory] | None = None) -> None:
         self._factories: dict[str, ProviderFactory] = dict(factories or {})
 
+    @classmethod
+    def installed(cls) -> ProviderRegistry:
+        """The providers installed as `chorus.memory_providers` entry points (imported only when chosen).
+
+        An entry point names a `MemoryProvider` subclass or a no-argument callable that returns one.
+        """
+        return cls({name: _entry_point_factory(name) for name in installed_names(MEMORY_PROVIDERS)})
+
     def register(self, name: str, factory: ProviderFactory) -> None:
         if not name or name in self._factories:
             raise ValueError(f"memory provider name {name!r} is empty or already registered")
@@ -78,7 +88,8 @@ class ProviderRegistry:
         """Build the provider called `name`.
 
         Raises:
-            ConfigError: no provider has that name (the message names the key and the known names).
+            ConfigError: no provider has that name (the message names the key and the known names), or its
+                factory raised or returned something that is not a `MemoryProvider`.
         """
         factory = self._factories.get(name)
         if factory is None:
@@ -88,7 +99,36 @@ class ProviderRegistry:
                 f"Set {CONFIG_KEY} to one of them, or to \"\" for none",
                 key=CONFIG_KEY,
             )
-        return factory()
+        try:
+            provider = factory()
+        except ConfigError:
+            raise
+        except Exception as exc:
+            raise ConfigError(
+                f"{CONFIG_KEY}: the memory provider {name!r} failed to start: {type(exc).__name__}: {exc}. "
+                f"Fix its settings, or set {CONFIG_KEY} to \"\" to run without it",
+                key=CONFIG_KEY,
+            ) from exc
+        if not isinstance(provider, MemoryProvider):
+            raise ConfigError(
+                f"{CONFIG_KEY}: the memory provider {name!r} made a {type(provider).__name__}, "
+                "not a MemoryProvider (agent.memory.providers)",
+                key=CONFIG_KEY,
+            )
+        if not provider.name:
+            provider.name = name
+        return provider
+
+
+def _entry_point_factory(name: str) -> ProviderFactory:
+    def build() -> MemoryProvider:
+        made = load_plugin(MEMORY_PROVIDERS, name, key=CONFIG_KEY)
+        if not callable(made):
+            raise ConfigError(f"{CONFIG_KEY}: the plugin {name!r} is not a class or a factory", key=CONFIG_KEY)
+        provider: MemoryProvider = made()
+        return provider
+
+    return build
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +146,7 @@ class MemoryManager:
         prefetch_timeout: seconds a prefetch may take before the turn goes on without it.
         sync_timeout: seconds a sync may take.
         clock: monotonic seconds, injected for tests.
+        on_error: told (provider name, "memory_provider") on each failed or timed-out call.
     """
 
     def __init__(
@@ -115,8 +156,10 @@ class MemoryManager:
         prefetch_timeout: float = PREFETCH_TIMEOUT_SECONDS,
         sync_timeout: float = SYNC_TIMEOUT_SECONDS,
         clock: Callable[[], float] = time.monotonic,
+        on_error: PluginErrorSink | None = None,
     ) -> None:
         self._provider = provider
+        self._on_error = on_error
         self._prefetch_timeout = prefetch_timeout
         self._sync_timeout = sync_timeout
         self._clock = clock
@@ -131,6 +174,7 @@ class MemoryManager:
         *,
         prefetch_timeout: float = PREFETCH_TIMEOUT_SECONDS,
         sync_timeout: float = SYNC_TIMEOUT_SECONDS,
+        on_error: PluginErrorSink | None = None,
     ) -> MemoryManager:
         """The manager for `memory.provider = name` ("" means no external provider).
 
@@ -138,7 +182,7 @@ class MemoryManager:
             ConfigError: `name` is not in the registry.
         """
         provider = registry.create(name) if name else None
-        return cls(provider, prefetch_timeout=prefetch_timeout, sync_timeout=sync_timeout)
+        return cls(provider, prefetch_timeout=prefetch_timeout, sync_timeout=sync_timeout, on_error=on_error)
 
     @property
     def provider_name(self) -> str | None:
@@ -172,6 +216,8 @@ class MemoryManager:
                 error_type=type(exc).__name__, timeout=isinstance(exc, TimeoutError),
                 consecutive_failures=self._failures, resting=resting,
             )
+            if self._on_error is not None:
+                self._on_error(self._provider.name, "memory_provider")
             return False, None
         self._failures = 0
         self._resting_until = None

@@ -175,6 +175,28 @@ class SkillLibrary:
             )
         return storable(content)
 
+    def check(self, action: str, name: str, content: str | None, *, file: str | None = None) -> None:
+        """Raise what `create` / `update` / `delete` would (name, file, limits, the scan, whether the skill
+        exists), without writing: a write held for approval is refused at once if it could never apply."""
+        name = validate_name(name)
+        present = self._storage.read(name, SKILL_FILE) is not None
+        if action == "delete":
+            if not present:
+                raise SkillError(f"no skill named {name!r}; nothing to delete")
+            return
+        relative = SKILL_FILE if file in (None, "", SKILL_FILE) else validate_file(str(file))
+        self._checked(name, relative, content or "")
+        if relative != SKILL_FILE:
+            if not present:
+                raise SkillError(f"no skill named {name!r}; create its {SKILL_FILE} first")
+            exists = self._storage.read(name, relative) is not None
+        else:
+            exists = present
+        if action == "create" and exists:
+            raise SkillError(f"skill {name!r} already has {relative!r}; use action 'update' to change it")
+        if action == "update" and not exists:
+            raise SkillError(f"skill {name!r} has no {relative!r}; use action 'create' to make it")
+
     def create(self, name: str, content: str, *, file: str | None = None) -> SkillDocument:
         """Create a new skill's SKILL.md, or add a supporting file to an existing skill."""
         name = validate_name(name)

@@ -11,7 +11,11 @@ from __future__ import annotations
 
 import sqlite3
 
+import structlog
+
 from agent.store._query import chat_tag
+
+log = structlog.get_logger(__name__)
 
 BUSY_TIMEOUT_MS = 5_000
 MMAP_BYTES = 256 * 1024 * 1024
@@ -61,10 +65,25 @@ def begin_without_waiting(conn: sqlite3.Connection) -> bool:
     return True
 
 
+def rollback_quietly(conn: sqlite3.Connection) -> None:
+    """ROLLBACK after a failed statement, never hiding its error behind the rollback's own.
+
+    SQLite rolls the transaction back itself after some errors (SQLITE_FULL, SQLITE_IOERR); a second ROLLBACK then
+    raises "cannot rollback - no transaction is active", which would replace the real cause ("database or disk
+    is full") in the traceback the caller sees. Call it from an `except` block, then re-raise.
+    """
+    if not conn.in_transaction:
+        return
+    try:
+        conn.execute("ROLLBACK")
+    except sqlite3.Error as exc:
+        log.warning("store.rollback_failed", error=str(exc))
+
+
 def commit_without_checkpoint(conn: sqlite3.Connection) -> None:
     """COMMIT in the no-wait mode (so without SQLite's automatic checkpoint); ROLLBACK if the commit fails."""
     try:
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        rollback_quietly(conn)
         raise

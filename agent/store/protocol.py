@@ -108,3 +108,12 @@ class LocalAppends(Protocol):
     def append_many_now(self, batch: Sequence[tuple[str, Sequence[Message]]]) -> list[Exception | None] | None:
         """`append_many` if it can run at once without waiting on anyone; None (nothing written) otherwise."""
         ...
+
+
+@runtime_checkable
+class SessionStamps(Protocol):
+    """A store several processes write (PostgreSQL): what a live agent's history must match to still be current."""
+
+    def active_stamps(self, keys: Sequence[str]) -> dict[str, tuple[str, int]]:
+        """Per routing key with an open session: that session's id and how many active messages it holds."""
+        ...

@@ -44,6 +44,7 @@ from agent.store._connection import (
     enter_no_wait,
     is_busy,
     leave_no_wait,
+    rollback_quietly,
 )
 from agent.store._index import FTS_BATCH_ROWS, index_queued, queue_rows, rows_wait
 from agent.store._schema import StoreError, apply_migrations
@@ -176,7 +177,7 @@ class SqliteSessionStore:
                 self._index_if_due(conn)
                 conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                rollback_quietly(conn)
                 raise
 
     def _index_if_due(self, conn: sqlite3.Connection) -> None:
@@ -413,7 +414,7 @@ class SqliteSessionStore:
                 conn.execute("ROLLBACK")
                 return [exc]
             except BaseException:
-                conn.execute("ROLLBACK")
+                rollback_quietly(conn)
                 raise
             self._queued_rows += queued
             commit_without_checkpoint(conn)

@@ -10,7 +10,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from agent.messages import ToolSchema
+from agent.messages import ToolCall, ToolSchema
+
+
+class ToolGate(Protocol):
+    """Asked before each tool call of a turn: None lets it run; a text is the call's result instead (not approved)."""
+
+    async def admit(self, call: ToolCall) -> str | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,12 +26,15 @@ class ToolContext:
     `untrusted` names why what this turn writes may not be the owner's own words: "group_member" (set by
     the gateway for a group sender who is not an admin) or "tool_output" (set by the agent loop once a
     tool result entered the turn). Writes to durable state (notes) honour `memory.untrusted_writes`.
+    `user_notes`: the notes scope of the caller's own USER notes (a group participant's); None: the chat's.
     """
 
     chat_id: str
     session_id: str
     user_id: str | None = None
     untrusted: str | None = None
+    gate: ToolGate | None = None  # the turn's approval check (tools.approval), set by the gateway
+    user_notes: str | None = None
 
 
 class Tool(Protocol):

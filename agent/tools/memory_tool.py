@@ -125,7 +125,8 @@ class MemoryTool:
 
     def _apply(self, context: ToolContext, action: str, target: Target, content: str | None,
                old_text: str | None, screened: ScanVerdict | None = None) -> WriteResult:
-        notes = self._store.chat(context.chat_id)
+        # USER notes are the caller's own where the caller has their own (a group participant); MEMORY the chat's.
+        notes = self._store.chat(context.user_notes if target == "user" and context.user_notes else context.chat_id)
         if action == "add":
             return notes.add(target, content or "", untrusted=context.untrusted, screened=screened)
         if action == "replace":

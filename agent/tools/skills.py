@@ -3,15 +3,25 @@
 Owns the two OpenAI schemas and the JSON results. Every refusal (bad name,
 missing skill, size limit, security scan) comes back as `success: false` with
 an error that tells the model what to do; nothing raises into the loop.
+
+Skills are global: every chat loads them. So `skill_manage` passes the same
+write-approval gate as notes (`memory.write_approval`, and the stricter
+`memory.untrusted_writes` for a write of untrusted origin: a group member who is
+not an admin, a turn that read tool output). A held create, update or delete is
+checked and scanned now, then waits in the chat's approval queue
+(`chorus memory pending|approve`, the dashboard's staged writes) until an
+operator applies it.
 """
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 import structlog
 
+from agent.memory import NotesStore
+from agent.memory.approval import Action, effective_mode, gate
 from agent.messages import ToolSchema
 from agent.skills import (
     MAX_NAME_CHARS,
@@ -100,13 +110,50 @@ class SkillViewTool:
         return ok(**_document(doc))
 
 
+# As the approval queue names them.
+_VERB_ACTION: Final[dict[str, Action]] = {"create": "add", "update": "replace", "delete": "remove"}
+
+
 class SkillManageTool:
-    """`skill_manage(action, name, content, file?)`; content is security-scanned before any write."""
+    """`skill_manage(action, name, content, file?)`; content is security-scanned before any write.
+
+    Args:
+        library: the skills.
+        staging: the notes store whose approval settings and per-chat queue hold gated writes (None: no gate,
+            every write applies at once, as for an operator's own tooling).
+    """
 
     schema = MANAGE_SCHEMA
 
-    def __init__(self, library: SkillLibrary) -> None:
+    def __init__(self, library: SkillLibrary, *, staging: NotesStore | None = None) -> None:
         self._library = library
+        self._staging = staging
+
+    def _held(self, action: str, name: str, content: str | None, file: str | None,
+              context: ToolContext) -> str | None:
+        """The tool's answer when the gate stages or refuses this write; None when it applies now."""
+        if self._staging is None:
+            return None
+        settings = self._staging.settings
+        mode = effective_mode(settings.write_approval, settings.untrusted_writes, context.untrusted)
+        decision = gate(mode, "add")  # a skill's delete is held too: every chat loads skills
+        if decision == "write":
+            return None
+        key = "write_approval" if mode == settings.write_approval else "untrusted_writes"
+        if decision == "refuse":
+            why = f" for a write of untrusted origin ({context.untrusted})" if key == "untrusted_writes" else ""
+            return refused(f"Skills are read-only here{why} (memory.{key}: block); nothing was changed.",
+                           reason="blocked")
+        self._library.check(action, name, content, file=file)
+        notes = self._staging.chat(context.chat_id)
+        result = notes.stage_skill(_VERB_ACTION[action], name, content or "", file=file,
+                                   origin=context.untrusted if key == "untrusted_writes" else None)
+        if not result.ok:
+            return refused(result.message, reason=result.refusal)
+        assert result.pending is not None
+        log.info("skill_manage.staged", chat_id=context.chat_id, action=action, skill=name,
+                 pending_id=result.pending.id, origin=result.pending.origin)
+        return ok(action=action, name=name, status="staged", pending_id=result.pending.id, message=result.message)
 
     async def __call__(self, arguments: Mapping[str, Any], context: ToolContext) -> str:
         action, name = arguments.get("action"), _text(arguments, "name") or ""
@@ -114,6 +161,9 @@ class SkillManageTool:
         if action not in ACTIONS:
             return refused(f"'action' must be one of {', '.join(ACTIONS)}; got {action!r}")
         try:
+            held = await asyncio.to_thread(self._held, action, name, content, file, context)
+            if held is not None:
+                return held
             if action == "delete":
                 await asyncio.to_thread(self._library.delete, name)
                 return ok(action="delete", name=name)

@@ -68,6 +68,7 @@ class GatewayBackend:
         self._config = config
         self._redis_errors_seen = 0
         self._store_errors_seen = 0
+        self._store_write_errors_seen = 0
 
     def _current(self) -> ChorusConfig:
         if self._live is not None:
@@ -238,6 +239,13 @@ class GatewayBackend:
         if store.errors > self._store_errors_seen:
             metrics.store_errors.inc(store.errors - self._store_errors_seen)
             self._store_errors_seen = store.errors
+        for platform, report in self._gateway.adapter_watch.check(self._gateway.parts.adapters).items():
+            metrics.adapter_up.labels(platform=platform).set(1 if report.alive else 0)
+        writes = self._gateway.parts.runner.store_writes
+        metrics.store_writable.set(1 if writes.ok else 0)
+        if writes.failures > self._store_write_errors_seen:
+            metrics.store_write_errors.inc(writes.failures - self._store_write_errors_seen)
+            self._store_write_errors_seen = writes.failures
 
 
 __all__ = ["ADMIN_LOCK_WAIT", "GatewayBackend"]

@@ -24,7 +24,11 @@ from gateway.ops.events import (
     DeadLettered,
     GatewayEvent,
     HygieneRan,
+    LimitHit,
     MessageAccepted,
+    ModelFailover,
+    PluginFailed,
+    Spent,
     TaskDied,
     ToolCallOutcome,
     TurnFailed,
@@ -44,6 +48,10 @@ NOTICE_EVENTS = {
     "agent.evicted": "agent evicted from the shared cache",
     "delivery.pending": "reply recorded but not sent yet; will be retried",
     "mcp.server_down": "MCP server down; restarting with backoff",
+    "adapter.back": "platform adapter receiving again",
+    "store.writes_back": "session store takes writes again; delayed replies follow",
+    "turn.oldest_dropped": "small model window: oldest turns left out to answer",
+    "turn.empty_reply": "the model gave an empty answer (only reasoning, or nothing)",
 }
 ERROR_EVENTS = {
     "turn.failed": "turn failed",
@@ -60,6 +68,12 @@ ERROR_EVENTS = {
     "coord.lock_lost": "session lock lost mid-turn; another worker may take over",
     "coord.lock_release_failed": "session lock could not be released (it expires by its TTL)",
     "mcp.tool_failed": "tool call failed",
+    "memory_provider.failed": "memory provider failed: the turn went on without it",
+    "context_engine.failed": "context engine plugin failed: the turn went on without it",
+    "adapter.down": "platform adapter stopped receiving (see /readyz)",
+    "telegram.poll_hung": "Telegram getUpdates hung: cancelled, retried with backoff",
+    "store.write_failed": "session store writes fail (disk): messages kept, replies delayed",
+    "delivery.set_aside": "reply refused for good: set aside as a dead letter (GET /api/deadletters)",
 }
 
 
@@ -79,7 +93,7 @@ class Recorder:
 
 
 def _detail(event: Mapping[str, Any]) -> str:
-    names = ("tool", "server", "error", "kind", "reason", "setting", "outcome", "stage", "task")
+    names = ("tool", "server", "error", "kind", "reason", "detail", "setting", "outcome", "stage", "task")
     parts = [f"{name}={event[name]}" for name in names if event.get(name)]
     return "; ".join(parts)
 
@@ -125,6 +139,14 @@ class EventObserver:
                 m.deadletters.labels(stage=stage).inc()
             case TaskDied(task=task):
                 m.task_deaths.labels(task=task).inc()
+            case ModelFailover(fix=fix):
+                self.events.error(None, fix)  # names the key or the deadline, and the model answering now
+            case PluginFailed(plugin=plugin, kind=kind):
+                m.plugin_errors.labels(plugin=plugin, kind=kind).inc()
+            case LimitHit(scope=scope):
+                m.limit_hits.labels(scope=scope).inc()
+            case Spent(model=model, cost=cost):
+                m.spend.labels(model=model).inc(cost or 0.0)
             case ConfigChanged(who=who):
                 m.config_changes.labels(source="api" if who.startswith("token:") else who or "unknown").inc()
                 self.events.notice(None, f"config {event.setting}: {event.old!r} → {event.new!r} ({who})")

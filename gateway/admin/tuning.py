@@ -22,7 +22,7 @@ from agent.context.engine import CompressionResult, ContextEngine, EngineState, 
 from agent.context.factory import build_summarizer
 from agent.messages import Message, ToolSchema
 from agent.model_windows import ModelWindows
-from gateway.build import engine_factory
+from gateway.build import engine_factory, plugin_errors
 from gateway.chats.models import with_model
 from gateway.chats.policy import ModelChoice
 from gateway.config import ChorusConfig
@@ -136,7 +136,8 @@ def live_engine_factory(
     shared = summarizer if summarizer is not None else build_summarizer(start.model, start.auxiliary)
 
     def build(config: ChorusConfig) -> ContextEngine:
-        return engine_factory(with_model(config, model) if model else config, summarizer=shared, windows=windows)()
+        return engine_factory(with_model(config, model) if model else config, summarizer=shared, windows=windows,
+                              on_plugin_error=plugin_errors(live.bus))()
 
     return lambda: LiveEngine(live, build, on_compression=on_compression)
 
@@ -148,6 +149,8 @@ def turn_settings_for(settings: TurnSettings, config: ChorusConfig) -> TurnSetti
         hard_message_limit=config.compression.hygiene_hard_message_limit,
         progress_notices=config.compression.progress_notices,
         in_place=config.compression.in_place,
+        group_errors=config.gateway.group_errors,
+        silence_token=config.gateway.silence_token,
     )
 
 

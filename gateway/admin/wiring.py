@@ -3,36 +3,40 @@
 Owns `Operations`: the `LiveConfig`, `EventLog`, `Metrics` and compression
 `Recorder` of one process; `engine()` for `build_gateway(engine=...)`;
 `attach(gateway)` (the turn runner follows the live limits, the log tap
-feeds metrics and events, and the admin `web.Application` is returned);
+feeds metrics and events, and the admin `web.Application` is returned, whose
+`cleanup_ctx` listens to the other replicas' config changes while it runs);
 and `install_sighup`. `chorus run` uses it as:
 
     ops = Operations.create(config, path=config_path)
     gateway = build_gateway(config, engine=ops.engine(), bus=ops.bus, windows=ops.windows)
-    await gateway.start()
     app = ops.attach(gateway, token=config.admin.token, extra_routes=webhook_routes)
-    runner, port = await serve_admin(app, config.admin.host, config.admin.port)
-    ops.install_sighup(loop)
-    ...
-    ops.detach(); await runner.cleanup()
+    async with admin_server(app, config.admin.host, config.admin.port) as port, gateway:
+        ops.install_sighup(loop)
+        ...
+    ops.detach()
 
 No I/O until `attach`/`install_sighup`. Knows nothing of platforms.
 """
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from aiohttp import web
 from pydantic import SecretStr
 
+from adapters.listeners import ListenerLimits, serve
 from agent.context.engine import ContextEngine
 from agent.context.factory import build_summarizer
 from agent.model_windows import ModelWindows
 from gateway.admin.app import build_admin_app
 from gateway.admin.events import EventLog
 from gateway.admin.gateway_backend import GatewayBackend
+from gateway.admin.limits_api import limits_routes
 from gateway.admin.memory_api import memory_routes
 from gateway.admin.tap import EventObserver, LogTap, Recorder, install_log_tap
 from gateway.admin.tuning import follow_turn_limits, live_engine_factory
@@ -116,22 +120,26 @@ class Operations:
         sync = self._config_sync()
         hub = gateway.parts.mcp
         notes = memory_routes(gateway.parts.notes) if gateway.parts.notes is not None else []
-        return build_admin_app(
+        limits = gateway.parts.limits
+        if limits is not None:
+            notes = [*notes, *limits_routes(limits, self.live.current)]
+            self._undo.append(self.live.subscribe(lambda _old, _new: limits.warn_unknown_prices()))
+        app = build_admin_app(
             backend, metrics=self.metrics, token=token, live=self.live, events=self.events,
             before_scrape=[lambda: backend.refresh_metrics(self.metrics)], extra_routes=[*extra_routes, *notes],
             tools=hub.statuses if hub is not None and len(hub) else None,
             deadletters=gateway.parts.deadletters, config_sync=sync,
         )
+        if sync is not None:
+            app.cleanup_ctx.append(partial(_listening, sync))
+        return app
 
     def _config_sync(self) -> RedisConfigSync | None:
-        """With `redis.url`, PATCH and reload reach the other replicas (listening from now until `detach`)."""
+        """With `redis.url`, PATCH and reload reach the other replicas (listening while the admin app runs)."""
         redis = self.live.current().redis
         if not redis.url:
             return None
-        sync = RedisConfigSync(self.live, redis.url, prefix=redis.key_prefix)
-        sync.start()
-        self._undo.append(sync.stop)
-        return sync
+        return RedisConfigSync(self.live, redis.url, prefix=redis.key_prefix)
 
     def install_sighup(self, loop: asyncio.AbstractEventLoop) -> None:
         """Reload the config file on SIGHUP (no-op without a file)."""
@@ -144,21 +152,33 @@ class Operations:
             self._undo.pop()()
 
 
-async def serve_admin(app: web.Application, host: str, port: int) -> tuple[web.AppRunner, int]:
-    """Serve `app` on `host:port` (0: a free port); returns the runner (call `cleanup()`) and the bound port."""
-    runner = web.AppRunner(app, handle_signals=False, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, host, port)
+async def _listening(sync: RedisConfigSync, _app: web.Application) -> AsyncIterator[None]:
+    """The admin app's `cleanup_ctx`: the other replicas' config changes are heard while it runs."""
+    sync.start()
     try:
-        await site.start()
-    except OSError:
+        yield
+    finally:
+        sync.stop()
+
+
+async def serve_admin(
+    app: web.Application, host: str, port: int, limits: ListenerLimits | None = None
+) -> tuple[web.AppRunner, int]:
+    """Serve `app` on `host:port` (0: a free port) within `limits` (`gateway.read_timeout_seconds`,
+    `gateway.max_connections`); returns the runner (call `cleanup()`) and the bound port."""
+    return await serve(app, host, port, limits or ListenerLimits(), access_log=False)
+
+
+@asynccontextmanager
+async def admin_server(
+    app: web.Application, host: str, port: int, limits: ListenerLimits | None = None
+) -> AsyncIterator[int]:
+    """`serve_admin` as one part of a lifecycle: yields the bound port, cleans the runner up at exit."""
+    runner, bound = await serve_admin(app, host, port, limits)
+    try:
+        yield bound
+    finally:
         await runner.cleanup()
-        raise
-    bound = port
-    for address in runner.addresses:
-        if isinstance(address, tuple) and len(address) >= 2:
-            bound = int(address[1])
-    return runner, bound
 
 
-__all__ = ["Operations", "serve_admin"]
+__all__ = ["Operations", "admin_server", "serve_admin"]

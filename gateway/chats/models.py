@@ -10,13 +10,21 @@ callable the pool freezes into a new session. Knows nothing of platforms.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from agent.context.engine import ContextEngine
 from agent.model_client import ModelClient, OpenAIModelClient
 from gateway.chats.policy import ChatPolicy, ModelChoice
 from gateway.chats.store import ChatStore
 from gateway.config import ChorusConfig
-from gateway.sessions.agents import ChatModel
+
+
+@dataclass(frozen=True, slots=True)
+class ChatModel:
+    """The model a chat's agent talks to and the engine sized for its window (what the agent pool asks for)."""
+
+    client: ModelClient
+    engine: Callable[[], ContextEngine]
 
 
 def with_model(config: ChorusConfig, choice: ModelChoice) -> ChorusConfig:
@@ -104,4 +112,4 @@ class ChatModels:
         return choice.text, choice.source
 
 
-__all__ = ["ChatModels", "ModelClients", "with_model"]
+__all__ = ["ChatModel", "ChatModels", "ModelClients", "with_model"]

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from gateway.chats._sqlite import SqliteFile
+from gateway.chats.sqlite_file import SqliteFile
 
 PAIRING_DB_NAME = "pairing.db"
 CODE_TTL_SECONDS = 3600.0

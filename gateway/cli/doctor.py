@@ -29,11 +29,12 @@ async def handle(args: argparse.Namespace) -> int:
     checks = await run_checks(config, path=resolve_config_path(args.config))
     for check in checks:
         if args.json:
-            print(json.dumps({"check": check.name, "ok": check.ok, "detail": check.detail, "fix": check.fix}))
+            print(json.dumps({"check": check.name, "ok": check.ok, "detail": check.detail, "fix": check.fix,
+                              **({"warning": True} if check.warning else {})}))
             continue
-        mark = "ok  " if check.ok else "FAIL"
+        mark = ("warn" if check.warning else "ok  ") if check.ok else "FAIL"
         line = f"{mark} {check.name}: {check.detail}"
-        print(line if check.ok else f"{line}\n     fix: {check.fix}")
+        print(line if check.ok and not check.warning else f"{line}\n     fix: {check.fix}")
     failed = [check for check in checks if not check.ok]
     if not args.json:
         print(f"doctor: {len(checks) - len(failed)} checks ok, {len(failed)} failing", file=sys.stderr)

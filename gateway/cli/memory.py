@@ -153,7 +153,8 @@ def _run(store: NotesStore, args: argparse.Namespace) -> int:
     if action == "pending":
         for item in notes.pending():
             print(json.dumps({"id": item.id, "action": item.action, "target": item.target, "content": item.content,
-                              "old_text": item.old_text, "created_at": item.created_at, "origin": item.origin},
+                              "old_text": item.old_text, "created_at": item.created_at, "origin": item.origin,
+                              **({"skill": item.skill, "file": item.file} if item.target == "skill" else {})},
                              ensure_ascii=False)
                   if args.json else _printable(item.describe()))
         return EXIT_OK

@@ -13,6 +13,8 @@ import argparse
 import asyncio
 import signal
 import sys
+from collections.abc import Iterator
+from contextlib import AsyncExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,7 @@ from gateway.config import ChorusConfig, load_config, resolve_config_path
 from gateway.ops.logs import configure_logging
 
 log = structlog.get_logger(__name__)
+LISTENING_PORTS = 3  # web chat, admin (with the Slack events route), Telegram webhook
 
 
 def register(subparsers: Any) -> None:
@@ -34,67 +37,89 @@ def warn_at_start(config: ChorusConfig) -> None:
     """The config problems that do not stop a start, logged as doctor reports them."""
     from gateway.build import MODEL_MISSING_TEXT
     from gateway.doctor import SUMMARY_WINDOW_FIX, summary_window_problem
+    from gateway.platforms.web_login import EXPOSED_FIX, exposed_web_problem
 
     if not config.model.name:
         log.warning("model.not_configured", fix=MODEL_MISSING_TEXT)
     if (problem := summary_window_problem(config)) is not None:
         log.warning("config.summary_window_too_small", problem=problem, fix=SUMMARY_WINDOW_FIX)
+    if (problem := exposed_web_problem(config.platforms.web)) is not None:
+        log.warning("web.unauthenticated", problem=problem, fix=EXPOSED_FIX)
 
 
 async def serve(config: ChorusConfig, *, config_path: Path | None = None) -> int:
-    """Run until a stop signal; returns the exit code."""
+    """Run until a stop signal; returns the exit code.
+
+    The parts start in order and stop in reverse: the signal handlers, the admin side (attached to the
+    gateway), the admin server (which also carries the platforms' webhooks, so it outlives the gateway's
+    grace period), the gateway.
+    """
     # Imported here: the offline subcommands share this CLI and must not pay for the daemon's libraries.
     from aiohttp import web
 
+    from adapters.listeners import raise_descriptor_limit
     from adapters.web import WebAdapter
     from gateway.admin.app import token_fingerprint
     from gateway.admin.token import announcement, resolve_admin_token
-    from gateway.admin.wiring import Operations, serve_admin
-    from gateway.build import build_gateway
+    from gateway.admin.wiring import Operations, admin_server
+    from gateway.build import build_gateway, listener_limits
     from gateway.ops.heap import settle_heap
-    from gateway.ops.tasks import dump_tasks
+    from gateway.platforms.web_login import resolve_web_login, web_announcement
 
     warn_at_start(config)
+    # Before the build (which reads the same token back): a token generated now is shown once, below.
+    web_login = resolve_web_login(config.platforms.web, config.home_dir) if config.platforms.web.enabled else None
+    raise_descriptor_limit(listener_limits(config), ports=LISTENING_PORTS)
     ops = Operations.create(config, path=config_path)
     gateway = build_gateway(config, engine=ops.engine(), model_engine=ops.model_engine(), bus=ops.bus, windows=ops.windows)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    loop.add_signal_handler(signal.SIGUSR1, dump_tasks)  # where is each task waiting? (stderr)
     extra: list[web.RouteDef] = []
     for adapter in gateway.parts.adapters.values():
         extra.extend(adapter.routes())
-    admin: web.AppRunner | None = None
     try:
-        await gateway.start()
-        token = resolve_admin_token(config)
-        app = ops.attach(gateway, token=token.value, extra_routes=extra)
-        admin, admin_port = await serve_admin(app, config.admin.host, config.admin.port)
-        log.info("admin.started", url=f"http://{config.admin.host}:{admin_port}/healthz", auth=token.source,
-                 auth_id=token_fingerprint(token.value) if token.value else None)
-        print(announcement(token, f"http://{config.admin.host}:{admin_port}/dashboard"), file=sys.stderr, flush=True)
-        ops.install_sighup(loop)
-        web_adapter = gateway.parts.adapters.get("web")
-        if isinstance(web_adapter, WebAdapter):
-            print(f"chorus: web chat on http://{config.platforms.web.host}:{web_adapter.port}/",
-                  file=sys.stderr, flush=True)
-        log.info("gateway.ready", adapters=sorted(gateway.parts.adapters), home=str(config.home_dir),
-                 frozen_objects=settle_heap())
-        await stop.wait()
-        log.info("gateway.stopping", grace_seconds=config.gateway.shutdown_grace_seconds)
+        async with AsyncExitStack() as running:
+            running.enter_context(signal_handlers(loop, stop))
+            token = resolve_admin_token(config)
+            app = ops.attach(gateway, token=token.value, extra_routes=extra)
+            running.callback(ops.detach)
+            admin_port = await running.enter_async_context(
+                admin_server(app, config.admin.host, config.admin.port, listener_limits(config)))
+            log.info("admin.started", url=f"http://{config.admin.host}:{admin_port}/healthz", auth=token.source,
+                     auth_id=token_fingerprint(token.value) if token.value else None)
+            print(announcement(token, f"http://{config.admin.host}:{admin_port}/dashboard"), file=sys.stderr, flush=True)
+            await running.enter_async_context(gateway)
+            ops.install_sighup(loop)  # undone by `ops.detach`
+            web_adapter = gateway.parts.adapters.get("web")
+            if isinstance(web_adapter, WebAdapter) and web_login is not None:
+                url = f"http://{config.platforms.web.host}:{web_adapter.port}/"
+                log.info("web.access", url=url, auth="token" if web_login.access.required else "none",
+                         token_source=web_login.source)
+                print(web_announcement(web_login, url), file=sys.stderr, flush=True)
+            log.info("gateway.ready", adapters=sorted(gateway.parts.adapters), home=str(config.home_dir),
+                     frozen_objects=settle_heap())
+            await stop.wait()
+            log.info("gateway.stopping", grace_seconds=config.gateway.shutdown_grace_seconds)
     except OSError as exc:
         log.error("gateway.start_failed", error=str(exc))
         print(f"chorus run: cannot start: {exc} (is another chorus or program using that port?)", file=sys.stderr)
         return 1
+    return 0
+
+
+@contextmanager
+def signal_handlers(loop: asyncio.AbstractEventLoop, stop: asyncio.Event) -> Iterator[None]:
+    """SIGTERM/SIGINT set `stop`; SIGUSR1 dumps where each task waits (stderr)."""
+    from gateway.ops.tasks import dump_tasks
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    loop.add_signal_handler(signal.SIGUSR1, dump_tasks)
+    try:
+        yield
     finally:
-        await gateway.stop()
-        ops.detach()
-        if admin is not None:
-            await admin.cleanup()
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGUSR1):
             loop.remove_signal_handler(sig)
-    return 0
 
 
 async def handle(args: argparse.Namespace) -> int:

@@ -11,10 +11,12 @@ import os
 import socket
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
+from gateway.coord.authority import StoreAuthorityLock
 from gateway.coord.base import AgentCache, CoordUnavailable, Deduplicator, Outbox, PollerLease, SessionLock
+from gateway.coord.counter import FailOpenWindowCounter, MemoryWindowCounter, RedisWindowCounter, WindowCounter
 from gateway.coord.failopen import (
     RETRY_AFTER,
     BackendHealth,
@@ -63,9 +65,10 @@ class _Embedded:
 class _FailOpenStart:
     """Starting with Redis down is an outage like any other, not a reason to refuse to run."""
 
-    def __init__(self, conn: RedisConnection, health: BackendHealth) -> None:
+    def __init__(self, conn: RedisConnection, health: BackendHealth, store_lock: StoreAuthorityLock | None) -> None:
         self._conn = conn
         self._health = health
+        self._store_lock = store_lock
 
     async def start(self) -> None:
         try:
@@ -75,6 +78,8 @@ class _FailOpenStart:
 
     async def stop(self) -> None:
         await self._conn.stop()
+        if self._store_lock is not None:
+            await self._store_lock.close()
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +87,8 @@ class Coordinator:
     """The coordination services of one gateway process.
 
     `health` is set for a fail-open shared backend; its `errors` counter is
-    what metrics read (also exposed as `Coordinator.errors`).
+    what metrics read (also exposed as `Coordinator.errors`). `lock` is a
+    `StoreAuthorityLock` when replicas share a PostgreSQL store.
     """
 
     lock: SessionLock
@@ -93,11 +99,25 @@ class Coordinator:
     lifecycle: Lifecycle
     backend: Literal["memory", "redis"]
     health: BackendHealth | None = None
+    counter: WindowCounter = field(default_factory=MemoryWindowCounter)  # e.g. replies to other bots per chat
 
     @property
     def errors(self) -> int:
         """Failed calls to the shared backend since start (0 for the embedded one)."""
         return 0 if self.health is None else self.health.errors
+
+    def state(self) -> tuple[bool, str]:
+        """What `/readyz` says of coordination: whether one turn per session still holds across processes, and
+        the backend's real state in words (`embedded`, `redis`, `degraded: …`, `down: …`)."""
+        store = self.lock if isinstance(self.lock, StoreAuthorityLock) else None
+        locks = "" if store is None else "; session locks on PostgreSQL"
+        if store is not None and store.degraded is not None:
+            return False, f"down: the PostgreSQL store's session locks are unreachable ({store.degraded})"
+        if self.health is None or not self.health.down:
+            return True, ("embedded" if self.backend == "memory" else "redis") + locks
+        if store is not None:
+            return True, "degraded: redis unreachable; session locks on PostgreSQL, de-duplication and agent cache local"
+        return False, "down: redis unreachable; session locks, de-duplication and agent cache are this process's own"
 
     async def start(self) -> None:
         """Connect the backend (Redis: a fail-open coordinator starts even when Redis is down)."""
@@ -131,6 +151,7 @@ def memory_coordinator(
         outbox=MemoryOutbox(now=now),
         lifecycle=_Embedded(),
         backend="memory",
+        counter=MemoryWindowCounter(now=now),
     )
 
 
@@ -144,7 +165,7 @@ def redis_coordinator(
     socket_timeout: float = SOCKET_TIMEOUT,
     retry_after: float = RETRY_AFTER,
     now: Callable[[], float] = time.time,
-    outage_lock: SessionLock | None = None,
+    store_lock: SessionLock | None = None,
 ) -> Coordinator:
     """Build the Redis coordinator (no I/O; `start()` connects).
 
@@ -158,31 +179,35 @@ def redis_coordinator(
         socket_timeout: Seconds before a silent Redis counts as down.
         retry_after: Seconds to skip Redis after a failure before trying again.
         now: Wall clock in epoch seconds (lease timestamps, outbox ages).
-        outage_lock: Session locks shared without Redis (the PostgreSQL store's advisory
-            locks), taken while Redis is down so replicas still run one turn per session; with it,
-            live agents are rebuilt from the store during the outage (another replica may have run).
+        store_lock: Session locks of the store the replicas share (the PostgreSQL store's advisory
+            locks): then the only authority on session locks, Redis or not (`authority.py`), and live
+            agents are checked against the store while Redis is down (another replica may have run).
     """
     if not prefix.strip():
         raise ValueError("redis_coordinator: prefix is empty; set redis.key_prefix (default 'chorus')")
     name = node or default_node()
     conn = RedisConnection(url, socket_timeout=socket_timeout)
-    lock = RedisSessionLock(conn, prefix=prefix, node=name, now=now)
+    authority = None if store_lock is None else StoreAuthorityLock(MemorySessionLock(now=now, node=name), store_lock)
+    redis_lock = RedisSessionLock(conn, prefix=prefix, node=name, now=now)
     cache = RedisAgentCache(conn, prefix=prefix, capacity=agent_cache_size)
     dedup = RedisDeduplicator(conn, prefix=prefix)
     lease = RedisPollerLease(conn, prefix=prefix)
     outbox = RedisOutbox(conn, prefix=prefix, now=now)
+    counter = RedisWindowCounter(conn, prefix=prefix)
     if not fail_open:
-        return Coordinator(lock, cache, dedup, lease, outbox, lifecycle=conn, backend="redis")
+        return Coordinator(authority or redis_lock, cache, dedup, lease, outbox, lifecycle=conn, backend="redis",
+                           counter=counter)
     health = BackendHealth(backend="redis", retry_after=retry_after)
     return Coordinator(
-        lock=FailOpenSessionLock(lock, MemorySessionLock(now=now, node=name), health, during_outage=outage_lock),
+        lock=authority or FailOpenSessionLock(redis_lock, MemorySessionLock(now=now, node=name), health),
         agent_cache=FailOpenAgentCache(
-            cache, MemoryAgentCache(capacity=agent_cache_size, now=now), health, replicas_share_store=outage_lock is not None,
+            cache, MemoryAgentCache(capacity=agent_cache_size, now=now), health, replicas_share_store=store_lock is not None,
         ),
         dedup=FailOpenDeduplicator(dedup, MemoryDeduplicator(now=now), health),
         poller_lease=FailOpenPollerLease(lease, MemoryPollerLease(now=now), health),
         outbox=FailOpenOutbox(outbox, MemoryOutbox(now=now), health),
-        lifecycle=_FailOpenStart(conn, health),
+        lifecycle=_FailOpenStart(conn, health, authority),
         backend="redis",
         health=health,
+        counter=FailOpenWindowCounter(counter, MemoryWindowCounter(), health),
     )

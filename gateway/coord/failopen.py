@@ -91,23 +91,17 @@ class FailOpenSessionLock:
 
     The local lock keeps one process exclusive across an outage boundary (a
     lease taken during an outage still excludes a later one taken on Redis).
-    The returned lease carries the shared token when there is one. With
-    `during_outage` (the shared store's own locks), a lease taken while the
-    primary is down also holds that lock, so replicas still exclude each other;
-    only when both are down does the local lease stand alone.
+    The returned lease carries the shared token when there is one. Between
+    processes this holds only while Redis answers: replicas that share a
+    PostgreSQL store take their session locks there instead (`authority.py`).
     """
 
-    def __init__(
-        self, primary: SessionLock, fallback: SessionLock, health: BackendHealth,
-        *, during_outage: SessionLock | None = None,
-    ) -> None:
+    def __init__(self, primary: SessionLock, fallback: SessionLock, health: BackendHealth) -> None:
         self._primary = primary
         self._fallback = fallback
         self._health = health
-        self._outage = during_outage
         self._local: dict[str, LockLease] = {}  # returned token -> local lease
         self._shared: set[str] = set()  # returned tokens that are also shared leases
-        self._outage_leases: set[str] = set()  # returned tokens that are leases of `during_outage`
 
     async def acquire(self, key: str, *, ttl: float = DEFAULT_LOCK_TTL, wait: float | None = None) -> LockLease | None:
         loop = asyncio.get_running_loop()
@@ -126,36 +120,16 @@ class FailOpenSessionLock:
             return None
         await self._forget_expired()
         if isinstance(shared, _Down):
-            return await self._acquire_during_outage(local, ttl, None if wait is None else wait - (loop.time() - started))
+            self._local[local.token] = local
+            return local
         self._local[shared.token] = local
         self._shared.add(shared.token)
         return shared
-
-    async def _acquire_during_outage(self, local: LockLease, ttl: float, wait: float | None) -> LockLease | None:
-        if self._outage is not None:
-            try:
-                held = await self._outage.acquire(local.key, ttl=ttl, wait=None if wait is None else max(0.0, wait))
-            except CoordUnavailable as exc:
-                log.warning("coord.outage_lock_unavailable", op=exc.op, error=str(exc))
-            except BaseException:
-                await self._fallback.release(local)
-                raise
-            else:
-                if held is None:
-                    await self._fallback.release(local)
-                    return None
-                self._local[held.token] = local
-                self._outage_leases.add(held.token)
-                return held
-        self._local[local.token] = local
-        return local
 
     async def renew(self, lease: LockLease, *, ttl: float = DEFAULT_LOCK_TTL) -> bool:
         local = self._local.get(lease.token)
         if local is None or not await self._fallback.renew(local, ttl=ttl):
             return False
-        if self._outage is not None and lease.token in self._outage_leases:
-            return await self._outage.renew(lease, ttl=ttl)
         if lease.token not in self._shared:
             return True
         kept = await self._health.attempt(lambda: self._primary.renew(lease, ttl=ttl))
@@ -166,9 +140,6 @@ class FailOpenSessionLock:
         if local is None:
             return False
         freed = await self._fallback.release(local)
-        if self._outage is not None and lease.token in self._outage_leases:
-            self._outage_leases.discard(lease.token)
-            return await self._outage.release(lease) and freed
         if lease.token in self._shared:
             self._shared.discard(lease.token)
             shared = await self._health.attempt(lambda: self._primary.release(lease))
@@ -192,7 +163,6 @@ class FailOpenSessionLock:
             if await self._fallback.holder(lease.key) != lease.token:
                 del self._local[token]
                 self._shared.discard(token)
-                self._outage_leases.discard(token)
 
 
 class FailOpenAgentCache:

@@ -75,6 +75,10 @@ def _translate(op: str) -> Iterator[None]:
         raise CoordUnavailable(f"redis unreachable during {op}: {type(exc).__name__}", op=op) from exc
 
 
+translate_errors = _translate
+"""For other packages' Redis calls on a `RedisConnection` (the spend limits): unreachable -> `CoordUnavailable`."""
+
+
 class RedisConnection:
     """One shared redis-py client for all coordination objects of a process.
 

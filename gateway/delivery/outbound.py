@@ -1,7 +1,9 @@
 """Outgoing messages: replies through the outbox, notices, streaming previews, typing, edit throttling.
 
 Owns `Delivery` (a reply is recorded in the `Outbox` before it is sent and
-acknowledged after; pending ones are resent by `resend_pending`), the
+acknowledged after; pending ones are resent by `resend_pending`; one the
+platform refuses for good, for a reason of its own, is set aside as a dead
+letter so the others go on), the
 per-chat edit throttle (about one edit per second, the adapter's
 `min_edit_interval_seconds`), platform `retry_after` handling, `StreamPreview`
 (a draft message edited as the reply streams) and `typing_while`. Knows
@@ -14,12 +16,13 @@ import contextlib
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from typing import Protocol
 
 import structlog
 
 from adapters.base import AdapterError, ChatTarget, PlatformAdapter, SentMessage
 from adapters.keyed import KeyedSend
-from gateway.coord.base import OutboundItem, Outbox
+from gateway.coord.base import OutboundItem, Outbox, PendingOutbound
 
 log = structlog.get_logger(__name__)
 
@@ -28,8 +31,28 @@ MAX_RETRY_AFTER = 30.0
 TYPING_INTERVAL = 4.0
 STREAM_DRAFT_AFTER = 0.5  # a reply that comes quicker than this is sent whole, without a draft
 STREAM_CURSOR = " ▌"
+STOPPED_EMPTY = "(stopped)"  # a stopped draft that had no text yet
+STOP_FINISH_SECONDS = 5.0  # at most this long for a stopped turn to finish its draft
 GIVE_UP_ATTEMPTS = 20
 GIVE_UP_AFTER_SECONDS = 86_400.0  # a reply nobody could receive for a day is dropped (logged)
+# A platform answer that sending again can never change: a bad request (an empty or malformed text, a chat that
+# is gone), a bot that was blocked or removed, a chat that does not exist. 401 (a bad token) and 5xx are not.
+PERMANENT_STATUSES = frozenset({400, 403, 404})
+
+
+class SetAside(Protocol):
+    """Where a reply the platform refused for good is kept for the operator (the dead letters)."""
+
+    def put_reply(self, item_id: str, item: OutboundItem, *, error: str) -> object: ...
+
+
+@dataclass(frozen=True, slots=True)
+class SendFailure:
+    """Why a reply did not go out; `permanent`: sending it again would fail the same way."""
+
+    reason: str
+    permanent: bool = False
+    kind: str = ""  # what the dead letter shows: the error type and status, never the platform's text
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,13 +98,17 @@ class Delivery:
         outbox: where replies are recorded before sending.
         owner: this process's id (outbox claims).
         claim_ttl: seconds a claimed reply stays this sender's; a sender that dies leaves it to another after this.
+        set_aside: where replies the platform refused for good are kept (None: only logged); they leave the outbox.
     """
 
     def __init__(
         self, *, adapters: Mapping[str, PlatformAdapter], outbox: Outbox, owner: str, claim_ttl: float = SEND_CLAIM_TTL,
+        set_aside: SetAside | None = None,
     ) -> None:
         self._adapters = adapters
         self._outbox = outbox
+        self._set_aside_box = set_aside
+        self.set_aside_count = 0
         self._owner = owner
         self._claim_ttl = claim_ttl
         self.throttle = EditThrottle()
@@ -120,14 +147,27 @@ class Delivery:
             return DeliveryResult(False, item_id, "claimed by another sender")
         self._in_flight.add(item_id)
         try:
-            reason = await self._send(item, key=item_id)
-            if reason:
-                log.warning("delivery.pending", reason=reason, item_id=item_id)
-                return DeliveryResult(False, item_id, reason)
+            failure = await self._send(item, key=item_id)
+            if failure is not None and failure.permanent:
+                await self._set_aside(item_id, item, failure)
+                return DeliveryResult(False, item_id, failure.reason)
+            if failure is not None:
+                log.warning("delivery.pending", reason=failure.reason, item_id=item_id)
+                return DeliveryResult(False, item_id, failure.reason)
             await self._outbox.ack(item_id)  # still in flight until acknowledged: the resend loop keeps off it
         finally:
             self._in_flight.discard(item_id)
         return DeliveryResult(True, item_id, "sent")
+
+    async def _set_aside(self, item_id: str, item: OutboundItem, failure: SendFailure) -> None:
+        """Take a reply the platform refused for good out of the outbox, into the dead letters (one error line)."""
+        kept = None
+        if self._set_aside_box is not None:
+            kept = self._set_aside_box.put_reply(item_id, item, error=failure.kind or "refused")
+        self.set_aside_count += 1
+        log.error("delivery.set_aside", item_id=item_id, platform=item.platform, reason=failure.reason,
+                  kept=kept is not None)
+        await self._outbox.ack(item_id)
 
     async def deliver(self, item: OutboundItem) -> DeliveryResult:
         return await self.send_recorded(await self.record(item), item)
@@ -145,23 +185,36 @@ class Delivery:
                 continue  # recorded here while the claim was on its way: its turn sends it
             self._in_flight.add(pending.id)
             try:
-                reason = await self._send(pending.item, key=pending.id)
-                too_old = time.time() - pending.item.created_at > GIVE_UP_AFTER_SECONDS
-                if not reason or pending.attempts >= GIVE_UP_ATTEMPTS or too_old:
-                    if reason:
-                        log.error("delivery.given_up", item_id=pending.id, attempts=pending.attempts, reason=reason)
-                    await self._outbox.ack(pending.id)
-                    sent += 0 if reason else 1
+                sent += await self._resend(pending)
+            except Exception as exc:  # noqa: BLE001 - one reply never stops the others: it waits for the next round
+                log.warning("delivery.resend_item_failed", item_id=pending.id, error=type(exc).__name__)
             finally:
                 self._in_flight.discard(pending.id)
         return sent
 
-    async def _send(self, item: OutboundItem, *, key: str) -> str:
-        """Empty string when sent (as the last edit of its draft, if it has one), else the reason it was not.
+    async def _resend(self, pending: PendingOutbound) -> int:
+        """Send one pending reply; 1 when it went out. Set aside when refused for good, dropped when too old."""
+        failure = await self._send(pending.item, key=pending.id)
+        if failure is None:
+            await self._outbox.ack(pending.id)
+            return 1
+        if failure.permanent:
+            await self._set_aside(pending.id, pending.item, failure)
+            return 0
+        too_old = time.time() - pending.item.created_at > GIVE_UP_AFTER_SECONDS
+        if pending.attempts >= GIVE_UP_ATTEMPTS or too_old:
+            log.error("delivery.given_up", item_id=pending.id, attempts=pending.attempts, reason=failure.reason)
+            await self._outbox.ack(pending.id)
+        return 0
+
+    async def _send(self, item: OutboundItem, *, key: str) -> SendFailure | None:
+        """None when sent (as the last edit of its draft, if it has one), else why it was not.
         `key` (the outbox id) keys the post where the platform takes one."""
         adapter = self._adapters.get(item.platform)
         if adapter is None:
-            return f"no adapter for platform {item.platform}"
+            return SendFailure(f"no adapter for platform {item.platform}")
+        if not item.text.strip():
+            return SendFailure("empty text", permanent=True, kind="empty text")
         target, draft = target_of(item), draft_of(item)
         for _ in range(2):
             try:
@@ -171,21 +224,25 @@ class Delivery:
                         await adapter.delete(draft)
                     draft = None
                 if draft is not None and await self._finish_draft(adapter, draft, item.text):
-                    return ""
+                    return None
                 draft = None
                 keyed = self._keyed.get(item.platform)
                 if keyed is not None:
                     await keyed.send_once(target, item.text, key=key, reply_to=item.reply_to)
                 else:
                     await adapter.send(target, item.text, reply_to=item.reply_to)
-                return ""
+                return None
             except AdapterError as exc:
                 if exc.retry_after is None or exc.retry_after > MAX_RETRY_AFTER:
-                    return str(exc) or type(exc).__name__
+                    permanent = exc.retry_after is None and exc.status in PERMANENT_STATUSES
+                    return SendFailure(str(exc) or type(exc).__name__, permanent=permanent,
+                                       kind=f"{type(exc).__name__} {exc.status}" if exc.status else type(exc).__name__)
                 await asyncio.sleep(exc.retry_after)  # the platform asked for this wait
             except (ConnectionError, OSError) as exc:
-                return type(exc).__name__
-        return "rate limited twice"
+                return SendFailure(type(exc).__name__)
+            except ValueError as exc:  # the adapter refused the text itself (what no platform would take)
+                return SendFailure(str(exc) or type(exc).__name__, permanent=True, kind=type(exc).__name__)
+        return SendFailure("rate limited twice")
 
     async def _finish_draft(self, adapter: PlatformAdapter, draft: SentMessage, text: str) -> bool:
         """Edit the draft into the reply; False when the platform refuses for good (the draft was deleted, by a
@@ -292,6 +349,12 @@ class StreamPreview:
     def reset(self) -> None:
         self._text.clear()
 
+    async def finish(self) -> None:
+        """The turn was stopped: the draft becomes a finished message, what streamed so far without the cursor."""
+        await self.settle()
+        if self.draft is not None:
+            await self._delivery.edit_text(self.draft, "".join(self._text).rstrip() or STOPPED_EMPTY, final=True)
+
 
 def typing_while(adapter: PlatformAdapter | None, target: ChatTarget) -> Typing:
     """Show "typing…" every few seconds while the body of `async with typing_while(...)` runs."""
@@ -340,4 +403,4 @@ class Typing:
             await asyncio.sleep(TYPING_INTERVAL)  # a refresh timer
 
 
-__all__ = ["Delivery", "DeliveryResult", "EditThrottle", "StreamPreview", "Typing", "typing_while"]
+__all__ = ["Delivery", "DeliveryResult", "SendFailure", "SetAside", "EditThrottle", "StreamPreview", "Typing", "typing_while"]

@@ -97,9 +97,18 @@ class JournaledOutbox:
         return len(items)
 
     async def put(self, item: OutboundItem) -> str:
+        """Record `item`; when the journal line cannot be written (a full disk) it is not recorded at all.
+
+        Raises:
+            OSError: the journal could not be written; the caller keeps the inbound message and runs it again.
+        """
         item_id = await self._inner.put(item)
+        try:
+            self._append(_put_line(item_id, item))
+        except OSError:
+            await self._inner.ack(item_id)  # not durable, so not pending: the re-run records it again, once
+            raise
         self._unacked.add(item_id)
-        self._append(_put_line(item_id, item))
         return item_id
 
     async def ack(self, item_id: str) -> None:

@@ -22,6 +22,7 @@ from agent.model_windows import window_key
 from agent.store.probe import probe_store
 from chorus_errors import ConfigError, ModelError
 from gateway.config import ChorusConfig, public_url
+from gateway.platforms.web_login import EXPOSED_FIX, WEB_TOKEN_FILE, exposed_web_problem, token_required
 from gateway.stores import window_store
 
 PROBE_TIMEOUT_SECONDS = 10.0
@@ -36,6 +37,21 @@ class Check:
     ok: bool
     detail: str
     fix: str = ""
+    warning: bool = False  # ok (nothing stops a start) but worth the operator's attention
+
+
+def check_web(config: ChorusConfig) -> Check:
+    """The web chat's login: a token off loopback, or `auth: none` written explicitly (a warning)."""
+    web = config.platforms.web
+    if not web.enabled:
+        return Check("platforms.web.auth", True, "web chat disabled")
+    if (problem := exposed_web_problem(web)) is not None:
+        return Check("platforms.web.auth", True, problem, EXPOSED_FIX, warning=True)
+    if not token_required(web):
+        return Check("platforms.web.auth", True, f"no login: {web.host} is loopback (only this machine reaches it)")
+    source = "platforms.web.token" if web.token is not None and web.token.get_secret_value().strip() \
+        else f"generated at the first start in {config.home_dir / WEB_TOKEN_FILE}"
+    return Check("platforms.web.auth", True, f"sign-in token required on {web.host} ({source})")
 
 
 def _secret(value: SecretStr | None) -> str | None:
@@ -234,6 +250,7 @@ async def run_checks(config: ChorusConfig, *, path: Path | None = None) -> list[
     """Every check, in a stable order; independent checks run concurrently (`path`: the config file read)."""
     platforms = [p for p in PLATFORM_NAMES if getattr(config.platforms, p).enabled]
     from gateway.doctor.mcp import check_mcp  # imports this module's Check
+    from gateway.doctor.plugins import check_plugins  # imports this module's Check
 
     results = await asyncio.gather(
         check_store(config), check_redis(config), check_model(config), check_auxiliary(config),
@@ -241,6 +258,8 @@ async def run_checks(config: ChorusConfig, *, path: Path | None = None) -> list[
     )
     servers = await check_mcp(config.mcp.servers)
     fallbacks = await check_fallbacks(config)
+    plugins = await check_plugins(config)
     return [
-        check_config(path), check_home(config), await check_ports(config), *results, *fallbacks, *check_windows(config), *servers,
+        check_config(path), check_home(config), await check_ports(config), check_web(config), *results, *fallbacks,
+        *check_windows(config), *plugins, *servers,
     ]

@@ -16,7 +16,8 @@ from adapters.base import InboundMessage
 LOCAL_PLATFORMS = frozenset({"web", "console"})
 REFUSAL_INTERVAL_SECONDS = 3600.0
 REFUSAL_MEMORY = 10_000
-REFUSAL_TEXT = "Sorry, I'm not allowed to talk with you here. Ask the bot's operator to add you to the allowlist."
+REFUSAL_TEXT = ("Sorry, I'm not allowed to talk with you here. "
+                "Ask the bot's operator to add your id {user_id} to the allowlist.")
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +53,8 @@ class AccessDecision:
 
 
 def check_access(message: InboundMessage, rules: AccessRules | None) -> AccessDecision:
-    """Allowed if local, open to all, or the user (id or name) or the chat is listed."""
+    """Allowed if local, open to all, or the user (id, or unique handle such as a Telegram @username) or the chat
+    is listed. A display name is never matched: any sender can take "alice" as theirs."""
     if rules is None:
         return AccessDecision(False, f"platform {message.platform} has no access rules (deny by default)")
     if rules.local:
@@ -61,8 +63,8 @@ def check_access(message: InboundMessage, rules: AccessRules | None) -> AccessDe
         return AccessDecision(True, "allow_all_users")
     if message.user_id.lower() in rules.allowed_users:
         return AccessDecision(True, "user id in allowed_users")
-    if message.user_name and message.user_name.lstrip("@").lower() in rules.allowed_users:
-        return AccessDecision(True, "user name in allowed_users")
+    if message.user_handle and message.user_handle.lstrip("@").lower() in rules.allowed_users:
+        return AccessDecision(True, "user handle in allowed_users")  # never the display name: anyone can set that
     if message.chat_id in rules.allowed_chats:
         return AccessDecision(True, "chat in allowed_chats")
     return AccessDecision(False, "sender not in allowed_users and chat not in allowed_chats")

@@ -5,7 +5,9 @@ Owns `DeadLetter` (what the admin API and the dashboard show) and
 `<home>/deadletter/`, holding the whole message so nothing accepted is lost
 (an operator can read it, fix the cause and send it again). A message is
 quarantined when deciding, journaling or dispatching it raised: that one
-message is set aside, intake goes on with the rest. Files are written
+message is set aside, intake goes on with the rest. A reply the platform
+refuses for good (stage `delivery`: an empty text, a 400, a chat that is gone)
+is kept the same way (`put_reply`), so the outbox goes on with the next one. Files are written
 ASCII-escaped, so a message that could not be encoded elsewhere still can.
 Knows nothing of sessions, agents or HTTP.
 """
@@ -26,10 +28,11 @@ from typing import Literal, TypeAlias
 import structlog
 
 from adapters.base import InboundMessage
+from gateway.coord.base import OutboundItem
 
 log = structlog.get_logger(__name__)
 
-Stage: TypeAlias = Literal["decide", "journal", "dispatch", "intake"]
+Stage: TypeAlias = Literal["decide", "journal", "dispatch", "intake", "delivery"]
 SUFFIX = ".json"
 PREVIEW_CHARS = 200
 MEMORY_KEPT = 500  # records kept in memory when there is no directory (or it cannot be written)
@@ -42,10 +45,10 @@ class DeadLetter:
     id: str
     at: float
     stage: Stage
-    error: str  # the exception type: never its text, which may quote user input or secrets
+    error: str  # the exception type (and a platform's status): never its text, which may quote user input or secrets
     platform: str
     chat_id: str
-    delivery_id: str
+    delivery_id: str  # stage `delivery`: the outbox id of the reply
     text_preview: str
     stored: bool  # False: the file could not be written; the message is only in memory and the log
 
@@ -77,23 +80,41 @@ class DeadLetterBox:
         """Quarantine `message`; returns its record (`stored` says whether it reached the disk)."""
         at = self._clock()
         record = DeadLetter(
-            id=f"{at:017.6f}-{self._unique}{next(self._serial):06x}", at=at, stage=stage, error=type(error).__name__,
+            id=self._new_id(at), at=at, stage=stage, error=type(error).__name__,
             platform=message.platform, chat_id=message.chat_id, delivery_id=message.delivery_id,
             text_preview=_preview(message.text), stored=False,
         )
+        return self._keep(record, dataclasses.asdict(message))
+
+    def put_reply(self, item_id: str, item: OutboundItem, *, error: str) -> DeadLetter:
+        """Keep a reply the platform refused for good (outbox id `item_id`); returns its record.
+
+        `error` names the failure without its text (e.g. `AdapterError 400`, `empty text`).
+        """
+        at = self._clock()
+        record = DeadLetter(
+            id=self._new_id(at), at=at, stage="delivery", error=error, platform=item.platform, chat_id=item.chat_id,
+            delivery_id=item_id, text_preview=_preview(item.text), stored=False,
+        )
+        return self._keep(record, dataclasses.asdict(item))
+
+    def _new_id(self, at: float) -> str:
+        return f"{at:017.6f}-{self._unique}{next(self._serial):06x}"
+
+    def _keep(self, record: DeadLetter, body: dict[str, object]) -> DeadLetter:
         if self.directory is not None:
             try:
-                self._write(record, message)
+                self._write(record, body)
                 record = dataclasses.replace(record, stored=True)
             except (OSError, TypeError, ValueError) as exc:
                 log.error("deadletter.write_failed", error=type(exc).__name__, directory=str(self.directory))
         self._memory.append(record)
         return record
 
-    def _write(self, record: DeadLetter, message: InboundMessage) -> None:
+    def _write(self, record: DeadLetter, message: dict[str, object]) -> None:
         assert self.directory is not None
         self.directory.mkdir(parents=True, exist_ok=True)
-        body = {"record": {**record.to_json(), "stored": True}, "message": dataclasses.asdict(message)}
+        body = {"record": {**record.to_json(), "stored": True}, "message": message}
         path = self.directory / (record.id + SUFFIX)
         temp = path.with_suffix(".tmp")
         temp.write_text(json.dumps(body, ensure_ascii=True), encoding="ascii")  # ASCII: always encodable

@@ -19,12 +19,14 @@ from structlog.contextvars import bind_contextvars
 from adapters.base import InboundMessage
 from gateway.chats.pairing import PAIRING_TEXT, PairingStore
 from gateway.chats.policy import ChatPolicy
+from gateway.commands.spec import Command
+from gateway.commands.table import COMMANDS
 from gateway.coord.base import Deduplicator
 from gateway.intake.allowlist import LOCAL_PLATFORMS, AccessDecision, AccessRules, RefusalLimiter, check_access
-from gateway.intake.commands import Command
+from gateway.intake.bots import BotLoopGuard, BotsMode, bot_refusal
 from gateway.intake.queueing import JobKind
 from gateway.intake.routing import Route, chat_scope, route
-from gateway.intake.triggers import GroupTrigger, TriggerDecision, decide_trigger
+from gateway.intake.triggers import GroupTrigger, TriggerDecision, decide_trigger, observes_unmentioned
 from gateway.ops.logs import bind_message_context
 
 log = structlog.get_logger(__name__)
@@ -40,6 +42,10 @@ class IntakeSettings:
     record_unmentioned: bool
     unknown_sender: Literal["refuse", "silent"]
     require_mention: Mapping[str, bool]  # per platform
+    allow_bots: BotsMode = "none"
+    edits: Literal["follow", "ignore"] = "follow"
+    bot_max_replies: int = 10
+    bot_window_seconds: float = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,11 +70,11 @@ class IntakeDecision:
         if self.verdict in ("duplicate", "deny", "ignore", "refuse") or self.route is None:
             return None
         command = self.command
-        if command is not None and command.immediate:
+        if command is not None and COMMANDS.spec(command).immediate:
             return None
         if self.verdict == "record":
             return "record"
-        return "compress" if command is not None else "turn"
+        return "command" if command is not None else "turn"
 
 
 class Intake:
@@ -82,6 +88,8 @@ class Intake:
         policy: the running config's view of chats; when given, allowlists and `require_mention`
             (per platform, and per chat in `chats`) follow it live instead of `rules` / `settings`.
         pairing: approved senders and codes, for platforms with `pairing: true` (needs `policy`).
+        bot_guard: counts replies to other bots per chat (across replicas when the backend is shared);
+            None: no limit beyond `allow_bots`.
     """
 
     def __init__(
@@ -93,6 +101,7 @@ class Intake:
         refusals: RefusalLimiter | None = None,
         policy: ChatPolicy | None = None,
         pairing: PairingStore | None = None,
+        bot_guard: BotLoopGuard | None = None,
     ) -> None:
         self._dedup = dedup
         self._rules = rules
@@ -100,6 +109,7 @@ class Intake:
         self._refusals = refusals or RefusalLimiter()
         self._policy = policy
         self._pairing = pairing
+        self._bot_guard = bot_guard
 
     def _access_rules(self, platform: str) -> AccessRules | None:
         if self._policy is not None and platform not in LOCAL_PLATFORMS:
@@ -134,6 +144,35 @@ class Intake:
         override = self._policy.require_mention(message.platform, chat_scope(message.platform, message.chat_id))
         return override if override is not None else self._policy.platform_require_mention(message.platform, default)
 
+    def _per_user(self, message: InboundMessage) -> bool:
+        """`chats."…".session_scope` (live), else `gateway.group_sessions_per_user`."""
+        if self._policy is None:
+            return self.settings.group_sessions_per_user
+        chat = self._policy.chat(chat_scope(message.platform, message.chat_id))
+        if chat is not None and chat.session_scope is not None:
+            return chat.session_scope == "per_user"
+        return self._policy.config.gateway.group_sessions_per_user
+
+    def _gateway_value(self, name: str, default: str) -> str:
+        """A `gateway.*` key as the running config says (live), else the value given at start."""
+        if self._policy is None:
+            return default
+        return str(getattr(self._policy.config.gateway, name))
+
+    def _observes_unmentioned(self) -> bool:
+        if self._policy is None:
+            return self.settings.record_unmentioned
+        gw = self._policy.config.gateway
+        return observes_unmentioned(observe_unmentioned=gw.observe_unmentioned, record_unmentioned=gw.record_unmentioned)
+
+    def _bot_rules(self) -> tuple[BotsMode, int, float]:
+        """`gateway.allow_bots` and `gateway.bot_loop_guard`, live when the running config is followed."""
+        if self._policy is not None:
+            gw = self._policy.config.gateway
+            return gw.allow_bots, gw.bot_loop_guard.max_replies, gw.bot_loop_guard.window_seconds
+        s = self.settings
+        return s.allow_bots, s.bot_max_replies, s.bot_window_seconds
+
     async def decide(self, message: InboundMessage, *, replay: bool = False) -> IntakeDecision:
         """Decide one message; `replay` skips de-duplication (a journaled message was claimed already)."""
         bind_message_context(platform=message.platform, chat_id=message.chat_id)
@@ -151,17 +190,26 @@ class Intake:
             ):
                 return IntakeDecision("refuse", access.reason, message)
             return IntakeDecision("deny", access.reason, message)
-        where = route(
-            message, profile=self.settings.profile, group_sessions_per_user=self.settings.group_sessions_per_user
-        )
+        where = route(message, profile=self.settings.profile, group_sessions_per_user=self._per_user(message))
         bind_contextvars(session_key=where.key)  # platform and chat id are bound above
+        allow_bots, max_replies, window = self._bot_rules()
+        refused = bot_refusal(message, allow_bots)
+        if refused is not None:
+            return IntakeDecision("ignore", refused, message, route=where)
+        if message.edited and self._gateway_value("edits", self.settings.edits) == "ignore":
+            log.info("intake.edit_ignored", message_id=message.message_id, reason="gateway.edits: ignore")
+            return IntakeDecision("ignore", "an edit (gateway.edits: ignore)", message, route=where)
         trigger = decide_trigger(
             message,
             group_trigger=self.settings.group_trigger,
             require_mention=self._require_mention(message),
-            record_unmentioned=self.settings.record_unmentioned,
+            record_unmentioned=self._observes_unmentioned(),
         )
         verdict: Verdict = trigger.action
+        if verdict == "respond" and message.sender_is_bot and self._bot_guard is not None and not replay:
+            if not await self._bot_guard.allows(message, max_replies=max_replies, window_seconds=window):
+                log.info("intake.bot_loop_guard", max_replies=max_replies, window_seconds=window)
+                return IntakeDecision("ignore", "bot loop guard: too many replies to bots here", message, route=where)
         return IntakeDecision(verdict, trigger.reason, message, route=where, trigger=trigger)
 
 

@@ -27,7 +27,7 @@ from typing import Any
 import filelock
 import structlog
 
-from adapters.base import Attachment, InboundMessage
+from adapters.base import Attachment, InboundMessage, Quote
 
 log = structlog.get_logger(__name__)
 
@@ -35,13 +35,15 @@ SUFFIX = ".json"  # one file per message: the format of earlier versions, still 
 LOG_SUFFIX = ".log"
 BAD_SUFFIX = ".bad"
 COMPACT_AFTER_BYTES = 1024 * 1024
-_FIELDS = tuple(name for name in InboundMessage.__dataclass_fields__ if name not in ("attachments", "kind"))
+_FIELDS = tuple(name for name in InboundMessage.__dataclass_fields__ if name not in ("attachments", "kind", "quote"))
 _VALUES = operator.attrgetter(*_FIELDS)  # one C call for every field (not a getattr each)
 
 
 def _to_json(message: InboundMessage, *, ensure_ascii: bool = False) -> str:
     fields: dict[str, Any] = dict(zip(_FIELDS, _VALUES(message)))
     fields["attachments"] = [asdict(item) for item in message.attachments]
+    if message.quote is not None:
+        fields["quote"] = asdict(message.quote)
     return json.dumps(fields, ensure_ascii=ensure_ascii)
 
 
@@ -62,6 +64,8 @@ def _from_json(raw: str) -> InboundMessage:
     data: dict[str, Any] = json.loads(raw)
     data.pop("kind", None)
     data["attachments"] = tuple(Attachment(**item) for item in data.get("attachments") or ())
+    quote = data.get("quote")
+    data["quote"] = Quote(**quote) if quote else None
     return InboundMessage(**data)
 
 

@@ -24,6 +24,8 @@ from adapters.base import (
     PlatformAdapter,
     PlatformLimits,
     ProbeResult,
+    Reacting,
+    Reaction,
     SentMessage,
 )
 from gateway.coord.base import CoordUnavailable, PollerLease
@@ -124,6 +126,11 @@ class LeasedAdapter:
 
     async def delete(self, sent: SentMessage) -> None:
         await self._require().delete(sent)
+
+    async def react(self, target: ChatTarget, message_id: str, reaction: Reaction) -> None:
+        inner = self._require()
+        if isinstance(inner, Reacting):
+            await inner.react(target, message_id, reaction)
 
     def routes(self) -> list[web.RouteDef]:
         return self.inner.routes()

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
 from adapters.base import InboundMessage
-from gateway.intake.commands import Command, parse_command
+from gateway.commands.spec import Command
+from gateway.commands.table import COMMANDS
 
 Action: TypeAlias = Literal["respond", "command", "record", "ignore"]
 GroupTrigger: TypeAlias = Literal["always", "mention", "reply"]
@@ -24,6 +25,11 @@ class TriggerDecision:
     command: Command | None = None
 
 
+def observes_unmentioned(*, observe_unmentioned: bool | None, record_unmentioned: bool) -> bool:
+    """`gateway.observe_unmentioned`, else its old name `record_unmentioned` (kept working)."""
+    return record_unmentioned if observe_unmentioned is None else observe_unmentioned
+
+
 def decide_trigger(
     message: InboundMessage,
     *,
@@ -32,7 +38,7 @@ def decide_trigger(
     record_unmentioned: bool,
 ) -> TriggerDecision:
     """Decide what to do with one allowed message."""
-    command = parse_command(message.text)
+    command = COMMANDS.parse(message.text)
     if command is not None:
         return TriggerDecision(action="command", reason=f"command /{command.name}", command=command)
     if message.chat_type == "dm":
@@ -48,4 +54,4 @@ def decide_trigger(
     return TriggerDecision(action="ignore", reason=f"not addressed ({group_trigger} mode)")
 
 
-__all__ = ["Action", "GroupTrigger", "TriggerDecision", "decide_trigger"]
+__all__ = ["Action", "GroupTrigger", "TriggerDecision", "decide_trigger", "observes_unmentioned"]

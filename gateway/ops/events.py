@@ -13,6 +13,7 @@ from typing import TypeAlias
 
 import structlog
 
+from agent.model_retry import ModelFailover  # the model chain moved to a fallback, published as it is
 from agent.tools.mcp import ToolCallOutcome  # an MCP tool call's end, published as it is
 
 log = structlog.get_logger(__name__)
@@ -87,9 +88,34 @@ class TaskDied:
     error: str
 
 
+@dataclass(frozen=True, slots=True)
+class LimitHit:
+    """A message refused by a spend or rate limit (`gateway/limits/`); no model call was made."""
+
+    scope: str  # user | chat | global
+    limit: str  # the config key: per_user.messages_per_minute, global.cost_per_day, …
+
+
+@dataclass(frozen=True, slots=True)
+class Spent:
+    """One model call's tokens (and cost in the units of `pricing`; None: the model has no price)."""
+
+    model: str
+    tokens: int
+    cost: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class PluginFailed:
+    """A plugin (memory provider or context engine) raised or timed out; the turn went on without it."""
+
+    plugin: str  # its configured name (memory.provider / context.engine): a bounded set
+    kind: str  # memory_provider | context_engine
+
+
 GatewayEvent: TypeAlias = (
     MessageAccepted | TurnFinished | TurnFailed | HygieneRan | AgentBuilt | AgentEvicted | ConfigChanged | ToolCallOutcome
-    | DeadLettered | TaskDied
+    | DeadLettered | TaskDied | ModelFailover | LimitHit | Spent | PluginFailed
 )
 Subscriber: TypeAlias = Callable[[GatewayEvent], None]
 
@@ -120,5 +146,5 @@ class EventBus:
 
 __all__ = [
     "AgentBuilt", "AgentEvicted", "ConfigChanged", "DeadLettered", "EventBus", "GatewayEvent", "HygieneRan", "MessageAccepted",
-    "Subscriber", "TaskDied", "ToolCallOutcome", "TurnFailed", "TurnFinished",
+    "ModelFailover", "PluginFailed", "Subscriber", "TaskDied", "ToolCallOutcome", "TurnFailed", "TurnFinished",
 ]

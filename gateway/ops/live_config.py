@@ -47,7 +47,15 @@ LIVE_KEYS: frozenset[str] = frozenset(
     f"platforms.{platform}.{name}"
     for platform in ("telegram", "discord", "slack")
     for name in ("allowed_users", "allowed_chats", "allow_all_users", "admins", "pairing", "require_mention")
-)
+) | frozenset(
+    # Spend and rate control: read on every message.
+    f"limits.{scope}.{name}"
+    for scope, names in (
+        ("per_user", ("messages_per_minute", "tokens_per_day")), ("per_chat", ("messages_per_minute", "tokens_per_day")),
+        ("global", ("tokens_per_day", "cost_per_day")),
+    )
+    for name in names
+) | frozenset(("limits.exempt_admins", "pricing", "gateway.usage_footer"))
 RESTART_NOTE = "read at start only: edit the config file and restart chorus"
 
 Subscriber = Callable[[ChorusConfig, ChorusConfig], None]
@@ -75,9 +83,9 @@ class ConfigChange:
 def flatten(model: BaseModel, prefix: str = "") -> dict[str, object]:
     """Every leaf of a config tree by dotted key (dicts such as model_thresholds are leaves)."""
     out: dict[str, object] = {}
-    for name in type(model).model_fields:
+    for name, info in type(model).model_fields.items():
         value = getattr(model, name)
-        key = f"{prefix}{name}"
+        key = f"{prefix}{info.alias or name}"  # `limits.global`, not the attribute's `global_`
         if isinstance(value, BaseModel):
             out.update(flatten(value, f"{key}."))
         else:
@@ -111,7 +119,7 @@ def diff(old: ChorusConfig, new: ChorusConfig) -> tuple[KeyChange, ...]:
 def _with_changes(config: ChorusConfig, changes: Mapping[str, object]) -> ChorusConfig:
     """`config` with dotted keys replaced, validated by the config models (ConfigError names the key)."""
     known = flatten(config)
-    tree: dict[str, Any] = config.model_dump(mode="python")
+    tree: dict[str, Any] = config.model_dump(mode="python", by_alias=True)
     for key, value in changes.items():
         if key not in known:
             hint = did_you_mean(key, LIVE_KEYS) or "; GET /api/config lists the live keys"

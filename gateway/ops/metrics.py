@@ -43,6 +43,9 @@ class Metrics:
         self.chat_tokens = Gauge(
             "chorus_chat_tokens", "All-time LLM tokens of every chat, by platform", ["platform", "direction"], registry=r
         )
+        # Model names are bounded: model.name, model.allowed and the fallbacks.
+        self.spend = Counter("chorus_spend", "Cost of model calls in the units of pricing", ["model"], registry=r)
+        self.limit_hits = Counter("chorus_limit_hits", "Messages refused by a limit", ["scope"], registry=r)
         self.live_agents = Gauge("chorus_live_agents", "Session agents live in this process", registry=r)
         # Tool names are bounded: the tools the configured MCP servers list.
         self.tool_calls = Counter("chorus_tool_calls", "MCP tool calls by outcome", ["tool", "outcome"], registry=r)
@@ -55,6 +58,15 @@ class Metrics:
                                         registry=r)
         self.store_errors = Counter("chorus_store_errors", "Session store pings that failed", registry=r)
         self.store_up = Gauge("chorus_store_up", "1 when the session store answered its last ping", registry=r)
+        self.store_write_errors = Counter(
+            "chorus_store_write_errors", "Turns whose session store write failed for the disk (full or failing); "
+            "their messages stay journaled and are run again", registry=r,
+        )
+        self.store_writable = Gauge("chorus_store_writable", "0 while session store writes fail for the disk", registry=r)
+        self.adapter_up = Gauge(
+            "chorus_adapter_up", "1 while the platform adapter is receiving (its last poll, receive or heartbeat is "
+            "recent), 0 when it stopped", ["platform"], registry=r,
+        )
         self.journal_entries = Gauge(
             "chorus_journal_entries", "Unfinished messages of the shared journal: leased by a live replica (claimed) "
             "or past their lease, waiting to be taken over (expired)", ["state"], registry=r,
@@ -67,6 +79,11 @@ class Metrics:
         )
         self.config_changes = Counter(
             "chorus_config_changes", "Runtime config keys changed (API, reload, SIGHUP)", ["source"], registry=r
+        )
+
+        self.plugin_errors = Counter(
+            "chorus_plugin_errors", "Plugin calls that raised or timed out (the turn went on without them)",
+            ["plugin", "kind"], registry=r,
         )
 
     def render(self) -> bytes:

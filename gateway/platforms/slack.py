@@ -46,4 +46,5 @@ def build_slack(settings: SlackSettings, *, commands: tuple[BotCommand, ...] = (
         api_base_url=settings.api_base_url,
         events_path=settings.path,
         commands=commands,
+        file_hosts=tuple(settings.file_hosts),
     )

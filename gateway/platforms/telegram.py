@@ -10,6 +10,7 @@ from __future__ import annotations
 from pydantic import SecretStr
 
 from adapters.base import BotCommand
+from adapters.listeners import ListenerLimits
 from adapters.telegram import TelegramAdapter, WebhookOptions
 from chorus_errors import ConfigError
 from gateway.config import TelegramSettings
@@ -42,7 +43,11 @@ def _webhook(settings: TelegramSettings) -> WebhookOptions:
 
 
 def build_telegram(
-    settings: TelegramSettings, *, max_attachment_bytes: int | None = None, commands: tuple[BotCommand, ...] = ()
+    settings: TelegramSettings,
+    *,
+    max_attachment_bytes: int | None = None,
+    commands: tuple[BotCommand, ...] = (),
+    listener_limits: ListenerLimits | None = None,
 ) -> TelegramAdapter:
     """A `TelegramAdapter` for `platforms.telegram` (no I/O; call `start()` to connect).
 
@@ -65,4 +70,5 @@ def build_telegram(
         token_setting=TOKEN_KEY,
         max_attachment_bytes=max_attachment_bytes,
         commands=commands,
+        listener_limits=listener_limits or ListenerLimits(),
     )

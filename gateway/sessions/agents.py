@@ -6,7 +6,12 @@ Owns `AgentPool`: a local LRU of `SessionAgent`s by session key, bounded by
 agent is stale and is rebuilt from the session store plus the saved agent
 state (`load_state`). Keys the shared LRU evicts are dropped here too. Must be
 called with the session lock held (the gateway does), so owner checks and
-saves never race another process. Knows nothing of platforms.
+saves never race another process. With `check_store` (replicas sharing a
+PostgreSQL store) a live agent is also checked against the store before each
+use: the open session must be its session and hold as many active messages
+as its history, else another replica ran a turn the shared cache could not
+tell of (it was down, or came back empty or from an old snapshot) and the
+agent is rebuilt. Knows nothing of platforms.
 """
 from __future__ import annotations
 
@@ -23,7 +28,9 @@ from agent.messages import Message
 from agent.model_client import ModelClient
 from agent.session import AgentState, SessionAgent
 from agent.store import SessionStore, StoredSession
+from agent.store.protocol import SessionStamps
 from agent.tools.base import Tool, ToolSource
+from gateway.chats.models import ChatModel
 from gateway.coord.base import AgentCache, agent_cache_key
 from gateway.intake.routing import Route
 from gateway.ops.events import AgentBuilt, AgentEvicted, EventBus
@@ -32,14 +39,6 @@ from gateway.sessions.appends import GroupCommit
 log = structlog.get_logger(__name__)
 
 NO_MODEL = "unconfigured"
-
-
-@dataclass(frozen=True, slots=True)
-class ChatModel:
-    """The model a chat's agent talks to and the engine sized for its window."""
-
-    client: ModelClient
-    engine: Callable[[], ContextEngine]
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +79,7 @@ class AgentPool:
         home: the data directory (part of the cache key).
         capacity: local bound of live agents.
         bus: where agent built / evicted events are published.
+        check_store: check a live agent against the store before each use (replicas share the store).
     """
 
     def __init__(
@@ -93,6 +93,7 @@ class AgentPool:
         home: str,
         capacity: int,
         bus: EventBus | None = None,
+        check_store: bool = False,
     ) -> None:
         self._bus = bus or EventBus()
         self._store = store
@@ -107,7 +108,11 @@ class AgentPool:
         # Many chats starting at once (a restart, a burst) share one store transaction and thread hop.
         self._loads: GroupCommit[Route, tuple[StoredSession, list[Message]]] = GroupCommit(self._load_many, name="agent-loads")
         self._snapshots: GroupCommit[str, str] = GroupCommit(self._snapshot_many, name="agent-snapshots")
+        self._stamps: GroupCommit[str, tuple[str, int] | None] | None = None
+        if check_store and isinstance(store, SessionStamps):
+            self._stamps = GroupCommit(self._stamp_many, name="agent-stamps")
         self.rebuilds = 0
+        self.stale = 0  # live agents found behind the store (another replica ran a turn meanwhile)
 
     def __len__(self) -> int:
         return len(self._live)
@@ -133,7 +138,7 @@ class AgentPool:
     async def get(self, route: Route) -> SessionAgent:
         """The session's agent: the live one if this process still owns it, else rebuilt."""
         live = self._live.get(route.key)
-        if live is not None and await self._cache.owner(live.cache_key) == self.owner:
+        if live is not None and await self._cache.owner(live.cache_key) == self.owner and await self._current(route, live):
             # Still ours: nobody else ran, reset or rotated this session since (they would own or evict the key).
             self._live.move_to_end(route.key)
             await self._touch(live.cache_key)
@@ -155,6 +160,25 @@ class AgentPool:
             oldest = next(iter(self._live))
             self._drop(oldest)
         return live.agent
+
+    async def _current(self, route: Route, live: _Live) -> bool:
+        """Whether the store agrees with the live agent: the same open session, as many active messages."""
+        if self._stamps is None:
+            return True
+        stamp = await self._stamps.submit(route.key)
+        agent = live.agent
+        if stamp == (agent.session_id, len(agent.history)):
+            return True
+        self.stale += 1
+        log.info("agent.stale", session_id=agent.session_id, messages=len(agent.history),
+                 stored=stamp[1] if stamp is not None and stamp[0] == agent.session_id else None)
+        return False
+
+    def _stamp_many(self, keys: list[str]) -> list[tuple[str, int] | None | Exception]:
+        """The open session and its active message count of several chats, in one query."""
+        assert isinstance(self._store, SessionStamps)  # `_stamps` exists only then
+        found = self._store.active_stamps(sorted(set(keys)))
+        return [found.get(key) for key in keys]
 
     def _load_many(self, routes: list[Route]) -> list[tuple[StoredSession, list[Message]] | Exception]:
         """The active sessions (created when missing) and their messages, for several chats in one trip."""
@@ -218,6 +242,10 @@ class AgentPool:
                 log.info("agent.evicted", cache_key=evicted)
                 self._bus.publish(AgentEvicted(evicted))
                 self._drop(route_key)
+
+    def forget(self, route: Route) -> None:
+        """Drop this process's live agent of a session (the next turn rebuilds it from the store)."""
+        self._drop(route.key)
 
     def _drop(self, route_key: str) -> None:
         live = self._live.pop(route_key, None)

@@ -13,8 +13,9 @@ asks the platform's adapter for the bytes (`AttachmentSource`, within
   `gateway.max_text_file_bytes`) is inlined with its name; anything else is
   described in one line.
 
-A file that is too large or cannot be read ends in a short reply to the user
-(`TurnRefused`) and no model call. Also `describe`, the one-line text used for
+A file that is too large, cannot be read, or lives somewhere the platform's
+fetch policy refuses (`AttachmentRefused`: off its origins, a private
+address) ends in a short reply to the user (`TurnRefused`) and no model call. Also `describe`, the one-line text used for
 messages recorded as context without fetching. Knows the platforms only
 through the adapters' `AttachmentSource` capability.
 """
@@ -27,7 +28,14 @@ from pathlib import PurePath
 
 import structlog
 
-from adapters.base import AdapterError, Attachment, AttachmentSource, AttachmentTooLarge, InboundMessage
+from adapters.base import (
+    AdapterError,
+    Attachment,
+    AttachmentRefused,
+    AttachmentSource,
+    AttachmentTooLarge,
+    InboundMessage,
+)
 from agent.messages import ContentPart, ImagePart, Message, TextPart
 from agent.transcription import Transcriber, TranscriptionFailed
 
@@ -36,6 +44,7 @@ log = structlog.get_logger(__name__)
 TOO_LARGE_TEXT = "That file is too large for me ({size}; the limit is {limit}). Please send a smaller one."
 UNREADABLE_IMAGE_TEXT = "I couldn't read that picture (it isn't a JPEG, PNG, GIF or WebP image)."
 FETCH_FAILED_TEXT = "I couldn't download that file from the chat; please try sending it again."
+FETCH_REFUSED_TEXT = "I couldn't fetch that file."
 VOICE_OFF_TEXT = "Voice messages are not enabled here; please type your message instead."
 TRANSCRIPTION_FAILED_TEXT = "I couldn't transcribe that voice message; please try again or type it."
 TEXT_SUFFIXES = frozenset({
@@ -174,6 +183,8 @@ class MediaReader:
         except AttachmentTooLarge:
             size = human_size(attachment.size) if attachment.size else "over the limit"
             return TurnRefused(TOO_LARGE_TEXT.format(size=size, limit=human_size(cap)), "too large")
+        except AttachmentRefused:  # the adapter's fetcher logged the host and the reason
+            return TurnRefused(FETCH_REFUSED_TEXT, "fetch refused")
         except AdapterError as exc:
             log.warning("media.fetch_failed", platform=platform, kind=attachment.kind, error=type(exc).__name__)
             return TurnRefused(FETCH_FAILED_TEXT, "download failed")
@@ -218,6 +229,6 @@ class MediaReader:
 
 
 __all__ = [
-    "FETCH_FAILED_TEXT", "TOO_LARGE_TEXT", "UNREADABLE_IMAGE_TEXT", "VOICE_OFF_TEXT", "MediaReader", "MediaSettings",
+    "FETCH_FAILED_TEXT", "FETCH_REFUSED_TEXT", "TOO_LARGE_TEXT", "UNREADABLE_IMAGE_TEXT", "VOICE_OFF_TEXT", "MediaReader", "MediaSettings",
     "TurnRefused", "describe", "describe_all", "image_mime", "is_text_file",
 ]

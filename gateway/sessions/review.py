@@ -16,6 +16,7 @@ import structlog
 
 from agent.review import BackgroundReviewer
 from agent.tools.base import ToolContext
+from gateway.chats.participants import user_notes_scope
 from gateway.chats.provenance import turn_origin
 from gateway.sessions.turns import FinishedTurn
 
@@ -35,6 +36,7 @@ class ReviewHooks:
         context = ToolContext(
             chat_id=turn.job.route.chat_scope, session_id=turn.agent.session_id, user_id=turn.job.message.user_id,
             untrusted=turn_origin(turn.job.message, self._admins, turn.new_messages),
+            user_notes=user_notes_scope(turn.job.route, turn.job.message.user_id),
         )
         self._sessions[context.session_id] = (context, turn)
         # No copy here: `after_turn` returns at once and copies the history itself when it starts a review.

@@ -153,14 +153,21 @@ class SessionService:
         task.add_done_callback(self._finishing.discard)
 
     async def compress(
-        self, route: Route, agent: SessionAgent, *, trigger: Trigger, force: bool = False, on_event: EventSink | None = None
+        self, route: Route, agent: SessionAgent, *, trigger: Trigger, force: bool = False,
+        on_event: EventSink | None = None, save_unchanged: bool = True,
     ) -> CompressionResult:
-        """Compress the session's history and persist the result (or just save the state when nothing changed)."""
+        """Compress the session's history and persist the result: the one compress-then-persist.
+
+        `/compress`, the admin's "compress now", hygiene and idle compaction all come here; a compression
+        that changed the history clears the hygiene stall mark. When nothing changed the state (the attempt's
+        anti-thrash marks) is still saved for other processes, unless `save_unchanged` is False (inside a
+        turn, which saves it anyway).
+        """
         result = await agent.compress(trigger=trigger, force=force, on_event=on_event)
         if result.changed:
             agent.state.marks.stalled_at = None
             await self.persist(route, agent, compressed=True)
-        else:
+        elif save_unchanged:
             await self.agents.save(route, agent)
         return result
 

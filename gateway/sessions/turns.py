@@ -1,4 +1,4 @@
-"""Running one session job: a turn, a context-only record, or a `/compress`, under the session lock.
+"""Running one session job: a turn, a context-only record, or a queued command, under the session lock.
 
 Owns `TurnRunner`. For a turn: hold the session lock (renewed) for the whole
 job, get the session's agent, run hygiene at most once (docs/design.md §2.3), run the
@@ -8,42 +8,62 @@ state, record the reply in the outbox and send it, then hand the turn to the
 post-turn hook (background review). A failed turn tells the chat briefly,
 without internals. Logs one canonical `turn.finished` line. Knows the
 platforms only through `Delivery`.
+
+Over 600 lines (STYLE §4): one turn's whole path reads here top to bottom, and this round's limits,
+approvals, group lines and disk retries each added a step to it. The next split moves the failure texts
+and the reply's delivery (`_tell_failure`, `_deliver`, `_send_reply`, `_stay_silent`) to a module of their own.
 """
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Literal, TypeAlias
 
 import structlog
 from structlog.contextvars import bind_contextvars
 
-from adapters.base import SentMessage
+from adapters.base import AdapterError, Reacting, SentMessage
 from agent.context.engine import CompressionResult
 from agent.loop import TurnResult, TurnUsage
+from agent.memory import NotesStore
 from agent.memory.providers import MemoryManager
 from agent.messages import Message, user
 from agent.model_retry import retry_notice
 from agent.session import SessionAgent
 from agent.tools.base import ToolContext
 from chorus_errors import ModelAuthError, ModelError, ModelNotConfigured, ModelUnavailable, RateLimited
+from gateway.approvals import ApprovalGate, Approvals, Asker
+from gateway.chats.participants import participant_notes, user_notes_scope
 from gateway.chats.provenance import writer_standing
 from gateway.chats.store import ChatStore, Usage
+from gateway.commands.calls import SessionCall
+from gateway.commands.spec import Command, Queued
+from gateway.commands.table import COMMANDS
 from gateway.coord.base import OutboundItem
 from gateway.coord.hold import LockBusy
 from gateway.delivery.notices import NoticeBoard
-from gateway.delivery.outbound import Delivery, StreamPreview, typing_while
+from gateway.delivery.outbound import STOP_FINISH_SECONDS, Delivery, StreamPreview, typing_while
+from gateway.delivery.reactions import Reactions
 from gateway.delivery.tool_progress import ProgressMode, ToolProgress
-from gateway.intake.journals import Journal, SharedJournal
-from gateway.intake.queueing import Job
+from gateway.intake.entries import JournalEntries
+from gateway.intake.queueing import STOPPED, Job
+from gateway.limits import SpendGate, Tally, hit_text
 from gateway.ops.events import EventBus, HygieneRan, TurnFailed, TurnFinished
 from gateway.ops.logs import bind_message_context, kept
 from gateway.sessions.hygiene import check_hygiene
+from gateway.sessions.lines import is_ours, quote_line, render
+from gateway.sessions.lines import prefix as line_prefix
 from gateway.sessions.media import MediaReader, TurnRefused, describe_all
 from gateway.sessions.service import SessionService
+from gateway.sessions.store_writes import StoreWrites, retry_delay, storage_failure
 
 log = structlog.get_logger(__name__)
+
+GroupErrors: TypeAlias = Literal["reply", "react", "silent"]
 
 FAILED_TEXT = "Sorry, something went wrong while answering. Please try again in a moment."
 BUSY_TEXT = "This conversation is busy in another worker; please send your message again shortly."
@@ -52,6 +72,8 @@ RATE_TEXT = "The model is rate-limiting me right now; your message is kept, send
 UNAVAILABLE_TEXT = "I can't reach my model right now; your message is kept, send /retry to try again."
 REFUSED_TEXT = "The model refused this request; the operator may need to check the model settings."
 NOTHING_TO_RETRY = "There is no message of yours to retry in this conversation."
+DELAYED_TEXT = "I can't save our conversation right now, so my reply is delayed; your message is kept and I'll answer it."
+EMPTY_REPLY_TEXT = "The model gave no answer to that (only its reasoning, or nothing); please rephrase and send it again."
 TOO_LONG_TEXT = "That message is too long for me ({n:,} characters; the limit is {limit:,}). Please shorten it."
 
 
@@ -66,6 +88,8 @@ class TurnSettings:
     tool_progress_dms: ProgressMode = "off"
     tool_progress_groups: ProgressMode = "off"
     admins: Mapping[str, frozenset[str]] = field(default_factory=dict)  # platforms.<p>.admins: trusted note writers in groups
+    group_errors: GroupErrors = "reply"  # gateway.group_errors: how a failed turn shows in a group (DMs always reply)
+    silence_token: str | None = None  # gateway.silence_token: a reply that is exactly this is stored, not sent
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,14 +136,12 @@ class _Notices:
 
 
 def user_line(job: Job) -> Message:
-    """The user message as the model sees it: prefixed with the sender's name in shared sessions.
+    """The user message as the model sees it (`gateway.sessions.lines`): sender, quote, edit, observed label.
 
     Attachments are described in one line each (`MediaReader` reads them for a turn).
     """
     text = describe_all(job.message) if job.message.attachments else job.message.text
-    if job.route.shared:
-        return user(f"{job.message.user_name}: {text}")
-    return user(text)
+    return user(render(job.message, text, shared=job.route.shared, observed=job.kind == "record"))
 
 
 def stored_reply(history: list[Message], asked: Message) -> str | None:
@@ -144,13 +166,19 @@ class TurnRunner:
     Args:
         sessions: the one owner of work on a session (lock, agent, persist, save).
         delivery: outgoing messages.
-        journal: the inbound journal (entries are removed when a job is done).
+        entries: the inbound journal's entries (one is done when its job's reply is recorded, or the job ends).
         settings: turn limits and switches.
         post_turn: called after a reply was delivered (background review); never blocks the reply.
         memory: the external memory provider manager (prefetch before a turn, sync after it), if any.
         bus: where turn and hygiene events are published (metrics and the admin event list read them).
         media: reads attachments into the user message (None: they are described in one line).
         chats: the per-chat store the usage of each turn is added to (None: not kept).
+        store_writes: the store's write health, which this runner reports to (read by /readyz and the metrics).
+        limits: the spend and rate limits: checked once before a turn's model call, and every model call
+            of a job charged (None: no limits, nothing counted).
+        approvals: tool approvals (`tools.approval`): each turn gets its gate (None: no tool waits).
+        notes: every chat's notes, for a group sender's own USER notes (None: not shown).
+        reactions: `gateway.reactions` (✅ answered, ⚠️ failed; the gateway adds 👀 on receipt).
     """
 
     def __init__(
@@ -158,72 +186,131 @@ class TurnRunner:
         *,
         sessions: SessionService,
         delivery: Delivery,
-        journal: Journal,
+        entries: JournalEntries,
         settings: TurnSettings,
         post_turn: PostTurnHook | None = None,
         memory: MemoryManager | None = None,
         bus: EventBus | None = None,
         media: MediaReader | None = None,
         chats: ChatStore | None = None,
+        store_writes: StoreWrites | None = None,
+        limits: SpendGate | None = None,
+        approvals: Approvals | None = None,
+        notes: NotesStore | None = None,
+        reactions: Reactions | None = None,
     ) -> None:
         self._sessions = sessions
+        self.store_writes = store_writes or StoreWrites("the session store")
+        self._approvals = approvals
+        self._notes = notes
         self._bus = bus or EventBus()
         self._delivery = delivery
-        self._journal = journal
-        self._shared_journal = journal if isinstance(journal, SharedJournal) else None  # drafts noted for takers
+        self._entries = entries
+        self._shared_journal = entries.shared  # drafts noted for takers
         self.settings = settings
         self._post_turn = post_turn
         self._memory = memory
         self._media = media
         self._chats = chats
+        self._limits = limits
         self._syncs: set[asyncio.Task[bool]] = set()
-        self._journal_done: set[str] = set()  # entries already removed by `_deliver` (saves a failing unlink)
+        # Steer mode: takes the queued turns of a session for the running one (set by the gateway's lanes).
+        self.steering: Callable[[str], list[Job]] | None = None
+        self.reactions = reactions
         self.turns_run = 0
         self.hygiene_runs = 0
 
     async def run(self, job: Job) -> None:
-        """Run a job; cancellation (stop, interrupt, shutdown) leaves its journal entry for a re-run."""
+        """Run a job; cancellation (stop, interrupt, shutdown) leaves its journal entry for a re-run.
+
+        A job whose store write failed for the disk (full, or failing) keeps its journal entry and is run again
+        with backoff, in its lane (the session's later messages wait behind it, in order); the chat is told once
+        that the reply is delayed, not lost.
+        """
+        attempt = 0
+        while True:
+            disk = await self._run_once(job)
+            if disk is None:
+                return
+            if attempt == 0 and job.kind != "record":
+                await self._delivery.send_text(job.route.target, DELAYED_TEXT)
+            await asyncio.sleep(retry_delay(attempt))  # a retry timer: the disk gets time to get space back
+            attempt += 1
+            job = dataclasses.replace(job, resumed=True)  # its turn may be stored already (answered from there)
+
+    async def _run_once(self, job: Job) -> BaseException | None:
+        """Run `job` once; the disk error when a store write failed for it (the job is then to be run again)."""
         bind_message_context(platform=job.message.platform, chat_id=job.message.chat_id, session_key=job.route.key)
         waiting_since = time.monotonic()
         try:
-            async with self._sessions.session(job.route) as held:
-                lock_wait = time.monotonic() - waiting_since
-                bind_contextvars(lock_wait_ms=round(lock_wait * 1000, 2))
-                agent = held.agent
-                if job.kind == "record":
-                    await self._record(job, agent)
-                elif job.kind == "compress" and job.command is not None and job.command.name == "retry":
-                    await self._turn(job, agent, retry=True, lock_wait=lock_wait)
-                elif job.kind == "compress":
-                    await self._compress(job, agent)
-                else:
-                    await self._turn(job, agent, lock_wait=lock_wait)
-                if held.held.lost:
-                    # Renewal failed (e.g. a long Redis outage): another process may have run this session.
-                    log.warning("turn.lock_lost", kind=job.kind)
+            with self._entries.running(job):  # done when the job ends; kept when cancelled or to be run again
+                await self._run(job, waiting_since)
+        except _RunAgain as again:
+            return again.disk
+        return None
+
+    async def _run(self, job: Job, waiting_since: float) -> None:
+        try:
+            with self._metered(job) as tally:
+                await self._run_held(job, tally, waiting_since)
+            if not self.store_writes.ok:
+                self.store_writes.succeeded()
         except asyncio.CancelledError:
             log.info("turn.cancelled", kind=job.kind)
-            self._journal_done.discard(job.journal_entry or "")
             raise
         except LockBusy:
             log.warning("turn.lock_busy", kind=job.kind)
             self._bus.publish(TurnFailed(job.message.platform, job.route.key, "lock_busy"))
-            await self._tell(job, BUSY_TEXT)
+            await self._tell_failure(job, BUSY_TEXT)
         except Exception as exc:  # noqa: BLE001 - the task boundary: log, tell the chat briefly
+            disk = storage_failure(exc)
+            if disk is not None and (job.journal_entry is None
+                                     or job.journal_entry not in self._entries.answered_entries):
+                # Not answered yet: the message stays in the journal and the job runs again when the disk has room.
+                self.store_writes.failed(disk)
+                self._bus.publish(TurnFailed(job.message.platform, job.route.key, "store_write"))
+                self._sessions.agents.forget(job.route)  # rebuilt from what the store really holds
+                raise _RunAgain(disk) from exc
             log.exception("turn.failed", kind=job.kind, error=type(exc).__name__)
             self._bus.publish(TurnFailed(job.message.platform, job.route.key, type(exc).__name__))
             if isinstance(exc, ModelAuthError):
                 log.error("model.auth_failed", model=exc.model, status=exc.status,
                           fix="check model.api_key (or that fallback's api_key) and the model's access")
-            await self._tell(job, self._failure_text(exc))
-        if job.journal_entry is not None and job.journal_entry in self._journal_done:
-            self._journal_done.discard(job.journal_entry)
-        else:
-            self._finish_journal(job)
+            await self._tell_failure(job, self._failure_text(exc))
+            if job.kind == "turn" and self.reactions is not None:
+                await self.reactions.mark(job.message, "failed")
 
-    def _finish_journal(self, job: Job) -> None:
-        if job.journal_entry is not None:
-            self._journal.done(job.journal_entry)
+    def _metered(self, job: Job) -> contextlib.AbstractContextManager[Tally | None]:
+        """Every model call of the job (and of the review it starts) charged to its sender and chat."""
+        return self._limits.metered(job.message, job.route) if self._limits is not None else contextlib.nullcontext()
+
+    async def _run_held(self, job: Job, tally: Tally | None, waiting_since: float) -> None:
+        async with self._sessions.session(job.route) as held:
+            lock_wait = time.monotonic() - waiting_since
+            bind_contextvars(lock_wait_ms=round(lock_wait * 1000, 2))
+            agent = held.agent
+            if job.kind == "record":
+                await self._record(job, agent)
+            elif job.kind == "command" and job.command is not None:
+                await self._command(job, job.command, agent, lock_wait=lock_wait, tally=tally)
+            else:
+                await self.turn(job, agent, retry=False, lock_wait=lock_wait, tally=tally)
+            if held.held.lost:
+                # Renewal failed (e.g. a long Redis outage): another process may have run this session.
+                log.warning("turn.lock_lost", kind=job.kind)
+
+    async def _refused(self, job: Job, agent: SessionAgent, *, retry: bool) -> bool:
+        """The one limit check of a turn, before any model call; True: refused (the message kept as context)."""
+        if self._limits is None:
+            return False
+        hit = await self._limits.admit(job.message, job.route)
+        if hit is None:
+            return False
+        if not retry:
+            await self._record(job, agent)
+        if hit.first:  # once per window: later refusals in it are silent
+            await self._deliver(job, hit_text(hit))
+        return True
 
     def _failure_text(self, exc: Exception) -> str:
         if isinstance(exc, ModelNotConfigured) and self.settings.model_missing_text:
@@ -238,9 +325,22 @@ class TurnRunner:
             return REFUSED_TEXT
         return FAILED_TEXT
 
-    async def _tell(self, job: Job, text: str) -> None:
-        if job.kind != "record":
+    async def _tell_failure(self, job: Job, text: str) -> None:
+        """Say a turn failed: one line in a DM; in a group as `gateway.group_errors` says (a reaction, or nothing)."""
+        if job.kind == "record":
+            return
+        mode = "reply" if job.route.kind == "dm" else self.settings.group_errors
+        if mode == "reply":
             await self._delivery.send_text(job.route.target, text)
+            return
+        adapter = self._delivery.adapter(job.message.platform)
+        if mode == "react" and isinstance(adapter, Reacting):
+            try:
+                await adapter.react(job.route.target, job.message.message_id, "failed")
+            except (AdapterError, ConnectionError, OSError) as exc:
+                log.info("turn.failure_reaction_failed", error=type(exc).__name__)
+            return
+        log.info("turn.failure_not_shown", mode=mode)  # silent, or a platform without reactions
 
     async def _record(self, job: Job, agent: SessionAgent) -> None:
         message = user_line(job)
@@ -262,13 +362,11 @@ class TurnRunner:
             return None
         self.hygiene_runs += 1
         before = len(agent.history)
-        result = await agent.compress(trigger="hygiene", on_event=board)
+        result = await self._sessions.compress(job.route, agent, trigger="hygiene", on_event=board,
+                                             save_unchanged=False)
         progressed = result.changed and (len(agent.history) < before or result.tokens_after < result.tokens_before)
-        if progressed:
-            agent.state.marks.stalled_at = None
-            await self._sessions.persist(job.route, agent, compressed=True)
-        else:
-            agent.state.marks.stalled_at = len(agent.history)
+        if not progressed:
+            agent.state.marks.stalled_at = len(agent.history)  # not again until the history grows past this
         log.info(
             "hygiene.ran", reason=decision.reason, outcome=result.outcome, messages_before=before,
             messages_after=len(agent.history), tokens_before=result.tokens_before, tokens_after=result.tokens_after,
@@ -281,14 +379,40 @@ class TurnRunner:
         last = agent.state.marks.last_turn_at
         if last is None or not agent.engine.idle_compact_due(time.time() - last):
             return
-        result = await agent.compress(trigger="idle", on_event=board)
+        result = await self._sessions.compress(job.route, agent, trigger="idle", on_event=board, save_unchanged=False)
         log.info("compression.idle", outcome=result.outcome, idle_seconds=round(time.time() - last))
-        if result.changed:
-            await self._sessions.persist(job.route, agent, compressed=True)
+
+    async def _participant_notes(self, job: Job) -> str | None:
+        """The sender's own USER notes in a group, for this turn only (a shared session's prompt is everyone's)."""
+        if self._notes is None or job.route.kind == "dm":
+            return None
+        try:
+            return await asyncio.to_thread(
+                participant_notes, self._notes, job.route, job.message.user_id, job.message.user_name
+            )
+        except Exception as exc:  # noqa: BLE001 - the turn goes on without them
+            log.warning("notes.participant_unreadable", error=type(exc).__name__)
+            return None
+
+    def _steer(self, job: Job, taken: list[Job]) -> Callable[[], list[Message]] | None:
+        """What the loop asks at each tool-result boundary: the session's queued turns, as user lines."""
+        steering = self.steering
+        if steering is None:
+            return None
+
+        def steer() -> list[Message]:
+            jobs = steering(job.route.key)
+            taken.extend(jobs)
+            if jobs:
+                log.info("turn.steered", messages=len(jobs))
+            return [user_line(steered) for steered in jobs]
+
+        return steer
 
     async def _run_agent(
         self, job: Job, agent: SessionAgent, message: Message, *, retry: bool, context: ToolContext,
         on_text: StreamPreview | None, on_event: NoticeBoard, recall: str | None, on_tool: ToolProgress | None,
+        steered: list[Job] | None = None,
     ) -> TurnResult:
         """The loop, with "busy, retrying" notices to this chat; a failure keeps the user's message for /retry."""
         async def notice(text: str) -> None:
@@ -297,7 +421,8 @@ class TurnRunner:
         token = retry_notice.set(notice)
         try:
             result = await agent.run_turn(
-                message, context=context, on_text=on_text, on_event=on_event, recall=recall, on_tool=on_tool
+                message, context=context, on_text=on_text, on_event=on_event, recall=recall, on_tool=on_tool,
+                steer=self._steer(job, steered) if steered is not None else None,
             )
         except ModelError:
             agent.history.append(message)
@@ -338,17 +463,33 @@ class TurnRunner:
             # The failed message is still the last one: run it again in place; else (group lines came after) ask again.
             return (agent.history.pop() if in_place else user(failed)), in_place
         if self._media is not None and job.message.attachments:
-            prefix = f"{job.message.user_name}: " if job.route.shared else ""
+            head = line_prefix(job.message, shared=job.route.shared)
+            if job.message.quote is not None:
+                head += quote_line(job.message.quote, shared=job.route.shared, ours=is_ours(job.message)) + "\n"
             async with typing_while(self._delivery.adapter(job.message.platform), job.route.target):
-                read = await self._media.user_turn(job.message, prefix=prefix)  # downloads and transcription take a moment
+                read = await self._media.user_turn(job.message, prefix=head)  # downloads and transcription take a moment
             if isinstance(read, TurnRefused):
                 await self._deliver(job, read.reply)
                 return None
             return read, False
         return user_line(job), False
 
-    async def _turn(self, job: Job, agent: SessionAgent, *, retry: bool = False, lock_wait: float | None = None) -> None:
+    async def _command(
+        self, job: Job, command: Command, agent: SessionAgent, *, lock_wait: float, tally: Tally | None = None,
+    ) -> None:
+        """A queued command (`/compress`, `/retry`): its spec's handler, with this runner as its `SessionJobs`."""
+        run = COMMANDS.spec(command).run
+        if not isinstance(run, Queued):  # decided at intake: immediate commands never join a lane
+            raise TypeError(f"/{command.name} is not a queued command")
+        await run.handler(SessionCall(command, job, agent, _MeteredJobs(self, tally), lock_wait))
+
+    async def turn(
+        self, job: Job, agent: SessionAgent, *, retry: bool, lock_wait: float | None, tally: Tally | None = None,
+    ) -> None:
+        """Answer the job's message (or, `retry`, the user's last failed one) under the held session lock."""
         started = time.monotonic()
+        if await self._refused(job, agent, retry=retry):
+            return
         draft = await self._taken_over_draft(job)
         prepared = await self._turn_message(job, agent, retry=retry, draft=draft)
         if prepared is None:
@@ -363,17 +504,27 @@ class TurnRunner:
         streams = adapter is not None and adapter.limits.supports_edit
         preview = StreamPreview(self._delivery, job.route.target, draft=draft, on_draft=self._draft_noter(job)) if streams else None
         context = ToolContext(chat_id=job.route.chat_scope, session_id=agent.session_id, user_id=job.message.user_id,
-                              untrusted=writer_standing(job.message, self.settings.admins))
+                              untrusted=writer_standing(job.message, self.settings.admins), gate=self._gate(job),
+                              user_notes=user_notes_scope(job.route, job.message.user_id))
         mode = self.settings.tool_progress_dms if job.route.kind == "dm" else self.settings.tool_progress_groups
         progress = ToolProgress(_Notices(self._delivery, job), mode=mode) if mode != "off" else None
-        async with typing_while(adapter, job.route.target):
-            recall = None
-            if self._memory is not None:
-                recall = await self._memory.prefetch(job.route.chat_scope, job.message.user_id, turn_message.text)
-            result = await self._run_agent(
-                job, agent, turn_message, retry=retry, context=context, on_text=preview, on_event=board, recall=recall,
-                on_tool=progress,
-            )
+        steered: list[Job] = []
+        try:
+            async with typing_while(adapter, job.route.target):
+                recall = await self._participant_notes(job)
+                if self._memory is not None:
+                    provided = await self._memory.prefetch(job.route.chat_scope, job.message.user_id, turn_message.text)
+                    recall = "\n\n".join(part for part in (recall, provided) if part) or None
+                result = await self._run_agent(
+                    job, agent, turn_message, retry=retry, context=context, on_text=preview, on_event=board,
+                    recall=recall, on_tool=progress, steered=steered,
+                )
+        except asyncio.CancelledError as cancel:
+            if preview is not None and cancel.args == (STOPPED,):
+                # Stopped from the chat: no cursor left on the partial reply (a shutdown keeps it for the resume).
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(preview.finish(), STOP_FINISH_SECONDS)
+            raise
         if result.compressed:
             agent.state.marks.stalled_at = None
         self._count_usage(job, agent, result.usage)
@@ -383,7 +534,8 @@ class TurnRunner:
             await self._delivery.send_text(job.route.target, result.notice)
         if preview is not None:
             await preview.settle()
-        delivered = await self._deliver(job, result.reply, draft=preview.draft if preview else draft)
+        delivered = await self._send_reply(job, result.reply, tally=tally, steered=steered,
+                                           draft=preview.draft if preview else draft)
         self.turns_run += 1
         if kept("turn.finished"):
             self._log_finished(job, agent, result, hygiene, started=started, delivered=delivered)
@@ -401,6 +553,31 @@ class TurnRunner:
             )
             self._syncs.add(sync)
             sync.add_done_callback(self._syncs.discard)
+
+    async def _send_reply(self, job: Job, reply: str, *, tally: Tally | None, steered: list[Job],
+                          draft: SentMessage | None) -> bool:
+        """Deliver the turn's reply (with the usage footer), or stay silent for the silence token; True: sent."""
+        if self._silent(reply):
+            delivered = await self._stay_silent(job, draft)
+        else:
+            footer = tally.footer(self._limits.footer_mode()) if tally is not None and self._limits is not None else None
+            if footer is not None and reply.strip():
+                reply = f"{reply}\n\n{footer}"
+            delivered = await self._deliver(job, reply, draft=draft)
+        for answered in steered:  # answered by this reply: not re-run after a restart
+            for entry in answered.entries:
+                self._entries.done(entry)
+        if delivered and self.reactions is not None:
+            await self.reactions.mark(job.message, "answered")
+        return delivered
+
+    def _gate(self, job: Job) -> ApprovalGate | None:
+        """The turn's approval gate (None: no tool needs a person's yes in this chat)."""
+        if self._approvals is None:
+            return None
+        message = job.message
+        return self._approvals.gate(Asker(session_key=job.route.key, chat_scope=job.route.chat_scope,
+                                          target=job.route.target, user_id=message.user_id, user_name=message.user_name))
 
     @staticmethod
     def _log_finished(job: Job, agent: SessionAgent, result: TurnResult, hygiene: CompressionResult | None, *,
@@ -431,10 +608,14 @@ class TurnRunner:
             except Exception as exc:  # noqa: BLE001 - usage figures must never fail a turn
                 log.warning("usage.store_failed", error=type(exc).__name__)
 
-    async def close(self, *, timeout: float = 5.0) -> None:
-        """Wait (bounded) for provider syncs in flight, then shut the provider down."""
+    async def memory_synced(self, *, timeout: float = 5.0) -> None:
+        """Wait (bounded) until the memory provider's syncs in flight are done."""
         if self._syncs:
             await asyncio.wait(set(self._syncs), timeout=timeout)
+
+    async def close(self, *, timeout: float = 5.0) -> None:
+        """Wait (bounded) for provider syncs in flight, then shut the provider down."""
+        await self.memory_synced(timeout=timeout)
         if self._memory is not None:
             await self._memory.shutdown()
 
@@ -463,7 +644,33 @@ class TurnRunner:
 
         return note
 
+    def _silent(self, reply: str) -> bool:
+        token = self.settings.silence_token
+        return bool(token) and reply.strip() == token
+
+    async def _stay_silent(self, job: Job, draft: SentMessage | None) -> bool:
+        """The persona chose not to answer: the reply is stored (above), nothing is sent; a draft is removed."""
+        log.info("turn.silent", token=self.settings.silence_token)
+        self._entries.answered(job)  # stored, and deliberately not sent: never re-run
+        adapter = self._delivery.adapter(job.message.platform)
+        if draft is not None and adapter is not None:
+            try:
+                await adapter.delete(draft)
+            except Exception as exc:  # noqa: BLE001 - a leftover draft is cosmetic
+                log.warning("turn.silent_draft_left", error=type(exc).__name__)
+        return False
+
     async def _deliver(self, job: Job, text: str, *, draft: SentMessage | None = None) -> bool:
+        """Record the reply in the outbox and send it; an empty one never enters the outbox (one short notice)."""
+        if not text.strip():
+            log.warning("turn.empty_reply")
+            if draft is not None:
+                with contextlib.suppress(AdapterError, ConnectionError, OSError):
+                    adapter = self._delivery.adapter(draft.target.platform)
+                    if adapter is not None:
+                        await adapter.delete(draft)
+            await self._tell_failure(job, EMPTY_REPLY_TEXT)
+            return False
         item = OutboundItem(
             platform=job.message.platform,
             chat_id=job.message.chat_id,
@@ -475,25 +682,46 @@ class TurnRunner:
             draft_id=draft.message_id if draft is not None else None,
         )
         item_id = await self._delivery.record(item)
-        # The reply is durable now: the inbound message need not be re-run after a restart.
-        self._finish_journal(job)
-        if job.journal_entry is not None:
-            self._journal_done.add(job.journal_entry)
+        self._entries.answered(job)  # the reply is durable now: the message need not be re-run after a restart
         result = await self._delivery.send_recorded(item_id, item)
         return result.sent
 
-    async def _compress(self, job: Job, agent: SessionAgent) -> None:
+    async def compress(self, job: Job, agent: SessionAgent) -> CompressionResult:
+        """Compress the session now (`/compress`: forced) and persist the result."""
         board = self._board(job, agent, progress=False)
-        result = await self._sessions.compress(job.route, agent, trigger="manual", force=True, on_event=board)
-        if result.changed:
-            text = f"context compressed: {result.tokens_before:,} → {result.tokens_after:,} tokens"
-        else:
-            text = f"nothing compressed ({result.reason or result.outcome})"
+        return await self._sessions.compress(job.route, agent, trigger="manual", force=True, on_event=board)
+
+    async def reply(self, job: Job, text: str) -> None:
         await self._deliver(job, text)
 
 
+class _RunAgain(Exception):  # noqa: N818 - a control signal, not an error: the job runs again when the disk has room
+    """Leaves `JournalEntries.running` with the job's entry kept: its store write failed for the disk."""
+
+    def __init__(self, disk: BaseException) -> None:
+        super().__init__(str(disk))
+        self.disk = disk
+
+
+@dataclass(frozen=True, slots=True)
+class _MeteredJobs:
+    """The runner as a queued command's `SessionJobs`, its turns charged to the job's tally (`/retry`)."""
+
+    runner: TurnRunner
+    tally: Tally | None
+
+    async def turn(self, job: Job, agent: SessionAgent, *, retry: bool, lock_wait: float | None) -> None:
+        await self.runner.turn(job, agent, retry=retry, lock_wait=lock_wait, tally=self.tally)
+
+    async def compress(self, job: Job, agent: SessionAgent) -> CompressionResult:
+        return await self.runner.compress(job, agent)
+
+    async def reply(self, job: Job, text: str) -> None:
+        await self.runner.reply(job, text)
+
+
 __all__ = [
-    "FAILED_TEXT", "FinishedTurn", "PostTurnHook", "TurnRunner", "TurnSettings", "session_usage", "stored_reply",
-    "user_line",
+    "DELAYED_TEXT", "EMPTY_REPLY_TEXT", "FAILED_TEXT", "FinishedTurn", "GroupErrors", "PostTurnHook", "TurnRunner",
+    "TurnSettings", "session_usage", "stored_reply", "user_line",
 ]
 

@@ -51,10 +51,29 @@ _STATEMENTS = (
     )
     """,
     "CREATE INDEX IF NOT EXISTS chorus_outbox_pending ON chorus_outbox(created_at) WHERE acked_at IS NULL",
+    # One row per live replica, renewed by its heartbeat: the rows and claims it owns are its own while it lives.
+    """
+    CREATE TABLE IF NOT EXISTS chorus_replicas (
+        node        TEXT PRIMARY KEY,
+        alive_until DOUBLE PRECISION NOT NULL,
+        backend     INTEGER
+    )
+    """,
+    "ALTER TABLE chorus_replicas ADD COLUMN IF NOT EXISTS backend INTEGER",  # a table made before it had one
 )
 
+ALIVE_SQL = (
+    f"SELECT node FROM chorus_replicas WHERE alive_until >= {NOW_SQL}"
+    " AND (backend IS NULL OR backend IN (SELECT pid FROM pg_stat_activity))"
+)
+"""The replicas whose heartbeat is current and whose heartbeat connection, if they hold one, is still open (a
+subquery: `owner NOT IN ({ALIVE_SQL})` is a dead or unknown owner; see `heartbeat.py`)."""
 
-_NAMES = ("chorus_inbound", "chorus_inbound_live", "chorus_inbound_owner", "chorus_outbox", "chorus_outbox_pending")
+
+_NAMES = (
+    "chorus_inbound", "chorus_inbound_live", "chorus_inbound_owner", "chorus_outbox", "chorus_outbox_pending",
+    "chorus_replicas",
+)
 
 
 def _present(conn: Conn) -> bool:
@@ -64,11 +83,12 @@ def _present(conn: Conn) -> bool:
     ).fetchone()
     if not (row and row["n"] == len(_NAMES)):
         return False
-    column = conn.execute(
-        "SELECT 1 AS found FROM information_schema.columns WHERE table_schema = current_schema() "
-        "AND table_name = 'chorus_inbound' AND column_name = 'draft'"
+    columns = conn.execute(
+        "SELECT count(*) AS n FROM information_schema.columns WHERE table_schema = current_schema() "
+        "AND ((table_name = 'chorus_inbound' AND column_name = 'draft')"
+        " OR (table_name = 'chorus_replicas' AND column_name = 'backend'))"
     ).fetchone()
-    return column is not None
+    return columns is not None and columns["n"] == 2
 
 
 def ensure_tables(connect: Connect) -> None:

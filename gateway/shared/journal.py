@@ -1,12 +1,16 @@
 """`PostgresJournal`: the inbound journal as rows every replica shares, each leased to the replica running it.
 
-A replica records an accepted message as a row it owns with a lease, renews
-the leases of all its rows while it runs (`renew`), and finishes a row when
-the reply is recorded (`PostgresOutbox.put` does that in the same
-transaction) or the chat was told of a failure (`done`). A replica that dies
-stops renewing; once a lease expires any replica takes the row over
-(`take_expired`: `FOR UPDATE SKIP LOCKED`, so two never take the same row)
-and re-runs the message. The unique `dedup_key` makes recording idempotent:
+A replica records an accepted message as a row it owns with a first lease,
+keeps all its rows with one heartbeat row of its own (`renew`: one row
+written per replica, however many messages it runs; `heartbeat.py`), and
+finishes a row when the reply is recorded (`PostgresOutbox.put` does that in
+the same transaction) or the chat was told of a failure (`done`). A replica
+that dies is dead at once (its heartbeat connection ends with it) or when
+its heartbeat lapses (its machine vanished); any replica then takes its rows
+over (`take_expired`: `FOR UPDATE SKIP LOCKED`, so two never take the same
+row) and re-runs the messages. A replica that stops cleanly ends its
+heartbeat at once. The row's own lease only counts for an owner with no
+heartbeat row at all (a replica of an earlier version, renewing rows). The unique `dedup_key` makes recording idempotent:
 a platform redelivering a message another replica recorded (live or
 finished within a day) records nothing (`DuplicateDelivery`).
 """
@@ -22,7 +26,8 @@ import structlog
 from adapters.base import InboundMessage
 from gateway.intake.journals import DuplicateDelivery, JournalBacklog, TakenOver
 from gateway.shared._codec import decode_message, encode_message
-from gateway.shared._schema import NOW_SQL, Connect, ensure_tables, prune_finished
+from gateway.shared._schema import ALIVE_SQL, NOW_SQL, Connect, ensure_tables, prune_finished
+from gateway.shared.heartbeat import Heartbeat
 
 log = structlog.get_logger(__name__)
 
@@ -36,14 +41,17 @@ RETURNING entry
 _TAKE = f"""
 UPDATE chorus_inbound SET owner = %(owner)s, lease_until = {NOW_SQL} + %(lease)s, takeovers = takeovers + 1
 WHERE entry IN (
-    SELECT entry FROM chorus_inbound WHERE finished_at IS NULL AND lease_until < {NOW_SQL}
+    SELECT entry FROM chorus_inbound WHERE finished_at IS NULL AND owner NOT IN ({ALIVE_SQL})
+    AND (lease_until < {NOW_SQL} OR owner IN (SELECT node FROM chorus_replicas))
     ORDER BY created_at LIMIT %(limit)s FOR UPDATE SKIP LOCKED
 )
 RETURNING entry, message, takeovers, created_at
 """
 _BACKLOG = f"""
-SELECT count(*) FILTER (WHERE lease_until >= {NOW_SQL}) AS claimed,
-       count(*) FILTER (WHERE lease_until < {NOW_SQL}) AS expired
+SELECT count(*) FILTER (WHERE owner IN ({ALIVE_SQL})
+                        OR (lease_until >= {NOW_SQL} AND owner NOT IN (SELECT node FROM chorus_replicas))) AS claimed,
+       count(*) FILTER (WHERE owner NOT IN ({ALIVE_SQL})
+                        AND (lease_until < {NOW_SQL} OR owner IN (SELECT node FROM chorus_replicas))) AS expired
 FROM chorus_inbound WHERE finished_at IS NULL
 """
 
@@ -63,27 +71,31 @@ class PostgresJournal:
         connect: a pooled connection (autocommit), normally the session store's `connection`.
         node: this process's id (the owner of the rows it records or takes over).
         lease_seconds: how long a row stays this replica's without renewal (`gateway.lease_seconds`).
+        url: the store's URL: the heartbeat holds a connection of its own, so a killed replica is dead at once.
     """
 
-    def __init__(self, connect: Connect, *, node: str, lease_seconds: float) -> None:
+    def __init__(self, connect: Connect, *, node: str, lease_seconds: float, url: str | None = None) -> None:
         if not lease_seconds > 0:
             raise ValueError(f"PostgresJournal: lease_seconds must be > 0, got {lease_seconds}")
         self._connect = connect
         self.node = node
         self.lease_seconds = lease_seconds
+        self._heartbeat = Heartbeat(connect, node=node, lease_seconds=lease_seconds, url=url)
         self._finisher: ThreadPoolExecutor | None = None
 
     def open(self) -> None:
         """Create the tables if this database has none yet (the session store must be open)."""
         if self._finisher is None:
             ensure_tables(self._connect)
+            self.renew()  # alive from the start: the first lease of its rows is never all that keeps them
             self._finisher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="journal-done")
 
     def close(self) -> None:
-        """Apply the `done`s still queued; unfinished rows stay for another replica to take over."""
+        """Apply the `done`s still queued; end the heartbeat, so another replica takes the unfinished rows at once."""
         finisher, self._finisher = self._finisher, None
         if finisher is not None:
             finisher.shutdown(wait=True)
+            self._heartbeat.end()
 
     def record(self, message: InboundMessage) -> str:
         outcome = self.record_many([message])[0]
@@ -148,12 +160,8 @@ class PostgresJournal:
         return [(taken.entry, taken.message) for taken in self.take_expired(limit=10_000)]
 
     def renew(self) -> int:
-        """Extend the lease of every unfinished row this replica owns; returns how many."""
-        with self._connect() as conn:
-            return conn.execute(
-                f"UPDATE chorus_inbound SET lease_until = {NOW_SQL} + %s WHERE owner = %s AND finished_at IS NULL",
-                (self.lease_seconds, self.node),
-            ).rowcount
+        """The heartbeat: this replica is alive for another lease, and with it every row it owns (one row written)."""
+        return self._heartbeat.beat()
 
     def take_expired(self, *, limit: int) -> list[TakenOver]:
         """Take over rows whose lease ran out (oldest first); an unreadable row is finished and logged."""

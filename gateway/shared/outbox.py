@@ -7,7 +7,8 @@ still due for a re-run (which would answer it twice), nor the reverse. The
 entry is unique per reply: a second `put` for it (a replica that lost its
 lease re-ran the turn) returns the first reply's id, which its sender then
 fails to claim. An item is claimed by a lease; a sender that dies before
-`ack` leaves it to whichever replica claims it after the lease.
+`ack` leaves it to whichever replica claims it once the lease or the
+sender's heartbeat (`chorus_replicas`, kept by its journal) ran out.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 import structlog
 
 from gateway.coord.base import OutboundItem, PendingOutbound, check_ttl
-from gateway.shared._schema import NOW_SQL, Connect
+from gateway.shared._schema import ALIVE_SQL, NOW_SQL, Connect
 
 log = structlog.get_logger(__name__)
 
@@ -29,9 +30,13 @@ ON CONFLICT (answers) DO NOTHING RETURNING id
 _FINISH = f"UPDATE chorus_inbound SET finished_at = {NOW_SQL} WHERE entry = %s AND finished_at IS NULL"
 _CLAIM = f"""
 UPDATE chorus_outbox SET owner = %(owner)s, lease_until = {NOW_SQL} + %(ttl)s, attempts = attempts + 1
-WHERE id = %(id)s AND acked_at IS NULL AND (owner IS NULL OR owner = %(owner)s OR lease_until < {NOW_SQL})
+WHERE id = %(id)s AND acked_at IS NULL
+  AND (owner IS NULL OR owner = %(owner)s OR lease_until < {NOW_SQL}
+       OR (owner LIKE '%%:' || %(id)s AND left(owner, -(length(%(id)s) + 1)) NOT IN ({ALIVE_SQL})))
 RETURNING id
 """
+"""A claim is free once its lease ran out, or at once when its sender (`<node>:<item id>`, as `Delivery` names
+it) has no current heartbeat: the replica died."""
 _PENDING = f"""
 SELECT id, item, attempts FROM chorus_outbox
 WHERE acked_at IS NULL AND created_at <= {NOW_SQL} - %s ORDER BY created_at LIMIT %s

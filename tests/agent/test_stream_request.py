@@ -91,12 +91,12 @@ async def test_slow_and_unreachable_endpoints(fake_openai: FakeOpenAI) -> None:
     with pytest.raises(ModelUnavailable) as timed_out:
         await slow.complete([user("hi")], on_text=sink)
     await slow.close()
-    with socket.socket() as probe:  # a port nothing listens on
+    with socket.socket() as probe:  # bound, never listening, kept while used: refused, and no one else can take it
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    refused = OpenAIModelClient(model="m", base_url=f"http://127.0.0.1:{port}/v1", api_key="sk-test")
-    with pytest.raises(ModelUnavailable) as unreachable:
-        await refused.complete([user("hi")], on_text=sink)
-    await refused.close()
+        refused = OpenAIModelClient(model="m", base_url=f"http://127.0.0.1:{port}/v1", api_key="sk-test")
+        with pytest.raises(ModelUnavailable) as unreachable:
+            await refused.complete([user("hi")], on_text=sink)
+        await refused.close()
     assert timed_out.value.timeout is True
     assert unreachable.value.connection is True

@@ -53,7 +53,8 @@ def test_replica_manifests_validate_and_use_no_persistent_volume() -> None:
 def test_replica_configs_select_postgres_and_redis_from_the_environment() -> None:
     """The ConfigMap's config reads both URLs from the environment; the container config defaults to SQLite."""
     configmap = yaml.safe_load((DEPLOY / "k8s-replicas" / "configmap.yaml").read_text())
-    env = {"CHORUS_STORE_URL": "postgresql://chorus:pw@postgres:5432/chorus", "CHORUS_REDIS_URL": "redis://r:6379/0"}
+    env = {"CHORUS_STORE_URL": "postgresql://chorus:pw@postgres:5432/chorus", "CHORUS_REDIS_URL": "redis://r:6379/0",
+           "CHORUS_WEB_TOKEN": "from-the-secret"}
     config = parse_config(yaml.safe_load(configmap["data"]["config.yaml"]), env=env)
     assert (config.store.url, config.redis.url) == (env["CHORUS_STORE_URL"], env["CHORUS_REDIS_URL"])
     container = parse_config(yaml.safe_load((DEPLOY / "config.yaml").read_text()), env={})

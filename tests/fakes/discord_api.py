@@ -151,6 +151,7 @@ class FakeDiscord:
         self.connections: list[Connection] = []
         self.failures: dict[str, list[Failure]] = {}
         self.posted: dict[str, Json] = {}
+        self.history: dict[str, Json] = {}  # older messages GET /channels/{id}/messages/{id} serves (besides `posted`)
         self._nonces: dict[tuple[str, str], Json] = {}  # (channel, nonce) of posts made with enforce_nonce
         self.channels: dict[str, Json] = {GENERAL_ID: text_channel(GENERAL_ID, "general"),
                                           RANDOM_ID: text_channel(RANDOM_ID, "random"),
@@ -160,6 +161,7 @@ class FakeDiscord:
         self.port = 0
         self.commands: list[Json] = []  # the slash-command menu last PUT by the bot
         self.interaction_replies: list[Json] = []
+        self.interaction_followups: list[Json] = []
         self.cdn: dict[str, bytes] = {}  # path under /attachments/ -> bytes, served like Discord's CDN
         self._heartbeat_ms = heartbeat_interval_ms
         self._sessions: dict[str, Session] = {}
@@ -172,6 +174,8 @@ class FakeDiscord:
             ("GET", "/oauth2/applications/@me", re.compile(r"/oauth2/applications/@me"), self._application),
             ("GET", "/channels/{channel_id}", re.compile(r"/channels/(\d+)"), self._get_channel),
             ("POST", "/channels/{channel_id}/messages", re.compile(r"/channels/(\d+)/messages"), self._create),
+            ("GET", "/channels/{channel_id}/messages/{message_id}", re.compile(r"/channels/(\d+)/messages/(\d+)"),
+             self._get_message),
             ("PATCH", "/channels/{channel_id}/messages/{message_id}", re.compile(r"/channels/(\d+)/messages/(\d+)"), self._edit),
             ("DELETE", "/channels/{channel_id}/messages/{message_id}", re.compile(r"/channels/(\d+)/messages/(\d+)"), self._delete),
             ("POST", "/channels/{channel_id}/typing", re.compile(r"/channels/(\d+)/typing"), self._typing),
@@ -179,6 +183,7 @@ class FakeDiscord:
              self._put_commands),
             ("POST", "/interactions/{interaction_id}/{token}/callback", re.compile(r"/interactions/(\d+)/([^/]+)/callback"),
              self._interaction_callback),
+            ("POST", "/webhooks/{application_id}/{token}", re.compile(r"/webhooks/(\d+)/([^/?]+)"), self._followup),
         ]
 
     @property
@@ -273,6 +278,12 @@ class FakeDiscord:
     async def send_message(self, payload: Json) -> int:
         return await self.dispatch("MESSAGE_CREATE", payload)
 
+    async def edit_message(self, payload: Json, content: str) -> Json:
+        """Dispatch MESSAGE_UPDATE for `payload` with new `content` (as Discord sends a user's edit); returns it."""
+        edited = {**payload, "content": content, "edited_timestamp": iso_now()}
+        await self.dispatch("MESSAGE_UPDATE", edited)
+        return edited
+
     async def send_raw(self, text: str) -> None:
         """Send a raw text frame on the live socket (for malformed-payload tests)."""
         await self.wait_until(lambda: self._current is not None and self._live(self._current) is not None)
@@ -334,6 +345,23 @@ class FakeDiscord:
         return _json({"interaction": {"id": interaction_id, "type": 2, "response_message_loading": False,
                                       "response_message_ephemeral": True}})
 
+    async def _followup(self, body: Json | None, application_id: str, token: str) -> web.Response:
+        """A followup message to an acknowledged interaction (ephemeral when flags has 64)."""
+        self.interaction_followups.append(body or {})
+        await self._record()
+        return _json({"id": self.new_id(), "channel_id": GENERAL_ID, "content": (body or {}).get("content", ""),
+                      "author": BOT_USER, "timestamp": iso_now(), "type": 0, "flags": (body or {}).get("flags", 0),
+                      "attachments": [], "embeds": [], "mentions": [], "mention_roles": [], "pinned": False,
+                      "mention_everyone": False, "tts": False, "edited_timestamp": None})
+
+    def button_press(self, custom_id: str, *, message_id: str, channel_id: str = GENERAL_ID,
+                     author: Json | None = None) -> Json:
+        """An INTERACTION_CREATE payload for a press on the button `custom_id` under message `message_id`."""
+        payload = self.slash_command("unused", channel_id=channel_id, author=author)
+        message = self.posted.get(message_id) or {"id": message_id, "channel_id": channel_id}
+        return {**payload, "type": 3, "message": message,
+                "data": {"custom_id": custom_id, "component_type": 2}}
+
     async def _cdn(self, request: web.Request) -> web.Response:
         data = self.cdn.get(request.match_info["path"])
         if data is None:
@@ -361,8 +389,8 @@ class FakeDiscord:
             if queued:
                 failure = queued.pop(0)
                 return _json(failure.body, failure.status, failure.headers)
-            # Interaction callbacks are authorised by the token in their path, not the bot token.
-            if not route.startswith("POST /interactions/") and request.headers.get("Authorization") != f"Bot {TOKEN}":
+            # Interaction callbacks and followups are authorised by the token in their path, not the bot token.
+            if not route.startswith(("POST /interactions/", "POST /webhooks/")) and request.headers.get("Authorization") != f"Bot {TOKEN}":
                 return _json({"message": "401: Unauthorized", "code": 0}, 401)
             return await handler(body, *match.groups())
         await self._record(RestCall(request.method, "unknown", path, body, request.headers.get("Authorization"), time.monotonic()))
@@ -395,6 +423,12 @@ class FakeDiscord:
         if body.get("enforce_nonce") and nonce is not None:
             self._nonces[(channel_id, str(nonce))] = message
         return _json(message)
+
+    async def _get_message(self, body: Json | None, channel_id: str, message_id: str) -> web.Response:
+        found = self.posted.get(message_id) or self.history.get(message_id)
+        if found is None:
+            return _json({"message": "Unknown Message", "code": 10008}, 404)
+        return _json(found)
 
     async def _edit(self, body: Json | None, channel_id: str, message_id: str) -> web.Response:
         if message_id not in self.posted:

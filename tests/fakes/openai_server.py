@@ -52,8 +52,9 @@ def echo_responder(request: dict[str, Any]) -> Reply:
     return Reply(content="echo: (nothing)")
 
 
-def _estimate_prompt_tokens(request: dict[str, Any]) -> int:
-    return max(1, len(json.dumps(request.get("messages", []))) // 4)
+def _estimate_prompt_tokens(request: dict[str, Any], *, count_tools: bool = False) -> int:
+    counted = [request.get("messages", []), request.get("tools", [])] if count_tools else request.get("messages", [])
+    return max(1, len(json.dumps(counted)) // 4)
 
 
 class FakeOpenAI:
@@ -78,6 +79,7 @@ class FakeOpenAI:
         )
         self.overflow_body: dict[str, Any] = {}  # extra error fields (llama.cpp's n_ctx)
         self.overflows = 0
+        self.count_tools = False  # True: the tool schemas count against the window too, as real providers count them
 
     @property
     def base_url(self) -> str:
@@ -127,7 +129,7 @@ class FakeOpenAI:
         self.request_headers.append(dict(http_request.headers))
         async with self._arrived:
             self._arrived.notify_all()
-        tokens = _estimate_prompt_tokens(request)
+        tokens = _estimate_prompt_tokens(request, count_tools=self.count_tools)
         if self.window is not None and tokens > self.window:
             self.overflows += 1
             text = self.overflow_message.format(window=self.window, tokens=tokens)

@@ -89,10 +89,16 @@ class FakeSlack:
         self._envelopes = itertools.count(1)
         self._runner: web.AppRunner | None = None
         self.files: dict[str, bytes] = {}  # url_private path -> bytes; served only with the bot token
+        self.threads: dict[str, dict[str, Any]] = {}  # thread_ts -> the parent post conversations.replies answers
 
     @property
     def api_base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/api/"
+
+    @property
+    def origin(self) -> str:
+        """Where url_private files are served: pass it as the adapter's `file_hosts`."""
+        return f"http://127.0.0.1:{self.port}"
 
     async def __aenter__(self) -> FakeSlack:
         app = web.Application()
@@ -209,10 +215,17 @@ class FakeSlack:
             if params.get("thread_ts"):
                 message["thread_ts"] = params["thread_ts"]
             return {"ok": True, "channel": params.get("channel"), "ts": ts, "message": message}
+        if method == "chat.postEphemeral":
+            return {"ok": True, "message_ts": f"{1_700_000_000 + next(self._ts)}.000200"}
         if method == "chat.update":
             return {"ok": True, "channel": params.get("channel"), "ts": params.get("ts"), "text": params.get("text")}
         if method == "chat.delete":
             return {"ok": True, "channel": params.get("channel"), "ts": params.get("ts")}
+        if method == "conversations.replies":
+            parent = self.threads.get(str(params.get("ts")))
+            if parent is None:
+                return {"ok": False, "error": "thread_not_found"}
+            return {"ok": True, "messages": [parent], "has_more": False}
         if method == "apps.connections.open":
             return {"ok": True, "url": f"ws://127.0.0.1:{self.port}/link/?ticket=t{self.connections + 1}"}
         return {"ok": False, "error": "unknown_method"}

@@ -191,7 +191,7 @@ class Call:
 
 @dataclass
 class _Fault:
-    kind: str  # "error", "drop", "html"
+    kind: str  # "error", "drop", "html", "hang"
     status: int = 400
     description: str = ""
     retry_after: int | None = None
@@ -213,13 +213,14 @@ def _decode(value: str) -> Any:
 class FakeTelegram:
     """Use as `async with FakeTelegram() as fake:`; point PTB at `fake.base_url`."""
 
-    def __init__(self, *, token: str = TOKEN) -> None:
+    def __init__(self, *, token: str = TOKEN, first_update_id: int = 1) -> None:
+        """`first_update_id`: two fakes standing in for two bots on one Redis need update ids apart (de-duplication)."""
         self.token = token
         self.calls: list[Call] = []
         self.updates: list[dict[str, Any]] = []
         self._faults: dict[str, deque[_Fault]] = {}
         self._chats: dict[str, _Chat] = {}
-        self._update_ids = itertools.count(1)
+        self._update_ids = itertools.count(first_update_id)
         self._changed = asyncio.Condition()
         self._runner: web.AppRunner | None = None
         self._closing = False
@@ -276,6 +277,10 @@ class FakeTelegram:
         """Close the connection without an answer on the next `times` calls of `method`."""
         self._faults.setdefault(method, deque()).extend([_Fault("drop")] * times)
 
+    def hang(self, method: str, *, times: int = 1) -> None:
+        """Never answer the next `times` calls of `method` (until the client gives up or the server closes)."""
+        self._faults.setdefault(method, deque()).extend([_Fault("hang")] * times)
+
     def bad_gateway(self, method: str, *, times: int = 1) -> None:
         """Answer the next `times` calls of `method` with a proxy's 502 HTML page."""
         self._faults.setdefault(method, deque()).extend([_Fault("html", status=502)] * times)
@@ -308,6 +313,10 @@ class FakeTelegram:
                 request.transport.close()  # type: ignore[union-attr]
                 request.protocol.force_close()
                 return web.Response()
+            if fault.kind == "hang":
+                async with self._changed:
+                    await self._changed.wait_for(lambda: self._closing)
+                return web.Response(status=503)
             if fault.kind == "html":
                 return web.Response(status=502, text="<html><body>502 Bad Gateway</body></html>", content_type="text/html")
             return _error(fault.status, fault.description, fault.retry_after)
@@ -354,7 +363,13 @@ class FakeTelegram:
     async def _api_setWebhook(self, params: dict[str, Any]) -> Any:
         return True
 
+    async def _api_answerCallbackQuery(self, params: dict[str, Any]) -> Any:
+        return True
+
     async def _api_sendChatAction(self, params: dict[str, Any]) -> Any:
+        return True
+
+    async def _api_setMessageReaction(self, params: dict[str, Any]) -> Any:
         return True
 
     async def _api_getUpdates(self, params: dict[str, Any]) -> Any:

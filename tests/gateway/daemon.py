@@ -4,6 +4,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import resource
 import signal
 import sys
 from pathlib import Path
@@ -13,12 +14,23 @@ ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT = 60.0
 
 
-async def start_daemon(config: Path) -> tuple[asyncio.subprocess.Process, list[dict[str, Any]]]:
-    """Start `chorus run`, return once it logged `gateway.ready`; its log lines keep being collected."""
+async def start_daemon(
+    config: Path, *, nofile: int | None = None
+) -> tuple[asyncio.subprocess.Process, list[dict[str, Any]]]:
+    """Start `chorus run`, return once it logged `gateway.ready`; its log lines keep being collected.
+
+    `nofile` sets the daemon's descriptor limit (soft and hard), as a supervisor's LimitNOFILE would.
+    """
+
+    def limit_descriptors() -> None:
+        if nofile is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "gateway.cli", "run", "--config", str(config),
         cwd=ROOT, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        preexec_fn=limit_descriptors if nofile is not None else None,
     )
     lines: list[dict[str, Any]] = []
     ready = asyncio.Event()

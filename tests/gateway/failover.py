@@ -18,7 +18,6 @@ import json
 import os
 import random
 import signal
-import socket
 import sys
 import time
 from collections import Counter
@@ -45,12 +44,6 @@ ACK_WINDOW = 1.0  # seconds from a reply's send to its sender's death that count
 ARRIVAL_SLACK = 0.5  # the fake stamps a request when its loop reads it: one written just before the kill can be read after
 POST_TIMEOUT = 15.0  # longer than the adapter's receipt wait, so a live replica's 503 comes back first
 RETRY_PAUSE = 0.05
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass
@@ -92,10 +85,14 @@ class Figures:
 
 
 class Replica:
-    """One `chorus run` with its own home; `start` returns once it logged `gateway.ready`."""
+    """One `chorus run` with its own home; `start` returns once it logged `gateway.ready`.
 
-    def __init__(self, index: int, config: Path, port: int) -> None:
-        self.index, self.config, self.port = index, config, port
+    Its webhook binds port 0: `port` is the one it logged in `telegram.started` (a new one at each start).
+    """
+
+    def __init__(self, index: int, config: Path) -> None:
+        self.index, self.config = index, config
+        self.port = 0
         self.process: asyncio.subprocess.Process | None = None
         self.ready = False
         self.starts = 0
@@ -115,6 +112,7 @@ class Replica:
 
         async def read() -> None:
             assert process.stderr is not None
+            port = 0
             try:
                 async for raw in process.stderr:
                     log_file.write(raw)
@@ -123,7 +121,10 @@ class Replica:
                     except ValueError:
                         tail.append(raw)
                         continue
+                    if line.get("event") == "telegram.started":
+                        port = int(line["port"])
                     if line.get("event") == "gateway.ready":
+                        self.port = port
                         started.set()
             finally:
                 log_file.close()
@@ -153,18 +154,17 @@ class Replica:
 
 
 def replica_config(tmp: Path, index: int, *, model_url: str, telegram_url: str, store_url: str, redis_url: str,
-                   prefix: str, lease: float) -> Replica:
-    port = _free_port()
+                   prefix: str, lease: float | None) -> Replica:
     config = {
         "home": str(tmp / f"r{index}" / "home"),
         "model": {"name": "fake-model", "base_url": model_url, "api_key": "sk-test-not-real"},
         "platforms": {"web": {"enabled": False}, "telegram": {
             "enabled": True, "token": TOKEN, "base_url": telegram_url, "mode": "webhook", "allow_all_users": True,
             "webhook": {"url": "https://bot.example.org/tg", "secret_token": SECRET, "path": "/tg",
-                        "listen": "127.0.0.1", "port": port},
+                        "listen": "127.0.0.1", "port": 0},
         }},
         "admin": {"host": "127.0.0.1", "port": 0},
-        "gateway": {"shutdown_grace_seconds": 1, "lease_seconds": lease},
+        "gateway": {"shutdown_grace_seconds": 1, **({} if lease is None else {"lease_seconds": lease})},
         "memory": {"nudge_interval": 0, "flush_min_turns": 0, "memory_enabled": False, "user_profile_enabled": False},
         "store": {"url": store_url},
         "redis": {"url": redis_url, "key_prefix": prefix},
@@ -173,7 +173,7 @@ def replica_config(tmp: Path, index: int, *, model_url: str, telegram_url: str, 
     path = tmp / f"r{index}" / "config.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(config), encoding="utf-8")
-    return Replica(index, path, port)
+    return Replica(index, path)
 
 
 def slow_echo(low: float, high: float, *, streamed: bool = False) -> Callable[[dict[str, Any]], Reply]:
@@ -383,7 +383,7 @@ def _count(telegram: FakeTelegram, load: Load, store_url: str, figures: Figures)
 
 async def run_failover(
     tmp: Path, *, store_url: str, redis_url: str, prefix: str, chats: int = 50, kills: int = 20,
-    kill_every: float = 1.0, lease: float = 3.0, latency: tuple[float, float] = (0.2, 0.4), max_down: int = 1,
+    kill_every: float = 1.0, lease: float | None = 3.0, latency: tuple[float, float] = (0.2, 0.4), max_down: int = 1,
     streamed: bool = False,
 ) -> Figures:
     """The whole run; returns the figures (the replicas are stopped, the fakes closed)."""
@@ -398,14 +398,14 @@ async def run_failover(
         try:
             await asyncio.gather(*(r.start() for r in replicas))
             figures.note("three replicas ready")
-            load = Load(replicas, telegram, chats, reply_timeout=max(60.0, lease * 10))
+            load = Load(replicas, telegram, chats, reply_timeout=max(60.0, (lease or 30.0) * 10))
             async with aiohttp.ClientSession() as session:
                 generating = asyncio.create_task(load.run(session))
                 await _kill_loop(replicas, load, figures, kills, kill_every, max_down)
                 load.stopping = True
                 figures.note("kills done; the chats finish their last message")
                 await generating
-            await _settle(store_url, load, timeout=max(60.0, lease * 10))
+            await _settle(store_url, load, timeout=max(60.0, (lease or 30.0) * 10))
             figures.note("settled")
             if any(s.answered_at is None for s in load.sent):
                 for replica in replicas:  # each writes its tasks' stacks to its replica.log

@@ -51,15 +51,19 @@ class FakePlatform:
         replies_to_bot: bool = False,
         thread_id: str | None = None,
         delivery_id: str | None = None,
+        sender_is_bot: bool = False,
+        message_id: str | None = None,
+        edited: bool = False,
     ) -> None:
         assert self.queue is not None, "start the gateway first"
         number = next(self._ids)
         await self.queue.put(
             InboundMessage(
                 platform=self.name, chat_id=chat_id, chat_type=chat_type,  # type: ignore[arg-type]
-                user_id=user_id, user_name=user_name, text=text, message_id=f"in{number}",
+                user_id=user_id, user_name=user_name, text=text, message_id=message_id or f"in{number}",
                 timestamp=time.time(), thread_id=thread_id, mentions_bot=mentions_bot,
                 replies_to_bot=replies_to_bot, delivery_id=delivery_id or f"{self.name}:{number}",
+                sender_is_bot=sender_is_bot, edited=edited,
             )
         )
 

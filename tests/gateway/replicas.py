@@ -5,7 +5,6 @@ import asyncio
 import json
 import os
 import signal
-import socket
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -17,12 +16,6 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT = 90.0
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def replica_config(tmp_path: Path, name: str, **sections: Any) -> Path:
@@ -83,7 +76,23 @@ async def replica(config: Path) -> AsyncIterator[list[dict[str, Any]]]:
 
 def admin_port(lines: list[dict[str, Any]]) -> int:
     """The admin port a replica logged when it started listening (`admin.started`, url=http://host:port/healthz)."""
+    return logged_port(lines, "admin.started")
+
+
+def web_port(lines: list[dict[str, Any]]) -> int:
+    """The web chat's port a replica bound (its config says port 0; `web.started` names the real one)."""
+    return logged_port(lines, "web.started")
+
+
+def logged_port(lines: list[dict[str, Any]], event: str) -> int:
+    """The port a server of a `chorus run` bound, from its `event` line (`url=http://host:port/…` or `port=…`).
+
+    Servers in child processes bind port 0 and log the port they got: a port picked free by the test and bound
+    later by the child could be taken by anything else on the machine in between.
+    """
     for line in lines:
-        if line.get("event") == "admin.started":
+        if line.get("event") == event:
+            if line.get("port"):
+                return int(line["port"])
             return int(urlsplit(str(line["url"])).port or 0)
-    raise AssertionError(f"no admin.started line among {[line.get('event') for line in lines]}")
+    raise AssertionError(f"no {event} line among {[line.get('event') for line in lines]}")

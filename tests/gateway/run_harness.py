@@ -1,15 +1,20 @@
 """The gateway built exactly as `chorus run` builds it: `Operations` (live tuning) + `build_gateway` + `attach`."""
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, TypeVar
+
+from aiohttp import web
 
 from adapters.base import PlatformAdapter
 from gateway.admin.wiring import Operations
 from gateway.app import Gateway
 from gateway.build import build_gateway
 from gateway.config import ChorusConfig
+from gateway.ops.health import health_routes
+from tests.fakes.loopback import serve_loopback
 
 
 @asynccontextmanager
@@ -26,3 +31,28 @@ async def run_like_chorus(
     finally:
         await gateway.stop()
         ops.detach()
+
+
+@asynccontextmanager
+async def serving_readyz(gateway: Gateway) -> AsyncIterator[str]:
+    """`/healthz` and `/readyz` served as the admin server serves them, on a loopback port; yields /readyz's URL."""
+    app = web.Application()
+    app.add_routes(health_routes(gateway.readiness))
+    runner, port = await serve_loopback(app)
+    try:
+        yield f"http://127.0.0.1:{port}/readyz"
+    finally:
+        await runner.cleanup()
+
+
+T = TypeVar("T")
+
+
+async def until(check: Callable[[], Awaitable[T | None]], *, timeout: float = 60.0) -> T:
+    """Call `check` until it returns something other than None: waiting on a condition an HTTP probe shows."""
+    async with asyncio.timeout(timeout):
+        while True:
+            found = await check()
+            if found is not None:
+                return found
+            await asyncio.sleep(0.05)  # the probe's interval, not synchronisation of a known event

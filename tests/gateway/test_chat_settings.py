@@ -13,7 +13,7 @@ from adapters.base import InboundMessage
 from agent.prompt import DEFAULT_BASE_PROMPT
 from gateway.admin.wiring import Operations
 from gateway.build import build_gateway
-from gateway.chats.commands import UNDO_BUSY_TEXT
+from gateway.commands.chat import UNDO_BUSY_TEXT
 from gateway.config import load_config
 from gateway.intake.routing import Route, route
 from tests.fakes.openai_server import FakeOpenAI, Reply

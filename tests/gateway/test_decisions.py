@@ -5,8 +5,10 @@ import pytest
 
 from adapters.base import InboundMessage
 from agent.messages import user
+from gateway.commands.spec import Command
+from gateway.commands.status import StatusInfo, render_status
+from gateway.commands.table import COMMANDS
 from gateway.intake.allowlist import AccessRules, RefusalLimiter, check_access
-from gateway.intake.commands import Command, StatusInfo, parse_command, render_status
 from gateway.intake.routing import route, session_key
 from gateway.intake.triggers import decide_trigger
 from gateway.sessions.hygiene import check_hygiene
@@ -92,7 +94,10 @@ def test_trigger_rules(fields: dict[str, object], mode: str, require_mention: bo
     [
         (AccessRules.of("telegram"), {}, False),
         (AccessRules.of("telegram", allowed_users=["7"]), {}, True),
-        (AccessRules.of("telegram", allowed_users=["@ann"]), {}, True),
+        (AccessRules.of("telegram", allowed_users=["@ann"]), {"user_handle": "ann"}, True),
+        # A display name is free text: a stranger calling themselves "Ann" is not @ann.
+        (AccessRules.of("telegram", allowed_users=["@ann"]), {"chat_id": "-200"}, False),
+        (AccessRules.of("telegram", allowed_users=["ann"]), {"chat_id": "-200", "user_name": "ann"}, False),
         (AccessRules.of("telegram", allowed_chats=["-100"]), {}, True),
         (AccessRules.of("telegram", allow_all_users=True), {}, True),
         (AccessRules.of("web"), {"platform": "web"}, True),
@@ -156,7 +161,7 @@ def test_hygiene_estimate_catches_a_big_unreported_session() -> None:
 )
 def test_parse_command(text: str, expected: Command | None) -> None:
     """Known commands parse, /reset is /new, anything else is not a command."""
-    assert parse_command(text) == expected
+    assert COMMANDS.parse(text) == expected
 
 
 def test_status_shows_tokens_threshold_and_compressions() -> None:

@@ -50,7 +50,7 @@ async def test_all_checks_pass(tmp_path: Path, fake_openai: FakeOpenAI, redis_ur
     assert code == 0
     assert {name: row["ok"] for name, row in rows.items()} == {
         "config": True, "home": True, "ports": True, "store": True, "redis": True, "model": True, "auxiliary.compression": True,
-        "platforms.slack": True}
+        "platforms.slack": True, "platforms.web.auth": True, "context.engine": True, "memory.provider": True}
 
 
 async def test_failures_name_the_fix_and_hide_secrets(tmp_path: Path, fake_openai: FakeOpenAI,

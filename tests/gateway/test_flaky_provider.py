@@ -1,7 +1,10 @@
 """Flaky providers through `chorus run`'s construction: retries, fallbacks, refusals, and /retry."""
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,11 +19,13 @@ from tests.gateway.run_harness import run_like_chorus
 FAST_RETRY = {"max_attempts": 4, "initial_backoff_seconds": 0.01, "max_backoff_seconds": 0.05}
 
 
-def closed_port() -> int:
-    """A port nobody listens on: an unreachable model host."""
+@contextlib.contextmanager
+def closed_port() -> Iterator[int]:
+    """A port bound but never listening, kept while the block runs: connections are refused (an unreachable
+    model host), and nothing else on the machine can start listening on it meanwhile."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+        yield int(sock.getsockname()[1])
 
 
 def _config(home: Path, base_url: str, **model: Any) -> Any:
@@ -47,7 +52,11 @@ async def test_429_500_and_a_timeout_are_retried_until_the_answer(fake_openai: F
 
 async def test_main_model_down_the_fallback_answers_with_its_own_window(fake_openai: FakeOpenAI, home: Path) -> None:
     """An unreachable main model falls back to the next one; its window is the one compression and /status use."""
-    down = f"http://127.0.0.1:{closed_port()}/v1"
+    with closed_port() as port:
+        await _main_model_down(fake_openai, home, f"http://127.0.0.1:{port}/v1")
+
+
+async def _main_model_down(fake_openai: FakeOpenAI, home: Path, down: str) -> None:
     config = _config(home, down, fallbacks=[
         {"name": "backup-model", "base_url": fake_openai.base_url, "api_key": "sk-backup", "context_length": 16000},
     ])
@@ -74,6 +83,43 @@ async def test_rejected_key_is_not_retried_and_names_the_key(fake_openai: FakeOp
     assert len(fake_openai.requests) == 1
     assert chat.texts() == [AUTH_TEXT]
     assert any("model.api_key" in str(entry.get("fix", "")) for entry in logs if entry["event"] == "model.auth_failed")
+
+
+async def test_rejected_key_falls_back_and_the_dashboard_names_the_key(fake_openai: FakeOpenAI, home: Path) -> None:
+    """401 from the main model with a fallback configured: the fallback answers; the dashboard says which key to fix."""
+    fake_openai.push(Reply(status=401, error_type="invalid_api_key"))
+    chat = FakePlatform("telegram")
+    async with FakeOpenAI() as backup:
+        config = _config(home, fake_openai.base_url, fallbacks=[
+            {"name": "backup-model", "base_url": backup.base_url, "api_key": "sk-backup"},
+        ])
+        async with run_like_chorus(config, adapters={"telegram": chat}) as (_gateway, ops):
+            await chat.inject("hello")
+            await chat.wait_text("echo: hello")
+            errors = [event.text for event in ops.events.recent(kind="error")]
+        assert [r["model"] for r in backup.requests] == ["backup-model"]
+    assert chat.texts() == ["echo: hello"]
+    assert len(fake_openai.requests) == 1
+    assert any(text.startswith(f"model.api_key rejected by 127.0.0.1:{fake_openai.port} (401): check the key")
+               for text in errors), errors
+
+
+async def test_hanging_main_model_gives_way_at_the_turn_deadline(fake_openai: FakeOpenAI, home: Path) -> None:
+    """A main model that never answers: after model.retry.total_timeout_seconds the fallback answers."""
+    never = asyncio.Event()
+    fake_openai.push(*(Reply(gate=never) for _ in range(4)))
+    chat = FakePlatform("telegram")
+    try:
+        async with FakeOpenAI() as backup:
+            config = _config(home, fake_openai.base_url, timeout_seconds=3600,
+                             retry={**FAST_RETRY, "total_timeout_seconds": 0.3},
+                             fallbacks=[{"name": "backup-model", "base_url": backup.base_url}])
+            async with run_like_chorus(config, adapters={"telegram": chat}):
+                await chat.inject("hello")
+                await chat.wait_text("echo: hello")
+    finally:
+        never.set()
+    assert len(fake_openai.requests) == 1
 
 
 async def test_refused_request_is_not_retried(fake_openai: FakeOpenAI, home: Path) -> None:
@@ -117,5 +163,5 @@ async def test_retry_after_group_lines_asks_the_failed_question_again(fake_opena
         await chat.wait_text(UNAVAILABLE_TEXT)
         await chat.inject("lunch anyone?", user_id="b", user_name="bob", **group)
         await chat.inject("/retry", **group)
-        await chat.wait_text("echo: alice: when is the deploy?")
-    assert fake_openai.requests[-1]["messages"][-2]["content"] == "bob: lunch anyone?"
+        await chat.wait_text("echo: alice (id u1): when is the deploy?")
+    assert fake_openai.requests[-1]["messages"][-2]["content"] == "(not addressed to you) bob (id b): lunch anyone?"

@@ -27,7 +27,7 @@ async def test_unknown_sender_is_refused_once_then_ignored(fake_openai: FakeOpen
         await chat.inject("hello??", user_id="stranger", delivery_id="d2")
         await chat.inject("ping", user_id="u1", delivery_id="d3")
         await chat.wait_text("echo: ping")
-    assert chat.texts() == [REFUSAL_TEXT, "echo: ping"]
+    assert chat.texts() == [REFUSAL_TEXT.format(user_id="stranger"), "echo: ping"]
     assert len(fake_openai.requests) == 1
     assert gateway.decisions == {"refuse": 1, "deny": 1, "respond": 1}
 
@@ -47,14 +47,15 @@ async def test_unknown_sender_silent_mode_sends_nothing(fake_openai: FakeOpenAI,
 
 
 async def test_group_context_is_recorded_and_named_until_the_bot_is_mentioned(fake_openai: FakeOpenAI, home: Path) -> None:
-    """Unmentioned group lines are kept as context with the sender's name; a mention gets an answer."""
+    """Unmentioned group lines are kept as labelled context with the sender's name and id; a mention gets an answer."""
     chat = FakePlatform(PLATFORM)
     async with started(_config(home, fake_openai, allow_all_users=True), adapters={PLATFORM: chat}):
         await chat.inject("the deploy is at 5pm", chat_id="g1", chat_type="group", user_name="bob", user_id="b")
         await chat.inject("when is the deploy?", chat_id="g1", chat_type="group", mentions_bot=True)
         await chat.wait_text("echo:")
     sent = fake_openai.requests[0]["messages"]
-    assert [m["content"] for m in sent[1:]] == ["bob: the deploy is at 5pm", "alice: when is the deploy?"]
+    assert [m["content"] for m in sent[1:]] == [
+        "(not addressed to you) bob (id b): the deploy is at 5pm", "alice (id u1): when is the deploy?"]
     assert len(fake_openai.requests) == 1
 
 

@@ -70,18 +70,18 @@ async def test_group_facts_from_several_speakers_survive_several_compressions(
             await chat.inject(line, chat_id=GROUP, chat_type="group", user_id=speaker, user_name=speaker)
             if index % 10 == 0:
                 await chat.inject(f"@bot ping {index}", chat_id=GROUP, chat_type="group", mentions_bot=True)
-                await chat.wait_text(f"echo: alice: @bot ping {index}", timeout=20)
+                await chat.wait_text(f"echo: alice (id u1): @bot ping {index}", timeout=20)
         await chat.inject("@bot list every value noted here", chat_id=GROUP, chat_type="group", mentions_bot=True)
-        await chat.wait_text("echo: alice: @bot list every value noted here", timeout=20)
+        await chat.wait_text("echo: alice (id u1): @bot list every value noted here", timeout=20)
         hygiene_runs = gateway.parts.runner.hygiene_runs
     summaries = [r for r in fake_openai.requests if str(r["messages"][0].get("content", "")).startswith(SUMMARY_MARKER)]
     answering = fake_openai.requests[-1]
-    assert answering["messages"][-1]["content"] == "alice: @bot list every value noted here"
+    assert answering["messages"][-1]["content"] == "alice (id u1): @bot list every value noted here"
     assert hygiene_runs >= 3 and len(summaries) >= 3
     sent = "\n".join(str(m.get("content") or "") for m in answering["messages"])
     missing = [line for _, line in PLANTED if line not in sent]
     assert missing == []
-    assert f"{ANSWER[1]} (answer to ann: {QUESTION[1]})" in sent
+    assert f"{ANSWER[1]} (answer to ann (id ann): {QUESTION[1]})" in sent
     # Each fact keeps its speaker; most of the chatter itself is gone from the request.
-    assert any(f"user:bob]{gap}the door code is KZ-3388-A" in sent for gap in (" ", "\n> "))  # ledger or user words
+    assert any(f"user:bob (id bob)]{gap}the door code is KZ-3388-A" in sent for gap in (" ", "\n> "))  # ledger or user words
     assert len(answering["messages"]) < len(script) // 3

@@ -57,13 +57,13 @@ async def test_irc_replay_every_answer_is_sent_fewer_messages_than_the_limit(
             await chat.inject(text, chat_id="-100irc", chat_type="group", user_id=name, user_name=name,
                               mentions_bot=mention)
             if mention:
-                asked.append(f"{name}: {text}")
-                await chat.wait_text(f"echo: {name}: {text}", timeout=20)
+                asked.append(f"{name} (id {name}): {text}")
+                await chat.wait_text(f"echo: {name} (id {name}): {text}", timeout=20)
         # A last question: the lane has recorded every line before it answers.
         await chat.inject("what did we decide?", chat_id="-100irc", chat_type="group", user_id="mdz", user_name="mdz",
                           mentions_bot=True)
-        asked.append("mdz: what did we decide?")
-        await chat.wait_text("echo: mdz: what did we decide?", timeout=20)
+        asked.append("mdz (id mdz): what did we decide?")
+        await chat.wait_text("echo: mdz (id mdz): what did we decide?", timeout=20)
         store = gateway.parts.store
         session = store.active_session("agent:default:telegram:group:-100irc")
         assert session is not None
@@ -75,7 +75,9 @@ async def test_irc_replay_every_answer_is_sent_fewer_messages_than_the_limit(
     assert len(answers) == len(asked)
     assert max(sizes) < LIMIT, sizes
     assert [r["messages"][-1]["content"] for r in answers] == asked
-    recorded = {f"{name}: {text}" for name, text in lines}
+    recorded = {f"{name} (id {name}): {text}" if number % MENTION_EVERY == 0
+                else f"(not addressed to you) {name} (id {name}): {text}"
+                for number, (name, text) in enumerate(lines, start=1)}
     assert recorded <= set(stored)  # every line is in the store (active or archived)
     assert len(summaries) >= len(lines) // LIMIT
     print(f"\nIRC replay: {len(lines)} lines, limit {LIMIT}: most messages sent {max(sizes)}, "

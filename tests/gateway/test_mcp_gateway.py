@@ -91,7 +91,7 @@ async def test_chat_without_permission_is_never_offered_the_tool(fake_openai: Fa
         await chat.inject("hello", chat_id="open")
         await chat.wait_text("echo: hello")
         await chat.inject("hi group", chat_id="g1", chat_type="group", mentions_bot=True)
-        await chat.wait_text("echo: alice: hi group")
+        await chat.wait_text("echo: alice (id u1): hi group")
     locked, _, opened, group = fake_openai.requests
     assert not any(name.startswith("web__") for name in _offered(locked))
     assert "unknown tool 'web__echo'" in _tool_messages(fake_openai.requests[1])[0]["content"]

@@ -12,8 +12,8 @@ from agent.tokens import IMAGE_TOKENS
 from chorus_errors import ConfigError
 from gateway.chats.policy import ChatPolicy
 from gateway.chats.store import SqliteChatStore, Usage
+from gateway.commands.table import COMMANDS
 from gateway.config import load_config
-from gateway.intake.commands import COMMANDS, DESCRIPTIONS, parse_command
 from gateway.sessions.hygiene import estimate_history_tokens
 from gateway.sessions.media import describe, image_mime, is_text_file
 from tests.fakes.images import png
@@ -104,13 +104,13 @@ def test_chat_store_keeps_model_and_adds_usage(tmp_path: Path) -> None:
 
 def test_the_command_menu_lists_every_command() -> None:
     """Menus stay in step with the command list (/reset is /new's alias, not listed twice)."""
-    assert sorted(name for name, _ in DESCRIPTIONS) == sorted(set(COMMANDS) - {"reset"})
+    assert sorted(entry.name for entry in COMMANDS.menu) == sorted(COMMANDS.names - {"reset"})
 
 
 def test_unknown_commands_are_text_for_the_agent() -> None:
     """/weather is no command: it reaches the agent as text."""
-    assert parse_command("/weather in Paris") is None
-    assert parse_command("/model gpt-4o") is not None
+    assert COMMANDS.parse("/weather in Paris") is None
+    assert COMMANDS.parse("/model gpt-4o") is not None
 
 
 def test_hygiene_estimate_counts_images() -> None:

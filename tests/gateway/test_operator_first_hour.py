@@ -4,11 +4,10 @@ from __future__ import annotations
 import argparse
 import json
 import socket
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-import structlog
 import yaml
 from aiohttp import web
 from structlog.testing import capture_logs
@@ -22,12 +21,6 @@ from gateway.ops.health import Readiness, health_app
 from gateway.ops.live_config import LiveConfig
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(autouse=True)
-def _reset_logging() -> Iterator[None]:
-    yield
-    structlog.reset_defaults()
 
 
 def _write(tmp_path: Path, config: dict[str, object]) -> Path:

@@ -11,7 +11,7 @@ import pytest
 from adapters.discord import DiscordAdapter
 from adapters.slack import SlackAdapter
 from gateway.build import command_menu
-from gateway.intake.commands import DESCRIPTIONS
+from gateway.commands.table import COMMANDS
 from tests.fakes import discord_api, slack_api
 from tests.fakes.discord_api import FakeDiscord
 from tests.fakes.images import png
@@ -71,7 +71,7 @@ async def test_a_slack_file_is_fetched_with_the_bot_token(tmp_path: Path, fake: 
     async with FakeSlack() as slack_fake:
         adapter = SlackAdapter(
             bot_token=slack_api.BOT_TOKEN, app_token=slack_api.APP_TOKEN, mode="socket",
-            api_base_url=slack_fake.api_base_url,
+            api_base_url=slack_fake.api_base_url, file_hosts=(slack_fake.origin,),
         )
         async with started(config_for(tmp_path, fake, "slack"), adapters={"slack": adapter}):
             event = {"type": "message", "subtype": "file_share", "channel": "D1", "channel_type": "im", "user": "U2",
@@ -97,7 +97,7 @@ async def test_discord_slash_commands_are_registered_and_run(tmp_path: Path, fak
             await discord_fake.wait_until(lambda: any(
                 c.route == "POST /channels/{channel_id}/messages" for c in discord_fake.calls))
     posted = [c.body for c in discord_fake.calls if c.route == "POST /channels/{channel_id}/messages"]
-    assert [c["name"] for c in discord_fake.commands] == [name for name, _ in DESCRIPTIONS]
+    assert [c["name"] for c in discord_fake.commands] == [spec.name for spec in COMMANDS]
     assert discord_fake.interaction_replies[0]["data"]["flags"] == 64  # ephemeral acknowledgement
     assert posted[0] is not None and posted[0]["content"].startswith("this conversation: 0 tokens")
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
-import socket
 from pathlib import Path
 
 import aiohttp
@@ -15,30 +14,26 @@ from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.telegram_api import FakeTelegram, message, private_chat
 from tests.gateway.daemon import start_daemon
 from tests.gateway.harness import chat
+from tests.gateway.replicas import admin_port, logged_port, web_port
 
 SECRET = "daemon-poison-secret"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _config(path: Path, home: Path, openai: str, telegram: str, ports: dict[str, int]) -> None:
+def _config(path: Path, home: Path, openai: str, telegram: str) -> None:
+    """Every server on port 0: the daemon binds a free one and logs it (a port picked here could be taken)."""
     config = {
         "home": str(home),
         "model": {"name": "fake-model", "base_url": openai, "api_key": "sk-test-not-real"},
         "platforms": {
-            "web": {"enabled": True, "host": "127.0.0.1", "port": ports["web"]},
+            "web": {"enabled": True, "host": "127.0.0.1", "port": 0},
             "telegram": {
                 "enabled": True, "token": "123456:fake-token-for-tests", "base_url": telegram, "mode": "webhook",
                 "allow_all_users": True,
                 "webhook": {"url": "https://bot.example.org/tg", "secret_token": SECRET, "path": "/tg",
-                            "listen": "127.0.0.1", "port": ports["telegram"]},
+                            "listen": "127.0.0.1", "port": 0},
             },
         },
-        "admin": {"host": "127.0.0.1", "port": ports["admin"]},
+        "admin": {"host": "127.0.0.1", "port": 0},
         "gateway": {"shutdown_grace_seconds": 1},
         "memory": {"nudge_interval": 0, "flush_min_turns": 0},
         "logging": {"format": "json", "level": "info"},
@@ -49,10 +44,11 @@ def _config(path: Path, home: Path, openai: str, telegram: str, ports: dict[str,
 async def test_poison_frame_and_webhook_leave_every_chat_answered(fake_openai: FakeOpenAI, home: Path, tmp_path: Path) -> None:
     """A lone surrogate by websocket and by Telegram webhook: both answered, a third chat too, /readyz stays 200."""
     async with FakeTelegram(token="123456:fake-token-for-tests") as telegram:
-        ports = {"web": _free_port(), "telegram": _free_port(), "admin": _free_port()}
         config = tmp_path / "config.yaml"
-        _config(config, home, fake_openai.base_url, f"http://127.0.0.1:{telegram.port}", ports)
+        _config(config, home, fake_openai.base_url, f"http://127.0.0.1:{telegram.port}")
         process, log_lines = await start_daemon(config)
+        ports = {"web": web_port(log_lines), "telegram": logged_port(log_lines, "telegram.started"),
+                 "admin": admin_port(log_lines)}
         try:
             async with chat(ports["web"]) as tab:
                 await tab.ws.send_str('{"type": "message", "text": "cut \\ud83d emoji", "client_id": "p1"}')
@@ -77,6 +73,6 @@ async def test_poison_frame_and_webhook_leave_every_chat_answered(fake_openai: F
                 await process.wait()
     assert sent[0].params["text"] == "echo: tg \ufffd cut"
     assert ready == (200, {"status": "ready", "store_open": True, "coordinator": True, "adapters_started": True,
-                           "background_tasks": True, "detail": ""})
+                           "background_tasks": True, "detail": "", "coordination": "embedded"})
     assert [line for line in log_lines if line.get("level") == "error"] == []
     assert list((home / "inflight").glob("*/*.json")) == []

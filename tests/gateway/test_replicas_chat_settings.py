@@ -21,7 +21,7 @@ from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.fakes.telegram_api import TOKEN, FakeTelegram, message, private_chat, user
 from tests.gateway.coord.test_redis_outage import OwnRedis, own_redis  # noqa: F401 - the fixture
 from tests.gateway.harness import chat
-from tests.gateway.replicas import free_port, replica, replica_config
+from tests.gateway.replicas import replica, replica_config, web_port
 from tests.postgres import fresh_database
 
 REPLY_TIMEOUT = 30.0
@@ -44,15 +44,14 @@ async def test_model_switched_on_one_replica_is_used_by_the_other(
 ) -> None:
     """Both replicas answered the chat on the main model; /model on A; B's next turn calls the new model."""
     fake_openai.responder = lambda request: Reply(content=f"on {request['model']}")
-    ports = {name: free_port() for name in "ab"}
     configs = {name: replica_config(
         tmp_path, name, store={"url": database}, redis={"url": redis_url, "key_prefix": redis_prefix},
         model={"name": "fake-model", "base_url": fake_openai.base_url, "api_key": "sk-test-not-real",
                "allowed": ["big-model"]},
-        platforms={"web": {"enabled": True, "host": "127.0.0.1", "port": ports[name]}},
+        platforms={"web": {"enabled": True, "host": "127.0.0.1", "port": 0}},
     ) for name in "ab"}
-    async with replica(configs["a"]), replica(configs["b"]):
-        async with chat(ports["a"], "dm-m") as tab_a, chat(ports["b"], "dm-m") as tab_b:
+    async with replica(configs["a"]) as lines_a, replica(configs["b"]) as lines_b:
+        async with chat(web_port(lines_a), "dm-m") as tab_a, chat(web_port(lines_b), "dm-m") as tab_b:
             await tab_a.say("hello a")
             assert await tab_a.reply(timeout=REPLY_TIMEOUT) == "on fake-model"
             await tab_b.say("hello b")  # B now holds the session's agent, built on the main model
@@ -122,15 +121,14 @@ async def test_with_redis_killed_two_replicas_serialise_turns_of_one_session(
         return Reply(content=f"#{len(texts)} {texts[-1]}", delay_seconds=0.3)
 
     fake_openai.responder = count_history
-    ports = {name: free_port() for name in "ab"}
     configs = {name: replica_config(
         tmp_path, name, store={"url": database}, redis={"url": own_redis.url, "key_prefix": "serialise"},
         model={"name": "fake-model", "base_url": fake_openai.base_url, "api_key": "sk-test-not-real"},
-        platforms={"web": {"enabled": True, "host": "127.0.0.1", "port": ports[name]}},
+        platforms={"web": {"enabled": True, "host": "127.0.0.1", "port": 0}},
     ) for name in "ab"}
-    async with replica(configs["a"]), replica(configs["b"]):
+    async with replica(configs["a"]) as lines_a, replica(configs["b"]) as lines_b:
         await own_redis.kill()
-        async with chat(ports["a"], "dm-r") as tab_a, chat(ports["b"], "dm-r") as tab_b:
+        async with chat(web_port(lines_a), "dm-r") as tab_a, chat(web_port(lines_b), "dm-r") as tab_b:
             replies = []
             for round_ in range(3):
                 await asyncio.gather(tab_a.say(f"a{round_}"), tab_b.say(f"b{round_}"))

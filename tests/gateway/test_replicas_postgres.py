@@ -18,7 +18,7 @@ from agent.store.postgres import PostgresSessionStore
 from gateway.cli import main
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.gateway.harness import chat
-from tests.gateway.replicas import free_port, replica, replica_config
+from tests.gateway.replicas import replica, replica_config, web_port
 from tests.postgres import fresh_database
 
 REPLY_TIMEOUT = 30.0
@@ -37,13 +37,11 @@ def _reset_logging() -> Iterator[None]:
     structlog.reset_defaults()
 
 
-def _config(tmp_path: Path, name: str, *, model_url: str, store_url: str, redis: dict[str, str]) -> tuple[Path, int]:
-    port = free_port()
-    path = replica_config(
+def _config(tmp_path: Path, name: str, *, model_url: str, store_url: str, redis: dict[str, str]) -> Path:
+    return replica_config(
         tmp_path, name, model={"name": "fake-model", "base_url": model_url, "api_key": "sk-test-not-real"},
-        platforms={"web": {"enabled": True, "host": "127.0.0.1", "port": port}}, store={"url": store_url}, redis=redis,
+        platforms={"web": {"enabled": True, "host": "127.0.0.1", "port": 0}}, store={"url": store_url}, redis=redis,
     )
-    return path, port
 
 
 def _user_texts(request: dict[str, Any]) -> list[str]:
@@ -67,11 +65,11 @@ async def test_two_replicas_share_history_notes_and_search(
 
     fake_openai.responder = count_history
     redis = {"url": redis_url, "key_prefix": redis_prefix}
-    (config_a, port_a), (config_b, port_b) = (
+    config_a, config_b = (
         _config(tmp_path, name, model_url=fake_openai.base_url, store_url=database, redis=redis) for name in "ab"
     )
-    async with replica(config_a), replica(config_b):
-        async with chat(port_a, "dm-1") as tab_a, chat(port_b, "dm-1") as tab_b:
+    async with replica(config_a) as lines_a, replica(config_b) as lines_b:
+        async with chat(web_port(lines_a), "dm-1") as tab_a, chat(web_port(lines_b), "dm-1") as tab_b:
             tabs = (tab_a, tab_b)
             replies = []
             for i in range(6):

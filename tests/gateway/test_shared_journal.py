@@ -31,7 +31,7 @@ def store(url: str) -> Iterator[PostgresSessionStore]:
     with PostgresSessionStore(url) as opened:
         yield opened
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("TRUNCATE chorus_inbound, chorus_outbox")
+        conn.execute("TRUNCATE chorus_inbound, chorus_outbox, chorus_replicas")
 
 
 def _journal(store: PostgresSessionStore, node: str, lease: float = LONG) -> PostgresJournal:
@@ -72,15 +72,62 @@ def test_a_dead_replicas_entries_are_taken_over_once_its_lease_runs_out(store: P
 
 
 def test_renewing_keeps_a_live_replicas_entries(store: PostgresSessionStore) -> None:
-    """Renewed within its lease, a row is never taken over; unrenewed, it is."""
+    """A heartbeat within its lease keeps every row of the replica (one row written however many it owns); without
+    it, they are taken over."""
     owner = _journal(store, "owner", lease=1.0)
-    owner.record(_message(3))
+    owner.record_many([_message(3), _message(31), _message(32)])
     other = _journal(store, "other")
     for _ in range(4):  # four half-leases: well past the first lease
         time.sleep(0.5)  # a clock the lease is measured against, not synchronisation
-        assert owner.renew() == 1
+        assert owner.renew() == 1  # the heartbeat: one row, not one per message
         assert other.take_expired(limit=10) == []
-    assert [t.message.message_id for t in _take_when_expired(other)] == ["3"]
+    assert sorted(t.message.message_id for t in _take_when_expired(other)) == ["3", "31", "32"]
+
+
+def test_a_killed_replicas_entries_are_taken_over_without_waiting_for_its_heartbeat(
+    store: PostgresSessionStore, url: str
+) -> None:
+    """A replica beating on a connection of its own is dead the moment that connection's server process ends
+    (SIGKILL closes it): another takes its rows on its next poll, long before the heartbeat's lease would lapse."""
+    killed = PostgresJournal(store.connection, node="killed", lease_seconds=LONG, url=url)
+    killed.open()
+    killed.record(_message(34))
+    other = _journal(store, "other", lease=LONG)
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute("SELECT backend FROM chorus_replicas WHERE node = 'killed'").fetchone()
+        assert row is not None and row[0] is not None
+        assert other.take_expired(limit=10) == []  # alive: its connection is open
+        conn.execute("UPDATE chorus_inbound SET lease_until = 0 WHERE owner = 'killed'")  # past its first lease
+        assert other.take_expired(limit=10) == []  # still alive: the heartbeat keeps it
+        conn.execute("SELECT pg_terminate_backend(%s)", (row[0],))  # what the server does when the process dies
+    assert [t.message.message_id for t in _take_when_expired(other)] == ["34"]
+
+
+def test_a_replica_that_stops_hands_its_entries_over_at_once(store: PostgresSessionStore) -> None:
+    """Closed (SIGTERM), a replica ends its heartbeat and its leases: another takes its rows without waiting."""
+    stopping = _journal(store, "stopping", lease=LONG)
+    stopping.record(_message(33))
+    other = _journal(store, "other", lease=LONG)
+    assert other.take_expired(limit=10) == []
+    stopping.close()
+    assert [t.message.message_id for t in other.take_expired(limit=10)] == ["33"]
+
+
+async def test_a_dead_senders_claim_is_freed_with_its_heartbeat(store: PostgresSessionStore) -> None:
+    """A reply claimed for a long send stays its sender's while the sender's heartbeat goes on; once the heartbeat
+    lapses (the replica died), another claims it long before the claim's own lease would end."""
+    sender = _journal(store, "sender", lease=2.0)
+    outbox = PostgresOutbox(store.connection)
+    item_id = await outbox.put(OutboundItem("telegram", "42", None, "reply", "key"))
+    assert await outbox.claim(item_id, owner=f"sender:{item_id}", ttl=LONG)
+    for _ in range(3):  # three heartbeats, each within the last one's lease
+        assert sender.renew() == 1
+        assert not await outbox.claim(item_id, owner=f"other:{item_id}", ttl=LONG)
+        await asyncio.sleep(0.5)  # a clock the heartbeat is measured against, not synchronisation
+    deadline = time.monotonic() + DEADLINE  # well short of the claim's LONG lease
+    while not await outbox.claim(item_id, owner=f"other:{item_id}", ttl=LONG):
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.05)  # polling the heartbeat's expiry with a deadline
 
 
 def test_a_redelivery_records_nothing_on_any_replica(store: PostgresSessionStore) -> None:

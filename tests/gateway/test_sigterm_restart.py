@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import socket
 from pathlib import Path
 from typing import Any
 
@@ -13,19 +12,14 @@ from gateway.intake.journal import InboundJournal
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.gateway.daemon import start_daemon
 from tests.gateway.harness import chat
+from tests.gateway.replicas import web_port
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _write_config(path: Path, home: Path, base_url: str, port: int) -> None:
+def _write_config(path: Path, home: Path, base_url: str) -> None:
     config = {
         "home": str(home),
         "model": {"name": "fake-model", "base_url": base_url, "api_key": "sk-test-not-real"},
-        "platforms": {"web": {"enabled": True, "host": "127.0.0.1", "port": port}},
+        "platforms": {"web": {"enabled": True, "host": "127.0.0.1", "port": 0}},  # the bound port is logged
         "admin": {"host": "127.0.0.1", "port": 0},
         "gateway": {"shutdown_grace_seconds": 1},
         "memory": {"nudge_interval": 0, "flush_min_turns": 0},
@@ -44,12 +38,11 @@ async def test_sigterm_mid_turn_then_restart_delivers_the_reply(fake_openai: Fak
         return Reply(content="never delivered", gate=gate)
 
     fake_openai.push(held)
-    port = _free_port()
     config = tmp_path / "config.yaml"
-    _write_config(config, home, fake_openai.base_url, port)
+    _write_config(config, home, fake_openai.base_url)
     process, first_log = await start_daemon(config)
     try:
-        async with chat(port, "survivor") as tab:
+        async with chat(web_port(first_log), "survivor") as tab:
             await tab.say("please remember me")
             await asyncio.wait_for(arrived.wait(), 30)
             process.send_signal(signal.SIGTERM)
@@ -58,7 +51,7 @@ async def test_sigterm_mid_turn_then_restart_delivers_the_reply(fake_openai: Fak
         assert InboundJournal(home / "inflight").pending_count() == 1
 
         process, second_log = await start_daemon(config)
-        async with chat(port, "survivor") as tab:
+        async with chat(web_port(second_log), "survivor") as tab:
             reply = await tab.reply(timeout=30)
         assert reply == "echo: please remember me"
         assert any(line.get("event") == "journal.replay" for line in second_log)

@@ -5,8 +5,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from agent.loop import DROPPED_NOTICE
 from agent.model_windows import WINDOWS_FILE
 from gateway.admin.gateway_backend import GatewayBackend
+from gateway.sessions.turns import REFUSED_TEXT
 from tests.fakes.openai_server import FakeOpenAI, Reply, echo_responder
 from tests.gateway.fake_platform import FakePlatform
 from tests.gateway.harness import make_config
@@ -93,3 +97,38 @@ async def test_a_message_bigger_than_the_window_is_cut_and_the_user_told(fake_op
     assert not any("Sorry" in o.text for o in chat.outgoing)
     sent = fake_openai.requests[-1]["messages"][-1]["content"]
     assert "characters cut to fit" in sent
+
+
+def _long_answers(request: dict[str, Any]) -> Reply:
+    """Summaries as `_model`; every answer names its step and is as long as a real one (about 100 tokens)."""
+    first = request["messages"][0]
+    if first["role"] == "system" and str(first["content"]).startswith(SUMMARY_PROMPT):
+        return _model(request)
+    asked = str([m for m in request["messages"] if m["role"] == "user"][-1]["content"])
+    return Reply(content=f"answer to {asked.split(':')[0]}: " + PARAGRAPH[:400])
+
+
+@pytest.mark.parametrize("window", [2048, 4096])
+async def test_a_window_the_tool_schemas_fill_still_answers_every_message(
+    fake_openai: FakeOpenAI, home: Path, window: int,
+) -> None:
+    """A local model served with a 2K or 4K context, counting the tool schemas as real servers do: compression
+    alone leaves too little room, so the oldest turns are left out (one short line says so) and every message
+    is answered, never "The model refused this request"."""
+    fake_openai.responder = _long_answers
+    fake_openai.count_tools = True
+    chat = FakePlatform("telegram")
+    async with run_like_chorus(_config(home, fake_openai), adapters={"telegram": chat}):
+        for number in range(12):
+            await chat.inject(f"step {number}: " + PARAGRAPH[:400])
+            await chat.wait_text(f"answer to step {number}:")
+        fake_openai.window = window  # the server was restarted with a small context
+        for number in range(12, 18):
+            await chat.inject(f"step {number}: " + PARAGRAPH[:400])
+            await chat.wait_text(f"answer to step {number}:")
+    texts = [o.text for o in chat.outgoing]
+    assert fake_openai.overflows >= 1
+    assert not any(REFUSED_TEXT in text or "Sorry" in text for text in texts)
+    assert [n for n in range(18) if not any(t.startswith(f"answer to step {n}:") for t in texts)] == []
+    if window == 2048:
+        assert DROPPED_NOTICE in texts

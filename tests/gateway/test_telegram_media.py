@@ -206,7 +206,8 @@ async def test_the_command_menu_is_set_at_start(tmp_path: Path, fake: FakeOpenAI
     async with telegram_gateway(tmp_path, fake, tg):
         calls = await tg.wait_for_calls("setMyCommands")
     names = [entry["command"] for entry in calls[0].params["commands"]]
-    assert names == ["new", "compress", "status", "usage", "model", "undo", "retry", "memory", "stop", "help"]
+    assert names == ["new", "compress", "status", "usage", "model", "undo", "retry", "memory", "stop", "whoami",
+                     "forget", "help"]
 
 
 async def test_a_non_admin_new_in_a_group_is_refused(tmp_path: Path, fake: FakeOpenAI, tg: FakeTelegram) -> None:
@@ -225,8 +226,8 @@ async def test_a_non_admin_new_in_a_group_is_refused(tmp_path: Path, fake: FakeO
 async def test_a_photo_replying_to_the_bot_in_a_group_is_a_turn(
     tmp_path: Path, fake: FakeOpenAI, tg: FakeTelegram
 ) -> None:
-    """In a group, a caption-less photo answering the bot is answered, prefixed with the sender's name; an
-    unaddressed photo is only recorded, as a one-line description."""
+    """In a group, a caption-less photo answering the bot is answered, prefixed with the sender's name and id and
+    the bot's message it replied to; an unaddressed photo is only recorded, as a labelled one-line description."""
     picture = png(2, 2)
     tg.add_file("small", picture)
     tg.add_file("large", picture)
@@ -238,8 +239,9 @@ async def test_a_photo_replying_to_the_bot_in_a_group_is_a_turn(
                                              reply_to_message=bot_message))
         request = await model_request(fake)
     users = [m["content"] for m in request["messages"] if m["role"] == "user"]
-    assert users[0] == f"Bo: [image: photo_800x800.jpg, image/jpeg, {len(picture)} bytes]"
-    assert users[1][0] == {"type": "text", "text": "Cy: (sent an image)"}
+    assert users[0] == f"(not addressed to you) Bo (id 5): [image: photo_800x800.jpg, image/jpeg, {len(picture)} bytes]"
+    assert users[1][0] == {"type": "text", "text": 'Cy (id 6): (replying to your message: "Send me the chart.")\n'
+                                                  "(sent an image)"}
     assert image_bytes(users[1][1]) == picture
     assert gateway.parts.runner.turns_run == 1
 

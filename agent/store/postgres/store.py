@@ -266,6 +266,15 @@ class PostgresSessionStore:
         rows = self._read("SELECT * FROM sessions WHERE key = %s AND active", (key,))
         return session_from_row(rows[0]) if rows else None
 
+    def active_stamps(self, keys: Sequence[str]) -> dict[str, tuple[str, int]]:
+        """Per routing key with an open session: its id and active message count (`SessionStamps`, one query)."""
+        rows = self._read(
+            "SELECT s.key, s.id, (SELECT count(*) FROM messages m WHERE m.session_id = s.id AND m.archived = 0) AS n"
+            " FROM sessions s WHERE s.key = ANY(%s) AND s.active",
+            (list(keys),),
+        )
+        return {str(row["key"]): (str(row["id"]), int(row["n"])) for row in rows}
+
     def get_session(self, session_id: str) -> StoredSession | None:
         rows = self._read("SELECT * FROM sessions WHERE id = %s", (session_id,))
         return session_from_row(rows[0]) if rows else None

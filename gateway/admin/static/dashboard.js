@@ -244,6 +244,28 @@ function drawDeadLetters(box) {
   }
 }
 
+function drawSpend(report) {
+  // Today's spend (UTC) across every replica: per model, the top chats and users, the limits hit.
+  show("spend-section", report !== null);
+  if (report === null) return;
+  const g = report.global;
+  const limit = (v) => (v ? fmt(v) : "unlimited");
+  document.getElementById("spend-total").textContent = `${report.day}: ${fmt(g.tokens)} tokens (limit ${limit(g.tokens_per_day)}), ` +
+    `cost ${g.cost} (limit ${limit(g.cost_per_day)})` + (g.unpriced_tokens ? `, ${fmt(g.unpriced_tokens)} tokens unpriced` : "");
+  const table = document.getElementById("spend");
+  table.replaceChildren();
+  const row = (cells) => {
+    const tr = document.createElement("tr");
+    for (const text of cells) { const td = document.createElement("td"); td.textContent = text; tr.append(td); }
+    table.append(tr);
+  };
+  for (const m of report.models) row(["model", m.model, fmt(m.tokens) + " tokens", m.cost === null ? "cost unknown" : "cost " + m.cost]);
+  for (const c of report.top_chats) row(["chat", c.chat, fmt(c.tokens) + " tokens", "cost " + c.cost]);
+  for (const u of report.top_users) row(["user", u.user, fmt(u.tokens) + " tokens", "cost " + u.cost]);
+  for (const h of report.hits) row(["limit hit", h.subject, h.metric, fmt(h.count) + "×"]);
+  if (!table.children.length) row(["nothing spent yet today"]);
+}
+
 function drawTools(servers) {
   const list = document.getElementById("tools");
   list.replaceChildren();
@@ -369,10 +391,11 @@ let timer = null;
 
 async function refresh(schedule = true) {
   try {
-    const [sessions, events, config, tools, deadletters, pending] = await Promise.all([
+    const [sessions, events, config, tools, deadletters, pending, spend] = await Promise.all([
       api("/api/sessions"), api("/api/events?limit=500"), api("/api/config"), api("/api/tools"),
       api("/api/deadletters?limit=50"),
       api("/api/memory/pending").catch(() => ({ pending: [] })),  // a backend without notes shows none
+      api("/api/limits").catch(() => null),  // a backend without limits shows no spend section
     ]);
     problem("");
     show("login", false);
@@ -384,6 +407,7 @@ async function refresh(schedule = true) {
     drawTools(tools.servers);
     drawDeadLetters(deadletters);
     drawPending(pending.pending);
+    drawSpend(spend);
     drawSummary(sessions.sessions, config);
     let detail = null;
     if (selected) {

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gateway.chats._sqlite import SqliteFile
+from gateway.chats.sqlite_file import SqliteFile
 from gateway.chats.store._usage_queue import Batch, UsageQueue
 from gateway.chats.store.base import ChatRecord, Usage
 

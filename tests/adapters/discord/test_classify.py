@@ -24,15 +24,30 @@ def _accepted(facts: MessageFacts, **kwargs: object) -> Accepted:
     ("changes", "reason"),
     [
         ({"author_id": BOT}, "own message"),
-        ({"author_is_bot": True}, "bot message"),
         ({"webhook": True, "author_is_bot": True}, "webhook message"),
         ({"type": 18}, "message type 18 not handled"),
         ({"content": "  "}, "empty message (no text and no attachments: is the Message Content intent enabled?)"),
     ],
 )
 def test_ignored_messages_say_why(changes: dict[str, object], reason: str) -> None:
-    """Own, bot, webhook, system and empty messages are Ignored with a stated reason."""
+    """Own, webhook, system and empty messages are Ignored with a stated reason."""
     assert classify(_facts(**changes), bot_user_id=BOT, bot_role_id=ROLE) == Ignored(reason)
+
+
+def test_another_bot_is_passed_on_marked() -> None:
+    """Another bot's message is the gateway's to judge (`gateway.allow_bots`): it arrives with `sender_is_bot`."""
+    assert _accepted(_facts(author_is_bot=True)).message.sender_is_bot is True
+    assert _accepted(_facts()).message.sender_is_bot is False
+
+
+def test_a_resolved_reply_becomes_a_quote_with_its_author() -> None:
+    """The replied-to content and author reach the message as its quote; an unresolved one has none."""
+    quoted = _accepted(_facts(reference_id="7", reference_author_id="31", reference_text="the plan",
+                              reference_author_name="Bob")).message
+    assert quoted.quote is not None
+    assert (quoted.quote.author_name, quoted.quote.text, quoted.quote.message_id, quoted.quote.partial) == (
+        "Bob", "the plan", "7", False)
+    assert _accepted(_facts(reference_id="7")).message.quote is None
 
 
 def test_thread_message_maps_to_parent_chat_and_thread_id() -> None:

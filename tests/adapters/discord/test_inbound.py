@@ -121,16 +121,17 @@ async def test_thread_unknown_to_the_cache_is_looked_up_once(discord_bot: Harnes
     assert [call.path for call in fake.calls_to("GET /channels/{channel_id}")] == [f"/channels/{THREAD_C_ID}"]
 
 
-async def test_own_and_other_bots_and_system_messages_are_ignored(discord_bot: Harness) -> None:
-    """The bot's own posts, other bots', webhooks' and system messages never reach the queue."""
+async def test_own_webhook_and_system_messages_are_ignored_other_bots_marked(discord_bot: Harness) -> None:
+    """The bot's own posts, webhooks' and system messages never reach the queue; another bot's arrives marked."""
     fake = discord_bot.fake
     await fake.send_message(fake.message("echo of myself", author=BOT_USER))
-    await fake.send_message(fake.message("beep", author=USERS[OTHER_BOT_ID]))
     await fake.send_message({**fake.message("from a hook"), "webhook_id": "1700000000000000001"})
     await fake.send_message(fake.message("", message_type=7))  # member join
+    await fake.send_message(fake.message("beep", author=USERS[OTHER_BOT_ID]))
     await fake.send_message(fake.message("sentinel", author=USERS[ALICE_ID]))
-    message = await discord_bot.next_message()
-    assert message.text == "sentinel"
+    bot, message = await discord_bot.next_message(), await discord_bot.next_message()
+    assert (bot.text, bot.sender_is_bot) == ("beep", True)
+    assert (message.text, message.sender_is_bot) == ("sentinel", False)
     assert discord_bot.queue.empty()
 
 
@@ -144,3 +145,31 @@ async def test_attachments_are_carried(discord_bot: Harness) -> None:
     [got] = message.attachments
     assert (message.text, got.kind, got.url, got.name, got.mime_type, got.size) == (
         "", "image", "https://cdn.example/cat.png", "cat.png", "image/png", 1234)
+
+
+async def test_a_reply_to_an_uncached_message_fetches_it_for_the_quote(discord_bot: Harness) -> None:
+    """Discord omits referenced_message (too old): the adapter fetches it once and quotes it with its author."""
+    fake = discord_bot.fake
+    old = fake.message("the launch moved to May", author=USERS[BOB_ID])
+    fake.history[old["id"]] = old
+    payload = fake.message("since when?", reply_to=old)
+    del payload["referenced_message"]
+    await fake.send_message(payload)
+    got = await discord_bot.next_message()
+    assert got.quote is not None
+    assert (got.quote.text, got.quote.author_name, got.quote.message_id) == (
+        "the launch moved to May", "Bob", old["id"])
+    assert len(fake.calls_to("GET /channels/{channel_id}/messages/{message_id}")) == 1
+
+
+async def test_an_edit_arrives_marked_with_the_earlier_text(discord_bot: Harness) -> None:
+    """MESSAGE_UPDATE of a cached message arrives as `edited` with its earlier text and a delivery id of its own."""
+    fake = discord_bot.fake
+    payload = fake.message("meet at 5")
+    await fake.send_message(payload)
+    first = await discord_bot.next_message()
+    await fake.edit_message(payload, "meet at 6")
+    edit = await discord_bot.next_message()
+    assert (edit.edited, edit.text, edit.previous_text, edit.message_id) == (True, "meet at 6", "meet at 5", first.message_id)
+    assert edit.delivery_id != first.delivery_id
+

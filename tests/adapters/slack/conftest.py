@@ -4,6 +4,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,15 +52,9 @@ async def fake_slack() -> AsyncIterator[FakeSlack]:
         yield fake
 
 
-@pytest.fixture
-async def events(fake_slack: FakeSlack) -> AsyncIterator[Harness]:
-    adapter = SlackAdapter(
-        bot_token=BOT_TOKEN,
-        signing_secret=SIGNING_SECRET,
-        api_base_url=fake_slack.api_base_url.rstrip("/"),  # the adapter must add the slash slack_sdk needs
-        min_edit_interval=0.3,
-        max_retry_after=2.0,
-    )
+@asynccontextmanager
+async def serving(adapter: SlackAdapter) -> AsyncIterator[tuple[str, asyncio.Queue[InboundMessage]]]:
+    """The adapter's Events API route on a loopback port of its own, started; yields the URL and its queue."""
     app = web.Application()
     app.router.add_routes(adapter.routes())
     runner = web.AppRunner(app)
@@ -69,10 +64,24 @@ async def events(fake_slack: FakeSlack) -> AsyncIterator[Harness]:
     port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
     queue: asyncio.Queue[InboundMessage] = asyncio.Queue()
     await adapter.start(queue)
-    async with aiohttp.ClientSession() as http:
-        yield Harness(adapter, queue, fake_slack, f"http://127.0.0.1:{port}/slack/events", http)
-    await adapter.stop()
-    await runner.cleanup()
+    try:
+        yield f"http://127.0.0.1:{port}/slack/events", queue
+    finally:
+        await adapter.stop()
+        await runner.cleanup()
+
+
+@pytest.fixture
+async def events(fake_slack: FakeSlack) -> AsyncIterator[Harness]:
+    adapter = SlackAdapter(
+        bot_token=BOT_TOKEN,
+        signing_secret=SIGNING_SECRET,
+        api_base_url=fake_slack.api_base_url.rstrip("/"),  # the adapter must add the slash slack_sdk needs
+        min_edit_interval=0.3,
+        max_retry_after=2.0,
+    )
+    async with serving(adapter) as (url, queue), aiohttp.ClientSession() as http:
+        yield Harness(adapter, queue, fake_slack, url, http)
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from adapters.decisions import Accepted, Ignored, RecentKeys
-from adapters.slack._events import classify
+from adapters.slack._events import classify, classify_edit
 
 
 def _event(**fields: object) -> dict[str, object]:
@@ -45,8 +45,7 @@ def test_thread_replies_off_keeps_mentions_top_level() -> None:
     ("event", "reason"),
     [
         (_event(user="UBOT"), "own message"),
-        (_event(bot_id="BBOT", subtype="bot_message"), "subtype bot_message not handled"),
-        (_event(bot_id="B2"), "bot message"),
+        (_event(bot_id="BBOT", subtype="bot_message"), "own message"),
         (_event(subtype="message_changed"), "subtype message_changed not handled"),
         (_event(subtype="channel_join"), "subtype channel_join not handled"),
         (_event(user=None), "missing channel, ts or user"),
@@ -54,7 +53,7 @@ def test_thread_replies_off_keeps_mentions_top_level() -> None:
     ],
 )
 def test_ignored_events(event: dict[str, object], reason: str) -> None:
-    """Own, bot, edited, join and malformed events are ignored with a reason."""
+    """Own, edited (through `classify`), join and malformed events are ignored with a reason."""
     assert classify(event, bot_user_id="UBOT", bot_id="BBOT") == Ignored(reason)
 
 
@@ -63,3 +62,33 @@ def test_recent_keys_forgets_the_oldest() -> None:
     keys = RecentKeys(2)
     assert [keys.add("a"), keys.add("a"), keys.add("b"), keys.add("c")] == [True, False, True, True]
     assert ("a" in keys, "b" in keys, "c" in keys, len(keys)) == (False, True, True, 2)
+
+
+def test_another_bot_is_passed_on_marked() -> None:
+    """Another bot's post (a `bot_message` without a user) arrives with `sender_is_bot` and its username."""
+    decision = classify(_event(user=None, bot_id="B2", subtype="bot_message", username="deploybot"),
+                        bot_user_id="UBOT", bot_id="BBOT")
+    assert isinstance(decision, Accepted)
+    assert (decision.message.sender_is_bot, decision.message.user_id, decision.message.user_name) == (
+        True, "B2", "deploybot")
+
+
+def test_an_edit_carries_the_new_and_the_earlier_text() -> None:
+    """`message_changed` of a user's post: the new text, `edited`, the earlier text, an id of its own."""
+    event = {"type": "message", "subtype": "message_changed", "channel": "C1", "channel_type": "channel",
+             "ts": "9.9", "event_ts": "9.9",
+             "message": {"type": "message", "user": "U1", "text": "meet at 6", "ts": "1.1", "edited": {"ts": "9.9"}},
+             "previous_message": {"type": "message", "user": "U1", "text": "meet at 5", "ts": "1.1"}}
+    decision = classify_edit(event, bot_user_id="UBOT", bot_id="BBOT")
+    assert isinstance(decision, Accepted)
+    message = decision.message
+    assert (message.edited, message.text, message.previous_text, message.message_id, message.delivery_id) == (
+        True, "meet at 6", "meet at 5", "1.1", "slack:C1:1.1:edit:9.9")
+
+
+def test_an_unfurl_is_no_edit() -> None:
+    """`message_changed` without `edited` (a link preview added) is ignored."""
+    event = {"type": "message", "subtype": "message_changed", "channel": "C1", "ts": "9.9",
+             "message": {"type": "message", "user": "U1", "text": "see x", "ts": "1.1"},
+             "previous_message": {"type": "message", "user": "U1", "text": "see x", "ts": "1.1"}}
+    assert isinstance(classify_edit(event, bot_user_id="UBOT"), Ignored)

@@ -86,7 +86,7 @@ async def test_two_threads_have_two_thread_ids(events: Harness) -> None:
 
 
 async def test_own_messages_and_unhandled_subtypes_are_ignored(events: Harness) -> None:
-    """The bot's own post, another bot's post, an edit and a join are acked and not delivered."""
+    """The bot's own post, an edit that is no edit, and a join are acked and not delivered; another bot's is, marked."""
     statuses = [
         await events.post_event(_msg("mine", "104.1", user=BOT_USER_ID), event_id="EvS1"),
         await events.post_event({**_msg("other bot", "104.2"), "subtype": "bot_message", "bot_id": "B9"}, event_id="EvS2"),
@@ -96,7 +96,23 @@ async def test_own_messages_and_unhandled_subtypes_are_ignored(events: Harness) 
     ]
     await events.post_event(_msg("sentinel", "104.9"), event_id="EvS9")
     assert statuses == [200, 200, 200, 200, 200]
+    other = await events.next_message()
+    assert (other.text, other.sender_is_bot) == ("other bot", True)
     assert (await events.next_message()).text == "sentinel"
+
+
+async def test_a_thread_reply_quotes_the_thread_parent(events: Harness) -> None:
+    """The first reply seen in a thread carries the thread's first post as its quote; later ones do not (the
+    session holds it), and nothing is fetched again."""
+    events.fake.threads["106.0"] = {"type": "message", "user": "U2", "text": "the plan: ship Friday", "ts": "106.0"}
+    events.fake.users["U2"] = "Bob"
+    await events.post_event(_msg("why Friday?", "106.1", thread_ts="106.0"), event_id="EvQ1")
+    first = await events.next_message()
+    await events.post_event(_msg("and then?", "106.2", thread_ts="106.0"), event_id="EvQ2")
+    second = await events.next_message()
+    assert first.quote is not None and second.quote is None
+    assert (first.quote.author_name, first.quote.text, first.quote.message_id) == ("Bob", "the plan: ship Friday", "106.0")
+    assert len(events.fake.calls_to("conversations.replies")) == 1
 
 
 async def test_url_verification_is_answered(events: Harness) -> None:

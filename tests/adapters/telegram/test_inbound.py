@@ -33,10 +33,10 @@ async def test_private_message_is_a_dm(
     assert (got.thread_id, got.mentions_bot, got.replies_to_bot) == (None, False, False)
 
 
-async def test_polling_requests_only_message_updates(fake: FakeTelegram, polling: TelegramAdapter) -> None:
-    """getUpdates asks for exactly the update types the adapter handles."""
+async def test_polling_requests_only_the_updates_it_handles(fake: FakeTelegram, polling: TelegramAdapter) -> None:
+    """getUpdates asks for exactly the update types the adapter handles: messages, their edits, button presses."""
     calls = await fake.wait_for_calls("getUpdates")
-    assert calls[0].params["allowed_updates"] == ["message"]
+    assert calls[0].params["allowed_updates"] == ["message", "edited_message", "callback_query"]
 
 
 async def test_group_message_without_mention(
@@ -152,16 +152,59 @@ async def test_topic_created_by_the_bot_is_not_a_reply_to_it(
     assert (got.thread_id, got.replies_to_bot, got.reply_to_message_id) == ("33", False, None)
 
 
-async def test_edited_messages_and_service_messages_are_not_queued(
+async def test_an_edit_is_queued_as_an_edit_and_service_messages_are_not(
     fake: FakeTelegram, polling: TelegramAdapter, inbound: asyncio.Queue[InboundMessage]
 ) -> None:
-    """An edited_message update and a text-less service message are skipped."""
-    await fake.push_update(edited_message=message(group_chat(), "edited", edit_date=1_700_000_100))
+    """An edited_message update arrives with `edited` and the original message id; a text-less service message is skipped."""
+    original = message(group_chat(), "edited", edit_date=1_700_000_100)
+    update_id = await fake.push_update(edited_message=original)
     service = message(group_chat(), "", new_chat_members=[user(999, "Cy")])
     del service["text"]
     await fake.push_update(message=service)
     await fake.push_update(message=message(group_chat(), "real"))
-    assert (await next_message(inbound)).text == "real"
+    edit = await next_message(inbound)
+    assert (edit.text, edit.edited, edit.message_id, edit.delivery_id) == (
+        "edited", True, str(original["message_id"]), f"telegram:{update_id}")
+    real = await next_message(inbound)
+    assert (real.text, real.edited) == ("real", False)
+    assert inbound.empty()
+
+
+async def test_a_partial_quote_of_an_old_message_becomes_the_quote(
+    fake: FakeTelegram, polling: TelegramAdapter, inbound: asyncio.Queue[InboundMessage]
+) -> None:
+    """A reply with a selected part carries that part, its author and `partial`; the whole text is not used."""
+    old = message(group_chat(), "The deploy is on Friday and the freeze starts Thursday.", sender=user(5, "Bob"))
+    quote = {"text": "the freeze starts Thursday", "position": 29, "is_manual": True}
+    await fake.push_update(message=message(group_chat(), "really?", reply_to_message=old, quote=quote))
+    got = await next_message(inbound)
+    assert got.quote is not None
+    assert (got.quote.author_name, got.quote.author_id, got.quote.text, got.quote.partial) == (
+        "Bob", "5", "the freeze starts Thursday", True)
+    assert got.text == "really?"
+
+
+async def test_a_reply_without_a_selection_quotes_the_whole_message(
+    fake: FakeTelegram, polling: TelegramAdapter, inbound: asyncio.Queue[InboundMessage]
+) -> None:
+    """A plain reply quotes the replied-to text whole; a reply to the bot is marked as the bot's."""
+    old = message(group_chat(), "I said this earlier", sender=bot_user())
+    await fake.push_update(message=message(group_chat(), "and?", reply_to_message=old))
+    got = await next_message(inbound)
+    assert got.quote is not None
+    assert (got.quote.text, got.quote.partial, got.quote.author_is_bot, got.replies_to_bot) == (
+        "I said this earlier", False, True, True)
+
+
+async def test_another_bot_is_marked_and_our_own_messages_are_dropped(
+    fake: FakeTelegram, polling: TelegramAdapter, inbound: asyncio.Queue[InboundMessage]
+) -> None:
+    """`is_bot` senders arrive with `sender_is_bot`; a message from our own bot id never arrives."""
+    other = {"id": 999, "is_bot": True, "first_name": "Other", "username": "other_bot"}
+    await fake.push_update(message=message(group_chat(), "echo", sender=bot_user()))
+    await fake.push_update(message=message(group_chat(), "hi from a bot", sender=other))
+    got = await next_message(inbound)
+    assert (got.text, got.sender_is_bot, got.user_id) == ("hi from a bot", True, "999")
     assert inbound.empty()
 
 
@@ -186,3 +229,14 @@ async def test_bot_identity_comes_from_get_me(fake: FakeTelegram, polling: Teleg
     calls = await fake.wait_for_calls("getUpdates")
     assert [call.method for call in fake.calls[:2]] == ["getMe", "deleteWebhook"]
     assert calls and BOT_ID == bot_user()["id"]
+
+
+async def test_the_username_is_the_handle_and_the_full_name_only_a_name(
+    fake: FakeTelegram, polling: TelegramAdapter, inbound: asyncio.Queue[InboundMessage]
+) -> None:
+    """Allowlists may match `user_handle` (the unique @username); `user_name` is what the person chose to show."""
+    await fake.push_update(message=message(private_chat(901), "hi", sender=user(901, "alice", None)))
+    await fake.push_update(message=message(private_chat(902), "hi", sender=user(902, "Alice B", "alice")))
+    spoof, real = await next_message(inbound), await next_message(inbound)
+    assert (spoof.user_name, spoof.user_handle) == ("alice", None)
+    assert (real.user_name, real.user_handle) == ("Alice B", "alice")

@@ -45,7 +45,7 @@ async def test_start_registers_the_webhook_with_its_secret(fake: FakeTelegram, s
     """setWebhook gets the public URL, the secret and the allowed update types; no polling happens."""
     params = fake.calls_of("setWebhook")[0].params
     assert (params["url"], params["secret_token"], params["allowed_updates"]) == (
-        "https://bot.example.org/tg", SECRET, ["message"])
+        "https://bot.example.org/tg", SECRET, ["message", "edited_message", "callback_query"])
     assert fake.calls_of("getUpdates") == []
 
 

@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import asyncio
+import base64
+import contextlib
 import itertools
 import json
-import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -15,12 +16,6 @@ import aiohttp
 from tests.gateway.admin.dashboard_support import CHROMIUM
 
 WAIT = 60.0
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class Page:
@@ -53,25 +48,54 @@ class Page:
     async def reload(self) -> None:
         await self._call("Page.reload", {})
 
+    async def insert_text(self, text: str) -> None:
+        """Text put into the focused field as a paste or an input method puts it (newlines included)."""
+        await self._call("Input.insertText", {"text": text})
+
+    async def press_enter(self, *, shift: bool = False) -> None:
+        """A real Enter key (Shift+Enter with `shift`) on the focused element."""
+        key = {"key": "Enter", "code": "Enter", "windowsVirtualKeyCode": 13, "modifiers": 8 if shift else 0}
+        await self._call("Input.dispatchKeyEvent", {"type": "keyDown", "text": "\r", **key})
+        await self._call("Input.dispatchKeyEvent", {"type": "keyUp", **key})
+
+    async def resize(self, width: int, height: int) -> None:
+        """Lay the page out as a phone of `width` x `height` CSS pixels would."""
+        await self._call("Emulation.setDeviceMetricsOverride",
+                         {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": True})
+
+    async def screenshot(self) -> bytes:
+        """The visible page as PNG bytes."""
+        reply = await self._call("Page.captureScreenshot", {"format": "png"})
+        return base64.b64decode(reply["result"]["data"])
+
 
 @asynccontextmanager
 async def open_page(url: str, profile: Path) -> AsyncIterator[Page]:
     """Chromium on `url` with its own profile (reuse `profile` to keep localStorage across runs)."""
-    port = _free_port()
+    (profile / "DevToolsActivePort").unlink(missing_ok=True)  # a previous run's: its port is not this browser's
     process = await asyncio.create_subprocess_exec(
         CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", f"--user-data-dir={profile}",
-        f"--remote-debugging-port={port}", "--remote-allow-origins=*", url,
+        "--remote-debugging-port=0", "--remote-allow-origins=*", url,
         stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
     )
     try:
         async with aiohttp.ClientSession() as http:
+            port = await asyncio.wait_for(_devtools_port(profile), WAIT)
             target = await asyncio.wait_for(_page_target(http, port, url), WAIT)
             async with http.ws_connect(target, max_msg_size=0) as ws:
                 yield Page(ws)
     finally:
         process.terminate()
         await process.wait()
+
+
+async def _devtools_port(profile: Path) -> int:
+    """The port the browser bound for DevTools (asked for port 0): the first line of `DevToolsActivePort`."""
+    while True:
+        with contextlib.suppress(FileNotFoundError, ValueError, IndexError):
+            return int((profile / "DevToolsActivePort").read_text(encoding="utf-8").splitlines()[0])
+        await asyncio.sleep(0.05)  # polling for the browser to write the file
 
 
 async def _page_target(http: aiohttp.ClientSession, port: int, url: str) -> str:

@@ -91,3 +91,28 @@ async def test_the_banner_is_cleared_when_the_restarted_server_sends_none(tmp_pa
         finally:
             await second.stop()
     assert (shown, hidden) == ("No model is configured yet.", True)
+
+
+async def test_a_token_protected_chat_shows_the_sign_in_form_first(tmp_path: Path) -> None:
+    """With a token required the page asks for it, refuses a wrong one, and chats once signed in."""
+    from adapters.web import WebAccess
+
+    adapter = WebAdapter(host="127.0.0.1", port=0, access=WebAccess("page-token"))
+    await adapter.start(asyncio.Queue[InboundMessage]())
+    try:
+        async with open_page(f"http://127.0.0.1:{adapter.port}/?chat={CHAT}", tmp_path / "profile") as page:
+            await page.until("!document.getElementById('signin').hidden")
+            assert adapter.connected(CHAT) == 0
+            submit = ("document.getElementById('token').value = {!r}; "
+                      "document.getElementById('signin').requestSubmit(); true")
+            await page.evaluate(submit.format("wrong"))
+            await page.until("document.getElementById('status').textContent === 'wrong token'")
+            assert adapter.connected(CHAT) == 0
+            await page.evaluate(submit.format("page-token"))
+            await _connected(adapter)
+            await adapter.send(TARGET, "welcome back")
+            await page.until(BUBBLES + ".some((b) => b.endsWith('welcome back'))")
+            stored = await page.evaluate("JSON.stringify(localStorage) + JSON.stringify(sessionStorage)")
+    finally:
+        await adapter.stop()
+    assert "page-token" not in stored  # the token is not kept by the page (the session is an HttpOnly cookie)

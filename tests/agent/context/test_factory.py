@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import pytest
 from structlog.testing import capture_logs
 
 from agent.context import (
@@ -15,20 +16,22 @@ from agent.context import (
     build_summarizer,
     register_engine,
 )
+from agent.context.guarded import GuardedEngine
 from agent.context.sections import HandoffSection
 from agent.settings import AuxiliaryModelSettings, AuxiliarySettings, CompressionSettings, ContextSettings, ModelSettings
 from agent.tokens import TokenCounter, estimate_counter
+from chorus_errors import ConfigError
 
 MODEL = ModelSettings(name="main-model", base_url="http://127.0.0.1:9/v1", context_length=200_000, max_tokens=8_000)
 
 
-def test_unknown_engine_falls_back_with_a_warning() -> None:
-    """An unknown context.engine gets the built-in compressor and one warning naming it."""
-    with capture_logs() as logs:
-        engine = build_engine(ContextSettings(engine="lcm"), CompressionSettings(), MODEL, AuxiliarySettings(), counter=estimate_counter())
-    assert isinstance(engine, ContextCompressor)
-    assert [(entry["event"], entry["engine"]) for entry in logs if entry["log_level"] == "warning"] == [("context.unknown_engine", "lcm")]
-    assert engine.threshold_tokens == 96_000  # (200K - 8K) x 0.5
+def test_unknown_engine_is_a_config_error_naming_the_key_and_the_choices() -> None:
+    """An unknown context.engine is refused (issue 38): the error names the key, the name and the built-in engine."""
+    with pytest.raises(ConfigError, match=r"context.engine: no plugin named 'lcm' .*installed: compressor") as caught:
+        build_engine(ContextSettings(engine="lcm"), CompressionSettings(), MODEL, AuxiliarySettings(), counter=estimate_counter())
+    assert caught.value.key == "context.engine"
+    engine = build_engine(ContextSettings(), CompressionSettings(), MODEL, AuxiliarySettings(), counter=estimate_counter())
+    assert isinstance(engine, ContextCompressor) and engine.threshold_tokens == 96_000  # (200K - 8K) x 0.5
 
 
 def test_registered_plugin_engine_is_used_only_when_named() -> None:
@@ -43,8 +46,9 @@ def test_registered_plugin_engine_is_used_only_when_named() -> None:
     register_engine("test-plugin", plugin)
     build_engine(ContextSettings(), CompressionSettings(), MODEL, AuxiliarySettings(), counter=estimate_counter())
     assert built == []
-    build_engine(ContextSettings(engine="test-plugin"), CompressionSettings(), MODEL, AuxiliarySettings(), counter=estimate_counter())
-    assert built == ["main-model"]
+    engine = build_engine(ContextSettings(engine="test-plugin"), CompressionSettings(), MODEL, AuxiliarySettings(),
+                          counter=estimate_counter())
+    assert built == ["main-model"] and isinstance(engine, GuardedEngine) and isinstance(engine.inner, ContextCompressor)
 
 
 def test_summarizer_chain_from_settings() -> None:

@@ -136,14 +136,14 @@ async def test_abort_on_summary_failure_setting(fake_openai: FakeOpenAI) -> None
 
 async def test_network_down_aborts() -> None:
     """Tier 4: an unreachable endpoint (connection refused) aborts and keeps the messages."""
-    with socket.socket() as probe:
+    with socket.socket() as probe:  # bound, never listening, kept while used: refused, and no one else can take it
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    down = OpenAIModelClient(model="main-model", base_url=f"http://127.0.0.1:{port}/v1", api_key="k", timeout_seconds=2)
-    summarizer = ModelSummarizer(down)
-    original = taubench()
-    result = await make(summarizer=summarizer, context_length=16_000).compress(original, trigger="manual", force=True)
-    await summarizer.close()
+        down = OpenAIModelClient(model="main-model", base_url=f"http://127.0.0.1:{port}/v1", api_key="k", timeout_seconds=2)
+        summarizer = ModelSummarizer(down)
+        original = taubench()
+        result = await make(summarizer=summarizer, context_length=16_000).compress(original, trigger="manual", force=True)
+        await summarizer.close()
     assert (result.outcome, result.messages) == ("aborted", original)
     assert "network down" in result.reason
 

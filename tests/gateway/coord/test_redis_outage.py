@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
 import signal
-import socket
+import tempfile
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -18,28 +19,32 @@ from tests.gateway.coord.conftest import delete_prefix, eventually
 PREFIX = "outage"
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 class OwnRedis:
-    """A throwaway redis-server on a fixed port, killable and restartable on the same port."""
+    """A throwaway redis-server of our own, killable and restartable at the same address.
+
+    It listens on a unix socket only (`--port 0` turns TCP off): no port to pick, so nothing else on the machine
+    can take its address between a kill and the restart. The socket lives in a short directory of its own
+    (a unix socket path is limited to about 100 bytes; pytest's tmp_path can be longer).
+    """
 
     def __init__(self, directory: Path) -> None:
-        self.port = _free_port()
-        self.url = f"redis://127.0.0.1:{self.port}/0"
         self._dir = directory
+        self._socket_dir = Path(tempfile.mkdtemp(prefix="chorus-redis-"))
+        self.socket = self._socket_dir / "redis.sock"
+        self.url = f"unix://{self.socket}?db=0"
         self._proc: asyncio.subprocess.Process | None = None
 
     async def start(self) -> None:
         self._proc = await asyncio.create_subprocess_exec(
-            "redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-            "--dir", str(self._dir), stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+            "redis-server", "--port", "0", "--unixsocket", str(self.socket), "--unixsocketperm", "700",
+            "--save", "", "--appendonly", "no", "--dir", str(self._dir),
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
         )
         assert await eventually(self._answers, timeout=5), "redis-server did not start"
+
+    def remove(self) -> None:
+        """Delete the socket's directory (after the last kill)."""
+        shutil.rmtree(self._socket_dir, ignore_errors=True)
 
     async def kill(self) -> None:
         assert self._proc is not None
@@ -66,6 +71,7 @@ async def own_redis(tmp_path: Path) -> AsyncIterator[OwnRedis]:
     yield server
     if server._proc is not None:
         await server.kill()
+    server.remove()
 
 
 @pytest.fixture
@@ -189,7 +195,8 @@ async def test_a_turn_held_across_the_kill_keeps_going(own_redis: OwnRedis) -> N
 
 async def test_start_with_redis_down_fails_open_and_raw_raises() -> None:
     """A fail-open coordinator starts without Redis and works locally; a raw one raises CoordUnavailable."""
-    url = f"redis://127.0.0.1:{_free_port()}/0"
+    empty = Path(tempfile.mkdtemp(prefix="chorus-no-redis-"))
+    url = f"unix://{empty / 'redis.sock'}?db=0"  # a socket nothing serves (nor can anything else take it): Redis down
     with capture_logs() as logs:
         coord = redis_coordinator(url, prefix=PREFIX, agent_cache_size=2)
         await coord.start()
@@ -207,6 +214,7 @@ async def test_start_with_redis_down_fails_open_and_raw_raises() -> None:
     with pytest.raises(CoordUnavailable):
         await strict.dedup.claim("tg:1")
     await strict.stop()
+    shutil.rmtree(empty, ignore_errors=True)
 
 
 async def test_redis_used_before_start_names_the_fix(redis_url: str, redis_prefix: str) -> None:
