@@ -4,14 +4,16 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from adapters.base import ChatTarget
 from agent.messages import ToolCall
 from agent.store.postgres import PostgresSessionStore
-from gateway.approvals import Approvals, ApprovalStore, Asker, SqliteApprovalStore, approval_rule, may_answer
+from gateway.approvals import ApprovalGate, Approvals, ApprovalStore, Asker, SqliteApprovalStore, approval_rule, may_answer
 from gateway.approvals.postgres import PostgresApprovalStore
 from gateway.config import parse_config
 from tests.postgres import fresh_database
@@ -73,6 +75,28 @@ def _approvals(store: ApprovalStore, clock: Clock, posts: Posts, *, approvers: s
     return Approvals(store, config=lambda: config, poster=posts, admins=lambda _p: admins, clock=clock, sleep=tick)
 
 
+@dataclass
+class Rig:
+    """An opened store, what was posted, the `Approvals` over them and Alice's turn gate."""
+
+    store: ApprovalStore
+    posts: Posts
+    approvals: Approvals
+    gate: ApprovalGate
+
+
+def _rig(store_factory: tuple[object, Clock], **options: Any) -> Rig:
+    make, clock = store_factory
+    assert callable(make)
+    store = make()
+    store.open()
+    posts = Posts()
+    approvals = _approvals(store, clock, posts, **options)
+    gate = approvals.gate(ALICE)
+    assert gate is not None
+    return Rig(store, posts, approvals, gate)
+
+
 async def _answer_when_prompted(approvals: Approvals, posts: Posts, *, approve: bool, sender: str, name: str) -> str:
     await posts.prompted.wait()
     answer = await approvals.answer(posts.prompts[-1][2], approve=approve, chat_scope=CHAT, platform="telegram",
@@ -82,13 +106,8 @@ async def _answer_when_prompted(approvals: Approvals, posts: Posts, *, approve: 
 
 async def test_a_yes_from_the_requester_runs_the_call_once(store_factory: tuple[object, Clock]) -> None:
     """The prompt names the tool and who asked, with the secret masked; after the yes the call runs, and only once."""
-    make, clock = store_factory  # type: ignore[misc]
-    store = make()
-    store.open()
-    posts = Posts()
-    approvals = _approvals(store, clock, posts)
-    gate = approvals.gate(ALICE)
-    assert gate is not None
+    rig = _rig(store_factory)
+    store, posts, approvals, gate = rig.store, rig.posts, rig.approvals, rig.gate
     verdict, said = await asyncio.gather(gate.admit(CALL),
                                          _answer_when_prompted(approvals, posts, approve=True, sender="1", name="Alice"))
     assert verdict is None
@@ -107,13 +126,8 @@ async def test_a_yes_from_the_requester_runs_the_call_once(store_factory: tuple[
 
 async def test_another_member_is_refused_and_nothing_changes(store_factory: tuple[object, Clock]) -> None:
     """Bob presses Approve on Alice's call: refused privately; the approval stays pending, then times out."""
-    make, clock = store_factory  # type: ignore[misc]
-    store = make()
-    store.open()
-    posts = Posts()
-    approvals = _approvals(store, clock, posts, timeout=30)
-    gate = approvals.gate(ALICE)
-    assert gate is not None
+    rig = _rig(store_factory, timeout=30)
+    store, posts, approvals, gate = rig.store, rig.posts, rig.approvals, rig.gate
     waiting = asyncio.create_task(gate.admit(CALL))
     await posts.prompted.wait()
     approval_id = posts.prompts[0][2]
@@ -130,13 +144,8 @@ async def test_another_member_is_refused_and_nothing_changes(store_factory: tupl
 
 async def test_a_no_refuses_and_another_chat_cannot_answer(store_factory: tuple[object, Clock]) -> None:
     """An id from another chat is not found there; the requester's no gives the model "not approved"."""
-    make, clock = store_factory  # type: ignore[misc]
-    store = make()
-    store.open()
-    posts = Posts()
-    approvals = _approvals(store, clock, posts)
-    gate = approvals.gate(ALICE)
-    assert gate is not None
+    rig = _rig(store_factory)
+    store, posts, approvals, gate = rig.store, rig.posts, rig.approvals, rig.gate
     waiting = asyncio.create_task(gate.admit(CALL))
     await posts.prompted.wait()
     approval_id = posts.prompts[0][2]
