@@ -37,9 +37,12 @@ class SqliteFile:
         self._conn = conn
 
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        # Under the lock: a worker thread may still be inside `locked()`, and closing a connection another
+        # thread is using crashes the interpreter (seen when a cancelled call's thread outlived its task).
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
 
     @contextmanager
     def locked(self) -> Iterator[sqlite3.Connection]:

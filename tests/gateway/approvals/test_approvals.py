@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -121,6 +122,8 @@ async def test_a_yes_from_the_requester_runs_the_call_once(store_factory: tuple[
     await posts.prompted.wait()  # the approval was used: the same call asks again
     assert len(posts.prompts) == 2
     second.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await second
     store.close()
 
 
@@ -173,6 +176,8 @@ async def test_a_replayed_turn_waits_on_the_prompt_already_posted(store_factory:
     interrupted = asyncio.create_task(gate.admit(CALL))
     await posts.prompted.wait()
     interrupted.cancel()  # the process dies mid-wait
+    with contextlib.suppress(asyncio.CancelledError):
+        await interrupted
     first_store.close()
     store = make()
     store.open()
