@@ -518,7 +518,7 @@ def build_gateway(
     dedup = JournalCheckedDeduplicator(coord.dedup, journal) if isinstance(journal, SharedJournal) else coord.dedup
     intake = Intake(
         dedup=dedup, rules=access_rules(config), settings=intake_settings(config), policy=policy, pairing=pairing,
-        bot_guard=BotLoopGuard(coord.counter),
+        bot_guard=BotLoopGuard(coord.counter), bus=bus,
     )
 
     def notes_text(chat: str) -> str:

@@ -1,12 +1,14 @@
 """Saving runtime changes back to the YAML config file, atomically, keeping the operator's comments.
 
-Owns `save_changes`. For a block-style section (`compression:` followed by
-indented keys, as in `config.yaml.example`) only the value of each changed
-line is replaced; the comment after it, the other lines and `${ENV}`
-references stay as written. A key missing from its section is inserted
-under the section header. A flow-style section (`compression: {…}`) or a
-missing section makes the whole file be rewritten with `yaml.safe_dump`
-(comments are lost; the result says `"mode": "rewritten"`). The new text is
+Owns `save_changes`. For block-style sections (`platforms:` / `  telegram:`
+followed by indented keys, as in `config.yaml.example`, at any depth) only the
+value of each changed line is replaced (a value written as a nested block or
+`- item` list below its key is replaced with it); the comment after it, the
+other lines and `${ENV}` references stay as written. A key missing from its
+section is inserted under the section header, a missing section at the end.
+A flow-style section on the way (`compression: {…}`) makes the whole file be
+rewritten with `yaml.safe_dump` (comments are lost; the result says
+`"mode": "rewritten"`). The new text is
 validated by `load_config` on a temporary file beside the original, then
 renamed over it, so a crash or a bad edit never leaves a broken config.
 Knows nothing of HTTP or the running gateway.
@@ -24,6 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
+from pydantic import SecretStr
 
 from chorus_errors import ConfigError
 from gateway.config import load_config
@@ -52,7 +55,7 @@ def _is_block_header(rest: str) -> bool:
 
 
 def _edit_line(line: str, name: str, value: object) -> str | None:
-    match = re.match(rf"^(?P<indent>[ \t]+){re.escape(name)}:(?P<pad>[ \t]*)(?P<old>[^#\n]*?)(?P<tail>[ \t]*#[^\n]*)?(?P<nl>\n?)$", line)
+    match = re.match(rf"^(?P<indent>[ \t]*){re.escape(name)}:(?P<pad>[ \t]*)(?P<old>[^#\n]*?)(?P<tail>[ \t]*#[^\n]*)?(?P<nl>\n?)$", line)
     if match is None:
         return None
     new = _scalar(value)
@@ -60,49 +63,71 @@ def _edit_line(line: str, name: str, value: object) -> str | None:
     # Keep the comment's column when the new value fits in the old one's room.
     room = len(old) + len(tail) - len(tail.lstrip())
     spacing = " " * max(1, room - len(new)) if tail else ""
-    return f"{match['indent']}{name}:{match['pad'] or ' '}{new}{spacing}{tail.lstrip() if tail else ''}{match['nl']}"
+    return f"{match['indent']}{name}:{match['pad'] or ' '}{new}{spacing}{tail.lstrip() if tail else ''}{match['nl'] or chr(10)}"
 
 
 def _indent(line: str) -> str:
     return line[: len(line) - len(line.lstrip())]
 
 
-def _edit_text(text: str, section: str, name: str, value: object) -> str | None:
-    """`text` with `section.name` set in place, or None when the section is not a block mapping."""
-    lines = text.splitlines(keepends=True)
-    start = None
-    for i, line in enumerate(lines):
-        header = _HEADER.match(line.rstrip("\n"))
-        if header and header["name"] == section:
-            if not _is_block_header(header["rest"].strip()):
-                return None
-            start = i
-            break
-    if start is None:
+def _content(line: str) -> bool:
+    stripped = line.strip()
+    return bool(stripped) and not stripped.startswith("#")
+
+
+def _named(line: str, indent: str, name: str) -> re.Match[str] | None:
+    if _indent(line) != indent:
         return None
-    end = len(lines)
-    child_indent: str | None = None
-    for j in range(start + 1, len(lines)):
-        stripped = lines[j].strip()
-        if not stripped or stripped.startswith("#"):
+    return _HEADER.match(line[len(indent):].rstrip("\n")) if line[len(indent):].startswith(f"{name}:") else None
+
+
+def _block_end(lines: list[str], start: int, hi: int, indent: str, *, dashes: bool) -> int:
+    """The first line after `start` that is no longer inside the value of the key on line `start`."""
+    for j in range(start + 1, hi):
+        if not _content(lines[j]):
             continue
-        if not lines[j][0].isspace():
-            end = j
-            break
-        if child_indent is None:
-            child_indent = _indent(lines[j])
-    child_indent = child_indent or "  "
-    for j in range(start + 1, end):
-        if _indent(lines[j]) != child_indent:
+        inner = _indent(lines[j])
+        if len(inner) > len(indent) or (dashes and inner == indent and lines[j].lstrip().startswith("- ")):
             continue
+        return j
+    return hi
+
+
+def _edit_in(lines: list[str], lo: int, hi: int, parent: str | None, parts: list[str], value: object) -> bool:
+    """Set `parts` (a dotted key below the block at lines lo..hi) in place; False: not a block edit."""
+    indent = next((_indent(lines[j]) for j in range(lo, hi) if _content(lines[j])),
+                  "" if parent is None else parent + "  ")
+    if parent is not None and len(indent) <= len(parent):
+        indent = parent + "  "  # an empty block: its first key goes one step in
+    name, rest = parts[0], parts[1:]
+    for j in range(lo, hi):
+        header = _named(lines[j], indent, name)
+        if header is None:
+            continue
+        if rest:
+            if not _is_block_header(header["rest"].strip()):
+                return False  # flow style (`name: {…}`): only a rewrite can change it
+            return _edit_in(lines, j + 1, _block_end(lines, j, hi, indent, dashes=False), indent, rest, value)
         edited = _edit_line(lines[j], name, value)
-        if edited is not None:
-            lines[j] = edited
-            return "".join(lines)
-    if not lines[start].endswith("\n"):
-        lines[start] += "\n"
-    lines.insert(start + 1, f"{child_indent}{name}: {_scalar(value)}\n")
-    return "".join(lines)
+        if edited is None:
+            return False
+        # A value written as a nested block or a `- item` list below the key is replaced with it.
+        lines[j + 1:_block_end(lines, j, hi, indent, dashes=True)] = []
+        lines[j] = edited
+        return True
+    added = [f"{indent}{'  ' * depth}{part}:\n" for depth, part in enumerate(parts[:-1])]
+    added.append(f"{indent}{'  ' * len(parts[:-1])}{parts[-1]}: {_scalar(value)}\n")
+    at = lo if parent is not None else hi
+    if at > 0 and not lines[at - 1].endswith("\n"):
+        lines[at - 1] += "\n"
+    lines[at:at] = added
+    return True
+
+
+def _edit_text(text: str, key: str, value: object) -> str | None:
+    """`text` with the dotted `key` set in place (comments kept), or None when only a rewrite can do it."""
+    lines = text.splitlines(keepends=True)
+    return "".join(lines) if _edit_in(lines, 0, len(lines), None, key.split("."), value) else None
 
 
 def _rewrite(text: str, changes: Mapping[str, object]) -> str:
@@ -122,6 +147,8 @@ def _rewrite(text: str, changes: Mapping[str, object]) -> str:
 
 
 def _json_value(value: object) -> object:
+    if isinstance(value, SecretStr):
+        return value.get_secret_value()  # written to the file as typed: the operator chose to store it there
     if isinstance(value, Mapping):
         return {str(k): _json_value(v) for k, v in value.items()}
     return value
@@ -140,8 +167,7 @@ def save_changes(path: Path, changes: Mapping[str, object]) -> SaveResult:
         raise ConfigError(f"{path}: cannot read the config file to save the change ({exc.strerror})") from None
     edited: str | None = text
     for key, value in changes.items():
-        section, _, name = key.partition(".")
-        edited = _edit_text(edited, section, name, _json_value(value)) if edited is not None and "." not in name else None
+        edited = _edit_text(edited, key, _json_value(value)) if edited is not None else None
         if edited is None:
             break
     if edited is not None:
@@ -171,8 +197,10 @@ def _replace_validated(path: Path, text: str, changes: Mapping[str, object]) -> 
             node: Any = loaded
             for part in key.split("."):
                 node = node[part]
-            if node != value:
-                raise ConfigError(f"{path}: saving {key} produced {node!r} instead of {value!r}; file left unchanged",
+            if _json_value(node) != _json_value(value):
+                secret = isinstance(node, SecretStr) or isinstance(value, SecretStr)
+                got = "a different value" if secret else repr(node)  # a secret is never echoed
+                raise ConfigError(f"{path}: saving {key} produced {got} instead of the value given; file left unchanged",
                                   key=key)
         os.replace(tmp, path)
     except OSError as exc:

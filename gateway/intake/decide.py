@@ -27,6 +27,7 @@ from gateway.intake.bots import BotLoopGuard, BotsMode, bot_refusal
 from gateway.intake.queueing import JobKind
 from gateway.intake.routing import Route, chat_scope, route
 from gateway.intake.triggers import GroupTrigger, TriggerDecision, decide_trigger, observes_unmentioned
+from gateway.ops.events import EventBus, SenderRefused
 from gateway.ops.logs import bind_message_context
 
 log = structlog.get_logger(__name__)
@@ -90,6 +91,7 @@ class Intake:
         pairing: approved senders and codes, for platforms with `pairing: true` (needs `policy`).
         bot_guard: counts replies to other bots per chat (across replicas when the backend is shared);
             None: no limit beyond `allow_bots`.
+        bus: told of every sender the allowlist refuses (`SenderRefused`, for the operator's list to admit from).
     """
 
     def __init__(
@@ -102,6 +104,7 @@ class Intake:
         policy: ChatPolicy | None = None,
         pairing: PairingStore | None = None,
         bot_guard: BotLoopGuard | None = None,
+        bus: EventBus | None = None,
     ) -> None:
         self._dedup = dedup
         self._rules = rules
@@ -110,6 +113,7 @@ class Intake:
         self._policy = policy
         self._pairing = pairing
         self._bot_guard = bot_guard
+        self._bus = bus
 
     def _access_rules(self, platform: str) -> AccessRules | None:
         if self._policy is not None and platform not in LOCAL_PLATFORMS:
@@ -185,6 +189,8 @@ class Intake:
                 return pairing
             access = AccessDecision(True, "paired sender")
         if not access.allowed:
+            if self._bus is not None:
+                self._bus.publish(SenderRefused(message.platform, message.user_id, message.user_name, message.chat_id))
             if self.settings.unknown_sender == "refuse" and self._refusals.should_refuse(
                 message.platform, message.user_id
             ):

@@ -72,6 +72,16 @@ class ConfigChanged:
 
 
 @dataclass(frozen=True, slots=True)
+class ConfigSaved:
+    """A key that needs a restart was written to the config file (not in force until chorus restarts)."""
+
+    setting: str
+    old: object
+    new: object
+    who: str
+
+
+@dataclass(frozen=True, slots=True)
 class DeadLettered:
     """A message intake could not handle was quarantined (`<home>/deadletter/`); intake went on."""
 
@@ -106,6 +116,16 @@ class Spent:
 
 
 @dataclass(frozen=True, slots=True)
+class SenderRefused:
+    """A message from a sender the platform's allowlist does not admit (answered or not); never its text."""
+
+    platform: str
+    user_id: str
+    user_name: str
+    chat_id: str
+
+
+@dataclass(frozen=True, slots=True)
 class PluginFailed:
     """A plugin (memory provider or context engine) raised or timed out; the turn went on without it."""
 
@@ -114,8 +134,8 @@ class PluginFailed:
 
 
 GatewayEvent: TypeAlias = (
-    MessageAccepted | TurnFinished | TurnFailed | HygieneRan | AgentBuilt | AgentEvicted | ConfigChanged | ToolCallOutcome
-    | DeadLettered | TaskDied | ModelFailover | LimitHit | Spent | PluginFailed
+    MessageAccepted | TurnFinished | TurnFailed | HygieneRan | AgentBuilt | AgentEvicted | ConfigChanged | ConfigSaved | ToolCallOutcome
+    | DeadLettered | TaskDied | ModelFailover | LimitHit | Spent | PluginFailed | SenderRefused
 )
 Subscriber: TypeAlias = Callable[[GatewayEvent], None]
 
@@ -145,6 +165,6 @@ class EventBus:
 
 
 __all__ = [
-    "AgentBuilt", "AgentEvicted", "ConfigChanged", "DeadLettered", "EventBus", "GatewayEvent", "HygieneRan", "MessageAccepted",
-    "ModelFailover", "PluginFailed", "Subscriber", "TaskDied", "ToolCallOutcome", "TurnFailed", "TurnFinished",
+    "AgentBuilt", "AgentEvicted", "ConfigChanged", "ConfigSaved", "DeadLettered", "EventBus", "GatewayEvent", "HygieneRan", "MessageAccepted",
+    "ModelFailover", "PluginFailed", "SenderRefused", "Subscriber", "TaskDied", "ToolCallOutcome", "TurnFailed", "TurnFinished",
 ]

@@ -126,11 +126,26 @@ def test_save_changes_rewrites_a_flow_style_section(tmp_path: Path) -> None:
     )
 
 
-def test_save_changes_falls_back_to_a_rewrite_when_the_key_holds_a_nested_block(tmp_path: Path) -> None:
-    """model_thresholds written as a nested block cannot be edited on one line: the file is rewritten correctly."""
-    path = write(tmp_path, "compression:\n  model_thresholds:\n    gpt-4o: 0.6\n  threshold: 0.5\n")
+def test_save_changes_replaces_a_value_written_as_a_nested_block(tmp_path: Path) -> None:
+    """model_thresholds written as a nested block is replaced by the new value on its line; comments stay."""
+    path = write(tmp_path, "# kept\ncompression:\n  model_thresholds:\n    gpt-4o: 0.6\n  threshold: 0.5  # half\n")
     result = save_changes(path, {"compression.model_thresholds": {"gpt-4o": 0.7, "mini": 0.4}})
     loaded = load_config(path)
     assert (result.mode, loaded.compression.model_thresholds, loaded.compression.threshold) == (
-        "rewritten", {"gpt-4o": 0.7, "mini": 0.4}, 0.5
+        "edited", {"gpt-4o": 0.7, "mini": 0.4}, 0.5
     )
+    assert "# kept\n" in path.read_text(encoding="utf-8") and "0.5  # half" in path.read_text(encoding="utf-8")
+
+
+def test_save_changes_edits_nested_sections_and_lists_in_place(tmp_path: Path) -> None:
+    """platforms.telegram.allowed_users written as a `- item` list: replaced on its line, other keys and comments
+    kept; a key of a missing section is added at the end, still without a rewrite."""
+    path = write(tmp_path, "platforms:\n  telegram:  # the bot\n    enabled: true\n    allowed_users:\n    - '1'\n"
+                           "    admins: ['1']  # ops\n  web:\n    enabled: false\n")
+    result = save_changes(path, {"platforms.telegram.allowed_users": ["1", "2"], "limits.per_user.tokens_per_day": 5})
+    loaded = load_config(path)
+    text = path.read_text(encoding="utf-8")
+    assert result.mode == "edited"
+    assert loaded.platforms.telegram.allowed_users == ["1", "2"] and loaded.platforms.telegram.admins == ["1"]
+    assert loaded.limits.per_user.tokens_per_day == 5 and loaded.platforms.web.enabled is False
+    assert "  telegram:  # the bot\n" in text and "admins: ['1']  # ops\n" in text
