@@ -24,13 +24,16 @@ from aiohttp import web
 
 from agent.tools.mcp import ServerStatus, public_name
 from chorus_errors import ConfigError
+from gateway.admin.audit import AuditStore, MemoryAudit
 from gateway.admin.backend import AdminBackend, SessionBusy, SessionNotFound
-from gateway.admin.config_file import save_changes
+from gateway.admin.config_api import RUNTIME_NOTE, ConfigEdits, config_routes
 from gateway.admin.events import EventKind, EventLog
+from gateway.admin.refused import MemoryRefused, RefusedStore
+from gateway.admin.refused_api import refused_routes
 from gateway.intake.deadletter import DeadLetterBox
 from gateway.ops.config_sync import ConfigSync
 from gateway.ops.health import health_routes
-from gateway.ops.live_config import LIVE_KEYS, LiveConfig, flatten, live_values
+from gateway.ops.live_config import LIVE_KEYS, LiveConfig, live_values
 from gateway.ops.metrics import CONTENT_TYPE_LATEST, Metrics
 from gateway.sessions.hygiene import HYGIENE_RATIO
 
@@ -42,7 +45,6 @@ NO_TOKEN_TEXT = (
     "(e.g. admin: {token: ${CHORUS_ADMIN_TOKEN}}) and restart chorus"
 )
 BAD_TOKEN_TEXT = "missing or wrong admin token; send the header Authorization: Bearer <admin.token>"
-RUNTIME_NOTE = "runtime only: lost on restart"
 STATIC_FILES = {"dashboard.js": "application/javascript", "dashboard.css": "text/css"}
 MAX_EVENTS = 500
 WHO_KEY: web.RequestKey[str] = web.RequestKey("admin_who", str)
@@ -190,28 +192,10 @@ class _Api:
             return _error(400, "send a non-empty JSON object of dotted keys or nested objects, "
                                "e.g. {\"compression.threshold\": 0.6} or {\"compression\": {\"threshold\": 0.6}}")
         persist = request.query.get("persist", "false").lower() in ("1", "true", "yes")
-        if persist and live.path is None:
-            return _error(400, "persist=true needs a config file, but chorus started on built-in defaults; "
-                               "drop persist to change at runtime only, or start with --config FILE")
         try:
-            preview = flatten(live.preview(body))
-            saved = save_changes(live.path, {k: preview[k] for k in body}) if persist and live.path else None
-            change = live.update(body, who=request[WHO_KEY])
+            response = await ConfigEdits(live, self.sync).apply(body, who=request[WHO_KEY], persist=persist)
         except ConfigError as exc:
             return _error(400, str(exc), key=exc.key)
-        response: dict[str, object] = {
-            "changed": [{"key": c.key, "old": c.old, "new": c.new} for c in change.changes],
-            "values": live_values(change.config),
-            "persisted": saved is not None,
-            "applies": "from the next message",
-        }
-        if saved is not None:
-            response.update(path=str(saved.path), mode=saved.mode)
-        else:
-            response["note"] = RUNTIME_NOTE
-        if self.sync is not None and change.changes:
-            told = await self.sync.changed(body, who=request[WHO_KEY])
-            response["replicas"] = "told" if told else "not reached: this replica only"
         return web.json_response(response)
 
     async def reload(self, request: web.Request) -> web.Response:
@@ -267,6 +251,8 @@ def build_admin_app(
     tools: Callable[[], Sequence[ServerStatus]] | None = None,
     deadletters: DeadLetterBox | None = None,
     config_sync: ConfigSync | None = None,
+    audit: AuditStore | None = None,
+    refused: RefusedStore | None = None,
 ) -> web.Application:
     """The admin `web.Application` (serve it on `admin.host:admin.port`).
 
@@ -281,6 +267,8 @@ def build_admin_app(
         tools: the MCP servers' statuses for `/api/tools` (None: no servers configured).
         deadletters: the quarantined messages `GET /api/deadletters` lists (None: an empty list).
         config_sync: tells the other replicas of a PATCH or reload (None: this process only).
+        audit: the config audit log `GET /api/config/audit` reads (None: an empty one in this process).
+        refused: the senders the allowlist refused, for `GET /api/refused` (None: an empty one in this process).
     """
     api = _Api(backend, live, events if events is not None else EventLog(), deadletters, config_sync)
     app = web.Application(middlewares=[_auth_middleware(token)])
@@ -324,6 +312,10 @@ def build_admin_app(
             web.post("/api/config/reload", api.reload),
         ]
     )
+    if live is not None:
+        app.add_routes(config_routes(live, audit if audit is not None else MemoryAudit()))
+        app.add_routes(refused_routes(refused if refused is not None else MemoryRefused(),
+                                      ConfigEdits(live, config_sync), WHO_KEY))
     app.add_routes(list(extra_routes))
     return app
 

@@ -2,7 +2,8 @@
 
 Owns `AuditEntry`, `who_label`, the two stores (`MemoryAudit`: a bounded ring in this process; `RedisAudit`:
 the capped list `{prefix}:config:audit` every replica pushes to, newest first) and `AuditRecorder`, which
-subscribes to the `ConfigChanged` events `LiveConfig` publishes, so no caller threads the audit through.
+subscribes to the `ConfigChanged` events `LiveConfig` publishes (and `ConfigSaved`, a key that needs a restart
+written to the file), so no caller threads the audit through.
 A change a replica applied because another replica told it is not pushed again to the shared list (the
 origin's entry is there already, naming its replica). Secret values never appear: `LiveConfig` shows
 them as `<hidden>`, and a key the schema marks secret is masked here as well. Knows nothing of HTTP.
@@ -19,7 +20,7 @@ from typing import Protocol
 import structlog
 
 from gateway.admin.shared_records import REDIS_FAILURES, BackgroundWrites, RedisHandle
-from gateway.ops.events import ConfigChanged, GatewayEvent
+from gateway.ops.events import ConfigChanged, ConfigSaved, GatewayEvent
 
 log = structlog.get_logger(__name__)
 
@@ -55,6 +56,7 @@ class AuditEntry:
     who: str
     replica: str  # the replica that applied it (host:pid)
     detail: str = ""
+    applies: str = "now"  # "after restart": a key that needs one, written to the config file
 
     def to_json(self) -> dict[str, object]:
         return asdict(self)
@@ -143,7 +145,7 @@ class AuditRecorder:
         self._clock = clock
 
     def __call__(self, event: GatewayEvent) -> None:
-        if not isinstance(event, ConfigChanged):
+        if not isinstance(event, (ConfigChanged, ConfigSaved)):
             return
         masked = self._secret(event.setting)
         who = who_label(event.who)
@@ -151,6 +153,7 @@ class AuditRecorder:
             when=self._clock(), key=event.setting, old=_masked(event.old) if masked else event.old,
             new=_masked(event.new) if masked else event.new, who=who, replica=self._replica,
             detail=event.who if event.who != who else "",
+            applies="now" if isinstance(event, ConfigChanged) else "after restart",
         )
         self.store.add(entry, shared=who != "replica")
 

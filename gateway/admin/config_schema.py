@@ -118,9 +118,17 @@ def config_schema(config: ChorusConfig) -> list[dict[str, object]]:
     return entries
 
 
+def choices(key: str) -> list[object]:
+    """The values a choice key allows ([] for any other key)."""
+    for name, info, _value in _leaves(ChorusConfig()):
+        if name == key:
+            return _type_of(info.annotation)[1]
+    return []
+
+
 def secret_keys(config: ChorusConfig) -> frozenset[str]:
     """The dotted keys whose values are never shown."""
     return frozenset(key for key, info, _value in _leaves(config) if is_secret(key, info))
 
 
-__all__ = ["SECRET_KEYS", "Applies", "applies", "config_schema", "is_secret", "secret_keys"]
+__all__ = ["SECRET_KEYS", "Applies", "applies", "choices", "config_schema", "is_secret", "secret_keys"]

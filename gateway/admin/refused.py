@@ -17,7 +17,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
-from typing import Protocol
+from typing import Any, Protocol
 
 from gateway.admin.shared_records import BackgroundWrites, RedisHandle
 from gateway.ops.events import GatewayEvent, SenderRefused
@@ -128,10 +128,9 @@ class RedisRefused:
     async def recent(self, limit: int) -> list[RefusedSender]:
         await self.writes.drain()  # a refusal this replica saw is in its own answer
         client = self._redis.client
-        seen: list[tuple[str, float]] = [
-            (str(field), float(score)) for field, score in await client.zrevrangebyscore(
-                self._seen, "+inf", self._clock() - self._max_age, start=0, num=max(limit, 1), withscores=True)
-        ]
+        pairs: list[Any] = await client.zrevrangebyscore(
+            self._seen, "+inf", self._clock() - self._max_age, start=0, num=max(limit, 1), withscores=True)
+        seen = [(str(pair[0]), float(pair[1])) for pair in pairs]
         fields = [field for field, _score in seen]
         if not fields:
             return []

@@ -3,7 +3,8 @@
 Owns `Operations`: the `LiveConfig`, `EventLog`, `Metrics` and compression
 `Recorder` of one process; `engine()` for `build_gateway(engine=...)`;
 `attach(gateway)` (the turn runner follows the live limits, the log tap
-feeds metrics and events, and the admin `web.Application` is returned, whose
+feeds metrics and events, the config audit and the refused senders are
+recorded from the bus, and the admin `web.Application` is returned, whose
 `cleanup_ctx` listens to the other replicas' config changes while it runs);
 and `install_sighup`. `chorus run` uses it as:
 
@@ -34,16 +35,21 @@ from agent.context.engine import ContextEngine
 from agent.context.factory import build_summarizer
 from agent.model_windows import ModelWindows
 from gateway.admin.app import build_admin_app
+from gateway.admin.audit import AuditRecorder, AuditStore, MemoryAudit, RedisAudit
+from gateway.admin.config_schema import secret_keys
 from gateway.admin.events import EventLog
 from gateway.admin.gateway_backend import GatewayBackend
 from gateway.admin.limits_api import limits_routes
 from gateway.admin.memory_api import memory_routes
+from gateway.admin.refused import MemoryRefused, RedisRefused, RefusedRecorder, RefusedStore
+from gateway.admin.shared_records import RedisHandle
 from gateway.admin.tap import EventObserver, LogTap, Recorder, install_log_tap
 from gateway.admin.tuning import follow_turn_limits, live_engine_factory
 from gateway.app import Gateway
 from gateway.build import model_windows
 from gateway.chats.policy import ModelChoice
 from gateway.config import ChorusConfig
+from gateway.coord.coordinator import default_node
 from gateway.ops.config_sync import RedisConfigSync
 from gateway.ops.events import EventBus
 from gateway.ops.live_config import LiveConfig, install_sighup
@@ -118,6 +124,10 @@ class Operations:
             self._undo.append(install_log_tap(LogTap(self.events)))
         backend = GatewayBackend(gateway, events=self.events, live=self.live)
         sync = self._config_sync()
+        audit, refused, shared = self._records()
+        secrets = secret_keys(self.live.current())
+        self._undo.append(self.live.bus.subscribe(AuditRecorder(audit, replica=default_node(), secret=secrets.__contains__)))
+        self._undo.append(gateway.parts.bus.subscribe(RefusedRecorder(refused)))
         hub = gateway.parts.mcp
         notes = memory_routes(gateway.parts.notes) if gateway.parts.notes is not None else []
         limits = gateway.parts.limits
@@ -128,11 +138,21 @@ class Operations:
             backend, metrics=self.metrics, token=token, live=self.live, events=self.events,
             before_scrape=[lambda: backend.refresh_metrics(self.metrics)], extra_routes=[*extra_routes, *notes],
             tools=hub.statuses if hub is not None and len(hub) else None,
-            deadletters=gateway.parts.deadletters, config_sync=sync,
+            deadletters=gateway.parts.deadletters, config_sync=sync, audit=audit, refused=refused,
         )
         if sync is not None:
             app.cleanup_ctx.append(partial(_listening, sync))
+        if shared is not None:
+            app.on_cleanup.append(lambda _app: shared.close())
         return app
+
+    def _records(self) -> tuple[AuditStore, RefusedStore, RedisHandle | None]:
+        """The config audit and the refused senders: shared in Redis with `redis.url`, else this process's."""
+        redis = self.live.current().redis
+        if not redis.url:
+            return MemoryAudit(), MemoryRefused(), None
+        handle = RedisHandle(redis.url)
+        return RedisAudit(handle, redis.key_prefix), RedisRefused(handle, redis.key_prefix), handle
 
     def _config_sync(self) -> RedisConfigSync | None:
         """With `redis.url`, PATCH and reload reach the other replicas (listening while the admin app runs)."""
