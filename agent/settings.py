@@ -32,12 +32,14 @@ class Section(BaseModel):
 class RetrySettings(Section):
     """Backoff for 429, 5xx, timeouts and connection errors (Retry-After honoured)."""
 
-    max_attempts: int = Field(default=4, ge=1, le=MAX_ATTEMPTS_CAP)
-    initial_backoff_seconds: float = Field(default=1.0, ge=0)
-    max_backoff_seconds: float = Field(default=30.0, ge=0)
+    max_attempts: int = Field(default=4, ge=1, le=MAX_ATTEMPTS_CAP, description="tries of one model call on 429, 5xx, timeouts and connection errors")
+    initial_backoff_seconds: float = Field(default=1.0, ge=0, description="the first wait between tries (doubling; Retry-After honoured)")
+    max_backoff_seconds: float = Field(default=30.0, ge=0, description="the longest wait between tries")
     # One model's whole retry chain (attempts and waits) within one model call; past it the next of
     # `model.fallbacks` is tried. Without it a hanging primary cost max_attempts × timeout_seconds.
-    total_timeout_seconds: float = Field(default=90.0, gt=0)
+    total_timeout_seconds: float = Field(
+        default=90.0, gt=0, description="one deadline for a model's whole retry chain; past it the next of model.fallbacks is tried",
+    )
 
 
 class FallbackModelSettings(Section):
@@ -50,33 +52,36 @@ class FallbackModelSettings(Section):
 
 
 class ModelSettings(Section):
-    name: str | None = None
-    base_url: EndpointUrl = None
-    api_key: SecretStr | None = None
-    context_length: int = Field(default=128_000, ge=1024)
-    max_tokens: int | None = Field(default=None, ge=1)
-    timeout_seconds: float = Field(default=120.0, gt=0)
-    vision: bool = True
-    allowed: list[str] = Field(default_factory=list)
+    name: str | None = Field(default=None, description="the model, e.g. gpt-4o-mini; null = no model (the gateway says what to set)")
+    base_url: EndpointUrl = Field(default=None, description="OpenAI-compatible endpoint root, e.g. http://127.0.0.1:8000/v1; null = api.openai.com")
+    api_key: SecretStr | None = Field(default=None, description="the endpoint's API key; empty = none (a local server may need no key)")
+    context_length: int = Field(default=128_000, ge=1024, description="the model's context window in tokens")
+    max_tokens: int | None = Field(default=None, ge=1, description="reply budget in tokens; subtracted from the window for the threshold; null = the model's")
+    timeout_seconds: float = Field(default=120.0, gt=0, description="one model request may take this long")
+    vision: bool = Field(default=True, description="images go to the model as image parts; false = a one-line description")
+    allowed: list[str] = Field(default_factory=list, description="extra model names a chat may switch to with /model (same endpoint and window)")
     retry: RetrySettings = RetrySettings()
-    fallbacks: list[FallbackModelSettings] = Field(default_factory=list)
+    fallbacks: list[FallbackModelSettings] = Field(
+        default_factory=list,
+        description="models tried in order after the one before fails (and at once after 401/403): [{name, base_url, api_key, context_length}]",
+    )
 
 
 class AgentSettings(Section):
     """The bot's persona and standing instructions."""
 
-    system_prompt: str | None = None
-    system_prompt_file: str | None = None  # relative to the config file
-    strip_reasoning: bool = True
+    system_prompt: str | None = Field(default=None, description="the bot's persona and standing instructions; null = built-in default")
+    system_prompt_file: str | None = Field(default=None, description="or a file with them, relative to the config file; re-read on reload")
+    strip_reasoning: bool = Field(default=True, description="<think>…</think> and reasoning deltas never reach a chat")
 
 
 class TranscriptionSettings(Section):
     """An OpenAI-compatible /audio/transcriptions endpoint for voice notes and audio files."""
 
-    enabled: bool = False
-    model: str = "whisper-1"
-    base_url: str | None = None
-    api_key: SecretStr | None = None
+    enabled: bool = Field(default=False, description="voice notes and audio files become text for the model")
+    model: str = Field(default="whisper-1", description="the /audio/transcriptions model")
+    base_url: str | None = Field(default=None, description="its endpoint; null = the main model's")
+    api_key: SecretStr | None = Field(default=None, description="its API key; null = the main model's")
 
 
 class McpServerSettings(Section):
@@ -90,10 +95,12 @@ class McpServerSettings(Section):
 
 
 class McpSettings(Section):
-    servers: dict[str, McpServerSettings] = Field(default_factory=dict)
-    tool_timeout_seconds: float = Field(default=60.0, gt=0)
-    max_result_chars: int = Field(default=100_000, ge=100)
-    group_tools: list[str] | None = None  # servers/tools offered in groups without a `chats.*.tools`; None -> all
+    servers: dict[str, McpServerSettings] = Field(
+        default_factory=dict, description="MCP servers by name: {command: [...]} (stdio) or {url: ...} (HTTP); tools appear as NAME__tool",
+    )
+    tool_timeout_seconds: float = Field(default=60.0, gt=0, description="a tool call that takes longer returns a tool error to the model")
+    max_result_chars: int = Field(default=100_000, ge=100, description="a larger tool result is cut (head and tail kept) before it enters the session")
+    group_tools: list[str] | None = Field(default=None, description="servers/tools offered in groups without chats.\"…\".tools; null = all, [] = none")
 
     @field_validator("servers")
     @classmethod
@@ -107,12 +114,14 @@ class McpSettings(Section):
 
 
 class AuxiliaryModelSettings(Section):
-    provider: Literal["auto", "main"] = "auto"  # auto: this section if it names a model/endpoint; main: the main model
-    model: str | None = None
-    base_url: EndpointUrl = None
-    api_key: SecretStr | None = None
-    context_length: int | None = Field(default=None, ge=1024)
-    timeout_seconds: float = Field(default=120.0, gt=0)
+    provider: Literal["auto", "main"] = Field(
+        default="auto", description="auto: this section when it names a model or base_url, else the main model; main: always the main model",
+    )
+    model: str | None = Field(default=None, description="the summary model of context compression; null = the main model")
+    base_url: EndpointUrl = Field(default=None, description="its endpoint; null = the main model's")
+    api_key: SecretStr | None = Field(default=None, description="its API key; null = the main model's")
+    context_length: int | None = Field(default=None, ge=1024, description="its window in tokens; null = the main model's (must not be smaller)")
+    timeout_seconds: float = Field(default=120.0, gt=0, description="one summary request may take this long")
 
 
 class AuxiliarySettings(Section):
@@ -120,29 +129,29 @@ class AuxiliarySettings(Section):
 
 
 class CompressionSettings(Section):
-    enabled: bool = True
-    threshold: float = Field(default=0.50, gt=0, le=1)
-    model_thresholds: dict[str, float] = Field(default_factory=dict)
-    threshold_tokens: int | None = Field(default=None, ge=1)
-    target_ratio: float = Field(default=0.20, gt=0, lt=1)
-    protect_first_n: int = Field(default=3, ge=0)
-    protect_last_n: int = Field(default=20, ge=1)
-    min_tail_user_messages: int = Field(default=1, ge=0)
-    max_attempts: int = Field(default=3, ge=1, le=MAX_ATTEMPTS_CAP)
-    in_place: bool = True
-    abort_on_summary_failure: bool = False
-    min_prune_chars: int = Field(default=200, ge=1)
-    proactive_prune_tokens: int = Field(default=0, ge=0)
-    proactive_prune_min_result_chars: int = Field(default=8000, ge=1)
-    proactive_prune_min_reclaim_tokens: int = Field(default=4096, ge=0)
-    progress_notices: bool = False
-    idle_compact_after_seconds: int = Field(default=0, ge=0)
-    micro_compact: bool = False
-    hygiene_hard_message_limit: int = Field(default=5000, ge=10)
-    fact_ledger: bool = True
-    fact_ledger_max_tokens: int = Field(default=1500, ge=0)
-    user_words_max_tokens: int = Field(default=1500, ge=0)
-    prune_exclude_tools: list[str] = Field(default_factory=list)  # tool names whose results are never pruned
+    enabled: bool = Field(default=True, description="context compression on or off (master switch)")
+    threshold: float = Field(default=0.50, gt=0, le=1, description="compress when the prompt passes this share of the window")
+    model_thresholds: dict[str, float] = Field(default_factory=dict, description="threshold per model-name substring, e.g. {\"gpt-4o\": 0.6}")
+    threshold_tokens: int | None = Field(default=None, ge=1, description="an absolute cap in tokens, min() with the ratio; null = none")
+    target_ratio: float = Field(default=0.20, gt=0, lt=1, description="tail budget = threshold x this ratio")
+    protect_first_n: int = Field(default=3, ge=0, description="head messages protected on the first compression only")
+    protect_last_n: int = Field(default=20, ge=1, description="tail minimum messages (floor 8)")
+    min_tail_user_messages: int = Field(default=1, ge=0, description="real user messages always kept in the tail")
+    max_attempts: int = Field(default=3, ge=1, le=MAX_ATTEMPTS_CAP, description="compression retries in one turn (hard cap 10)")
+    in_place: bool = Field(default=True, description="true: soft-archive replaced turns; false: rotate to a child session")
+    abort_on_summary_failure: bool = Field(default=False, description="true: keep the messages unchanged instead of a fallback summary")
+    min_prune_chars: int = Field(default=200, ge=1, description="tool results longer than this become one line when pruned")
+    proactive_prune_tokens: int = Field(default=0, ge=0, description="prune old tool results alone past this prompt size; 0 = off")
+    proactive_prune_min_result_chars: int = Field(default=8000, ge=1, description="proactive pruning only touches tool results at least this long")
+    proactive_prune_min_reclaim_tokens: int = Field(default=4096, ge=0, description="proactive pruning runs only when it frees at least this many tokens")
+    progress_notices: bool = Field(default=False, description="show \"compressing context…\" notices in the chat")
+    idle_compact_after_seconds: int = Field(default=0, ge=0, description="compact before the next reply after this idle time; 0 = off")
+    micro_compact: bool = Field(default=False, description="prune old tool results (no summary) after every tool round, whatever the size")
+    hygiene_hard_message_limit: int = Field(default=5000, ge=10, description="safety net: compress beyond this many messages (tail at most half of it)")
+    fact_ledger: bool = Field(default=True, description="keep exact facts (constraints, values, paths) verbatim across compressions")
+    fact_ledger_max_tokens: int = Field(default=1500, ge=0, description="the fact ledger's size limit in tokens")
+    user_words_max_tokens: int = Field(default=1500, ge=0, description="real user messages of the compressed span kept verbatim, up to this many tokens")
+    prune_exclude_tools: list[str] = Field(default_factory=list, description="tool names whose results are never pruned, e.g. [notes__recall]")
 
     @field_validator("model_thresholds")
     @classmethod
@@ -154,20 +163,24 @@ class CompressionSettings(Section):
 
 
 class MemorySettings(Section):
-    memory_enabled: bool = True
-    user_profile_enabled: bool = True
-    memory_char_limit: int = Field(default=2200, ge=100)
-    user_char_limit: int = Field(default=1375, ge=100)
-    nudge_interval: int = Field(default=10, ge=0)
-    flush_min_turns: int = Field(default=6, ge=0)
-    provider: str = ""
-    write_approval: Literal["allow", "stage", "block"] = "allow"
+    memory_enabled: bool = Field(default=True, description="the bot keeps notes about each chat (MEMORY)")
+    user_profile_enabled: bool = Field(default=True, description="the bot keeps notes about each user (USER)")
+    memory_char_limit: int = Field(default=2200, ge=100, description="a chat's notes are kept within this many characters")
+    user_char_limit: int = Field(default=1375, ge=100, description="a user's notes are kept within this many characters")
+    nudge_interval: int = Field(default=10, ge=0, description="background memory review every N user turns; 0 = off")
+    flush_min_turns: int = Field(default=6, ge=0, description="review before exit when a session has at least this many turns")
+    provider: str = Field(default="", description="(start) an external memory provider from the entry-point group chorus.memory_providers; \"\" = none")
+    write_approval: Literal["allow", "stage", "block"] = Field(default="allow", description="note writes: allow | stage (held for approval) | block")
     # Writes of untrusted provenance (a turn that processed tool output; a group member who is not an admin):
     # gated by the stricter of this and write_approval.
-    untrusted_writes: Literal["allow", "stage", "block"] = "stage"
+    untrusted_writes: Literal["allow", "stage", "block"] = Field(
+        default="stage", description="writes of untrusted origin (a non-admin group member, a turn that read tool output): allow | stage | block",
+    )
     # Ask the auxiliary (summariser) model about writes the deterministic scanner accepted: off, only the
     # borderline ones (errors keep the deterministic verdict), or all (errors refuse): agent/memory/llm_screen.py.
-    llm_screen: Literal["off", "borderline", "all"] = "off"
+    llm_screen: Literal["off", "borderline", "all"] = Field(
+        default="off", description="off | borderline | all: also ask the summary model about note writes the scanner accepted",
+    )
 
     @field_validator("llm_screen", mode="before")
     @classmethod
@@ -176,8 +189,8 @@ class MemorySettings(Section):
 
 
 class SkillsSettings(Section):
-    creation_nudge_interval: int = Field(default=15, ge=0)
+    creation_nudge_interval: int = Field(default=15, ge=0, description="background skill review every N tool iterations; 0 = off")
 
 
 class ContextSettings(Section):
-    engine: str = "compressor"
+    engine: str = Field(default="compressor", description="(start) compressor (built in) or a name from the entry-point group chorus.context_engines")

@@ -77,72 +77,92 @@ def public_url(url: str) -> str:
 
 
 class RedisSettings(Section):
-    url: Annotated[str | None, AfterValidator(_redis_url)] = None
-    key_prefix: str = "chorus"
+    url: Annotated[str | None, AfterValidator(_redis_url)] = Field(
+        default=None, description="(start) shared coordination for replicas, e.g. redis://127.0.0.1:6379/0; null = in-process",
+    )
+    key_prefix: str = Field(default="chorus", description="(start) the prefix of every Redis key of this deployment")
 
 
 class BotLoopGuardSettings(Section):
     """Replies to other bots per chat, counted across replicas; those beyond `max_replies` in a window are dropped."""
 
-    max_replies: int = Field(default=10, ge=0)
-    window_seconds: float = Field(default=60.0, gt=0, le=86_400)
+    max_replies: int = Field(default=10, ge=0, description="replies to other bots per chat within the window, across replicas; beyond it they are dropped")
+    window_seconds: float = Field(default=60.0, gt=0, le=86_400, description="the bot loop guard's window")
 
 
 class GatewaySettings(Section):
-    agent_cache_size: int = Field(default=128, ge=1)
-    busy_input_mode: Literal["queue", "interrupt", "collect", "steer"] = "queue"
-    collect_seconds: float = Field(default=2.0, gt=0, le=60)  # collect: a sender's messages within this gap are one turn
-    group_sessions_per_user: bool = False
-    group_trigger: Literal["always", "mention", "reply"] = "mention"
-    record_unmentioned: bool = True  # the old name of observe_unmentioned, still read when that is unset
-    observe_unmentioned: bool | None = None  # unanswered group messages reach the model as labelled context
-    edits: Literal["follow", "ignore"] = "follow"  # an edited message: replaces its queued text, or a "[edited]" line
-    unknown_sender: Literal["refuse", "silent"] = "refuse"
-    group_errors: Literal["reply", "react", "silent"] = "reply"  # how a failed turn shows in a group; DMs always reply
-    max_iterations: int = Field(default=12, ge=1, le=100)
-    max_message_chars: int = Field(default=32_000, ge=100)
-    profile: str = "default"
-    shutdown_grace_seconds: float = Field(default=10.0, ge=0, le=600)
+    agent_cache_size: int = Field(default=128, ge=1, description="live agents kept in memory (least recently used go first)")
+    busy_input_mode: Literal["queue", "interrupt", "collect", "steer"] = Field(
+        default="queue", description="a message during a turn: queue | interrupt | collect (a burst is one turn) | steer (joins the turn)",
+    )
+    collect_seconds: float = Field(default=2.0, gt=0, le=60, description="collect: messages of one sender arriving within this gap become one turn")
+    group_sessions_per_user: bool = Field(default=False, description="true: one session per participant in a group; chats.\"…\".session_scope overrides it")
+    group_trigger: Literal["always", "mention", "reply"] = Field(
+        default="mention", description="what makes the bot answer in a group: always | mention | reply",
+    )
+    record_unmentioned: bool = Field(default=True, description="the old name of observe_unmentioned (still read when that is unset)")
+    observe_unmentioned: bool | None = Field(
+        default=None, description="unanswered group messages reach the model as labelled context, never as the request; null = record_unmentioned",
+    )
+    edits: Literal["follow", "ignore"] = Field(
+        default="follow", description="follow: an edit replaces the queued text, or follows as \"[edited] …\"; ignore: edits are dropped",
+    )
+    unknown_sender: Literal["refuse", "silent"] = Field(
+        default="refuse", description="a sender the allowlist refuses gets: refuse (a short, rate-limited reply) | silent",
+    )
+    group_errors: Literal["reply", "react", "silent"] = Field(
+        default="reply", description="how a failed turn shows in a group: reply | react | silent (DMs always get a short line)",
+    )
+    max_iterations: int = Field(default=12, ge=1, le=100, description="tool-calling rounds per turn")
+    max_message_chars: int = Field(default=32_000, ge=100, description="longer inbound messages are refused with a clear reply")
+    profile: str = Field(default="default", description="the <profile> part of session keys")
+    shutdown_grace_seconds: float = Field(
+        default=10.0, ge=0, le=600, description="on SIGTERM, turns in flight get this long; the rest re-run after a restart",
+    )
     # Replicas on one PostgreSQL store: a heartbeat every third of this keeps a replica's work its own (a killed
     # replica is dead at once; one whose machine vanished after this long). Also the TTL of Redis / in-process
     # session locks.
-    lease_seconds: float = Field(default=30.0, ge=1, le=600)
-    max_attachment_bytes: int = Field(default=10_000_000, ge=1024)  # pictures, voice, files downloaded per attachment
-    max_text_file_bytes: int = Field(default=65_536, ge=256)  # text files up to this size are inlined in the turn
+    lease_seconds: float = Field(
+        default=30.0, ge=1, le=600, description="replicas on one store: a replica silent this long is taken over; also the session lock TTL",
+    )
+    max_attachment_bytes: int = Field(default=10_000_000, ge=1024, description="pictures, voice notes and files are downloaded up to this size")
+    max_text_file_bytes: int = Field(default=65_536, ge=256, description="text files up to this size are inlined in the turn")
     # (start) every listener (web chat, admin + Slack events, Telegram webhook): a connection that sends no complete
     # request within this is closed, and so is an idle keep-alive connection; beyond max_connections per port new
     # connections are closed at once rather than queued.
-    read_timeout_seconds: float = Field(default=30.0, gt=0, le=3600)
-    max_connections: int = Field(default=2000, ge=1)
-    usage_footer: Literal["off", "tokens", "cost"] = "off"  # a short line under each reply
+    read_timeout_seconds: float = Field(default=30.0, gt=0, le=3600, description="(start) a connection that sends no complete request within this is closed")
+    max_connections: int = Field(default=2000, ge=1, description="(start) per listening port; beyond it new connections are refused, not queued")
+    usage_footer: Literal["off", "tokens", "cost"] = Field(default="off", description="off | tokens | cost: a short line under each reply")
 
     @field_validator("usage_footer", mode="before")
     @classmethod
     def _unquoted_off(cls, value: object) -> object:
         """YAML reads an unquoted `off` as false."""
         return "off" if value is False else value
-    allow_bots: Literal["none", "mentions", "all"] = "none"  # messages from other bots (our own never trigger us)
+    allow_bots: Literal["none", "mentions", "all"] = Field(
+        default="none", description="none | mentions | all: messages from other bots (ours never trigger us)",
+    )
     bot_loop_guard: BotLoopGuardSettings = BotLoopGuardSettings()
-    reactions: bool = False  # 👀 on receipt, ✅ when answered, ⚠️ when failed (platforms that have reactions)
-    silence_token: str | None = "NO_REPLY"  # a reply that is exactly this is stored, not sent; null: always sent
+    reactions: bool = Field(default=False, description="true: 👀 on receipt, ✅ when answered, ⚠️ when failed (platforms that have reactions)")
+    silence_token: str | None = Field(default="NO_REPLY", description="a reply that is exactly this is stored, not sent; null = always sent")
 
 
 class WebhookSettings(Section):
-    listen: str = "0.0.0.0"
-    port: int = Field(default=8443, ge=0, le=65535)  # 0: any free port, logged in `telegram.started`
-    path: str = "/telegram"
-    url: str | None = None
-    secret_token: SecretStr | None = None
+    listen: str = Field(default="0.0.0.0", description="webhook mode: the address the webhook server binds")
+    port: int = Field(default=8443, ge=0, le=65535, description="webhook mode: its port; 0 = any free port")
+    path: str = Field(default="/telegram", description="webhook mode: the route Telegram posts to")
+    url: str | None = Field(default=None, description="webhook mode: the public https URL registered with Telegram")
+    secret_token: SecretStr | None = Field(default=None, description="webhook mode: the secret Telegram sends with each update")
 
 
 class PlatformAccess(Section):
-    enabled: bool = False
-    allowed_users: list[str] = Field(default_factory=list)
-    allowed_chats: list[str] = Field(default_factory=list)
-    allow_all_users: bool = False
-    require_mention: bool = True
-    admins: list[str] = Field(default_factory=list)  # may /new /reset /compress /model in groups; empty -> anyone allowed
-    pairing: bool = False  # an unknown DM sender gets a one-time code; `chorus pairing approve CODE` admits them
+    enabled: bool = Field(default=False, description="connect this platform")
+    allowed_users: list[str] = Field(default_factory=list, description="user ids (or unique @handles) who may talk to the bot; deny by default")
+    allowed_chats: list[str] = Field(default_factory=list, description="chat ids where anyone may talk to the bot")
+    allow_all_users: bool = Field(default=False, description="true: anyone may talk to the bot on this platform")
+    require_mention: bool = Field(default=True, description="in groups, answer only when mentioned or replied to")
+    admins: list[str] = Field(default_factory=list, description="user ids who may /new /reset /compress /model in groups; [] = anyone allowed")
+    pairing: bool = Field(default=False, description="true: an unknown DM sender gets a one-time code; `chorus pairing approve CODE` admits them")
 
     @field_validator("allowed_users", "allowed_chats", "admins", mode="before")
     @classmethod
@@ -154,16 +174,16 @@ class PlatformAccess(Section):
 
 
 class TelegramSettings(PlatformAccess):
-    token: SecretStr | None = None
-    base_url: str | None = None
-    mode: Literal["polling", "webhook"] = "polling"
+    token: SecretStr | None = Field(default=None, description="the bot token from @BotFather (TELEGRAM_BOT_TOKEN)")
+    base_url: str | None = Field(default=None, description="a self-hosted Bot API server; null = api.telegram.org")
+    mode: Literal["polling", "webhook"] = Field(default="polling", description="how updates arrive: polling | webhook")
     webhook: WebhookSettings = WebhookSettings()
 
 
 class DiscordSettings(PlatformAccess):
-    token: SecretStr | None = None
-    api_base_url: str | None = None
-    gateway_url: str | None = None
+    token: SecretStr | None = Field(default=None, description="the bot token from the Discord developer portal")
+    api_base_url: str | None = Field(default=None, description="for a proxy; null = discord.com")
+    gateway_url: str | None = Field(default=None, description="the Discord gateway websocket URL; null = the one Discord names")
 
 
 def _file_origins(value: list[str]) -> list[str]:
@@ -179,15 +199,15 @@ def _file_origins(value: list[str]) -> list[str]:
 
 
 class SlackSettings(PlatformAccess):
-    bot_token: SecretStr | None = None
-    signing_secret: SecretStr | None = None
-    app_token: SecretStr | None = None
-    mode: Literal["events", "socket"] = "events"
-    api_base_url: str | None = None
-    path: str = "/slack/events"
+    bot_token: SecretStr | None = Field(default=None, description="the xoxb-… bot token")
+    signing_secret: SecretStr | None = Field(default=None, description="events mode: checks that a request came from Slack")
+    app_token: SecretStr | None = Field(default=None, description="socket mode: the xapp-… app token")
+    mode: Literal["events", "socket"] = Field(default="events", description="how events arrive: events (HTTP) | socket")
+    api_base_url: str | None = Field(default=None, description="for a proxy; null = slack.com")
+    path: str = Field(default="/slack/events", description="events mode: the Events API route on the admin server")
     # The origins url_private may point at: the only hosts files are fetched from and the bot token is sent to.
     file_hosts: Annotated[list[str], AfterValidator(_file_origins)] = Field(
-        default_factory=lambda: ["https://files.slack.com"])
+        default_factory=lambda: ["https://files.slack.com"], description="origins files are fetched from: the only hosts the bot token is sent to")
 
 
 def _origins(value: list[str]) -> list[str]:
@@ -200,13 +220,15 @@ def _origins(value: list[str]) -> list[str]:
 
 
 class WebSettings(Section):
-    enabled: bool = True
-    host: str = "127.0.0.1"
-    port: int = Field(default=8080, ge=0, le=65535)
+    enabled: bool = Field(default=True, description="serve the built-in web chat")
+    host: str = Field(default="127.0.0.1", description="the address the web chat binds")
+    port: int = Field(default=8080, ge=0, le=65535, description="its port; 0 = any free port")
     # auto: no login on a loopback host, a token otherwise; none on another host must be written explicitly.
-    auth: Literal["auto", "token", "none"] = "auto"
-    token: SecretStr | None = None  # null (or empty) with a token required: generated under home, shown once
-    allowed_origins: Annotated[list[str], AfterValidator(_origins)] = Field(default_factory=list)
+    auth: Literal["auto", "token", "none"] = Field(default="auto", description="auto: no login on a loopback host, a token otherwise | token | none")
+    token: SecretStr | None = Field(default=None, description="the web chat's sign-in token; null = generated under home when one is needed")
+    allowed_origins: Annotated[list[str], AfterValidator(_origins)] = Field(
+        default_factory=list, description="websocket/POST origins allowed besides the page's own",
+    )
 
 
 class PlatformsSettings(Section):
@@ -214,33 +236,33 @@ class PlatformsSettings(Section):
     discord: DiscordSettings = DiscordSettings()
     slack: SlackSettings = SlackSettings()
     web: WebSettings = WebSettings()
-    console: bool = False
+    console: bool = Field(default=False, description="chat in the terminal")
 
 
 class AdminSettings(Section):
-    host: str = "127.0.0.1"
-    port: int = Field(default=9090, ge=0, le=65535)
-    token: SecretStr | None = None
+    host: str = Field(default="127.0.0.1", description="the address of /healthz, /metrics, the operator API and this dashboard")
+    port: int = Field(default=9090, ge=0, le=65535, description="their port; 0 = any free port")
+    token: SecretStr | None = Field(default=None, description="the operator API's bearer token (everything but health and metrics)")
 
 
 ToolProgressMode = Literal["off", "new", "all"]
 
 
 class ToolProgressSettings(Section):
-    dms: ToolProgressMode = "new"
-    groups: ToolProgressMode = "off"
+    dms: ToolProgressMode = Field(default="new", description="tool progress lines in DMs: off | new | all")
+    groups: ToolProgressMode = Field(default="off", description="tool progress lines in groups: off | new | all")
 
 
 class RateLimits(Section):
     """`limits.per_user` / `limits.per_chat`: 0 = unlimited."""
 
-    messages_per_minute: int = Field(default=0, ge=0)  # a sliding window of 60 s
-    tokens_per_day: int = Field(default=0, ge=0)  # input + output tokens per UTC day
+    messages_per_minute: int = Field(default=0, ge=0, description="messages in a sliding minute; 0 = unlimited")
+    tokens_per_day: int = Field(default=0, ge=0, description="input + output tokens per UTC day; 0 = unlimited")
 
 
 class GlobalLimits(Section):
-    tokens_per_day: int = Field(default=0, ge=0)
-    cost_per_day: float = Field(default=0, ge=0)  # in the units of `pricing`
+    tokens_per_day: int = Field(default=0, ge=0, description="the whole bot's tokens per UTC day; 0 = unlimited")
+    cost_per_day: float = Field(default=0, ge=0, description="the whole bot's cost per UTC day in the units of pricing; 0 = unlimited")
 
 
 class LimitsSettings(Section):
@@ -251,7 +273,7 @@ class LimitsSettings(Section):
     per_user: RateLimits = RateLimits()
     per_chat: RateLimits = RateLimits()
     global_: GlobalLimits = Field(default=GlobalLimits(), alias="global")
-    exempt_admins: bool = True
+    exempt_admins: bool = Field(default=True, description="platforms.<p>.admins are never refused by a limit")
 
 
 class ChatRateLimits(Section):
@@ -276,9 +298,11 @@ class Price(Section):
 class ApprovalSettings(Section):
     """Tools that run only after a person says yes (`tools.approval`, or per chat `chats."…".approval`)."""
 
-    required: list[str] = Field(default_factory=list)  # tool names or globs, e.g. "tickets__*"
-    approvers: Literal["requester", "admins", "requester_or_admins"] = "requester"
-    timeout_seconds: float = Field(default=300.0, gt=0, le=86_400)
+    required: list[str] = Field(default_factory=list, description="tool names or globs that run only after a person says yes, e.g. [\"tickets__*\"]")
+    approvers: Literal["requester", "admins", "requester_or_admins"] = Field(
+        default="requester", description="who may say yes: requester | admins | requester_or_admins",
+    )
+    timeout_seconds: float = Field(default=300.0, gt=0, le=86_400, description="no answer in time: the model is told \"not approved\"")
 
 
 class ToolsSettings(Section):
@@ -299,7 +323,7 @@ class ChatSettings(Section):
 
 
 class StoreSettings(Section):
-    url: str | None = None  # None -> SQLite under home; postgresql://user@host:port/db -> PostgreSQL
+    url: str | None = Field(default=None, description="(start) null = SQLite under home; postgresql://user@host:5432/db = PostgreSQL")
 
     @field_validator("url", mode="before")
     @classmethod
@@ -309,12 +333,12 @@ class StoreSettings(Section):
 
 
 class LoggingSettings(Section):
-    level: Literal["debug", "info", "warning", "error"] = "info"
-    format: Literal["console", "json"] = "console"
+    level: Literal["debug", "info", "warning", "error"] = Field(default="info", description="debug | info | warning | error")
+    format: Literal["console", "json"] = Field(default="console", description="console | json (one JSON object per line)")
 
 
 class ChorusConfig(Section):
-    home: Path = Path("~/.chorus")
+    home: Path = Field(default=Path("~/.chorus"), description="(start) where state.db, memories/<chat>/ and skills/ live")
     agent: AgentSettings = AgentSettings()
     model: ModelSettings = ModelSettings()
     auxiliary: AuxiliarySettings = AuxiliarySettings()
@@ -328,13 +352,15 @@ class ChorusConfig(Section):
     admin: AdminSettings = AdminSettings()
     logging: LoggingSettings = LoggingSettings()
     transcription: TranscriptionSettings = TranscriptionSettings()
-    chats: dict[str, ChatSettings] = Field(default_factory=dict)
+    chats: dict[str, ChatSettings] = Field(
+        default_factory=dict, description="per-chat overrides keyed PLATFORM:CHAT_ID (prompt, model, limits, approval, …); new sessions",
+    )
     mcp: McpSettings = McpSettings()
     tool_progress: ToolProgressSettings = ToolProgressSettings()
     tools: ToolsSettings = ToolsSettings()
     store: StoreSettings = StoreSettings()
     limits: LimitsSettings = LimitsSettings()
-    pricing: dict[str, Price] = Field(default_factory=dict)
+    pricing: dict[str, Price] = Field(default_factory=dict, description="per model name, per million tokens, e.g. gpt-4o-mini: {input: 0.15, output: 0.60}")
     # Dotted key -> the `${NAME}` variables its value was read from, so an empty required value can name them.
     _env_refs: dict[str, tuple[str, ...]] = PrivateAttr(default_factory=dict)
 
