@@ -45,7 +45,8 @@ NO_TOKEN_TEXT = (
     "(e.g. admin: {token: ${CHORUS_ADMIN_TOKEN}}) and restart chorus"
 )
 BAD_TOKEN_TEXT = "missing or wrong admin token; send the header Authorization: Bearer <admin.token>"
-STATIC_FILES = {"dashboard.js": "application/javascript", "dashboard.css": "text/css"}
+STATIC_FILES = {"dashboard.js": "application/javascript", "dashboard-config.js": "application/javascript",
+                "dashboard.css": "text/css"}
 MAX_EVENTS = 500
 WHO_KEY: web.RequestKey[str] = web.RequestKey("admin_who", str)
 

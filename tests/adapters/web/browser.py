@@ -58,10 +58,10 @@ class Page:
         await self._call("Input.dispatchKeyEvent", {"type": "keyDown", "text": "\r", **key})
         await self._call("Input.dispatchKeyEvent", {"type": "keyUp", **key})
 
-    async def resize(self, width: int, height: int) -> None:
-        """Lay the page out as a phone of `width` x `height` CSS pixels would."""
+    async def resize(self, width: int, height: int, *, mobile: bool = True) -> None:
+        """Lay the page out as a phone (or, `mobile=False`, a desktop window) of `width` x `height` CSS pixels would."""
         await self._call("Emulation.setDeviceMetricsOverride",
-                         {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": True})
+                         {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile})
 
     async def screenshot(self) -> bytes:
         """The visible page as PNG bytes."""
