@@ -1,7 +1,9 @@
 """The dashboard's config editor, audit log and people-refused list, driven in headless Chromium against a real
-`chorus run` (and the fake Telegram): screenshots land in docs/images/."""
+`chorus run` (and the fake Telegram). The screenshots go to the test's temporary directory, or to
+`$CHORUS_SCREENSHOTS` when set (`CHORUS_SCREENSHOTS=docs/images` refreshes the ones in the docs)."""
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -18,7 +20,15 @@ from tests.gateway.replicas import ROOT, admin_port, replica
 ADMIN_TOKEN = "dashboard-admin-token-for-tests"
 NEW_SECRET = "777:a-new-bot-token-typed-in-the-page"
 STRANGER = 5150
-IMAGES = ROOT / "docs" / "images"
+
+
+def shot(tmp_path: Path, name: str, png: bytes) -> None:
+    """Keep a screenshot (in `$CHORUS_SCREENSHOTS`, relative to the repository, else beside the test's files)."""
+    chosen = os.environ.get("CHORUS_SCREENSHOTS")
+    folder = ROOT / chosen if chosen else tmp_path
+    folder.mkdir(parents=True, exist_ok=True)
+    assert png.startswith(b"\x89PNG")
+    (folder / name).write_bytes(png)
 
 
 def config_file(tmp_path: Path, base_url: str, telegram_port: int) -> Path:
@@ -95,8 +105,7 @@ async def test_the_editor_checks_saves_and_audits_each_change(fake_openai: FakeO
         await _type_and_save(page, "gateway.usage_footer", "tokns")
         await page.until(f"{_row('gateway.usage_footer')}.querySelector('.cfg-error').textContent")
         await page.evaluate("document.getElementById('config-section').scrollIntoView()")
-        IMAGES.mkdir(parents=True, exist_ok=True)
-        (IMAGES / "dashboard-config.png").write_bytes(await page.screenshot())
+        shot(tmp_path, "dashboard-config.png", await page.screenshot())
     text = path.read_text(encoding="utf-8")
     assert error == ("change: gateway.usage_footer: got 'cots'; Input should be 'off', 'tokens' or 'cost'; "
                      "did you mean cost?")
@@ -120,8 +129,7 @@ async def test_a_refused_telegram_sender_is_admitted_with_one_click(fake_openai:
         listed = await page.until(f"{row} && {row}.innerText")
         whole_page = await page.evaluate("document.documentElement.outerHTML")
         await page.evaluate("document.getElementById('refused-section').scrollIntoView()")
-        IMAGES.mkdir(parents=True, exist_ok=True)
-        (IMAGES / "dashboard-refused.png").write_bytes(await page.screenshot())
+        shot(tmp_path, "dashboard-refused.png", await page.screenshot())
         await page.evaluate(f"{row}.querySelector('button.admit').click()")
         await page.until(f"!{row} && !document.getElementById('refused-empty').hidden")
         await tg.push_update(message=message(private_chat(STRANGER), "hello again", sender=user(STRANGER, "Grace", "grace")))
