@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import structlog
 from aiohttp import web
 from pydantic import ValidationError
 
@@ -23,6 +24,8 @@ from gateway.config import ChorusConfig, describe_validation_error, did_you_mean
 from gateway.ops.config_sync import ConfigSync
 from gateway.ops.events import ConfigSaved
 from gateway.ops.live_config import LiveConfig, flatten, live_values, shown
+
+log = structlog.get_logger(__name__)
 
 RUNTIME_NOTE = "runtime only: lost on restart"
 RESTART_TEXT = "restart needed: {key}"
@@ -97,6 +100,7 @@ class ConfigEdits:
         except ConfigError as exc:
             raise _with_hint(exc, changes) from None
         for key in later:
+            log.info("admin.config_saved", setting=key, who=who, note=RESTART_TEXT.format(key=key))
             live.bus.publish(ConfigSaved(key, shown(known[key]), shown(values[key]), who))
         config = change.config if change is not None else live.current()
         response: dict[str, object] = {

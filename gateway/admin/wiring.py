@@ -143,7 +143,7 @@ class Operations:
         if sync is not None:
             app.cleanup_ctx.append(partial(_listening, sync))
         if shared is not None:
-            app.on_cleanup.append(lambda _app: shared.close())
+            app.on_cleanup.append(partial(_close_records, shared, audit, refused))
         return app
 
     def _records(self) -> tuple[AuditStore, RefusedStore, RedisHandle | None]:
@@ -170,6 +170,14 @@ class Operations:
         """Undo `attach` and `install_sighup` (idempotent)."""
         while self._undo:
             self._undo.pop()()
+
+
+async def _close_records(shared: RedisHandle, audit: AuditStore, refused: RefusedStore, _app: web.Application) -> None:
+    """At the admin app's cleanup: let the record writes in flight land, then close their Redis client."""
+    for store in (audit, refused):
+        if isinstance(store, (RedisAudit, RedisRefused)):
+            await store.writes.drain()
+    await shared.close()
 
 
 async def _listening(sync: RedisConfigSync, _app: web.Application) -> AsyncIterator[None]:
