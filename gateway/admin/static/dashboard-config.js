@@ -3,6 +3,7 @@
 "use strict";
 
 let configLoaded = false;
+let configVersion = null;  // the running config's version the fields show
 let configPath = null;
 const configEntries = new Map();  // key -> schema entry
 
@@ -115,7 +116,7 @@ async function saveKey(entry, control, error, done) {
   const later = (answer.body.restart_needed || []).includes(entry.key);
   done.textContent = later ? `saved to ${answer.body.path}: restart needed` : answer.body.persisted ? `saved to ${answer.body.path}, in force now` : "in force now (runtime only: lost on restart)";
   await loadSchema(false);
-  refreshConfigPanels();
+  refreshConfigPanels(configVersion);
 }
 
 function drawEditor(filter) {
@@ -141,6 +142,7 @@ function drawEditor(filter) {
 async function loadSchema(redraw = true) {
   const schema = await api("/api/config/schema");
   configPath = schema.path;
+  configVersion = schema.version;
   configEntries.clear();
   for (const entry of schema.keys) configEntries.set(entry.key, entry);
   document.getElementById("config-file").textContent = configPath ? `saved to ${configPath}, comments kept` : "no config file: changes are runtime only";
@@ -182,7 +184,7 @@ async function admit(person, button) {
   if (!answer.ok) { problem(answer.body.error); button.disabled = false; return; }
   button.closest("tr").remove();
   await loadSchema(false);
-  refreshConfigPanels();
+  refreshConfigPanels(configVersion);
 }
 
 function drawRefused(people) {
@@ -206,18 +208,25 @@ function drawRefused(people) {
   }
 }
 
-async function refreshConfigPanels() {
+async function refreshConfigPanels(version) {
+  // A gateway without runtime configuration has no such routes: the three sections stay hidden.
+  // `version` is the running config's (GET /api/config): a change made elsewhere refreshes the fields.
+  let audit, refused;
   try {
     if (!configLoaded) {
+      await loadSchema();
       configLoaded = true;
       document.getElementById("config-filter").addEventListener("input", (event) => drawEditor(event.target.value));
-      await loadSchema();
+    } else if (version !== undefined && version !== configVersion) {
+      await loadSchema(false);
     }
-    const [audit, refused] = await Promise.all([api("/api/config/audit?limit=100"), api("/api/refused")]);
-    drawAudit(audit);
-    drawRefused(refused.refused);
-    document.body.dataset.configReady = "true";
+    [audit, refused] = await Promise.all([api("/api/config/audit?limit=100"), api("/api/refused")]);
   } catch (error) {
-    problem(error.message);
+    for (const id of ["config-section", "audit-section", "refused-section"]) show(id, false);
+    return;
   }
+  for (const id of ["config-section", "audit-section", "refused-section"]) show(id, true);
+  drawAudit(audit);
+  drawRefused(refused.refused);
+  document.body.dataset.configReady = "true";
 }

@@ -414,7 +414,7 @@ async function refresh(schedule = true) {
       try { detail = await api(sessionPath(selected)); } catch (error) { problem(error.message); }
     }
     drawDetail(detail);
-    await refreshConfigPanels();  // dashboard-config.js: the editor, the audit log, the people refused
+    await refreshConfigPanels(config.version);  // dashboard-config.js: the editor, the audit log, the people refused
     document.body.dataset.ready = "true";
   } catch (error) {
     if (error.message === "unauthorized") {

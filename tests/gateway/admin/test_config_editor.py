@@ -9,7 +9,7 @@ import signal
 from pathlib import Path
 
 from gateway.admin.config_schema import config_schema
-from gateway.config import ChorusConfig, load_config
+from gateway.config import ChorusConfig, load_config, parse_config
 from tests.fakes.openai_server import FakeOpenAI
 from tests.gateway.admin.helpers import TOKEN, admin_gateway
 from tests.gateway.coord.conftest import eventually
@@ -42,6 +42,16 @@ def test_every_key_has_a_description_a_type_and_a_default() -> None:
     by_key = {entry["key"]: entry for entry in schema}
     assert by_key["gateway.usage_footer"]["choices"] == ["off", "tokens", "cost"]
     assert (by_key["compression.threshold"]["applies"], by_key["admin.port"]["applies"]) == ("live", "restart")
+
+
+def test_credentials_in_urls_and_mcp_headers_are_not_shown() -> None:
+    """A Redis URL's password shows as ***; MCP servers (their env and headers carry keys) are masked whole."""
+    config = parse_config({"redis": {"url": "redis://:hunter2@127.0.0.1:6379/0"}, "mcp": {"servers": {
+        "tickets": {"url": "http://127.0.0.1:7000/mcp", "headers": {"Authorization": "Bearer s3cret-header"}}}}}, env={})
+    schema = {entry["key"]: entry for entry in config_schema(config)}
+    assert schema["redis.url"]["value"] == "redis://:***@127.0.0.1:6379/0"
+    assert schema["mcp.servers"]["value"] == "<hidden>" and schema["mcp.servers"]["secret"] is True
+    assert "hunter2" not in json.dumps(schema) and "s3cret-header" not in json.dumps(schema)
 
 
 async def test_schema_shows_values_but_never_a_secret(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
