@@ -28,6 +28,7 @@ from gateway.admin.audit import AuditStore, MemoryAudit
 from gateway.admin.backend import AdminBackend, SessionBusy, SessionNotFound
 from gateway.admin.config_api import RUNTIME_NOTE, ConfigEdits, config_routes
 from gateway.admin.events import EventKind, EventLog
+from gateway.admin.query import BadQuery, query_limit
 from gateway.admin.refused import MemoryRefused, RefusedStore
 from gateway.admin.refused_api import refused_routes
 from gateway.intake.deadletter import DeadLetterBox
@@ -100,9 +101,9 @@ class _Api:
 
     async def deadletters_list(self, request: web.Request) -> web.Response:
         try:
-            limit = min(int(request.query.get("limit", "100")), MAX_EVENTS)
-        except ValueError:
-            return _error(400, f"limit: got {request.query['limit']!r}; expected a whole number up to {MAX_EVENTS}")
+            limit = query_limit(request, default=100, maximum=MAX_EVENTS)
+        except BadQuery as exc:
+            return exc.response
         box = self.deadletters
         if box is None:
             return web.json_response({"count": 0, "directory": None, "deadletters": []})
@@ -150,9 +151,9 @@ class _Api:
 
     async def events_list(self, request: web.Request) -> web.Response:
         try:
-            limit = min(int(request.query.get("limit", "100")), MAX_EVENTS)
-        except ValueError:
-            return _error(400, f"limit: got {request.query['limit']!r}; expected a whole number up to {MAX_EVENTS}")
+            limit = query_limit(request, default=100, maximum=MAX_EVENTS)
+        except BadQuery as exc:
+            return exc.response
         kind = request.query.get("kind")
         if kind not in (None, "compression", "notice", "error"):
             return _error(400, f"kind: got {kind!r}; expected compression, notice or error")

@@ -20,6 +20,7 @@ from chorus_errors import ConfigError
 from gateway.admin.audit import AuditStore
 from gateway.admin.config_file import save_changes
 from gateway.admin.config_schema import applies, choices, config_schema
+from gateway.admin.query import BadQuery, query_limit
 from gateway.config import ChorusConfig, describe_validation_error, did_you_mean
 from gateway.ops.config_sync import ConfigSync
 from gateway.ops.events import ConfigSaved
@@ -131,11 +132,9 @@ def config_routes(live: LiveConfig, audit: AuditStore) -> list[web.RouteDef]:
 
     async def audit_list(request: web.Request) -> web.Response:
         try:
-            limit = min(int(request.query.get("limit", "100")), MAX_AUDIT)
-        except ValueError:
-            return web.json_response(
-                {"error": f"limit: got {request.query['limit']!r}; expected a whole number up to {MAX_AUDIT}"},
-                status=400)
+            limit = query_limit(request, default=100, maximum=MAX_AUDIT)
+        except BadQuery as exc:
+            return exc.response
         entries, shared = await audit.recent(limit)
         return web.json_response({"entries": [e.to_json() for e in entries],
                                   "scope": "every replica" if shared else "this replica"})

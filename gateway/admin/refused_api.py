@@ -16,6 +16,7 @@ from aiohttp import web
 
 from chorus_errors import ConfigError
 from gateway.admin.config_api import ConfigEdits
+from gateway.admin.query import BadQuery, query_limit
 from gateway.admin.refused import RefusedStore
 
 log = structlog.get_logger(__name__)
@@ -34,11 +35,9 @@ def refused_routes(store: RefusedStore, edits: ConfigEdits, who: web.RequestKey[
 
     async def listing(request: web.Request) -> web.Response:
         try:
-            limit = min(int(request.query.get("limit", "200")), MAX_LISTED)
-        except ValueError:
-            return web.json_response(
-                {"error": f"limit: got {request.query['limit']!r}; expected a whole number up to {MAX_LISTED}"},
-                status=400)
+            limit = query_limit(request, default=200, maximum=MAX_LISTED)
+        except BadQuery as exc:
+            return exc.response
         return web.json_response({"refused": [row.to_json() for row in await store.recent(limit)]})
 
     async def admit(request: web.Request) -> web.Response:

@@ -90,5 +90,24 @@ async def admin_gateway(
             ops.detach()
 
 
+def commented_config(folder: Path, base_url: str, *, telegram: str = "", extra: str = "", token: str = TOKEN) -> Path:
+    """`folder/config.yaml` as an operator keeps one, with comments on the lines the tests edit.
+
+    `telegram`: lines under `platforms.telegram` before its `allowed_users: ['1']`; `extra`: sections appended.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "config.yaml"
+    path.write_text(
+        f"# the team's bot\nhome: {folder / 'home'}\nmodel:\n  name: fake-model\n  base_url: {base_url}\n"
+        "  api_key: sk-test-not-real\nmemory:\n  nudge_interval: 0\n  flush_min_turns: 0\n"
+        "compression:\n  threshold: 0.5   # half the window\n"
+        "gateway:\n  shutdown_grace_seconds: 1\n  usage_footer: \"off\"   # a line under each reply\n"
+        f"platforms:\n  web:\n    enabled: false\n  telegram:   # the team bot\n{telegram}    allowed_users: ['1']   # ops\n"
+        f"admin:\n  host: 127.0.0.1\n  port: 0\n  token: {token}\n{extra}",
+        encoding="utf-8",
+    )
+    return path
+
+
 def config_for(home: Path, base_url: str, **sections: Any) -> ChorusConfig:
     return make_config(home, base_url, **sections)

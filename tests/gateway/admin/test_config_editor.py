@@ -11,7 +11,7 @@ from pathlib import Path
 from gateway.admin.config_schema import config_schema
 from gateway.config import ChorusConfig, load_config, parse_config
 from tests.fakes.openai_server import FakeOpenAI
-from tests.gateway.admin.helpers import TOKEN, admin_gateway
+from tests.gateway.admin.helpers import TOKEN, admin_gateway, commented_config
 from tests.gateway.coord.conftest import eventually
 
 BOT_TOKEN = "123456:telegram-secret-never-shown"
@@ -19,19 +19,8 @@ NEW_BOT_TOKEN = "654321:another-secret-never-shown"
 
 
 def config_file(tmp_path: Path, base_url: str) -> Path:
-    """A commented config file as an operator keeps one."""
-    path = tmp_path / "config.yaml"
-    path.write_text(
-        f"# Chorus for the team\nhome: {tmp_path / 'home'}\n"
-        f"model:\n  name: fake-model\n  base_url: {base_url}\n  api_key: sk-test-not-real\n"
-        "memory:\n  nudge_interval: 0\n  flush_min_turns: 0\n"
-        "compression:\n  threshold: 0.5   # half the window\n"
-        f"platforms:\n  web:\n    enabled: false\n  telegram:\n    token: \"{BOT_TOKEN}\"  # from BotFather\n"
-        "gateway:\n  usage_footer: \"off\"  # under each reply\n"
-        f"admin:\n  port: 0\n  token: {TOKEN}\n",
-        encoding="utf-8",
-    )
-    return path
+    """A commented config file with a Telegram token (Telegram itself off)."""
+    return commented_config(tmp_path, base_url, telegram=f"    token: \"{BOT_TOKEN}\"  # from BotFather\n")
 
 
 def test_every_key_has_a_description_a_type_and_a_default() -> None:
@@ -107,7 +96,7 @@ async def test_edits_are_saved_with_comments_and_audited(fake_openai: FakeOpenAI
     token_line = next(line for line in text.splitlines() if NEW_BOT_TOKEN in line)
     assert token_line.startswith(f"    token: \"{NEW_BOT_TOKEN}\"") and token_line.endswith("  # from BotFather")
     assert "threshold: 0.8 " in text
-    assert "# half the window" in text and "# Chorus for the team" in text
+    assert "# half the window" in text and "# the team's bot" in text
     assert running_token is not None and running_token.get_secret_value() == BOT_TOKEN  # only after a restart
     rows = [(e["key"], e["old"], e["new"], e["who"], e["applies"]) for e in audit["entries"]]
     assert status == 200 and audit["scope"] == "this replica"

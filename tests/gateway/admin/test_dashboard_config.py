@@ -15,6 +15,7 @@ from tests.adapters.web.browser import Page, open_page
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.telegram_api import TOKEN as TELEGRAM_TOKEN
 from tests.fakes.telegram_api import FakeTelegram, message, private_chat, user
+from tests.gateway.admin.helpers import commented_config
 from tests.gateway.replicas import ROOT, admin_port, replica
 
 ADMIN_TOKEN = "dashboard-admin-token-for-tests"
@@ -32,20 +33,10 @@ def shot(tmp_path: Path, name: str, png: bytes) -> None:
 
 
 def config_file(tmp_path: Path, base_url: str, telegram_port: int) -> Path:
-    """A commented config file as an operator keeps one: Telegram on, one admitted user."""
-    path = tmp_path / "config.yaml"
-    path.write_text(
-        f"# the team's bot\nhome: {tmp_path / 'home'}\nmodel:\n  name: fake-model\n  base_url: {base_url}\n"
-        "  api_key: sk-test-not-real\nmemory:\n  nudge_interval: 0\n  flush_min_turns: 0\n"
-        "gateway:\n  shutdown_grace_seconds: 1\n  usage_footer: \"off\"   # a line under each reply\n"
-        "logging:\n  format: json\n  level: info\n"
-        f"platforms:\n  web:\n    enabled: false\n  telegram:   # the team bot\n    enabled: true\n"
-        f"    token: \"{TELEGRAM_TOKEN}\"\n    base_url: http://127.0.0.1:{telegram_port}\n"
-        "    allowed_users: ['1']   # ops\n"
-        f"admin:\n  host: 127.0.0.1\n  port: 0\n  token: {ADMIN_TOKEN}\n",
-        encoding="utf-8",
-    )
-    return path
+    """A commented config file: Telegram on (the fake), one admitted user, JSON logs for the test to read."""
+    connect = f"    enabled: true\n    token: \"{TELEGRAM_TOKEN}\"\n    base_url: http://127.0.0.1:{telegram_port}\n"
+    return commented_config(tmp_path, base_url, telegram=connect, token=ADMIN_TOKEN,
+                            extra="logging:\n  format: json\n  level: info\n")
 
 
 @asynccontextmanager

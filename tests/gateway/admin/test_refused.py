@@ -17,7 +17,7 @@ from gateway.ops.events import SenderRefused
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.telegram_api import TOKEN as TELEGRAM_TOKEN
 from tests.fakes.telegram_api import FakeTelegram, message, private_chat, user
-from tests.gateway.admin.helpers import TOKEN, Admin, admin_gateway
+from tests.gateway.admin.helpers import Admin, admin_gateway, commented_config
 from tests.gateway.coord.conftest import eventually
 
 STRANGER = 4242
@@ -26,18 +26,9 @@ SECRET_TEXT = "my card number is 1234"
 
 def replica_file(tmp_path: Path, name: str, base_url: str, *, telegram_port: int | None, redis: str = "") -> Path:
     """One replica's commented config file (the same allowlist on each); Telegram on when `telegram_port` is given."""
-    path = tmp_path / name / "config.yaml"
-    path.parent.mkdir(parents=True)
     connect = (f"    enabled: true\n    token: \"{TELEGRAM_TOKEN}\"\n    base_url: http://127.0.0.1:{telegram_port}\n"
                if telegram_port else "    enabled: false\n")
-    telegram = f"  telegram:  # the team bot\n{connect}    allowed_users: ['1']  # ops\n"
-    path.write_text(
-        f"home: {tmp_path / name / 'home'}\nmodel:\n  name: fake-model\n  base_url: {base_url}\n  api_key: sk-test\n"
-        f"memory:\n  nudge_interval: 0\n  flush_min_turns: 0\nplatforms:\n  web:\n    enabled: false\n{telegram}"
-        f"admin:\n  port: 0\n  token: {TOKEN}\n{redis}",
-        encoding="utf-8",
-    )
-    return path
+    return commented_config(tmp_path / name, base_url, telegram=connect, extra=redis)
 
 
 async def _listed(admin: Admin) -> list[dict[str, Any]]:
@@ -75,7 +66,7 @@ async def test_a_refused_sender_is_listed_and_admitted(fake_openai: FakeOpenAI, 
     assert status == 200 and admitted["allowed_users"] == ["1", str(STRANGER)] and admitted["persisted"] is True
     assert after == [] and "now?" in answer
     text = path.read_text(encoding="utf-8")
-    assert f"    allowed_users: [\"1\", \"{STRANGER}\"] # ops\n" in text and "  telegram:  # the team bot\n" in text
+    assert f"    allowed_users: [\"1\", \"{STRANGER}\"] # ops\n" in text and "  telegram:   # the team bot\n" in text
 
 
 async def _count_is(admin: Admin, count: int) -> bool:
@@ -84,12 +75,16 @@ async def _count_is(admin: Admin, count: int) -> bool:
 
 
 async def test_admit_names_what_is_wrong(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
-    """No body, or a platform without an allowlist: 400 with the shape to send."""
+    """No body, a platform without an allowlist, a limit that is no number: 400 saying what to send."""
     path = replica_file(tmp_path, "a", fake_openai.base_url, telegram_port=None)
     async with admin_gateway(load_config(path), path=path) as admin:
         empty = await admin.send("POST", "/api/refused/admit", {})
         web = await admin.send("POST", "/api/refused/admit", {"platform": "web", "user_id": "x"})
+        bad_limit = await admin.get("/api/refused?limit=all")
+        bad_audit_limit = await admin.get("/api/config/audit?limit=-x")
     assert empty[0] == 400 and "platform" in empty[1]["error"]
+    assert bad_limit == (400, {"error": "limit: got 'all'; expected a whole number up to 1000"})
+    assert bad_audit_limit == (400, {"error": "limit: got '-x'; expected a whole number up to 500"})
     assert web[0] == 400 and web[1]["error"] == "web: this platform has no allowed_users to admit a sender to"
 
 
