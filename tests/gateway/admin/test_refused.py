@@ -139,6 +139,7 @@ async def test_two_replicas_share_the_list_and_the_audit(
             await tg.push_update(message=message(private_chat(STRANGER), "again", sender=user(STRANGER, "Mallory")))
             answer = await tg.wait_for_text(STRANGER, "again")
             on_a = await _listed(a)
+            await _until(lambda: _audited(a, "platforms.telegram.allowed_users"))
             _, audit = await a.get("/api/config/audit")
     assert [(row["user_id"], row["name"]) for row in rows] == [(str(STRANGER), "Mallory")]
     assert status == 200 and admitted["replicas"] == "told"
@@ -146,6 +147,12 @@ async def test_two_replicas_share_the_list_and_the_audit(
     entries = [e for e in audit["entries"] if e["key"] == "platforms.telegram.allowed_users"]
     assert audit["scope"] == "every replica"
     assert [(e["who"], e["old"], e["new"]) for e in entries] == [("admin token", ["1"], ["1", str(STRANGER)])]
+
+
+async def _audited(admin: Admin, key: str) -> bool:
+    """The shared audit list has an entry for `key` (B pushes it as a background write)."""
+    _, audit = await admin.get("/api/config/audit")
+    return any(entry["key"] == key for entry in audit["entries"])
 
 
 async def _allowed_on(admin: Admin, user_id: str) -> bool:
