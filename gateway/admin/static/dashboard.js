@@ -201,6 +201,7 @@ function drawEvents(events) {
   const shown = events.filter((e) => e.kind !== "compression").reverse();
   if (!shown.length) {
     const li = document.createElement("li");
+    li.className = "empty";
     li.textContent = "nothing to report";
     list.append(li);
   }
@@ -226,6 +227,7 @@ function drawDeadLetters(box) {
     box.count ? `${box.count} kept in ${box.directory || "memory"}` : "";
   if (!box.deadletters.length) {
     const li = document.createElement("li");
+    li.className = "empty";
     li.textContent = "none: every message was handled";
     list.append(li);
   }
