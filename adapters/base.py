@@ -114,6 +114,9 @@ class InboundMessage:
     quote: Quote | None = None
     edited: bool = False
     previous_text: str | None = None
+    # The sender's language as the platform reports it (Telegram `language_code` "zh-hans", a Discord
+    # interaction's locale, the web page's navigator.language); None: not reported. The gateway decides.
+    language: str | None = None
     kind: Literal["inbound"] = field(default="inbound")
 
     @property

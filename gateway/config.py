@@ -88,6 +88,10 @@ class BotLoopGuardSettings(Section):
     window_seconds: float = Field(default=60.0, gt=0, le=86_400)
 
 
+# `auto` or a language tag (`zh`, `pt-BR`); a language without a catalogue is answered in English
+LANGUAGE_PATTERN = r"^(auto|[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*)$"
+
+
 class GatewaySettings(Section):
     agent_cache_size: int = Field(default=128, ge=1)
     busy_input_mode: Literal["queue", "interrupt", "collect", "steer"] = "queue"
@@ -125,6 +129,8 @@ class GatewaySettings(Section):
     bot_loop_guard: BotLoopGuardSettings = BotLoopGuardSettings()
     reactions: bool = False  # 👀 on receipt, ✅ when answered, ⚠️ when failed (platforms that have reactions)
     silence_token: str | None = "NO_REPLY"  # a reply that is exactly this is stored, not sent; null: always sent
+    # the bot's own texts (notices, command replies): auto is the sender's platform language, else en
+    language: str = Field(default="auto", pattern=LANGUAGE_PATTERN)
 
 
 class WebhookSettings(Section):
@@ -296,6 +302,7 @@ class ChatSettings(Section):
     approval: ApprovalSettings | None = None  # replaces tools.approval for this chat
     busy_input_mode: Literal["queue", "interrupt", "collect", "steer"] | None = None  # None -> gateway.busy_input_mode
     session_scope: Literal["shared", "per_user"] | None = None  # a group's sessions; None -> group_sessions_per_user
+    language: str | None = Field(default=None, pattern=LANGUAGE_PATTERN)  # the bot's own texts here; None -> gateway.language
 
 
 class StoreSettings(Section):

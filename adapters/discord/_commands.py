@@ -86,6 +86,7 @@ def interaction_inbound(interaction: discord.Interaction, text: str, *, parent_i
         mentions_bot=True,
         delivery_id=f"{PLATFORM}:interaction:{interaction.id}",
         interaction=str(interaction.id) if press else None,
+        language=str(interaction.locale) if getattr(interaction, "locale", None) else None,
     )
 
 
