@@ -232,10 +232,15 @@ class ChoiceSender(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class BotCommand:
-    """One entry of a platform's command menu."""
+    """One entry of a platform's command menu.
+
+    `translations`: (language, description) pairs for platforms with a menu per user language (Telegram's
+    setMyCommands `language_code`, Discord's `description_localizations`); `description` is the default.
+    """
 
     name: str
     description: str
+    translations: tuple[tuple[str, str], ...] = ()
 
 
 class PlatformAdapter(Protocol):

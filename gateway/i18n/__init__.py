@@ -9,7 +9,7 @@ with Babel once per language at first use. See docs/architecture.md, "Adding a
 text the bot says".
 """
 from gateway.i18n.choose import language_for, sender_language
-from gateway.i18n.texts import DEFAULT_LANGUAGE, LANGUAGES, Phrase, as_is, joined, msgid, say, say_n
+from gateway.i18n.texts import DEFAULT_LANGUAGE, LANGUAGES, NOTHING, Phrase, as_is, joined, msgid, say, say_n
 
-__all__ = ["DEFAULT_LANGUAGE", "LANGUAGES", "Phrase", "as_is", "joined", "language_for", "msgid", "say", "say_n",
+__all__ = ["DEFAULT_LANGUAGE", "LANGUAGES", "NOTHING", "Phrase", "as_is", "joined", "language_for", "msgid", "say", "say_n",
            "sender_language"]

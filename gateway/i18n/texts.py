@@ -25,13 +25,17 @@ log = structlog.get_logger(__name__)
 # takes a Phrase (every notice, refusal and command reply) cannot be handed a bare string literal: mypy says so.
 Phrase = NewType("Phrase", str)
 
+NOTHING = Phrase("")  # nothing to say (a command answered elsewhere, a button press acknowledged)
 DEFAULT_LANGUAGE = "en"
-LANGUAGES = ("en", "zh", "es", "de", "fr", "ja", "ru", "pt")  # the catalogues shipped under locales/
 DOMAIN = "chorus"
+_LOCALES = resources.files("gateway.i18n").joinpath("locales")
+# The languages with a catalogue: one directory each under locales/ (adding one is adding its directory).
+LANGUAGES = (DEFAULT_LANGUAGE, *sorted(entry.name for entry in _LOCALES.iterdir()
+                                       if entry.is_dir() and entry.name != DEFAULT_LANGUAGE))
 
 
 def catalogue_path(language: str) -> resources.abc.Traversable:
-    return resources.files("gateway.i18n").joinpath("locales", language, "LC_MESSAGES", f"{DOMAIN}.po")
+    return _LOCALES.joinpath(language, "LC_MESSAGES", f"{DOMAIN}.po")
 
 
 @functools.cache
@@ -88,5 +92,5 @@ def joined(parts: Iterable[Phrase], separator: str = "\n") -> Phrase:
     return Phrase(separator.join(parts))
 
 
-__all__ = ["DEFAULT_LANGUAGE", "DOMAIN", "LANGUAGES", "Phrase", "as_is", "catalogue_path", "joined", "msgid", "say",
+__all__ = ["DEFAULT_LANGUAGE", "DOMAIN", "LANGUAGES", "NOTHING", "Phrase", "as_is", "catalogue_path", "joined", "msgid", "say",
            "say_n"]

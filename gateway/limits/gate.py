@@ -25,6 +25,7 @@ from agent.usage_meter import ModelUsage, usage_sink
 from gateway.chats.policy import ChatPolicy
 from gateway.coord import Lifecycle
 from gateway.coord.base import CoordUnavailable
+from gateway.i18n import Phrase, say
 from gateway.intake.routing import Route
 from gateway.limits.base import (
     GLOBAL_FIELD,
@@ -159,19 +160,19 @@ class SpendGate:
         finally:
             usage_sink.reset(token)
 
-    async def usage(self, message: InboundMessage, route: Route) -> list[str]:
+    async def usage(self, message: InboundMessage, route: Route, language: str = "en") -> list[Phrase]:
         """`/usage`'s lines: what is left of each limit on this sender in this chat, and when it resets."""
         rules = self.rules(message, route)
         if self.exempt(message) and rules:
-            return ["limits: you are an admin here, so none apply to you."]
+            return [say(language, "limit.exempt")]
         now = self.clock()
         try:
             spend = await self.limiter.day(now=now)
             windows = await self.limiter.in_window([r.field for r in rules if r.metric == "messages"], now=now)
         except CoordUnavailable as exc:
             self._unavailable(exc)
-            return ["limits: the counters can't be read right now."]
-        return usage_lines(rules, spend, windows, resets=next_midnight(now))
+            return [say(language, "limit.unreadable")]
+        return usage_lines(rules, spend, windows, resets=next_midnight(now), language=language)
 
     async def today(self) -> DaySpend:
         return await self.limiter.day(now=self.clock())

@@ -172,4 +172,4 @@ def test_status_shows_tokens_threshold_and_compressions() -> None:
         "compression threshold: 64,000",
         "compressions so far: 2",
     ]
-    assert "1 message(s) queued" in text
+    assert "working on a reply; 1 message queued" in text
