@@ -41,7 +41,7 @@ class Posts:
         self.texts: list[str] = []
         self.prompted = asyncio.Event()
 
-    async def post_prompt(self, target: ChatTarget, text: str, approval_id: str) -> None:
+    async def post_prompt(self, target: ChatTarget, text: str, approval_id: str, language: str = "en") -> None:
         self.prompts.append((target, text, approval_id))
         self.prompted.set()
 
