@@ -521,8 +521,7 @@ def build_gateway(
     )
 
     def notes_text(chat: str) -> str:
-        text = notes.chat(chat).snapshot().text
-        return text or "I have no notes about this chat yet."
+        return notes.chat(chat).snapshot().text
 
     async def on_shutdown() -> None:
         if hooks is not None:

@@ -66,7 +66,7 @@ class CommandHost(Protocol):
         ...
 
     async def notes(self, route: Route) -> str | None:
-        """The chat's notes as `/memory` shows them (None: notes are turned off)."""
+        """The chat's notes as `/memory` shows them ("": none yet; None: notes are turned off)."""
         ...
 
 

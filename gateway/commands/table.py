@@ -34,7 +34,9 @@ async def status(call: CommandCall) -> Phrase:
 
 async def memory(call: CommandCall) -> Phrase:
     notes = await call.host.notes(call.route)
-    return say(call.language, "notes.off") if notes is None else as_is(notes)  # the notes are data, not our words
+    if notes is None:
+        return say(call.language, "notes.off")
+    return as_is(notes) if notes else say(call.language, "notes.empty")  # the notes are data, not our words
 
 
 async def retry(call: SessionCall) -> None:

@@ -25,7 +25,7 @@ from agent.usage_meter import ModelUsage, usage_sink
 from gateway.chats.policy import ChatPolicy
 from gateway.coord import Lifecycle
 from gateway.coord.base import CoordUnavailable
-from gateway.i18n import Phrase, say
+from gateway.i18n import Phrase, say, say_n
 from gateway.intake.routing import Route
 from gateway.limits.base import (
     GLOBAL_FIELD,
@@ -53,14 +53,15 @@ class Tally:
     cost: float = 0.0
     unpriced: bool = False  # a model without a price answered: the cost is a lower bound
 
-    def footer(self, mode: str) -> str | None:
+    def footer(self, mode: str, language: str = "en") -> Phrase | None:
         """The line under a reply for `gateway.usage_footer` (None: off, or no model call)."""
         if mode == "off" or self.tokens == 0:
             return None
         if mode == "tokens":
-            return f"— {self.tokens:,} tokens"
-        cost = "unknown" if self.unpriced and self.cost == 0 else f"{self.cost:.4g}" + ("+" if self.unpriced else "")
-        return f"— {self.tokens:,} tokens, cost {cost}"
+            return say_n(language, "footer.tokens", self.tokens)
+        if self.unpriced and self.cost == 0:
+            return say_n(language, "footer.cost", self.tokens, cost=say(language, "footer.cost_unknown"))
+        return say_n(language, "footer.cost", self.tokens, cost=f"{self.cost:.4g}" + ("+" if self.unpriced else ""))
 
 
 class SpendGate:

@@ -553,7 +553,8 @@ class TurnRunner:
         if self._silent(reply):
             delivered = await self._stay_silent(job, draft)
         else:
-            footer = tally.footer(self._limits.footer_mode()) if tally is not None and self._limits is not None else None
+            footer = (tally.footer(self._limits.footer_mode(), job.language)
+                      if tally is not None and self._limits is not None else None)
             if footer is not None and reply.strip():
                 reply = f"{reply}\n\n{footer}"
             delivered = await self._deliver(job, reply, draft=draft)
