@@ -1,9 +1,13 @@
 """Which language a message is answered in, and what a missing or broken translation falls back to."""
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
+from babel.messages.catalog import Catalog
+from babel.messages.pofile import write_po
 from pydantic import ValidationError
 
 from gateway.config import ChorusConfig
@@ -43,10 +47,26 @@ def test_a_malformed_language_setting_is_refused_with_its_key() -> None:
         ChorusConfig.model_validate({"gateway": {"language": "zh hans!"}})
 
 
-def test_a_text_missing_from_a_language_is_said_in_english(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Per text, not per language: the Spanish catalogue lacks `/status` lines, so those come in English."""
-    assert say("es", "status.paused") == say("en", "status.paused")
-    assert say("es", "turn.failed") != say("en", "turn.failed")
+@pytest.fixture
+def partial_german(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The German catalogue replaced by one that holds a single text (compiled afresh, then forgotten)."""
+    catalogue = Catalog(locale="de", domain="chorus")
+    catalogue.add("turn.failed", "Da ging etwas schief.")
+    path = tmp_path / "chorus.po"
+    with path.open("wb") as po:
+        write_po(po, catalogue)
+    real = texts_module.catalogue_path
+    monkeypatch.setattr(texts_module, "catalogue_path", lambda language: path if language == "de" else real(language))
+    texts_module._compiled.cache_clear()
+    yield
+    texts_module._compiled.cache_clear()
+
+
+def test_a_text_missing_from_a_language_is_said_in_english(partial_german: None) -> None:
+    """Per text, not per language: a catalogue that lacks a msgid says that one text in English."""
+    assert say("de", "turn.failed") == "Da ging etwas schief."
+    assert say("de", "status.paused") == say("en", "status.paused")
+    assert say_n("de", "undo.done", 2) == say_n("en", "undo.done", 2)
     assert say("tlh", "turn.failed") == say("en", "turn.failed")
 
 
