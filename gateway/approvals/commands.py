@@ -20,7 +20,7 @@ class ApprovalDesk:
         self._poster = poster
 
     async def answer(self, message: InboundMessage, chat_scope: str, *, approve: bool, args: str,
-                     language: str = "en") -> Phrase:
+                     language: str) -> Phrase:
         """The reply to post in the chat (empty when the answer went to the presser alone)."""
         approval_id = args.split()[0] if args.split() else ""
         if not approval_id:

@@ -29,7 +29,7 @@ class DeliveryPoster:
     def __init__(self, delivery: Delivery) -> None:
         self._delivery = delivery
 
-    async def post_prompt(self, target: ChatTarget, text: Phrase, approval_id: str, language: str = "en") -> None:
+    async def post_prompt(self, target: ChatTarget, text: Phrase, approval_id: str, language: str) -> None:
         sender = choice_sender(self._delivery.adapter(target.platform))
         if sender is not None:
             choices = (Choice(say(language, "approval.button.approve"), f"/approve {approval_id}"),

@@ -111,7 +111,7 @@ class Approvals:
         return ApprovalGate(self, rule, asker) if rule.required else None
 
     async def answer(self, approval_id: str, *, approve: bool, chat_scope: str, platform: str,
-                     sender_id: str, sender_name: str, language: str = "en") -> Answer:
+                     sender_id: str, sender_name: str, language: str) -> Answer:
         """Approve or deny `approval_id` for the sender, if they may; nothing changes otherwise (said in `language`)."""
         approval = await asyncio.to_thread(self._store.get, approval_id.strip())
         if approval is None or approval.chat != chat_scope:

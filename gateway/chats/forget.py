@@ -27,7 +27,7 @@ def _remove_matching(notes: NotesStore, scope: str, target: Target, text: str) -
 
 
 def forget_notes(notes: NotesStore, route: Route, user_id: str, text: str, *, admin: bool,
-                 language: str = "en") -> Phrase:
+                 language: str) -> Phrase:
     """Remove the matching notes the sender may remove; one short line saying how many."""
     text = text.strip()
     if len(text) < MIN_CHARS:

@@ -10,7 +10,7 @@ from adapters.base import InboundMessage
 from gateway.i18n import Phrase, say
 
 
-def whoami_text(message: InboundMessage, *, admins: Container[str], language: str = "en") -> Phrase:
+def whoami_text(message: InboundMessage, *, admins: Container[str], language: str) -> Phrase:
     """One short answer: name, platform id, admin or not, and the line to paste into an allowlist."""
     admin = say(language, "whoami.admin" if message.user_id in admins else "whoami.not_admin")
     return say(language, "whoami.answer", name=message.user_name, platform=message.platform,

@@ -80,7 +80,7 @@ class CommandSpec:
         return say(language, self.description)
 
     def refusal(self, command: Command, message: InboundMessage, admins: frozenset[str],
-                language: str = "en") -> Phrase | None:
+                language: str) -> Phrase | None:
         """The one-line refusal when a non-admin runs an admin command in a group (None: allowed)."""
         if self.who == "anyone" or message.chat_type != "group" or not admins or message.user_id in admins:
             return None

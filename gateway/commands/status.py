@@ -54,7 +54,7 @@ def _window_line(note: WindowNote, language: str) -> Phrase | None:
     return joined(parts, "; ") if parts else None
 
 
-def render_status(info: StatusInfo, language: str = "en") -> Phrase:
+def render_status(info: StatusInfo, language: str) -> Phrase:
     source = say(language, "status.source.reported" if info.tokens_source == "reported" else "status.source.estimate")
     lines = [
         say(language, "status.tokens", used=info.tokens_used, source=source, window=info.context_length),

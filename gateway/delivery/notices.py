@@ -31,7 +31,7 @@ def agent_notice(language: str, text: str) -> Phrase:
     return say(language, key) if key is not None else as_is(text)
 
 
-def finished_text(event: CompressionEvent, language: str = "en") -> Phrase:
+def finished_text(event: CompressionEvent, language: str) -> Phrase:
     return say(language, "compress.finished", before=event.tokens_before, after=event.tokens_after)
 
 

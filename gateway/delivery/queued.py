@@ -43,7 +43,7 @@ class QueuedNotices:
         self._open: dict[str, _Notice] = {}
         self._flushers: set[asyncio.Task[None]] = set()
 
-    async def busy(self, key: str, target: ChatTarget, position: int, language: str = "en") -> None:
+    async def busy(self, key: str, target: ChatTarget, position: int, language: str) -> None:
         """A message of session `key` waits behind `position` others: show or update the notice (in `language`)."""
         notice = self._open.get(key)
         if notice is None:

@@ -53,7 +53,7 @@ class Tally:
     cost: float = 0.0
     unpriced: bool = False  # a model without a price answered: the cost is a lower bound
 
-    def footer(self, mode: str, language: str = "en") -> Phrase | None:
+    def footer(self, mode: str, language: str) -> Phrase | None:
         """The line under a reply for `gateway.usage_footer` (None: off, or no model call)."""
         if mode == "off" or self.tokens == 0:
             return None
@@ -161,7 +161,7 @@ class SpendGate:
         finally:
             usage_sink.reset(token)
 
-    async def usage(self, message: InboundMessage, route: Route, language: str = "en") -> list[Phrase]:
+    async def usage(self, message: InboundMessage, route: Route, language: str) -> list[Phrase]:
         """`/usage`'s lines: what is left of each limit on this sender in this chat, and when it resets."""
         rules = self.rules(message, route)
         if self.exempt(message) and rules:

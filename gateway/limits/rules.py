@@ -67,13 +67,13 @@ def _clock(at: float) -> str:
     return datetime.fromtimestamp(at, UTC).strftime("%H:%M")
 
 
-def hit_text(hit: Hit, language: str = "en") -> Phrase:
+def hit_text(hit: Hit, language: str) -> Phrase:
     """`Limit reached: 5 messages per minute per person. It resets at 14:03 UTC.`"""
     return say(language, "limit.hit", what=_amount(hit.rule, language), when=_clock(hit.resets_at))
 
 
 def usage_lines(rules: Sequence[Rule], spend: DaySpend, in_window: Sequence[int], *, resets: float,
-                language: str = "en") -> list[Phrase]:
+                language: str) -> list[Phrase]:
     """What is left of each limit: `per person: 3 of 5 messages this minute left`, … (one line per limit)."""
     if not rules:
         return []  # no limits here: /usage reads as before

@@ -85,7 +85,7 @@ def test_the_admin_gate_follows_each_specs_who(
     command = COMMANDS.parse(text)
     assert command is not None
     refusal = COMMANDS.spec(command).refusal(command, _msg(text, chat_type=chat_type, user_id=user_id),
-                                             frozenset(admins))
+                                             frozenset(admins), "en")
     assert refusal == (say("en", "command.admin_only", name=command.name) if refused else None)
 
 
