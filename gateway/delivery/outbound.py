@@ -318,9 +318,8 @@ class StreamPreview:
     """
 
     def __init__(
-        self, delivery: Delivery, target: ChatTarget, *, draft: SentMessage | None = None,
+        self, delivery: Delivery, target: ChatTarget, *, language: str, draft: SentMessage | None = None,
         on_draft: Callable[[SentMessage], Awaitable[None]] | None = None, clock: Callable[[], float] = time.monotonic,
-        language: str = "en",
     ) -> None:
         self._delivery = delivery
         self._target = target
