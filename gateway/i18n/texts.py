@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import gettext
 import io
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from importlib import resources
 from typing import NewType
 
@@ -56,25 +56,23 @@ def _catalogue(language: str) -> gettext.GNUTranslations:
     return _compiled(language if language in LANGUAGES else DEFAULT_LANGUAGE)
 
 
-def _filled(language: str, msgid: str, text: str, fields: dict[str, object], english: str) -> str:
+def _filled(language: str, msgid: str, lookup: Callable[[gettext.NullTranslations], str],
+            fields: dict[str, object]) -> Phrase:
     try:
-        return text.format_map(fields)
+        return Phrase(lookup(_catalogue(language)).format_map(fields))
     except (KeyError, IndexError, ValueError):  # a translation with a broken field: English, never a crash
         log.warning("i18n.bad_translation", language=language, msgid=msgid)
-        return english.format_map(fields)
+        return Phrase(lookup(_compiled(DEFAULT_LANGUAGE)).format_map(fields))
 
 
 def say(language: str, msgid: str, /, **fields: object) -> Phrase:
     """The text `msgid` in `language` (English where that language lacks it), its `{fields}` filled."""
-    text = _catalogue(language).gettext(msgid)
-    return Phrase(_filled(language, msgid, text, fields, _compiled(DEFAULT_LANGUAGE).gettext(msgid)))
+    return _filled(language, msgid, lambda catalogue: catalogue.gettext(msgid), fields)
 
 
 def say_n(language: str, msgid: str, n: int, /, **fields: object) -> Phrase:
     """`say` for a text with a count: the plural form of `n` in `language`; `{n}` is filled with it."""
-    text = _catalogue(language).ngettext(msgid, msgid, n)
-    english = _compiled(DEFAULT_LANGUAGE).ngettext(msgid, msgid, n)
-    return Phrase(_filled(language, msgid, text, {"n": n, **fields}, english))
+    return _filled(language, msgid, lambda catalogue: catalogue.ngettext(msgid, msgid, n), {"n": n, **fields})
 
 
 def msgid(key: str) -> str:
