@@ -10,7 +10,7 @@ without internals. Logs one canonical `turn.finished` line. Knows the
 platforms only through `Delivery`.
 
 Over 600 lines (STYLE §4): one turn's whole path reads here top to bottom, and this round's limits,
-approvals, group lines and disk retries each added a step to it. The next split moves the failure texts
+approvals, group lines and disk retries each added a step to it. The next split moves the failure lines
 and the reply's delivery (`_tell_failure`, `_deliver`, `_send_reply`, `_stay_silent`) to a module of their own.
 """
 from __future__ import annotations
