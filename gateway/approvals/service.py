@@ -28,7 +28,7 @@ from gateway.approvals.rules import ApprovalRule, approval_rule, approvers_text,
 from gateway.approvals.store import Approval, ApprovalRequest, ApprovalStore
 from gateway.config import ChorusConfig
 from gateway.delivery.tool_progress import describe_call
-from gateway.i18n import Phrase, language_for, say
+from gateway.i18n import Phrase, say
 
 log = structlog.get_logger(__name__)
 
@@ -135,8 +135,11 @@ class Approvals:
                    id=approval.id)
         return Answer(said, approval=settled)
 
-    async def wait(self, approval: Approval) -> str | None:
-        """Wait for `approval` to be answered: None runs the call (once), else the model's "not approved" text."""
+    async def wait(self, approval: Approval, language: str) -> str | None:
+        """Wait for `approval` to be answered: None runs the call (once), else the model's "not approved" text.
+
+        A timeout is said in the chat in `language` (the asker's, as their turn had it).
+        """
         waiter = self._answered.setdefault(approval.id, asyncio.Event())
         try:
             while True:
@@ -152,7 +155,7 @@ class Approvals:
                     return refused(NOT_APPROVED_GONE)
                 left = current.expires_at - self._clock()
                 if left <= 0:
-                    return await self._expire(current)
+                    return await self._expire(current, language)
                 waiter.clear()
                 await self._nap(waiter, min(POLL_SECONDS, left))
         finally:
@@ -168,14 +171,13 @@ class Approvals:
             nap.cancel()
             woken.cancel()
 
-    async def _expire(self, approval: Approval) -> str | None:
+    async def _expire(self, approval: Approval, language: str) -> str | None:
         expired = await asyncio.to_thread(self._store.settle, approval.id, "expired")
         if expired is None:  # answered in the last moment: read it again
-            return await self.wait(approval)
+            return await self.wait(approval, language)
         log.info("approval.timed_out", approval=approval.id, tool=approval.tool)
         platform, _, chat_id = approval.chat.partition(":")
         target = ChatTarget(platform=platform, chat_id=chat_id, thread_id=approval.thread_id)
-        language = language_for(self._config(), approval.chat, None)  # the asker's own language is not kept
         await self.poster.post_text(target, say(language, "approval.timed_out", id=approval.id, tool=approval.tool))
         return refused(NOT_APPROVED_TIMEOUT.format(seconds=approval.expires_at - approval.created_at))
 
@@ -194,7 +196,7 @@ class Approvals:
             await self.poster.post_prompt(asker.target, text, approval.id, asker.language)
         else:  # a replayed turn (restart, takeover): the prompt is already in the chat
             log.info("approval.resumed", approval=approval.id, tool=call.name, status=approval.status)
-        return await self.wait(approval)
+        return await self.wait(approval, asker.language)
 
 
 class ApprovalGate:
