@@ -114,6 +114,9 @@ class InboundMessage:
     quote: Quote | None = None
     edited: bool = False
     previous_text: str | None = None
+    # The sender's language as the platform reports it (Telegram `language_code` "zh-hans", a Discord
+    # interaction's locale, the web page's navigator.language); None: not reported. The gateway decides.
+    language: str | None = None
     kind: Literal["inbound"] = field(default="inbound")
 
     @property
@@ -229,10 +232,15 @@ class ChoiceSender(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class BotCommand:
-    """One entry of a platform's command menu."""
+    """One entry of a platform's command menu.
+
+    `translations`: (language, description) pairs for platforms with a menu per user language (Telegram's
+    setMyCommands `language_code`, Discord's `description_localizations`); `description` is the default.
+    """
 
     name: str
     description: str
+    translations: tuple[tuple[str, str], ...] = ()
 
 
 class PlatformAdapter(Protocol):

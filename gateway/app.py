@@ -45,7 +45,7 @@ from gateway.coord.base import Outbox
 from gateway.delivery.outbound import Delivery
 from gateway.delivery.outbox_file import JournaledOutbox
 from gateway.delivery.queued import QueuedNotices
-from gateway.intake.allowlist import REFUSAL_TEXT
+from gateway.i18n import language_for, say, say_n
 from gateway.intake.busy import BusyRules, Timers
 from gateway.intake.deadletter import DeadLetterBox
 from gateway.intake.decide import Intake, IntakeDecision
@@ -54,6 +54,7 @@ from gateway.intake.entries import JournalEntries
 from gateway.intake.journals import MAX_TAKEOVERS, DuplicateDelivery, Journal, JournalBacklog
 from gateway.intake.queueing import BusyMode, Job, SessionLanes
 from gateway.intake.routing import Route
+from gateway.intake.routing import chat_scope as chat_scope_of
 from gateway.lifecycle import Lifecycle, Part, ShutdownErrors, on_stop, opened, started
 from gateway.limits import SpendGate
 from gateway.ops.events import EventBus, MessageAccepted, TaskDied
@@ -74,8 +75,6 @@ INDEX_COMPACT_INTERVAL = 300.0
 STORE_PING_INTERVAL = 5.0
 STORE_PING_TIMEOUT = 3.0
 ADAPTER_CHECK_INTERVAL = 1.0
-QUEUED_TEXT = "queued: I'll answer this after the current reply ({n} ahead)"
-INTERRUPTED_TEXT = "stopping the previous reply to answer this one"
 CONSUME_BATCH = 256
 TAKEOVER_BATCH = 64  # entries of dead replicas taken over per round (the rest wait a round)
 PRUNE_EVERY = 600  # heartbeats between prunes of finished shared-journal rows
@@ -139,7 +138,7 @@ class Gateway:
     def __init__(self, parts: GatewayParts, *, supervisor: Supervisor | None = None) -> None:
         self.parts = parts
         self.supervisor = supervisor or Supervisor(on_death=lambda task, error: parts.bus.publish(TaskDied(task, error)))
-        self.queued_notices = QueuedNotices(parts.delivery, text=lambda n: QUEUED_TEXT.format(n=n))
+        self.queued_notices = QueuedNotices(parts.delivery, text=lambda language, n: say_n(language, "queue.queued", n))
         self.queue: asyncio.Queue[InboundMessage] = asyncio.Queue()
         self.entries = parts.entries
         self.lanes = self._new_lanes()
@@ -428,8 +427,8 @@ class Gateway:
                 # The operator admits a sender by id: the line names it, and so does the log (once per interval).
                 log.info("allowlist.refused", platform=message.platform, user_id=message.user_id,
                          user_name=message.user_name, chat_id=message.chat_id)
-                await self.parts.delivery.send_text(message.target,
-                                                    decision.reply or REFUSAL_TEXT.format(user_id=message.user_id))
+                refusal = decision.reply or say(self.language(message), "access.refused", user_id=message.user_id)
+                await self.parts.delivery.send_notice(message.target, refusal)
             self.entries.done(journal_entry)
             return
         if kept("intake.accepted"):
@@ -461,15 +460,15 @@ class Gateway:
         self._texts.remember(message)
         entry = journal_entry or self.entries.record_one(message)
         job = Job(kind=kind, message=message, route=where, command=command, journal_entry=entry,
-                  accepted_at=time.time(), resumed=resumed)
+                  accepted_at=time.time(), resumed=resumed, language=self.language(message, where.chat_scope))
         result = self.lanes.submit(job)
         if kind == "turn" and self.parts.runner.reactions is not None and not resumed:
             self._side_task(self.parts.runner.reactions.mark(message, "received"))
         if kind == "turn" and result.interrupted is not None:
             self.entries.forget(result.interrupted)
-            await self.parts.delivery.send_text(where.target, INTERRUPTED_TEXT)
+            await self.parts.delivery.send_notice(where.target, say(job.language, "queue.interrupted"))
         elif kind != "record" and result.busy:
-            await self.queued_notices.busy(where.key, where.target, result.position)
+            await self.queued_notices.busy(where.key, where.target, result.position, job.language)
         elif kind != "record":
             self.queued_notices.idle(where.key)
 
@@ -492,20 +491,28 @@ class Gateway:
         """Refuse an admin command to a non-admin, or start an immediate one; False: it joins the lane."""
         spec = COMMANDS.spec(command)
         policy = self.parts.policy
-        refusal = spec.refusal(command, message, policy.admins(message.platform)) if policy is not None else None
+        language = self.language(message, where.chat_scope)
+        refusal = spec.refusal(command, message, policy.admins(message.platform), language) if policy is not None else None
         if refusal is not None:
             log.info("command.refused", command=command.name, reason="not an admin")
-            await self.parts.delivery.send_text(where.target, refusal)
+            await self.parts.delivery.send_notice(where.target, refusal)
             return True
         if isinstance(spec.run, Immediate):
-            self._side_task(self._command(spec.run, CommandCall(command, message, where, self._commands_host())))
+            call = CommandCall(command, message, where, self._commands_host(), language)
+            self._side_task(self._command(spec.run, call))
             return True
         return False
 
     async def _command(self, run: Immediate, call: CommandCall) -> None:
         text = await run.handler(call)
         if text:  # "": answered already (a button press answered privately)
-            await self.parts.delivery.send_text(call.route.target, text)
+            await self.parts.delivery.send_notice(call.route.target, text)
+
+    def language(self, message: InboundMessage, chat_scope: str | None = None) -> str:
+        """The language of the gateway's own texts in answer to `message` (`gateway.i18n.language_for`)."""
+        policy = self.parts.policy
+        scope = chat_scope if chat_scope is not None else chat_scope_of(message.platform, message.chat_id)
+        return language_for(policy.config if policy is not None else None, scope, message.language)
 
     def _commands_host(self) -> LaneHost:
         parts = self.parts

@@ -62,6 +62,7 @@ from gateway.coord.base import Outbox
 from gateway.delivery.outbound import SEND_CLAIM_TTL, Delivery
 from gateway.delivery.outbox_file import JournaledOutbox
 from gateway.delivery.reactions import Reactions
+from gateway.i18n import Phrase, language_for, say
 from gateway.intake.allowlist import AccessRules
 from gateway.intake.bots import BotLoopGuard
 from gateway.intake.busy import BusyMode, BusyRules, Timers
@@ -88,15 +89,13 @@ from gateway.stores import Stores, approval_store, build_stores, window_store
 
 log = structlog.get_logger(__name__)
 
-MODEL_MISSING_TEXT = (
-    "No model is configured yet. Set model.name, model.base_url and model.api_key "
-    "(or export OPENAI_API_KEY and use api_key: ${OPENAI_API_KEY}) in config.yaml, then restart the gateway (stop it and run the same command again)."
-)
+MODEL_MISSING_TEXT = say("en", "turn.model_missing")  # the operator's log line (the chat hears its own language)
 PLATFORM_FACTORIES = {"telegram": "build_telegram", "discord": "build_discord", "slack": "build_slack"}
 
 
-def model_missing_text(config: ChorusConfig) -> str | None:
-    return MODEL_MISSING_TEXT if not config.model.name else None
+def model_missing_text(config: ChorusConfig) -> Phrase | None:
+    """The web chat's banner while no model is configured (`gateway.language` when fixed, else English)."""
+    return say(language_for(config, "", None), "turn.model_missing") if not config.model.name else None
 
 
 def build_coordinator(config: ChorusConfig, *, node: str) -> tuple[Coordinator, Outbox]:
@@ -329,14 +328,14 @@ def chat_model_engine(policy: ChatPolicy) -> Callable[[ModelChoice], ContextEngi
     return build
 
 
-def turn_settings(config: ChorusConfig, *, missing: str | None, admins: Mapping[str, frozenset[str]]) -> TurnSettings:
+def turn_settings(config: ChorusConfig, *, missing: bool, admins: Mapping[str, frozenset[str]]) -> TurnSettings:
     return TurnSettings(
         in_place=config.compression.in_place,
         progress_notices=config.compression.progress_notices,
         context_length=config.model.context_length,
         hard_message_limit=config.compression.hygiene_hard_message_limit,
         max_message_chars=config.gateway.max_message_chars,
-        model_missing_text=missing,
+        model_missing=missing,
         tool_progress_dms=config.tool_progress.dms,
         tool_progress_groups=config.tool_progress.groups,
         admins=admins,
@@ -502,7 +501,7 @@ def build_gateway(
     )
     runner = TurnRunner(
         sessions=sessions, delivery=delivery, entries=entries,
-        settings=turn_settings(config, missing=missing, admins=admins),
+        settings=turn_settings(config, missing=missing is not None, admins=admins),
         post_turn=post_turn,
         memory=memory if config.memory.provider else None,
         bus=bus,
@@ -522,8 +521,7 @@ def build_gateway(
     )
 
     def notes_text(chat: str) -> str:
-        text = notes.chat(chat).snapshot().text
-        return text or "I have no notes about this chat yet."
+        return notes.chat(chat).snapshot().text
 
     async def on_shutdown() -> None:
         if hooks is not None:

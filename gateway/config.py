@@ -90,6 +90,10 @@ class BotLoopGuardSettings(Section):
     window_seconds: float = Field(default=60.0, gt=0, le=86_400, description="the bot loop guard's window")
 
 
+# `auto` or a language tag (`zh`, `pt-BR`); a language without a catalogue is answered in English
+LANGUAGE_PATTERN = r"^(auto|[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*)$"
+
+
 class GatewaySettings(Section):
     agent_cache_size: int = Field(default=128, ge=1, description="live agents kept in memory (least recently used go first)")
     busy_input_mode: Literal["queue", "interrupt", "collect", "steer"] = Field(
@@ -145,6 +149,10 @@ class GatewaySettings(Section):
     bot_loop_guard: BotLoopGuardSettings = BotLoopGuardSettings()
     reactions: bool = Field(default=False, description="true: 👀 on receipt, ✅ when answered, ⚠️ when failed (platforms that have reactions)")
     silence_token: str | None = Field(default="NO_REPLY", description="a reply that is exactly this is stored, not sent; null = always sent")
+    language: str = Field(
+        default="auto", pattern=LANGUAGE_PATTERN,
+        description="the bot's own texts: auto (the sender's platform language, else en) | en | zh | es | de | fr | ja | ru | pt",
+    )
 
 
 class WebhookSettings(Section):
@@ -320,6 +328,9 @@ class ChatSettings(Section):
     approval: ApprovalSettings | None = None  # replaces tools.approval for this chat
     busy_input_mode: Literal["queue", "interrupt", "collect", "steer"] | None = None  # None -> gateway.busy_input_mode
     session_scope: Literal["shared", "per_user"] | None = None  # a group's sessions; None -> group_sessions_per_user
+    language: str | None = Field(
+        default=None, pattern=LANGUAGE_PATTERN, description="the bot's own texts in this chat; null = gateway.language",
+    )
 
 
 class StoreSettings(Section):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import os
 import sys
 import time
 from typing import TextIO
@@ -24,6 +25,15 @@ PLATFORM = "console"
 CHAT_ID = "console"
 CONSOLE_LIMITS = PlatformLimits(max_message_chars=1_000_000, supports_edit=False, min_edit_interval_seconds=1.0)
 PROMPT = "chorus> "
+
+
+def _terminal_language() -> str | None:
+    """The terminal's language as POSIX sets it (`LC_ALL`, `LC_MESSAGES`, `LANG`: "de_DE.UTF-8" → "de_DE")."""
+    for name in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        value = os.environ.get(name, "").split(".", 1)[0]
+        if value and value not in ("C", "POSIX"):
+            return value
+    return None
 
 
 class ConsoleAdapter:
@@ -87,6 +97,7 @@ class ConsoleAdapter:
                     message_id=str(number),
                     timestamp=time.time(),
                     delivery_id=f"{PLATFORM}:{self._started_at:.6f}:{number}",
+                    language=_terminal_language(),
                 ))
             )
 

@@ -25,9 +25,20 @@ CHAT_INPUT = 1
 STRING_OPTION = 3
 
 
+# Discord's locale names for the languages a command may be translated into (its `description_localizations`)
+DISCORD_LOCALES = {"zh": ("zh-CN",), "es": ("es-ES", "es-419"), "de": ("de",), "fr": ("fr",), "ja": ("ja",),
+                   "ru": ("ru",), "pt": ("pt-BR",)}
+
+
+def _localizations(command: BotCommand) -> dict[str, str]:
+    return {locale: description[:MAX_DESCRIPTION] for language, description in command.translations
+            for locale in DISCORD_LOCALES.get(language, ())}
+
+
 def menu_payload(commands: tuple[BotCommand, ...]) -> list[dict[str, Any]]:
     return [
         {"name": c.name, "description": c.description[:MAX_DESCRIPTION], "type": CHAT_INPUT,
+         "description_localizations": _localizations(c),
          "options": [{"name": ARGS_OPTION, "description": "what follows the command", "type": STRING_OPTION,
                       "required": False}]}
         for c in commands
@@ -86,6 +97,7 @@ def interaction_inbound(interaction: discord.Interaction, text: str, *, parent_i
         mentions_bot=True,
         delivery_id=f"{PLATFORM}:interaction:{interaction.id}",
         interaction=str(interaction.id) if press else None,
+        language=str(interaction.locale) if getattr(interaction, "locale", None) else None,
     )
 
 

@@ -158,7 +158,7 @@ class SlackAdapter:
         self._seen_events = RecentKeys(dedup_capacity)
         self._seen_posts = RecentKeys(dedup_capacity)
         self._bot_threads = RecentKeys(dedup_capacity)
-        self._names: OrderedDict[str, str] = OrderedDict()
+        self._names: OrderedDict[str, tuple[str, str | None]] = OrderedDict()  # user id → (name, locale)
         self._quoted = RecentKeys(dedup_capacity)  # threads whose parent was quoted already
         self._edits: dict[str, tuple[asyncio.Lock, list[float]]] = {}
         self._running: _Running | None = None
@@ -279,8 +279,8 @@ class SlackAdapter:
         if not self._seen_posts.add(message.delivery_id):
             log.debug("slack.event.ignored", reason="post already delivered", delivery_id=message.delivery_id)
             return
-        name = message.user_name if message.sender_is_bot else await self._user_name(message.user_id)
-        message = _with_name(message, name)
+        if not message.sender_is_bot:
+            message = _with_sender(message, *await self._user(message.user_id))
         thread = message.reply_to_message_id
         if thread is not None and message.quote is None and thread not in self._bot_threads and thread not in self._quoted:
             # The parent is quoted once per thread (the session holds it from then on), never in a thread the
@@ -296,7 +296,8 @@ class SlackAdapter:
         message = command_inbound(command, received_at=time.time())
         if running is None or message is None:
             return
-        await running.queue.put(message)
+        known = self._names.get(message.user_id)  # a locale seen on their messages (no lookup: the answer waits)
+        await running.queue.put(replace(message, language=known[1]) if known is not None else message)
         log.info("slack.command.received", chat_id=message.chat_id, command=message.text.split(" ", 1)[0])
 
     async def _on_action(self, ack: Callable[[], Awaitable[None]], body: dict[str, Any]) -> None:
@@ -305,7 +306,7 @@ class SlackAdapter:
         message = action_inbound(body)
         if running is None or message is None:
             return
-        await running.queue.put(_with_name(message, await self._user_name(message.user_id)))
+        await running.queue.put(_with_sender(message, *await self._user(message.user_id)))
         log.info("slack.action.received", chat_id=message.chat_id, command=message.text.split(" ", 1)[0])
 
     async def send_choices(self, target: ChatTarget, text: str, choices: Sequence[Choice]) -> list[SentMessage]:
@@ -348,22 +349,26 @@ class SlackAdapter:
                      message_id=thread_ts, author_is_bot=is_bot)
 
     async def _user_name(self, user_id: str) -> str:
-        """Display name from users.info, cached; the user id when Slack cannot tell."""
+        return (await self._user(user_id))[0]
+
+    async def _user(self, user_id: str) -> tuple[str, str | None]:
+        """Display name and locale ("ja-JP") from users.info, cached; the user id and None when Slack cannot tell."""
         if user_id in self._names:
             self._names.move_to_end(user_id)
             return self._names[user_id]
         try:
-            response = await self._client.users_info(user=user_id)
+            response = await self._client.users_info(user=user_id, include_locale=True)
         except Exception as exc:  # noqa: BLE001 - a name is cosmetic: never lose the message over it
             log.warning("slack.users_info.failed", user_id=user_id, error=str(translate(exc, method="users.info")))
-            return user_id
+            return user_id, None
         user = response.get("user") or {}
         profile = user.get("profile") or {}
         name = str(profile.get("display_name") or profile.get("real_name") or user.get("real_name") or user.get("name") or user_id)
-        self._names[user_id] = name
+        locale = user.get("locale")
+        self._names[user_id] = found = (name, locale if isinstance(locale, str) and locale else None)
         if len(self._names) > NAME_CACHE_SIZE:
             self._names.popitem(last=False)
-        return name
+        return found
 
     # -- outbound --------------------------------------------------------------------
 
@@ -502,5 +507,6 @@ async def _ignore_event() -> None:
 REACTIONS: dict[Reaction, str] = {"received": "eyes", "answered": "white_check_mark", "failed": "warning"}
 
 
-def _with_name(message: InboundMessage, name: str) -> InboundMessage:
-    return replace(message, user_name=clean_line(name))  # users.info JSON may carry what UTF-8 cannot
+def _with_sender(message: InboundMessage, name: str, locale: str | None) -> InboundMessage:
+    # users.info JSON may carry what UTF-8 cannot
+    return replace(message, user_name=clean_line(name), language=locale or message.language)

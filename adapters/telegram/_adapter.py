@@ -428,14 +428,19 @@ class TelegramAdapter:
         return await download(self._running.bot, attachment, fetcher=self._files, max_bytes=max_bytes)
 
     async def _set_menu(self, bot: Bot) -> None:
-        """The bot's command menu (setMyCommands); a failure is logged, never fatal."""
+        """The bot's command menu (setMyCommands), the default then one per translated language (`language_code`:
+        Telegram shows each user the menu of their app's language). A failure is logged, never fatal."""
         if not self._commands:
             return
-        menu = [TgBotCommand(c.name, c.description[:256]) for c in self._commands]
-        try:
-            await self._call("setMyCommands", lambda: bot.set_my_commands(menu))
-        except AdapterError as exc:
-            log.warning("telegram.commands_not_set", error=str(exc))
+        menus: dict[str | None, list[TgBotCommand]] = {None: [TgBotCommand(c.name, c.description[:256]) for c in self._commands]}
+        for command in self._commands:
+            for code, description in command.translations:
+                menus.setdefault(code, []).append(TgBotCommand(command.name, description[:256]))
+        for language, menu in menus.items():
+            try:
+                await self._call("setMyCommands", functools.partial(bot.set_my_commands, menu, language_code=language))
+            except AdapterError as exc:
+                log.warning("telegram.commands_not_set", language=language, error=str(exc))
 
     async def typing(self, target: ChatTarget) -> None:
         """Show "typing…" for about 5 s (repeat every 4 s while working). Best effort: failures are only logged."""

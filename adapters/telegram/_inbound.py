@@ -194,4 +194,5 @@ def to_inbound(update: Update, bot: BotIdentity, *, max_photo_bytes: int | None 
         sender_is_bot=message.from_user is not None and message.from_user.is_bot,
         quote=_quote(message, reply) if real_reply and reply is not None else None,
         edited=update.edited_message is not None and update.message is None,
+        language=message.from_user.language_code if message.from_user is not None else None,
     ))

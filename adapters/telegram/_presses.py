@@ -56,6 +56,7 @@ def press_to_inbound(update: Update) -> InboundMessage | Ignored:
         mentions_bot=True,
         delivery_id=f"{PLATFORM}:{update.update_id}",
         interaction=press.id,
+        language=user.language_code,
     ))
 
 

@@ -44,6 +44,7 @@ PLATFORM = "web"
 MAX_CHAT_ID_CHARS = 64
 MAX_INBOUND_CHARS = 100_000
 MAX_LOGIN_BYTES = 4096
+MAX_LANGUAGE_CHARS = 35  # a BCP 47 tag (navigator.language) is short
 WEB_LIMITS = PlatformLimits(max_message_chars=20_000, supports_edit=True, min_edit_interval_seconds=1.0)
 
 
@@ -63,6 +64,13 @@ def _valid_chat_id(raw: str | None) -> str | None:
     if not raw or len(raw) > MAX_CHAT_ID_CHARS:
         return None
     return raw if all(ch.isalnum() or ch in "-_" for ch in raw) else None
+
+
+def _language_tag(value: object) -> str | None:
+    """The page's `navigator.language` ("de-DE"), if it sent a plausible one."""
+    if not isinstance(value, str) or not 0 < len(value) <= MAX_LANGUAGE_CHARS:
+        return None
+    return value if all(part.isalnum() for part in value.replace("_", "-").split("-")) else None
 
 
 class WebAdapter:
@@ -222,6 +230,7 @@ class WebAdapter:
             message_id=client_id,
             timestamp=time.time(),
             delivery_id=f"{PLATFORM}:{chat_id}:{client_id}",
+            language=_language_tag(frame.get("language")),
         ))
         if self._queue is not None:
             await self._queue.put(message)

@@ -9,8 +9,7 @@ from __future__ import annotations
 from adapters.base import InboundMessage
 from gateway.approvals.posting import DeliveryPoster
 from gateway.approvals.service import Approvals
-
-USAGE_TEXT = "Say /approve ID or /deny ID with the id from the approval request."
+from gateway.i18n import NOTHING, Phrase, say
 
 
 class ApprovalDesk:
@@ -20,19 +19,20 @@ class ApprovalDesk:
         self.approvals = approvals
         self._poster = poster
 
-    async def answer(self, message: InboundMessage, chat_scope: str, *, approve: bool, args: str) -> str:
-        """The reply to post in the chat ("" when the answer went to the presser alone)."""
+    async def answer(self, message: InboundMessage, chat_scope: str, *, approve: bool, args: str,
+                     language: str) -> Phrase:
+        """The reply to post in the chat (empty when the answer went to the presser alone)."""
         approval_id = args.split()[0] if args.split() else ""
         if not approval_id:
-            return USAGE_TEXT
+            return say(language, "approval.usage")
         answer = await self.approvals.answer(approval_id, approve=approve, chat_scope=chat_scope, platform=message.platform,
-                                             sender_id=message.user_id, sender_name=message.user_name)
+                                             sender_id=message.user_id, sender_name=message.user_name, language=language)
         if message.interaction is None:
             return answer.text
         if answer.private and await self._poster.answer_press(message, answer.text):
-            return ""
-        await self._poster.answer_press(message, "")  # stops the button's spinner; the decision is said in the chat
+            return NOTHING
+        await self._poster.answer_press(message, NOTHING)  # stops the button's spinner; the decision is said in the chat
         return answer.text
 
 
-__all__ = ["USAGE_TEXT", "ApprovalDesk"]
+__all__ = ["ApprovalDesk"]

@@ -11,6 +11,7 @@ import structlog
 
 from adapters.base import AdapterError, ChatTarget, Choice, ChoiceSender, InboundMessage, PlatformAdapter
 from gateway.delivery.outbound import Delivery
+from gateway.i18n import Phrase, say
 from gateway.intake.poller import LeasedAdapter
 
 log = structlog.get_logger(__name__)
@@ -28,21 +29,22 @@ class DeliveryPoster:
     def __init__(self, delivery: Delivery) -> None:
         self._delivery = delivery
 
-    async def post_prompt(self, target: ChatTarget, text: str, approval_id: str) -> None:
+    async def post_prompt(self, target: ChatTarget, text: Phrase, approval_id: str, language: str) -> None:
         sender = choice_sender(self._delivery.adapter(target.platform))
         if sender is not None:
-            choices = (Choice("✅ Approve", f"/approve {approval_id}"), Choice("❌ Deny", f"/deny {approval_id}"))
+            choices = (Choice(say(language, "approval.button.approve"), f"/approve {approval_id}"),
+                       Choice(say(language, "approval.button.deny"), f"/deny {approval_id}"))
             try:
                 await sender.send_choices(target, text, choices)
                 return
             except (AdapterError, ValueError, OSError) as exc:
                 log.warning("approval.buttons_failed", platform=target.platform, error=type(exc).__name__)
-        await self._delivery.send_text(target, text)
+        await self._delivery.send_notice(target, text)
 
-    async def post_text(self, target: ChatTarget, text: str) -> None:
-        await self._delivery.send_text(target, text)
+    async def post_text(self, target: ChatTarget, text: Phrase) -> None:
+        await self._delivery.send_notice(target, text)
 
-    async def answer_press(self, message: InboundMessage, text: str) -> bool:
+    async def answer_press(self, message: InboundMessage, text: Phrase) -> bool:
         """Answer a button press so only the presser sees `text`; False: not a press, or it expired."""
         sender = choice_sender(self._delivery.adapter(message.platform))
         if sender is None or message.interaction is None:

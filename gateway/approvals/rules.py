@@ -9,12 +9,19 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
 from gateway.config import ApprovalSettings, ChorusConfig
+from gateway.i18n import Phrase, as_is, msgid, say
 
-APPROVER_TEXT = {
-    "requester": "the person who asked",
-    "admins": "a bot admin of this chat",
-    "requester_or_admins": "the person who asked or a bot admin",
+_APPROVERS = {
+    "requester": msgid("approval.approvers.requester"),
+    "admins": msgid("approval.approvers.admins"),
+    "requester_or_admins": msgid("approval.approvers.requester_or_admins"),
 }
+
+
+def approvers_text(language: str, approvers: str) -> Phrase:
+    """Who may answer (`tools.approval.approvers`), in words."""
+    key = _APPROVERS.get(approvers)
+    return say(language, key) if key is not None else as_is(approvers)
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,4 +57,4 @@ def may_answer(approvers: str, *, requester_id: str, sender_id: str, sender_is_a
     return sender_id == requester_id or sender_is_admin
 
 
-__all__ = ["APPROVER_TEXT", "ApprovalRule", "approval_rule", "may_answer"]
+__all__ = ["approvers_text", "ApprovalRule", "approval_rule", "may_answer"]

@@ -24,29 +24,28 @@ import structlog
 from adapters.base import ChatTarget
 from agent.messages import ToolCall
 from agent.tools.base import refused
-from gateway.approvals.rules import APPROVER_TEXT, ApprovalRule, approval_rule, may_answer
+from gateway.approvals.rules import ApprovalRule, approval_rule, approvers_text, may_answer
 from gateway.approvals.store import Approval, ApprovalRequest, ApprovalStore
 from gateway.config import ChorusConfig
 from gateway.delivery.tool_progress import describe_call
+from gateway.i18n import Phrase, say
 
 log = structlog.get_logger(__name__)
 
 POLL_SECONDS = 1.0  # how soon a yes given on another replica is seen; one indexed read per second per waiting call
 
-PROMPT_TEXT = "🔐 {who} asked me to run {call}.\nApprove: /approve {id} · Deny: /deny {id} (answered by {approvers})"
 NOT_APPROVED_TIMEOUT = "not approved: nobody allowed to answer said yes within {seconds:g} s; do not run it again unless asked"
 NOT_APPROVED_DENIED = "not approved: {who} said no; do not run it again unless asked"
 NOT_APPROVED_GONE = "not approved: the approval was answered or expired elsewhere; ask the user before trying again"
 APPROVAL_FAILED = "not approved: the approval could not be recorded; try again later"
-TIMED_OUT_NOTICE = "⌛ Approval {id} timed out: {tool} was not run."
 
 
 class Poster(Protocol):
     """Posts an approval prompt where the call was asked (with buttons when the platform has them)."""
 
-    async def post_prompt(self, target: ChatTarget, text: str, approval_id: str) -> None: ...
+    async def post_prompt(self, target: ChatTarget, text: Phrase, approval_id: str, language: str) -> None: ...
 
-    async def post_text(self, target: ChatTarget, text: str) -> None: ...
+    async def post_text(self, target: ChatTarget, text: Phrase) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,13 +57,14 @@ class Asker:
     target: ChatTarget
     user_id: str
     user_name: str
+    language: str = "en"  # of the prompt (`gateway.i18n.language_for`)
 
 
 @dataclass(frozen=True, slots=True)
 class Answer:
     """What `/approve` or `/deny` (typed or clicked) says back; `private` when it is for the sender alone."""
 
-    text: str
+    text: Phrase
     private: bool = False
     approval: Approval | None = None
 
@@ -111,29 +111,35 @@ class Approvals:
         return ApprovalGate(self, rule, asker) if rule.required else None
 
     async def answer(self, approval_id: str, *, approve: bool, chat_scope: str, platform: str,
-                     sender_id: str, sender_name: str) -> Answer:
-        """Approve or deny `approval_id` for the sender, if they may; nothing changes otherwise."""
+                     sender_id: str, sender_name: str, language: str) -> Answer:
+        """Approve or deny `approval_id` for the sender, if they may; nothing changes otherwise (said in `language`)."""
         approval = await asyncio.to_thread(self._store.get, approval_id.strip())
         if approval is None or approval.chat != chat_scope:
-            return Answer(f"There is no approval {approval_id.strip() or '(no id)'} in this chat.", private=True)
+            shown = approval_id.strip() or say(language, "approval.no_id")
+            return Answer(say(language, "approval.no_such", id=shown), private=True)
         allowed = may_answer(approval.approvers, requester_id=approval.requester_id, sender_id=sender_id,
                              sender_is_admin=sender_id in self._admins(platform))
         if not allowed:
             log.info("approval.refused_answer", approval=approval.id, tool=approval.tool, sender=sender_id)
-            return Answer(f"Only {APPROVER_TEXT.get(approval.approvers, approval.approvers)} can answer this.", private=True)
+            return Answer(say(language, "approval.only", approvers=approvers_text(language, approval.approvers)),
+                          private=True)
         settled = await asyncio.to_thread(self._store.settle, approval.id, "approved" if approve else "denied",
                                           by=sender_name)
         if settled is None:
-            return Answer(f"Approval {approval.id} was already answered or has expired.", private=True)
+            return Answer(say(language, "approval.settled", id=approval.id), private=True)
         log.info("approval.answered", approval=approval.id, tool=approval.tool, approved=approve, by=sender_id)
         waiter = self._answered.get(approval.id)
         if waiter is not None:
             waiter.set()
-        verdict = "✅ Approved" if approve else "❌ Denied"
-        return Answer(f"{verdict} by {sender_name}: {approval.tool} ({approval.id}).", approval=settled)
+        said = say(language, "approval.approved" if approve else "approval.denied", who=sender_name, tool=approval.tool,
+                   id=approval.id)
+        return Answer(said, approval=settled)
 
-    async def wait(self, approval: Approval) -> str | None:
-        """Wait for `approval` to be answered: None runs the call (once), else the model's "not approved" text."""
+    async def wait(self, approval: Approval, language: str) -> str | None:
+        """Wait for `approval` to be answered: None runs the call (once), else the model's "not approved" text.
+
+        A timeout is said in the chat in `language` (the asker's, as their turn had it).
+        """
         waiter = self._answered.setdefault(approval.id, asyncio.Event())
         try:
             while True:
@@ -149,7 +155,7 @@ class Approvals:
                     return refused(NOT_APPROVED_GONE)
                 left = current.expires_at - self._clock()
                 if left <= 0:
-                    return await self._expire(current)
+                    return await self._expire(current, language)
                 waiter.clear()
                 await self._nap(waiter, min(POLL_SECONDS, left))
         finally:
@@ -165,14 +171,14 @@ class Approvals:
             nap.cancel()
             woken.cancel()
 
-    async def _expire(self, approval: Approval) -> str | None:
+    async def _expire(self, approval: Approval, language: str) -> str | None:
         expired = await asyncio.to_thread(self._store.settle, approval.id, "expired")
         if expired is None:  # answered in the last moment: read it again
-            return await self.wait(approval)
+            return await self.wait(approval, language)
         log.info("approval.timed_out", approval=approval.id, tool=approval.tool)
         platform, _, chat_id = approval.chat.partition(":")
         target = ChatTarget(platform=platform, chat_id=chat_id, thread_id=approval.thread_id)
-        await self.poster.post_text(target, TIMED_OUT_NOTICE.format(id=approval.id, tool=approval.tool))
+        await self.poster.post_text(target, say(language, "approval.timed_out", id=approval.id, tool=approval.tool))
         return refused(NOT_APPROVED_TIMEOUT.format(seconds=approval.expires_at - approval.created_at))
 
     async def request(self, rule: ApprovalRule, asker: Asker, call: ToolCall) -> str | None:
@@ -185,12 +191,12 @@ class Approvals:
         approval, created = await asyncio.to_thread(self._store.request, request)
         if created:
             log.info("approval.requested", approval=approval.id, tool=call.name, rule=rule.source)
-            text = PROMPT_TEXT.format(who=asker.user_name, call=shown, id=approval.id,
-                                      approvers=APPROVER_TEXT.get(rule.approvers, rule.approvers))
-            await self.poster.post_prompt(asker.target, text, approval.id)
+            text = say(asker.language, "approval.prompt", who=asker.user_name, call=shown, id=approval.id,
+                       approvers=approvers_text(asker.language, rule.approvers))
+            await self.poster.post_prompt(asker.target, text, approval.id, asker.language)
         else:  # a replayed turn (restart, takeover): the prompt is already in the chat
             log.info("approval.resumed", approval=approval.id, tool=call.name, status=approval.status)
-        return await self.wait(approval)
+        return await self.wait(approval, asker.language)
 
 
 class ApprovalGate:

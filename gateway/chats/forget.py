@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from agent.memory import NotesStore, Target
 from gateway.chats.participants import user_notes_scope
+from gateway.i18n import Phrase, msgid, say, say_n
 from gateway.intake.routing import Route
 
-USAGE_TEXT = "Say what to forget: /forget TEXT removes the notes that contain TEXT."
 MIN_CHARS = 3  # "/forget a" would match nearly every note
 
 
@@ -26,25 +26,26 @@ def _remove_matching(notes: NotesStore, scope: str, target: Target, text: str) -
     return removed
 
 
-def forget_notes(notes: NotesStore, route: Route, user_id: str, text: str, *, admin: bool) -> str:
+def forget_notes(notes: NotesStore, route: Route, user_id: str, text: str, *, admin: bool,
+                 language: str) -> Phrase:
     """Remove the matching notes the sender may remove; one short line saying how many."""
     text = text.strip()
     if len(text) < MIN_CHARS:
-        return USAGE_TEXT
+        return say(language, "forget.usage")
     own = user_notes_scope(route, user_id)
     if own is None:  # a DM: the chat's notes are the sender's own
         targets: tuple[Target, ...] = ("memory", "user")
         removed = sum(_remove_matching(notes, route.chat_scope, target, text) for target in targets)
-        where = "notes"
+        where = msgid("forget.where.notes")
     else:
         removed = _remove_matching(notes, own, "user", text)
-        where = "notes about you"
+        where = msgid("forget.where.yours")
         if admin:
             removed += _remove_matching(notes, route.chat_scope, "memory", text)
-            where = "notes about you and this chat's notes"
+            where = msgid("forget.where.both")
     if removed == 0:
-        return f"Nothing in your {where} contains “{text}”."
-    return f"Forgot {removed} note{'s' if removed != 1 else ''} from your {where}."
+        return say(language, "forget.nothing", where=say(language, where), text=text)
+    return say_n(language, "forget.done", removed, where=say(language, where))
 
 
-__all__ = ["USAGE_TEXT", "forget_notes"]
+__all__ = ["forget_notes"]

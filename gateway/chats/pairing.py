@@ -25,10 +25,6 @@ CODE_TTL_SECONDS = 3600.0
 MAX_PENDING = 50
 CODE_LENGTH = 8
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L
-PAIRING_TEXT = (
-    "I don't know you yet. Your pairing code is {code} (valid for an hour). "
-    "Ask the bot's operator to run: chorus pairing approve {code} --platform {platform}"
-)
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS codes (code TEXT PRIMARY KEY, platform TEXT NOT NULL, user_id TEXT NOT NULL, "
     "user_name TEXT NOT NULL, created_at REAL NOT NULL, expires_at REAL NOT NULL)",
@@ -166,6 +162,6 @@ class SqlitePairingStore:
 
 
 __all__ = [
-    "CODE_TTL_SECONDS", "PAIRING_DB_NAME", "PAIRING_TEXT", "PairedUser", "PairingCode", "PairingStore",
+    "CODE_TTL_SECONDS", "PAIRING_DB_NAME", "PairedUser", "PairingCode", "PairingStore",
     "SqlitePairingStore", "new_code",
 ]

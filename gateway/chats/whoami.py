@@ -7,15 +7,14 @@ from __future__ import annotations
 from collections.abc import Container
 
 from adapters.base import InboundMessage
+from gateway.i18n import Phrase, say
 
 
-def whoami_text(message: InboundMessage, *, admins: Container[str]) -> str:
+def whoami_text(message: InboundMessage, *, admins: Container[str], language: str) -> Phrase:
     """One short answer: name, platform id, admin or not, and the line to paste into an allowlist."""
-    admin = "you are an admin here" if message.user_id in admins else "you are not an admin here"
-    return (
-        f"{message.user_name}: {message.platform} id {message.user_id} ({admin}). "
-        f'For the config: allowed_users: ["{message.user_id}"]'
-    )
+    admin = say(language, "whoami.admin" if message.user_id in admins else "whoami.not_admin")
+    return say(language, "whoami.answer", name=message.user_name, platform=message.platform,
+               user_id=message.user_id, admin=admin)
 
 
 __all__ = ["whoami_text"]

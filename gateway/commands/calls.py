@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from adapters.base import InboundMessage
 from gateway.commands.spec import Command
+from gateway.i18n import Phrase
 from gateway.intake.routing import Route
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ class CommandHost(Protocol):
         """The bot admins of `platform` (`platforms.<p>.admins`)."""
         ...
 
-    async def forget(self, route: Route, user_id: str, text: str, *, admin: bool) -> str | None:
+    async def forget(self, route: Route, user_id: str, text: str, *, admin: bool, language: str) -> Phrase | None:
         """`/forget TEXT`: remove matching notes (a member only their own); None: notes are off."""
         ...
 
@@ -65,7 +66,7 @@ class CommandHost(Protocol):
         ...
 
     async def notes(self, route: Route) -> str | None:
-        """The chat's notes as `/memory` shows them (None: notes are turned off)."""
+        """The chat's notes as `/memory` shows them ("": none yet; None: notes are turned off)."""
         ...
 
 
@@ -79,7 +80,7 @@ class SessionJobs(Protocol):
         """Compress the history now (forced) and persist the result."""
         ...
 
-    async def reply(self, job: Job, text: str) -> None:
+    async def reply(self, job: Job, text: Phrase) -> None:
         """Record and send `text` as the job's answer (its journal entry is then done)."""
         ...
 
@@ -90,6 +91,7 @@ class CommandCall:
     message: InboundMessage
     route: Route
     host: CommandHost
+    language: str = "en"  # of the answer (`gateway.i18n.language_for`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +101,10 @@ class SessionCall:
     agent: SessionAgent
     jobs: SessionJobs
     lock_wait: float | None = None
+
+    @property
+    def language(self) -> str:
+        return self.job.language
 
 
 __all__ = ["CommandCall", "CommandHost", "SessionCall", "SessionJobs"]

@@ -20,14 +20,10 @@ from agent.store import SessionStore
 from gateway.chats.policy import ChatPolicy
 from gateway.chats.store import ChatStore
 from gateway.commands.calls import CommandCall
+from gateway.i18n import Phrase, joined, say, say_n
 from gateway.limits import SpendGate
 from gateway.sessions.service import SessionService
 from gateway.sessions.turns import session_usage
-
-UNDO_BUSY_TEXT = "I'm still answering; /undo once the reply is done (or /stop it first)."
-NOTHING_TO_UNDO_TEXT = "nothing to undo in this conversation."
-UNDONE_TEXT = "removed the last exchange ({n} message(s)) from this conversation."
-UNKNOWN_MODEL_TEXT = "{name} is not one of this chat's models: {choices}"
 
 
 def last_exchange_start(history: Sequence[Message]) -> int | None:
@@ -69,52 +65,54 @@ class ChatCommands:
         self._current_model = current_model
         self._limits = limits
 
-    async def model(self, call: CommandCall) -> str:
-        name, route = call.command.args, call.route
+    async def model(self, call: CommandCall) -> Phrase:
+        name, route, language = call.command.args, call.route, call.language
         chat = route.chat_scope
         current = await asyncio.to_thread(self._current_model, chat)
         choices = [choice.name for choice in self._policy.models()]
         if not name:
-            others = ", ".join(c for c in choices if c != current) or "none configured"
-            return f"model: {current or 'none'}\nother choices: {others}"
+            others = ", ".join(c for c in choices if c != current) or say(language, "model.none_configured")
+            return say(language, "model.show", current=current or say(language, "model.none"), others=others)
         if name not in choices:
-            return UNKNOWN_MODEL_TEXT.format(name=name, choices=", ".join(choices) or "none configured")
+            return say(language, "model.unknown", name=name,
+                       choices=", ".join(choices) or say(language, "model.none_configured"))
         if name == current:
-            return f"this chat already uses {name}."
+            return say(language, "model.already", name=name)
         configured = self._policy.configured_model(chat) or self._policy.config.model.name
         await asyncio.to_thread(self._chats.set_model, chat, None if name == configured else name)
         async with self._sessions.session(route):
             await self._agents.switch_model(route, name, previous=current)
-        return f"switched this chat to {name}."
+        return say(language, "model.switched", name=name)
 
-    async def usage(self, call: CommandCall) -> str:
+    async def usage(self, call: CommandCall) -> Phrase:
         agent = self._agents.peek(call.route)
         if agent is None:
             agent = await self._agents.get(call.route)
         session = session_usage(agent)
         record = await asyncio.to_thread(self._chats.get, call.route.chat_scope)
-        left = await self._limits.usage(call.message, call.route) if self._limits is not None else []
-        return "\n".join([
-            f"this conversation: {session.total:,} tokens ({session.prompt_tokens:,} prompt, "
-            f"{session.completion_tokens:,} completion, {session.requests} request(s))",
-            f"this chat, all time: {record.usage.total:,} tokens ({record.usage.prompt_tokens:,} prompt, "
-            f"{record.usage.completion_tokens:,} completion, {record.usage.requests} request(s))",
+        language = call.language
+        left = await self._limits.usage(call.message, call.route, language) if self._limits is not None else []
+        return joined([
+            say_n(language, "usage.conversation", session.requests, total=session.total,
+                  prompt=session.prompt_tokens, completion=session.completion_tokens),
+            say_n(language, "usage.chat", record.usage.requests, total=record.usage.total,
+                  prompt=record.usage.prompt_tokens, completion=record.usage.completion_tokens),
             *left,
         ])
 
-    async def undo(self, call: CommandCall) -> str:
+    async def undo(self, call: CommandCall) -> Phrase:
         if call.host.busy(call.route):
-            return UNDO_BUSY_TEXT
+            return say(call.language, "undo.busy")
         async with self._sessions.session(call.route) as held:
             agent = held.agent
             start = last_exchange_start(agent.history)
             if start is None:
-                return NOTHING_TO_UNDO_TEXT
+                return say(call.language, "undo.nothing")
             removed = len(agent.history) - start
             await asyncio.to_thread(self._store.delete_last_active, agent.session_id, removed)
             agent.history = agent.history[:start]
             await self._agents.save(call.route, agent)
-        return UNDONE_TEXT.format(n=removed)
+        return say_n(call.language, "undo.done", removed)
 
 
 __all__ = ["ChatCommands", "last_exchange_start"]

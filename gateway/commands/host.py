@@ -16,7 +16,8 @@ from agent.model_windows import ModelWindows
 from gateway.approvals.commands import ApprovalDesk
 from gateway.chats.forget import forget_notes
 from gateway.commands.chat import ChatCommands
-from gateway.commands.status import ActivePlugins, StatusInfo
+from gateway.commands.status import ActivePlugins, StatusInfo, WindowNote
+from gateway.i18n import Phrase
 from gateway.intake.queueing import Job, SessionLanes
 from gateway.intake.routing import Route
 from gateway.sessions.hygiene import estimate_history_tokens
@@ -69,10 +70,11 @@ class LaneHost:
     def admins(self, platform: str) -> frozenset[str]:
         return self._admins(platform)
 
-    async def forget(self, route: Route, user_id: str, text: str, *, admin: bool) -> str | None:
+    async def forget(self, route: Route, user_id: str, text: str, *, admin: bool, language: str) -> Phrase | None:
         if self._notes is None:
             return None
-        return await asyncio.to_thread(forget_notes, self._notes, route, user_id, text, admin=admin)
+        return await asyncio.to_thread(forget_notes, self._notes, route, user_id, text, admin=admin,
+                                     language=language)
 
     def busy(self, route: Route) -> bool:
         return self._lanes.busy(route.key)
@@ -114,19 +116,17 @@ class LaneHost:
             blocked=engine.state.blocked_until > time.time(),
             prompt_source=agent.state.marks.prompt_source or "default",
             model=self._agents.model_of(route.key),
-            window_note=self._window_note(),
+            window=self._window(),
             plugins=self._plugins,
         )
 
-    def _window_note(self) -> str:
+    def _window(self) -> WindowNote | None:
         windows = self._windows
         if windows is None:
-            return ""
+            return None
         active, window = windows.active, windows.active_window()
-        fallback = "" if active == windows.main else f"answering with fallback {active.name}; "
-        if window >= active.context_length:
-            return fallback.removesuffix("; ")
-        return f"{fallback}model window {window:,} (learned from its errors; configured {active.context_length:,})"
+        return WindowNote(fallback="" if active == windows.main else active.name,
+                          learned=window if window < active.context_length else 0, configured=active.context_length)
 
 
 __all__ = ["LaneHost"]

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from adapters.base import BotCommand, InboundMessage
+from gateway.i18n import LANGUAGES, Phrase, joined, say
 
 if TYPE_CHECKING:
     from gateway.commands.calls import CommandCall, SessionCall
@@ -23,8 +24,6 @@ if TYPE_CHECKING:
 # anyone; admin: in groups with `platforms.<p>.admins` set, only those users; admin_to_change: anyone may run it
 # bare (it only shows), only admins with arguments (it changes something).
 Who: TypeAlias = Literal["anyone", "admin", "admin_to_change"]
-ADMIN_ONLY_TEXT = "Only this chat's bot admins can use /{name} here."
-HELP_TITLE = "Commands:"
 MENU_DESCRIPTION_LIMIT = 100  # Discord's limit, the smallest of the platforms' (Telegram 256, Slack 2000)
 
 
@@ -32,7 +31,7 @@ MENU_DESCRIPTION_LIMIT = 100  # Discord's limit, the smallest of the platforms' 
 class Immediate:
     """Answered at once, even while the session is busy: the handler returns the one reply."""
 
-    handler: Callable[[CommandCall], Awaitable[str]]
+    handler: Callable[[CommandCall], Awaitable[Phrase]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,12 +47,13 @@ class CommandSpec:
 
     Args:
         name: what follows the `/` (lower case).
-        description: one line for the platforms' menus (at most `MENU_DESCRIPTION_LIMIT` characters).
+        description: the msgid of its line in the platforms' menus (at most `MENU_DESCRIPTION_LIMIT` characters
+            in every language; `msgid("command.NAME.description")`).
         run: `Immediate(handler)` or `Queued(handler)`.
         who: who may run it in a group with admins (`Who`).
         aliases: other names parsed as this command (`/reset` is `/new`); not in the menus.
         usage: what follows the name in `/help` (`[NAME]`).
-        help: the `/help` line when it says more than `description`.
+        help: the msgid of its `/help` line when it says more than `description`.
     """
 
     name: str
@@ -67,25 +67,31 @@ class CommandSpec:
     def __post_init__(self) -> None:
         if not self.name.isascii() or not self.name.islower() or " " in self.name:
             raise ValueError(f"command name {self.name!r}: expected one lower-case ASCII word")
-        if not 0 < len(self.description) <= MENU_DESCRIPTION_LIMIT:
-            raise ValueError(f"/{self.name}: the description must be 1-{MENU_DESCRIPTION_LIMIT} characters")
+        for language in LANGUAGES:
+            if not 0 < len(self.describe(language)) <= MENU_DESCRIPTION_LIMIT:
+                raise ValueError(f"/{self.name}: the {language} description must be 1-{MENU_DESCRIPTION_LIMIT} characters")
 
     @property
     def immediate(self) -> bool:
         return isinstance(self.run, Immediate)
 
-    def refusal(self, command: Command, message: InboundMessage, admins: frozenset[str]) -> str | None:
+    def describe(self, language: str) -> Phrase:
+        """Its menu line in `language`."""
+        return say(language, self.description)
+
+    def refusal(self, command: Command, message: InboundMessage, admins: frozenset[str],
+                language: str) -> Phrase | None:
         """The one-line refusal when a non-admin runs an admin command in a group (None: allowed)."""
         if self.who == "anyone" or message.chat_type != "group" or not admins or message.user_id in admins:
             return None
         if self.who == "admin_to_change" and not command.args:
             return None
-        return ADMIN_ONLY_TEXT.format(name=self.name)
+        return say(language, "command.admin_only", name=self.name)
 
-    def help_line(self) -> str:
-        names = " or ".join(f"/{name}" for name in (self.name, *self.aliases))
+    def help_line(self, language: str) -> Phrase:
+        names = say(language, "help.or").join(f"/{name}" for name in (self.name, *self.aliases))
         usage = f" {self.usage}" if self.usage else ""
-        return f"{names}{usage} — {self.help or self.description}"
+        return say(language, "help.line", names=names, usage=usage, help=say(language, self.help or self.description))
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,8 +114,15 @@ class CommandTable:
                     raise ValueError(f"/{name} is declared twice")
                 by_name[name] = spec
         self._by_name = by_name
-        self.help_text = "\n".join([HELP_TITLE, *(spec.help_line() for spec in self.specs)])
-        self.menu = tuple(BotCommand(spec.name, spec.description) for spec in self.specs)
+        self.menu = tuple(
+            BotCommand(spec.name, spec.describe("en"),
+                       translations=tuple((language, spec.describe(language)) for language in LANGUAGES if language != "en"))
+            for spec in self.specs
+        )
+
+    def help_text(self, language: str) -> Phrase:
+        """`/help` in `language`: a title, then one line per command."""
+        return joined([say(language, "help.title"), *(spec.help_line(language) for spec in self.specs)])
 
     def __iter__(self) -> Iterator[CommandSpec]:
         return iter(self.specs)
@@ -139,7 +152,7 @@ class CommandTable:
     def slack_slash_commands(self, request_url: str | None = None) -> list[dict[str, Any]]:
         """The `features.slash_commands` of a Slack app manifest (`request_url` is needed in events mode)."""
         return [
-            {"command": f"/{spec.name}", "description": spec.description, "should_escape": False}
+            {"command": f"/{spec.name}", "description": spec.describe("en"), "should_escape": False}
             | ({"usage_hint": spec.usage} if spec.usage else {})
             | ({"url": request_url} if request_url else {})
             for spec in self.specs
@@ -147,5 +160,5 @@ class CommandTable:
 
 
 __all__ = [
-    "ADMIN_ONLY_TEXT", "Command", "CommandSpec", "CommandTable", "Immediate", "Queued", "Who",
+    "Command", "CommandSpec", "CommandTable", "Immediate", "Queued", "Who",
 ]

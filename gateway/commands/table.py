@@ -11,118 +11,119 @@ from gateway.chats.whoami import whoami_text
 from gateway.commands.calls import CommandCall, SessionCall
 from gateway.commands.spec import CommandSpec, CommandTable, Immediate, Queued
 from gateway.commands.status import render_status
-
-NEW_TEXT = "Started a new conversation. My notes about this chat are kept; /memory shows them."
-NOTES_OFF_TEXT = "notes are turned off here."
-NOT_HERE_TEXT = "/{name} is not available here."  # no chat store
+from gateway.i18n import Phrase, as_is, joined, msgid, say, say_n
 
 
-async def new(call: CommandCall) -> str:
+async def new(call: CommandCall) -> Phrase:
     await call.host.new_session(call.route)
-    return NEW_TEXT
+    return say(call.language, "new.done")
 
 
 async def compress(call: SessionCall) -> None:
     result = await call.jobs.compress(call.job, call.agent)
     if result.changed:
-        text = f"context compressed: {result.tokens_before:,} → {result.tokens_after:,} tokens"
+        text = say(call.language, "compress.finished", before=result.tokens_before, after=result.tokens_after)
     else:
-        text = f"nothing compressed ({result.reason or result.outcome})"
+        text = say(call.language, "compress.nothing", reason=result.reason or result.outcome)
     await call.jobs.reply(call.job, text)
 
 
-async def status(call: CommandCall) -> str:
-    return render_status(await call.host.status(call.route))
+async def status(call: CommandCall) -> Phrase:
+    return render_status(await call.host.status(call.route), call.language)
 
 
-async def memory(call: CommandCall) -> str:
+async def memory(call: CommandCall) -> Phrase:
     notes = await call.host.notes(call.route)
-    return NOTES_OFF_TEXT if notes is None else notes
+    if notes is None:
+        return say(call.language, "notes.off")
+    return as_is(notes) if notes else say(call.language, "notes.empty")  # the notes are data, not our words
 
 
 async def retry(call: SessionCall) -> None:
     await call.jobs.turn(call.job, call.agent, retry=True, lock_wait=call.lock_wait)
 
 
-async def stop(call: CommandCall) -> str:
-    text = "stopped." if call.host.stop_running(call.route) else "nothing to stop."
+async def stop(call: CommandCall) -> Phrase:
+    text = say(call.language, "stop.stopped" if call.host.stop_running(call.route) else "stop.nothing")
     if queued := call.host.queued(call.route):
-        text += f" {queued} queued message(s) will still be answered."
+        return joined([text, say_n(call.language, "stop.still_queued", queued)], " ")
     return text
 
 
-async def approve(call: CommandCall) -> str:
+async def approve(call: CommandCall) -> Phrase:
     return await _approval_answer(call, approve=True)
 
 
-async def deny(call: CommandCall) -> str:
+async def deny(call: CommandCall) -> Phrase:
     return await _approval_answer(call, approve=False)
 
 
-async def _approval_answer(call: CommandCall, *, approve: bool) -> str:
+async def _approval_answer(call: CommandCall, *, approve: bool) -> Phrase:
     desk = call.host.approvals
     if desk is None:
-        return NOT_HERE_TEXT.format(name=call.command.name)
-    return await desk.answer(call.message, call.route.chat_scope, approve=approve, args=call.command.args)
+        return say(call.language, "command.not_here", name=call.command.name)
+    return await desk.answer(call.message, call.route.chat_scope, approve=approve, args=call.command.args,
+                             language=call.language)
 
 
-async def whoami(call: CommandCall) -> str:
-    return whoami_text(call.message, admins=call.host.admins(call.message.platform))
+async def whoami(call: CommandCall) -> Phrase:
+    return whoami_text(call.message, admins=call.host.admins(call.message.platform), language=call.language)
 
 
-async def forget(call: CommandCall) -> str:
+async def forget(call: CommandCall) -> Phrase:
     admin = call.message.user_id in call.host.admins(call.message.platform)
-    text = await call.host.forget(call.route, call.message.user_id, call.command.args, admin=admin)
-    return NOTES_OFF_TEXT if text is None else text
+    text = await call.host.forget(call.route, call.message.user_id, call.command.args, admin=admin,
+                                  language=call.language)
+    return say(call.language, "notes.off") if text is None else text
 
 
-async def help_list(call: CommandCall) -> str:
-    return COMMANDS.help_text
+async def help_list(call: CommandCall) -> Phrase:
+    return COMMANDS.help_text(call.language)
 
 
-async def usage(call: CommandCall) -> str:
+async def usage(call: CommandCall) -> Phrase:
     chats = call.host.chats
-    return NOT_HERE_TEXT.format(name="usage") if chats is None else await chats.usage(call)
+    return say(call.language, "command.not_here", name="usage") if chats is None else await chats.usage(call)
 
 
-async def model(call: CommandCall) -> str:
+async def model(call: CommandCall) -> Phrase:
     chats = call.host.chats
-    return NOT_HERE_TEXT.format(name="model") if chats is None else await chats.model(call)
+    return say(call.language, "command.not_here", name="model") if chats is None else await chats.model(call)
 
 
-async def undo(call: CommandCall) -> str:
+async def undo(call: CommandCall) -> Phrase:
     chats = call.host.chats
-    return NOT_HERE_TEXT.format(name="undo") if chats is None else await chats.undo(call)
+    return say(call.language, "command.not_here", name="undo") if chats is None else await chats.undo(call)
 
 
 COMMANDS = CommandTable((
-    CommandSpec("new", "Start a new conversation (notes are kept)", Immediate(new), who="admin", aliases=("reset",),
-                help="start a new conversation (notes are kept)"),
-    CommandSpec("compress", "Compress this conversation's context now", Queued(compress), who="admin",
-                help="compress this conversation's context now"),
-    CommandSpec("status", "Tokens used, threshold, model and prompt", Immediate(status),
-                help="tokens used, compression threshold, compressions so far"),
-    CommandSpec("usage", "Tokens used, and what is left of the limits", Immediate(usage),
-                help="tokens used by this conversation and this chat, and what is left of each limit"),
-    CommandSpec("model", "Show or switch this chat's model", Immediate(model), who="admin_to_change",
-                usage="[NAME]", help="show this chat's model, or switch to another allowed one"),
-    CommandSpec("undo", "Remove the last exchange", Immediate(undo),
-                help="remove the last exchange from this conversation"),
-    CommandSpec("retry", "Run your last message again", Queued(retry),
-                help="run your last message again (after a failed answer)"),
-    CommandSpec("memory", "Show my notes for this chat", Immediate(memory),
-                help="show what I keep in my notes for this chat"),
-    CommandSpec("stop", "Stop the reply in progress", Immediate(stop), help="stop the reply in progress"),
-    CommandSpec("whoami", "Your platform id and admin status", Immediate(whoami),
-                help="your platform id, and whether you are an admin here"),
-    CommandSpec("forget", "Remove my notes that contain a text", Immediate(forget), usage="TEXT",
-                help="remove my notes that contain TEXT (in a group: your own)"),
-    CommandSpec("approve", "Let a tool call that waits for your yes run", Immediate(approve), usage="ID",
-                help="let the tool call ID run (it waits for a yes from the person allowed to give it)"),
-    CommandSpec("deny", "Refuse a tool call that waits for your yes", Immediate(deny), usage="ID",
-                help="refuse the tool call ID"),
-    CommandSpec("help", "List the commands", Immediate(help_list), help="this list"),
+    CommandSpec("new", msgid("command.new.description"), Immediate(new), who="admin", aliases=("reset",),
+                help=msgid("command.new.help")),
+    CommandSpec("compress", msgid("command.compress.description"), Queued(compress), who="admin",
+                help=msgid("command.compress.help")),
+    CommandSpec("status", msgid("command.status.description"), Immediate(status),
+                help=msgid("command.status.help")),
+    CommandSpec("usage", msgid("command.usage.description"), Immediate(usage),
+                help=msgid("command.usage.help")),
+    CommandSpec("model", msgid("command.model.description"), Immediate(model), who="admin_to_change",
+                usage="[NAME]", help=msgid("command.model.help")),
+    CommandSpec("undo", msgid("command.undo.description"), Immediate(undo),
+                help=msgid("command.undo.help")),
+    CommandSpec("retry", msgid("command.retry.description"), Queued(retry),
+                help=msgid("command.retry.help")),
+    CommandSpec("memory", msgid("command.memory.description"), Immediate(memory),
+                help=msgid("command.memory.help")),
+    CommandSpec("stop", msgid("command.stop.description"), Immediate(stop), help=msgid("command.stop.help")),
+    CommandSpec("whoami", msgid("command.whoami.description"), Immediate(whoami),
+                help=msgid("command.whoami.help")),
+    CommandSpec("forget", msgid("command.forget.description"), Immediate(forget), usage="TEXT",
+                help=msgid("command.forget.help")),
+    CommandSpec("approve", msgid("command.approve.description"), Immediate(approve), usage="ID",
+                help=msgid("command.approve.help")),
+    CommandSpec("deny", msgid("command.deny.description"), Immediate(deny), usage="ID",
+                help=msgid("command.deny.help")),
+    CommandSpec("help", msgid("command.help.description"), Immediate(help_list), help=msgid("command.help.help")),
 ))
 
 
-__all__ = ["COMMANDS", "NEW_TEXT"]
+__all__ = ["COMMANDS"]

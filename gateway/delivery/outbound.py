@@ -23,6 +23,7 @@ import structlog
 from adapters.base import AdapterError, ChatTarget, PlatformAdapter, SentMessage
 from adapters.keyed import KeyedSend
 from gateway.coord.base import OutboundItem, Outbox, PendingOutbound
+from gateway.i18n import Phrase, say
 
 log = structlog.get_logger(__name__)
 
@@ -31,7 +32,6 @@ MAX_RETRY_AFTER = 30.0
 TYPING_INTERVAL = 4.0
 STREAM_DRAFT_AFTER = 0.5  # a reply that comes quicker than this is sent whole, without a draft
 STREAM_CURSOR = " ▌"
-STOPPED_EMPTY = "(stopped)"  # a stopped draft that had no text yet
 STOP_FINISH_SECONDS = 5.0  # at most this long for a stopped turn to finish its draft
 GIVE_UP_ATTEMPTS = 20
 GIVE_UP_AFTER_SECONDS = 86_400.0  # a reply nobody could receive for a day is dropped (logged)
@@ -276,8 +276,16 @@ class Delivery:
         adapter = self._adapters.get(target.platform)
         return adapter is not None and adapter.limits.supports_edit
 
+    async def send_notice(self, target: ChatTarget, text: Phrase) -> SentMessage | None:
+        """The gateway's own words (a notice, a refusal, "queued", a command's answer): only a catalogue `Phrase`."""
+        return await self.send_text(target, text)
+
+    async def edit_notice(self, sent: SentMessage, text: Phrase) -> bool:
+        """Replace a notice with another of the gateway's own texts."""
+        return await self.edit_text(sent, text, final=True)
+
     async def send_text(self, target: ChatTarget, text: str) -> SentMessage | None:
-        """Best-effort message outside the outbox (notices, refusals, "queued"); None if it failed."""
+        """Best-effort message outside the outbox (the model's words; the gateway's own go by `send_notice`)."""
         adapter = self._adapters.get(target.platform)
         if adapter is None:
             return None
@@ -310,11 +318,12 @@ class StreamPreview:
     """
 
     def __init__(
-        self, delivery: Delivery, target: ChatTarget, *, draft: SentMessage | None = None,
+        self, delivery: Delivery, target: ChatTarget, *, language: str, draft: SentMessage | None = None,
         on_draft: Callable[[SentMessage], Awaitable[None]] | None = None, clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._delivery = delivery
         self._target = target
+        self._language = language  # of "(stopped)" on a stopped draft that had no text yet
         self._clock = clock
         self._started = clock()
         self._text: list[str] = []
@@ -353,7 +362,8 @@ class StreamPreview:
         """The turn was stopped: the draft becomes a finished message, what streamed so far without the cursor."""
         await self.settle()
         if self.draft is not None:
-            await self._delivery.edit_text(self.draft, "".join(self._text).rstrip() or STOPPED_EMPTY, final=True)
+            await self._delivery.edit_text(self.draft, "".join(self._text).rstrip() or say(self._language, "stream.stopped"),
+                                           final=True)
 
 
 def typing_while(adapter: PlatformAdapter | None, target: ChatTarget) -> Typing:

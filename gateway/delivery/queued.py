@@ -17,12 +17,14 @@ from dataclasses import dataclass
 
 from adapters.base import ChatTarget, SentMessage
 from gateway.delivery.outbound import Delivery
+from gateway.i18n import Phrase
 
 
 @dataclass(slots=True)
 class _Notice:
     target: ChatTarget
     position: int
+    language: str
     sent: SentMessage | None = None
     flusher: asyncio.Task[None] | None = None
 
@@ -32,21 +34,21 @@ class QueuedNotices:
 
     Args:
         delivery: sends and edits (best effort: a failed notice is only logged there).
-        text: the notice for `n` answering jobs ahead.
+        text: the notice in a language for `n` answering jobs ahead.
     """
 
-    def __init__(self, delivery: Delivery, *, text: Callable[[int], str]) -> None:
+    def __init__(self, delivery: Delivery, *, text: Callable[[str, int], Phrase]) -> None:
         self._delivery = delivery
         self._text = text
         self._open: dict[str, _Notice] = {}
         self._flushers: set[asyncio.Task[None]] = set()
 
-    async def busy(self, key: str, target: ChatTarget, position: int) -> None:
-        """A message of session `key` waits behind `position` others: show or update the notice."""
+    async def busy(self, key: str, target: ChatTarget, position: int, language: str) -> None:
+        """A message of session `key` waits behind `position` others: show or update the notice (in `language`)."""
         notice = self._open.get(key)
         if notice is None:
-            notice = self._open[key] = _Notice(target, position)
-            notice.sent = await self._delivery.send_text(target, self._text(position))
+            notice = self._open[key] = _Notice(target, position, language)
+            notice.sent = await self._delivery.send_notice(target, self._text(language, position))
             return
         notice.position = position
         if notice.sent is None or notice.flusher is not None or not self._delivery.can_edit(target):
@@ -65,7 +67,7 @@ class QueuedNotices:
         try:
             while notice.position != shown:
                 shown = notice.position
-                await self._delivery.edit_text(notice.sent, self._text(shown), final=True)  # waits for the edit slot
+                await self._delivery.edit_notice(notice.sent, self._text(notice.language, shown))  # waits for the edit slot
         finally:
             notice.flusher = None
 

@@ -16,8 +16,6 @@ from adapters.base import InboundMessage
 LOCAL_PLATFORMS = frozenset({"web", "console"})
 REFUSAL_INTERVAL_SECONDS = 3600.0
 REFUSAL_MEMORY = 10_000
-REFUSAL_TEXT = ("Sorry, I'm not allowed to talk with you here. "
-                "Ask the bot's operator to add your id {user_id} to the allowlist.")
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +94,6 @@ class RefusalLimiter:
 
 __all__ = [
     "LOCAL_PLATFORMS",
-    "REFUSAL_TEXT",
     "AccessDecision",
     "AccessRules",
     "RefusalLimiter",

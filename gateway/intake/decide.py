@@ -17,11 +17,12 @@ import structlog
 from structlog.contextvars import bind_contextvars
 
 from adapters.base import InboundMessage
-from gateway.chats.pairing import PAIRING_TEXT, PairingStore
+from gateway.chats.pairing import PairingStore
 from gateway.chats.policy import ChatPolicy
 from gateway.commands.spec import Command
 from gateway.commands.table import COMMANDS
 from gateway.coord.base import Deduplicator
+from gateway.i18n import Phrase, language_for, say
 from gateway.intake.allowlist import LOCAL_PLATFORMS, AccessDecision, AccessRules, RefusalLimiter, check_access
 from gateway.intake.bots import BotLoopGuard, BotsMode, bot_refusal
 from gateway.intake.queueing import JobKind
@@ -56,7 +57,7 @@ class IntakeDecision:
     message: InboundMessage
     route: Route | None = None
     trigger: TriggerDecision | None = None
-    reply: str | None = None  # what a refusal says instead of the allowlist text (a pairing code)
+    reply: Phrase | None = None  # what a refusal says instead of the allowlist text (a pairing code)
 
     @property
     def command(self) -> Command | None:
@@ -137,7 +138,9 @@ class Intake:
             code = await asyncio.to_thread(store.code_for, message.platform, message.user_id, message.user_name)
             if code is not None:
                 log.info("pairing.code_issued", platform=message.platform, user_id=message.user_id)
-                text = PAIRING_TEXT.format(code=code.code, platform=message.platform)
+                language = language_for(self._policy.config if self._policy is not None else None,
+                                        chat_scope(message.platform, message.chat_id), message.language)
+                text = say(language, "access.pairing", code=code.code, platform=message.platform)
                 return IntakeDecision("refuse", "unknown sender: pairing code sent", message, reply=text)
         return IntakeDecision("deny", "unknown sender: pairing pending", message)
 

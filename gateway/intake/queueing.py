@@ -40,6 +40,7 @@ class Job:
     accepted_at: float = 0.0
     resumed: bool = False  # re-run after its process died or stopped: its turn may be in the history already
     also_entries: tuple[str, ...] = ()  # journal entries of messages collected into this one turn
+    language: str = "en"  # of the gateway's own texts to this job's chat (`gateway.i18n.language_for`)
 
     @property
     def entries(self) -> tuple[str, ...]:

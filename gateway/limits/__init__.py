@@ -12,7 +12,7 @@ Usage::
     await gate.start()
     hit = await gate.admit(message, route)          # the one check, before any model call
     if hit is not None and hit.first:
-        say(hit_text(hit))                            # once per window
+        tell(hit_text(hit, job.language))             # once per window, in the chat's language
     with gate.metered(message, route) as tally:       # every model call inside is charged
         ...
     await gate.stop()

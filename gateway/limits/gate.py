@@ -25,6 +25,7 @@ from agent.usage_meter import ModelUsage, usage_sink
 from gateway.chats.policy import ChatPolicy
 from gateway.coord import Lifecycle
 from gateway.coord.base import CoordUnavailable
+from gateway.i18n import Phrase, say, say_n
 from gateway.intake.routing import Route
 from gateway.limits.base import (
     GLOBAL_FIELD,
@@ -52,14 +53,15 @@ class Tally:
     cost: float = 0.0
     unpriced: bool = False  # a model without a price answered: the cost is a lower bound
 
-    def footer(self, mode: str) -> str | None:
+    def footer(self, mode: str, language: str) -> Phrase | None:
         """The line under a reply for `gateway.usage_footer` (None: off, or no model call)."""
         if mode == "off" or self.tokens == 0:
             return None
         if mode == "tokens":
-            return f"— {self.tokens:,} tokens"
-        cost = "unknown" if self.unpriced and self.cost == 0 else f"{self.cost:.4g}" + ("+" if self.unpriced else "")
-        return f"— {self.tokens:,} tokens, cost {cost}"
+            return say_n(language, "footer.tokens", self.tokens)
+        if self.unpriced and self.cost == 0:
+            return say_n(language, "footer.cost", self.tokens, cost=say(language, "footer.cost_unknown"))
+        return say_n(language, "footer.cost", self.tokens, cost=f"{self.cost:.4g}" + ("+" if self.unpriced else ""))
 
 
 class SpendGate:
@@ -159,19 +161,19 @@ class SpendGate:
         finally:
             usage_sink.reset(token)
 
-    async def usage(self, message: InboundMessage, route: Route) -> list[str]:
+    async def usage(self, message: InboundMessage, route: Route, language: str) -> list[Phrase]:
         """`/usage`'s lines: what is left of each limit on this sender in this chat, and when it resets."""
         rules = self.rules(message, route)
         if self.exempt(message) and rules:
-            return ["limits: you are an admin here, so none apply to you."]
+            return [say(language, "limit.exempt")]
         now = self.clock()
         try:
             spend = await self.limiter.day(now=now)
             windows = await self.limiter.in_window([r.field for r in rules if r.metric == "messages"], now=now)
         except CoordUnavailable as exc:
             self._unavailable(exc)
-            return ["limits: the counters can't be read right now."]
-        return usage_lines(rules, spend, windows, resets=next_midnight(now))
+            return [say(language, "limit.unreadable")]
+        return usage_lines(rules, spend, windows, resets=next_midnight(now), language=language)
 
     async def today(self) -> DaySpend:
         return await self.limiter.day(now=self.clock())

@@ -12,10 +12,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 
 from gateway.config import ChatLimits, LimitsSettings, Price
+from gateway.i18n import Phrase, msgid, say, say_n
 from gateway.limits.base import GLOBAL_FIELD, DaySpend, Hit, Rule, chat_field, user_field
 
-HIT_TEXT = "Limit reached: {what}. It resets at {when} UTC."
-_SCOPE_WORDS = {"user": "per person", "chat": "for this chat", "global": "for this bot"}
+_SCOPE_WORDS = {"user": msgid("limit.scope.user"), "chat": msgid("limit.scope.chat"),
+                "global": msgid("limit.scope.global")}
 
 
 def rules_for(limits: LimitsSettings, chat: ChatLimits | None, *, platform: str, user_id: str, chat_scope: str) -> list[Rule]:
@@ -53,43 +54,46 @@ def unknown_priced_models(pricing: Mapping[str, Price], models: Iterable[str]) -
     return sorted(name for name in pricing if name not in known)
 
 
-def _amount(rule: Rule, value: float) -> str:
+def _amount(rule: Rule, language: str) -> Phrase:
+    scope = say(language, _SCOPE_WORDS[rule.scope])
     if rule.metric == "messages":
-        return f"{int(value):,} message{'' if int(value) == 1 else 's'} per minute"
+        return say_n(language, "limit.messages", int(rule.limit), scope=scope)
     if rule.metric == "tokens":
-        return f"{int(value):,} tokens per day"
-    return f"a cost of {value:g} per day"
+        return say_n(language, "limit.tokens", int(rule.limit), scope=scope)
+    return say(language, "limit.cost", cost=rule.limit, scope=scope)
 
 
 def _clock(at: float) -> str:
     return datetime.fromtimestamp(at, UTC).strftime("%H:%M")
 
 
-def hit_text(hit: Hit) -> str:
+def hit_text(hit: Hit, language: str) -> Phrase:
     """`Limit reached: 5 messages per minute per person. It resets at 14:03 UTC.`"""
-    return HIT_TEXT.format(what=f"{_amount(hit.rule, hit.rule.limit)} {_SCOPE_WORDS[hit.rule.scope]}",
-                           when=_clock(hit.resets_at))
+    return say(language, "limit.hit", what=_amount(hit.rule, language), when=_clock(hit.resets_at))
 
 
-def usage_lines(rules: Sequence[Rule], spend: DaySpend, in_window: Sequence[int], *, resets: float) -> list[str]:
+def usage_lines(rules: Sequence[Rule], spend: DaySpend, in_window: Sequence[int], *, resets: float,
+                language: str) -> list[Phrase]:
     """What is left of each limit: `per person: 3 of 5 messages this minute left`, … (one line per limit)."""
     if not rules:
         return []  # no limits here: /usage reads as before
     lines = []
     windows = iter(in_window)
     for rule in rules:
-        scope = _SCOPE_WORDS[rule.scope]
+        scope = say(language, _SCOPE_WORDS[rule.scope])
         if rule.metric == "messages":
             left = max(0, int(rule.limit) - next(windows))
-            lines.append(f"{scope}: {left:,} of {int(rule.limit):,} messages left this minute")
+            lines.append(say(language, "limit.left_messages", scope=scope, left=left, limit=int(rule.limit)))
         elif rule.metric == "tokens":
             left_tokens = max(0, int(rule.limit) - int(spend.used(rule)))
-            lines.append(f"{scope}: {left_tokens:,} of {int(rule.limit):,} tokens left today (resets {_clock(resets)} UTC)")
+            lines.append(say(language, "limit.left_tokens", scope=scope, left=left_tokens, limit=int(rule.limit),
+                             resets=_clock(resets)))
         else:
             left_cost = max(0.0, rule.limit - spend.used(rule))
-            note = " (some models have no price: their cost is unknown)" if spend.unpriced else ""
-            lines.append(f"{scope}: {left_cost:.4g} of {rule.limit:g} cost left today (resets {_clock(resets)} UTC){note}")
+            note = say(language, "limit.unpriced") if spend.unpriced else ""
+            lines.append(say(language, "limit.left_cost", scope=scope, left=left_cost, limit=rule.limit,
+                             resets=_clock(resets), note=note))
     return lines
 
 
-__all__ = ["HIT_TEXT", "hit_text", "price", "rules_for", "unknown_priced_models", "usage_lines"]
+__all__ = ["hit_text", "price", "rules_for", "unknown_priced_models", "usage_lines"]

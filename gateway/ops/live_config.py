@@ -55,7 +55,7 @@ LIVE_KEYS: frozenset[str] = frozenset(
         ("global", ("tokens_per_day", "cost_per_day")),
     )
     for name in names
-) | frozenset(("limits.exempt_admins", "pricing", "gateway.usage_footer"))
+) | frozenset(("limits.exempt_admins", "pricing", "gateway.usage_footer", "gateway.language"))
 RESTART_NOTE = "read at start only: edit the config file and restart chorus"
 
 Subscriber = Callable[[ChorusConfig, ChorusConfig], None]

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import PurePath
 
 import structlog
@@ -38,15 +38,10 @@ from adapters.base import (
 )
 from agent.messages import ContentPart, ImagePart, Message, TextPart
 from agent.transcription import Transcriber, TranscriptionFailed
+from gateway.i18n import Phrase, msgid, say
 
 log = structlog.get_logger(__name__)
 
-TOO_LARGE_TEXT = "That file is too large for me ({size}; the limit is {limit}). Please send a smaller one."
-UNREADABLE_IMAGE_TEXT = "I couldn't read that picture (it isn't a JPEG, PNG, GIF or WebP image)."
-FETCH_FAILED_TEXT = "I couldn't download that file from the chat; please try sending it again."
-FETCH_REFUSED_TEXT = "I couldn't fetch that file."
-VOICE_OFF_TEXT = "Voice messages are not enabled here; please type your message instead."
-TRANSCRIPTION_FAILED_TEXT = "I couldn't transcribe that voice message; please try again or type it."
 TEXT_SUFFIXES = frozenset({
     ".txt", ".md", ".markdown", ".rst", ".json", ".jsonl", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".csv",
     ".tsv", ".log", ".xml", ".html", ".css", ".py", ".js", ".ts", ".tsx", ".jsx", ".java", ".kt", ".go", ".rs",
@@ -72,10 +67,14 @@ class MediaSettings:
 
 @dataclass(frozen=True, slots=True)
 class TurnRefused:
-    """The turn is not run; the user gets `reply` (one short line)."""
+    """The turn is not run; the user gets the text `key` (one short line, its `fields` filled)."""
 
-    reply: str
-    reason: str
+    key: str  # a msgid
+    reason: str  # for the log
+    fields: Mapping[str, object] = field(default_factory=dict)
+
+    def said(self, language: str) -> Phrase:
+        return say(language, self.key, **self.fields)
 
 
 def human_size(size: int) -> str:
@@ -177,17 +176,17 @@ class MediaReader:
     async def _fetch(self, platform: str, attachment: Attachment, cap: int) -> bytes | TurnRefused:
         source = self._sources.get(platform)
         if source is None:
-            return TurnRefused(FETCH_FAILED_TEXT, f"{platform} cannot download attachments")
+            return TurnRefused(msgid("media.fetch_failed"), f"{platform} cannot download attachments")
         try:
             return await source.fetch_attachment(attachment, max_bytes=cap)
         except AttachmentTooLarge:
-            size = human_size(attachment.size) if attachment.size else "over the limit"
-            return TurnRefused(TOO_LARGE_TEXT.format(size=size, limit=human_size(cap)), "too large")
+            size = human_size(attachment.size) if attachment.size else "> " + human_size(cap)
+            return TurnRefused(msgid("media.too_large"), "too large", {"size": size, "limit": human_size(cap)})
         except AttachmentRefused:  # the adapter's fetcher logged the host and the reason
-            return TurnRefused(FETCH_REFUSED_TEXT, "fetch refused")
+            return TurnRefused(msgid("media.fetch_refused"), "fetch refused")
         except AdapterError as exc:
             log.warning("media.fetch_failed", platform=platform, kind=attachment.kind, error=type(exc).__name__)
-            return TurnRefused(FETCH_FAILED_TEXT, "download failed")
+            return TurnRefused(msgid("media.fetch_failed"), "download failed")
 
     async def _image(self, platform: str, attachment: Attachment) -> ImagePart | TurnRefused:
         data = await self._fetch(platform, attachment, self.settings.max_attachment_bytes)
@@ -195,12 +194,12 @@ class MediaReader:
             return data
         mime = image_mime(data)
         if mime is None:
-            return TurnRefused(UNREADABLE_IMAGE_TEXT, "not an image")
+            return TurnRefused(msgid("media.unreadable_image"), "not an image")
         return ImagePart(url=f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}")
 
     async def _audio(self, platform: str, attachment: Attachment) -> str | TurnRefused:
         if self._transcriber is None:
-            return TurnRefused(VOICE_OFF_TEXT, "transcription disabled")
+            return TurnRefused(msgid("media.voice_off"), "transcription disabled")
         data = await self._fetch(platform, attachment, self.settings.max_attachment_bytes)
         if isinstance(data, TurnRefused):
             return data
@@ -209,7 +208,7 @@ class MediaReader:
             transcript = await self._transcriber.transcribe(data, filename=name, mime_type=attachment.mime_type)
         except TranscriptionFailed as exc:
             log.warning("media.transcription_failed", status=exc.status)
-            return TurnRefused(TRANSCRIPTION_FAILED_TEXT, "transcription failed")
+            return TurnRefused(msgid("media.transcription_failed"), "transcription failed")
         label = "voice message" if attachment.voice else f"audio file {name}"
         duration = f", {attachment.duration:.0f}s" if attachment.duration else ""
         return f"[{label}{duration}, transcribed] {transcript or '(no speech)'}"
@@ -229,6 +228,6 @@ class MediaReader:
 
 
 __all__ = [
-    "FETCH_FAILED_TEXT", "FETCH_REFUSED_TEXT", "TOO_LARGE_TEXT", "UNREADABLE_IMAGE_TEXT", "VOICE_OFF_TEXT", "MediaReader", "MediaSettings",
+    "MediaReader", "MediaSettings",
     "TurnRefused", "describe", "describe_all", "image_mime", "is_text_file",
 ]

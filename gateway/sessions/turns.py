@@ -10,7 +10,7 @@ without internals. Logs one canonical `turn.finished` line. Knows the
 platforms only through `Delivery`.
 
 Over 600 lines (STYLE §4): one turn's whole path reads here top to bottom, and this round's limits,
-approvals, group lines and disk retries each added a step to it. The next split moves the failure texts
+approvals, group lines and disk retries each added a step to it. The next split moves the failure lines
 and the reply's delivery (`_tell_failure`, `_deliver`, `_send_reply`, `_stay_silent`) to a module of their own.
 """
 from __future__ import annotations
@@ -45,10 +45,11 @@ from gateway.commands.spec import Command, Queued
 from gateway.commands.table import COMMANDS
 from gateway.coord.base import OutboundItem
 from gateway.coord.hold import LockBusy
-from gateway.delivery.notices import NoticeBoard
+from gateway.delivery.notices import NoticeBoard, agent_notice
 from gateway.delivery.outbound import STOP_FINISH_SECONDS, Delivery, StreamPreview, typing_while
 from gateway.delivery.reactions import Reactions
 from gateway.delivery.tool_progress import ProgressMode, ToolProgress
+from gateway.i18n import Phrase, say
 from gateway.intake.entries import JournalEntries
 from gateway.intake.queueing import STOPPED, Job
 from gateway.limits import SpendGate, Tally, hit_text
@@ -65,16 +66,6 @@ log = structlog.get_logger(__name__)
 
 GroupErrors: TypeAlias = Literal["reply", "react", "silent"]
 
-FAILED_TEXT = "Sorry, something went wrong while answering. Please try again in a moment."
-BUSY_TEXT = "This conversation is busy in another worker; please send your message again shortly."
-AUTH_TEXT = "I can't reach my model right now (the operator needs to check its credentials)."
-RATE_TEXT = "The model is rate-limiting me right now; your message is kept, send /retry in a minute."
-UNAVAILABLE_TEXT = "I can't reach my model right now; your message is kept, send /retry to try again."
-REFUSED_TEXT = "The model refused this request; the operator may need to check the model settings."
-NOTHING_TO_RETRY = "There is no message of yours to retry in this conversation."
-DELAYED_TEXT = "I can't save our conversation right now, so my reply is delayed; your message is kept and I'll answer it."
-EMPTY_REPLY_TEXT = "The model gave no answer to that (only its reasoning, or nothing); please rephrase and send it again."
-TOO_LONG_TEXT = "That message is too long for me ({n:,} characters; the limit is {limit:,}). Please shorten it."
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +75,7 @@ class TurnSettings:
     context_length: int
     hard_message_limit: int
     max_message_chars: int
-    model_missing_text: str | None  # set when no model is configured
+    model_missing: bool  # no model is configured: every turn is answered "turn.model_missing"
     tool_progress_dms: ProgressMode = "off"
     tool_progress_groups: ProgressMode = "off"
     admins: Mapping[str, frozenset[str]] = field(default_factory=dict)  # platforms.<p>.admins: trusted note writers in groups
@@ -116,15 +107,16 @@ class _Notices:
     def __init__(self, delivery: Delivery, job: Job) -> None:
         self._delivery = delivery
         self._target = job.route.target
+        self.language = job.language
 
-    async def send_notice(self, text: str) -> object:
-        return await self._delivery.send_text(self._target, text)
+    async def send_notice(self, text: Phrase) -> object:
+        return await self._delivery.send_notice(self._target, text)
 
-    async def edit_notice(self, handle: object, text: str) -> None:
+    async def edit_notice(self, handle: object, text: Phrase) -> None:
         if isinstance(handle, SentMessage):
-            await self._delivery.edit_text(handle, text)
+            await self._delivery.edit_notice(handle, text)
         else:
-            await self._delivery.send_text(self._target, text)
+            await self._delivery.send_notice(self._target, text)
 
     async def send_progress(self, text: str) -> object:
         return await self._delivery.send_text(self._target, text)
@@ -233,7 +225,7 @@ class TurnRunner:
             if disk is None:
                 return
             if attempt == 0 and job.kind != "record":
-                await self._delivery.send_text(job.route.target, DELAYED_TEXT)
+                await self._delivery.send_notice(job.route.target, say(job.language, "turn.delayed"))
             await asyncio.sleep(retry_delay(attempt))  # a retry timer: the disk gets time to get space back
             attempt += 1
             job = dataclasses.replace(job, resumed=True)  # its turn may be stored already (answered from there)
@@ -261,7 +253,7 @@ class TurnRunner:
         except LockBusy:
             log.warning("turn.lock_busy", kind=job.kind)
             self._bus.publish(TurnFailed(job.message.platform, job.route.key, "lock_busy"))
-            await self._tell_failure(job, BUSY_TEXT)
+            await self._tell_failure(job, say(job.language, "turn.busy"))
         except Exception as exc:  # noqa: BLE001 - the task boundary: log, tell the chat briefly
             disk = storage_failure(exc)
             if disk is not None and (job.journal_entry is None
@@ -276,7 +268,7 @@ class TurnRunner:
             if isinstance(exc, ModelAuthError):
                 log.error("model.auth_failed", model=exc.model, status=exc.status,
                           fix="check model.api_key (or that fallback's api_key) and the model's access")
-            await self._tell_failure(job, self._failure_text(exc))
+            await self._tell_failure(job, self._failure_text(exc, job.language))
             if job.kind == "turn" and self.reactions is not None:
                 await self.reactions.mark(job.message, "failed")
 
@@ -309,29 +301,29 @@ class TurnRunner:
         if not retry:
             await self._record(job, agent)
         if hit.first:  # once per window: later refusals in it are silent
-            await self._deliver(job, hit_text(hit))
+            await self._answer(job, hit_text(hit, job.language))
         return True
 
-    def _failure_text(self, exc: Exception) -> str:
-        if isinstance(exc, ModelNotConfigured) and self.settings.model_missing_text:
-            return self.settings.model_missing_text
+    def _failure_text(self, exc: Exception, language: str) -> Phrase:
+        if isinstance(exc, ModelNotConfigured) and self.settings.model_missing:
+            return say(language, "turn.model_missing")
         if isinstance(exc, ModelAuthError):
-            return AUTH_TEXT
+            return say(language, "turn.auth")
         if isinstance(exc, RateLimited):
-            return RATE_TEXT
+            return say(language, "turn.rate")
         if isinstance(exc, ModelUnavailable):
-            return UNAVAILABLE_TEXT
+            return say(language, "turn.unavailable")
         if isinstance(exc, ModelError) and exc.status is not None and 400 <= exc.status < 500:
-            return REFUSED_TEXT
-        return FAILED_TEXT
+            return say(language, "turn.refused")
+        return say(language, "turn.failed")
 
-    async def _tell_failure(self, job: Job, text: str) -> None:
+    async def _tell_failure(self, job: Job, text: Phrase) -> None:
         """Say a turn failed: one line in a DM; in a group as `gateway.group_errors` says (a reaction, or nothing)."""
         if job.kind == "record":
             return
         mode = "reply" if job.route.kind == "dm" else self.settings.group_errors
         if mode == "reply":
-            await self._delivery.send_text(job.route.target, text)
+            await self._delivery.send_notice(job.route.target, text)
             return
         adapter = self._delivery.adapter(job.message.platform)
         if mode == "react" and isinstance(adapter, Reacting):
@@ -416,7 +408,7 @@ class TurnRunner:
     ) -> TurnResult:
         """The loop, with "busy, retrying" notices to this chat; a failure keeps the user's message for /retry."""
         async def notice(text: str) -> None:
-            await self._delivery.send_text(job.route.target, text)
+            await self._delivery.send_notice(job.route.target, agent_notice(job.language, text))
 
         token = retry_notice.set(notice)
         try:
@@ -442,10 +434,10 @@ class TurnRunner:
         """The user message this turn answers, and whether it is a /retry of the stored one in place; None: replied."""
         limit = self.settings.max_message_chars
         if len(job.message.text) > limit:
-            await self._deliver(job, TOO_LONG_TEXT.format(n=len(job.message.text), limit=limit))
+            await self._answer(job, say(job.language, "turn.too_long", n=len(job.message.text), limit=limit))
             return None
-        if self.settings.model_missing_text is not None:
-            await self._deliver(job, self.settings.model_missing_text)
+        if self.settings.model_missing:
+            await self._answer(job, say(job.language, "turn.model_missing"))
             return None
         if job.resumed and not retry and not job.message.attachments:
             reply = stored_reply(agent.history, user_line(job))
@@ -456,7 +448,7 @@ class TurnRunner:
         if retry:
             failed = agent.state.marks.failed_message
             if failed is None:
-                await self._deliver(job, NOTHING_TO_RETRY)
+                await self._answer(job, say(job.language, "turn.nothing_to_retry"))
                 return None
             last = agent.history[-1] if agent.history else None
             in_place = last is not None and last.role == "user" and last.text == failed
@@ -469,7 +461,7 @@ class TurnRunner:
             async with typing_while(self._delivery.adapter(job.message.platform), job.route.target):
                 read = await self._media.user_turn(job.message, prefix=head)  # downloads and transcription take a moment
             if isinstance(read, TurnRefused):
-                await self._deliver(job, read.reply)
+                await self._answer(job, read.said(job.language))
                 return None
             return read, False
         return user_line(job), False
@@ -502,7 +494,8 @@ class TurnRunner:
         agent.state.marks.last_turn_at = time.time()
         adapter = self._delivery.adapter(job.message.platform)
         streams = adapter is not None and adapter.limits.supports_edit
-        preview = StreamPreview(self._delivery, job.route.target, draft=draft, on_draft=self._draft_noter(job)) if streams else None
+        preview = StreamPreview(self._delivery, job.route.target, draft=draft, on_draft=self._draft_noter(job),
+                                language=job.language) if streams else None
         context = ToolContext(chat_id=job.route.chat_scope, session_id=agent.session_id, user_id=job.message.user_id,
                               untrusted=writer_standing(job.message, self.settings.admins), gate=self._gate(job),
                               user_notes=user_notes_scope(job.route, job.message.user_id))
@@ -531,7 +524,7 @@ class TurnRunner:
         new = result.new_messages[1:] if retry and not result.compressed else result.new_messages
         await self._sessions.persist_through(job.route, agent, compressed=result.compressed, new=new)
         if result.notice:
-            await self._delivery.send_text(job.route.target, result.notice)
+            await self._delivery.send_notice(job.route.target, agent_notice(job.language, result.notice))
         if preview is not None:
             await preview.settle()
         delivered = await self._send_reply(job, result.reply, tally=tally, steered=steered,
@@ -560,7 +553,8 @@ class TurnRunner:
         if self._silent(reply):
             delivered = await self._stay_silent(job, draft)
         else:
-            footer = tally.footer(self._limits.footer_mode()) if tally is not None and self._limits is not None else None
+            footer = (tally.footer(self._limits.footer_mode(), job.language)
+                      if tally is not None and self._limits is not None else None)
             if footer is not None and reply.strip():
                 reply = f"{reply}\n\n{footer}"
             delivered = await self._deliver(job, reply, draft=draft)
@@ -577,7 +571,8 @@ class TurnRunner:
             return None
         message = job.message
         return self._approvals.gate(Asker(session_key=job.route.key, chat_scope=job.route.chat_scope,
-                                          target=job.route.target, user_id=message.user_id, user_name=message.user_name))
+                                          target=job.route.target, user_id=message.user_id, user_name=message.user_name,
+                                          language=job.language))
 
     @staticmethod
     def _log_finished(job: Job, agent: SessionAgent, result: TurnResult, hygiene: CompressionResult | None, *,
@@ -669,7 +664,7 @@ class TurnRunner:
                     adapter = self._delivery.adapter(draft.target.platform)
                     if adapter is not None:
                         await adapter.delete(draft)
-            await self._tell_failure(job, EMPTY_REPLY_TEXT)
+            await self._tell_failure(job, say(job.language, "turn.empty"))
             return False
         item = OutboundItem(
             platform=job.message.platform,
@@ -691,8 +686,12 @@ class TurnRunner:
         board = self._board(job, agent, progress=False)
         return await self._sessions.compress(job.route, agent, trigger="manual", force=True, on_event=board)
 
-    async def reply(self, job: Job, text: str) -> None:
-        await self._deliver(job, text)
+    async def _answer(self, job: Job, text: Phrase) -> bool:
+        """The gateway's own words as the job's answer (recorded and sent like a reply)."""
+        return await self._deliver(job, text)
+
+    async def reply(self, job: Job, text: Phrase) -> None:
+        await self._answer(job, text)
 
 
 class _RunAgain(Exception):  # noqa: N818 - a control signal, not an error: the job runs again when the disk has room
@@ -716,12 +715,12 @@ class _MeteredJobs:
     async def compress(self, job: Job, agent: SessionAgent) -> CompressionResult:
         return await self.runner.compress(job, agent)
 
-    async def reply(self, job: Job, text: str) -> None:
+    async def reply(self, job: Job, text: Phrase) -> None:
         await self.runner.reply(job, text)
 
 
 __all__ = [
-    "DELAYED_TEXT", "EMPTY_REPLY_TEXT", "FAILED_TEXT", "FinishedTurn", "GroupErrors", "PostTurnHook", "TurnRunner",
+    "FinishedTurn", "GroupErrors", "PostTurnHook", "TurnRunner",
     "TurnSettings", "session_usage", "stored_reply", "user_line",
 ]
 

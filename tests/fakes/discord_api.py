@@ -321,8 +321,10 @@ class FakeDiscord:
                 "url": f"http://127.0.0.1:{self.port}/attachments/{path}",
                 "proxy_url": f"http://127.0.0.1:{self.port}/attachments/{path}"}
 
-    def slash_command(self, name: str, args: str = "", *, channel_id: str = GENERAL_ID, author: Json | None = None) -> Json:
-        """An INTERACTION_CREATE payload for the slash command `name` picked from the menu in a guild channel."""
+    def slash_command(self, name: str, args: str = "", *, channel_id: str = GENERAL_ID, author: Json | None = None,
+                      locale: str = "en-US") -> Json:
+        """An INTERACTION_CREATE payload for the slash command `name` picked from the menu in a guild channel
+        (`locale`: the language of the user's Discord client)."""
         member = {"user": author or USERS[ALICE_ID], "roles": [], "joined_at": iso_now(), "deaf": False, "mute": False,
                   "flags": 0, "nick": None, "permissions": "0"}
         options = [{"name": "args", "type": 3, "value": args}] if args else []
@@ -330,7 +332,7 @@ class FakeDiscord:
                 "version": 1, "guild_id": GUILD_ID, "channel_id": channel_id, "member": member,
                 "channel": self.channels.get(channel_id, text_channel(channel_id, "general")),
                 "data": {"id": self.new_id(), "name": name, "type": 1, "options": options},
-                "locale": "en-US", "guild_locale": "en-US", "app_permissions": "0", "entitlements": [],
+                "locale": locale, "guild_locale": "en-US", "app_permissions": "0", "entitlements": [],
                 "authorizing_integration_owners": {}, "context": 0, "attachment_size_limit": 10485760}
 
     async def _put_commands(self, body: Json | None, application_id: str) -> web.Response:

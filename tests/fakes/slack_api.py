@@ -79,6 +79,7 @@ class FakeSlack:
         self.calls: list[ApiCall] = []
         self.failures: dict[str, list[Failure]] = {}
         self.users: dict[str, str] = {}
+        self.locales: dict[str, str] = {}  # user id → the locale users.info reports with include_locale
         self.acks: dict[str, dict[str, Any]] = {}
         self.connections = 0
         self.on_connect: list[dict[str, Any]] = []  # event payloads sent right after hello (queued while offline)
@@ -208,7 +209,10 @@ class FakeSlack:
             user = str(params.get("user"))
             if user not in self.users:
                 return {"ok": False, "error": "user_not_found"}
-            return {"ok": True, "user": {"id": user, "name": user.lower(), "profile": {"display_name": self.users[user]}}}
+            found: dict[str, Any] = {"id": user, "name": user.lower(), "profile": {"display_name": self.users[user]}}
+            if user in self.locales and str(params.get("include_locale")).lower() in ("1", "true"):
+                found["locale"] = self.locales[user]
+            return {"ok": True, "user": found}
         if method == "chat.postMessage":
             ts = f"{1_700_000_000 + next(self._ts)}.000100"
             message = {"type": "message", "user": BOT_USER_ID, "bot_id": BOT_ID, "text": params.get("text"), "ts": ts}

@@ -487,10 +487,14 @@ def bot_user() -> dict[str, Any]:
     return {"id": BOT_ID, "is_bot": True, "first_name": "Chorus", "username": BOT_USERNAME}
 
 
-def user(user_id: int = 777, first_name: str = "Ada", username: str | None = "ada") -> dict[str, Any]:
+def user(user_id: int = 777, first_name: str = "Ada", username: str | None = "ada",
+         language_code: str | None = None) -> dict[str, Any]:
+    """A sender; `language_code` is the IETF tag of their Telegram app's language (`zh-hans`, `de`)."""
     payload: dict[str, Any] = {"id": user_id, "is_bot": False, "first_name": first_name}
     if username:
         payload["username"] = username
+    if language_code:
+        payload["language_code"] = language_code
     return payload
 
 

@@ -71,10 +71,12 @@ class ChatClient:
         self.frames: list[dict[str, Any]] = []
         self._counter = 0
 
-    async def say(self, text: str, *, client_id: str | None = None) -> str:
+    async def say(self, text: str, *, client_id: str | None = None, language: str | None = None) -> str:
+        """Send `text`; `language` is what the page sends as the browser's `navigator.language`."""
         self._counter += 1
         client_id = client_id or f"m{self._counter}-{uuid.uuid4().hex[:6]}"
-        await self.ws.send_json({"type": "message", "text": text, "client_id": client_id})
+        frame = {"type": "message", "text": text, "client_id": client_id}
+        await self.ws.send_json(frame | ({"language": language} if language is not None else {}))
         return client_id
 
     async def next_frame(self, *types: str, timeout: float = RECEIVE_TIMEOUT) -> dict[str, Any]:

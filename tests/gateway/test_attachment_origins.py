@@ -17,7 +17,7 @@ from aiohttp import web
 
 from adapters.discord import DiscordAdapter
 from adapters.slack import SlackAdapter
-from gateway.sessions.media import FETCH_REFUSED_TEXT
+from gateway.i18n import say
 from tests.fakes import discord_api, slack_api, telegram_api
 from tests.fakes.discord_api import FakeDiscord
 from tests.fakes.images import png
@@ -57,7 +57,7 @@ async def test_a_slack_file_on_a_foreign_host_gets_nothing_not_even_the_token(
             await slack_fake.socket_event(event_callback(event, event_id="EvForeign1"))
             await slack_fake.wait_until(lambda: bool(slack_fake.calls_to("chat.postMessage")))
     (posted,) = slack_fake.calls_to("chat.postMessage")
-    assert posted.params["text"] == FETCH_REFUSED_TEXT
+    assert posted.params["text"] == say("en", "media.fetch_refused")
     assert foreign.requests == []
     assert fake.requests == []
 
@@ -81,7 +81,7 @@ async def test_a_slack_file_on_a_file_host_redirecting_away_is_refused(tmp_path:
             await slack_fake.socket_event(event_callback(event, event_id="EvForeign2"))
             await slack_fake.wait_until(lambda: bool(slack_fake.calls_to("chat.postMessage")))
     (posted,) = slack_fake.calls_to("chat.postMessage")
-    assert posted.params["text"] == FETCH_REFUSED_TEXT
+    assert posted.params["text"] == say("en", "media.fetch_refused")
     assert file_host.requests == [("/files-pri/T1-F9/a.txt", f"Bearer {slack_api.BOT_TOKEN}")]
     assert foreign.requests == [] and fake.requests == []
 
@@ -102,7 +102,7 @@ async def test_a_discord_attachment_on_a_foreign_host_is_not_fetched(tmp_path: P
             await discord_fake.wait_until(lambda: any(
                 c.route == "POST /channels/{channel_id}/messages" for c in discord_fake.calls))
     posted = [c.body for c in discord_fake.calls if c.route == "POST /channels/{channel_id}/messages"]
-    assert posted[0] is not None and posted[0]["content"] == FETCH_REFUSED_TEXT
+    assert posted[0] is not None and posted[0]["content"] == say("en", "media.fetch_refused")
     assert foreign.requests == [] and fake.requests == []
 
 
@@ -121,7 +121,7 @@ async def test_a_telegram_file_path_naming_a_local_file_is_not_read(tmp_path: Pa
         async with started(make_config(tmp_path, fake.base_url, platforms=platforms)):
             chat = telegram_api.private_chat()
             await tg.push_update(message=telegram_api.message(chat, "", document=document, caption="read it"))
-            await tg.wait_for_text(chat["id"], FETCH_REFUSED_TEXT)
+            await tg.wait_for_text(chat["id"], say("en", "media.fetch_refused"))
     assert fake.requests == []
 
 
@@ -157,7 +157,7 @@ async def test_chorus_run_takes_a_signed_slack_event_naming_a_foreign_host_witho
         finally:
             await stop_daemon(process)
     (posted,) = slack_fake.calls_to("chat.postMessage")
-    assert posted.params["text"] == FETCH_REFUSED_TEXT
+    assert posted.params["text"] == say("en", "media.fetch_refused")
     assert foreign.requests == [] and model.requests == []
     (refused,) = [line for line in lines if line.get("event") == "attachment.refused"]
     assert (refused["platform"], refused["host"]) == ("slack", "127.0.0.1")

@@ -13,8 +13,8 @@ from adapters.base import InboundMessage
 from agent.prompt import DEFAULT_BASE_PROMPT
 from gateway.admin.wiring import Operations
 from gateway.build import build_gateway
-from gateway.commands.chat import UNDO_BUSY_TEXT
 from gateway.config import load_config
+from gateway.i18n import say
 from gateway.intake.routing import Route, route
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.gateway.harness import chat, make_config, running, started, web_port
@@ -165,8 +165,8 @@ async def test_usage_counts_this_session_and_the_chat(tmp_path: Path, fake: Fake
         await client.say("/usage")
         usage = await client.reply()
     assert usage == (
-        "this conversation: 207 tokens (200 prompt, 7 completion, 1 request(s))\n"
-        "this chat, all time: 312 tokens (300 prompt, 12 completion, 2 request(s))"
+        "this conversation: 207 tokens (200 prompt, 7 completion, 1 request)\n"
+        "this chat, all time: 312 tokens (300 prompt, 12 completion, 2 requests)"
     )
 
 
@@ -182,7 +182,7 @@ async def test_undo_removes_the_last_exchange_from_session_and_store(tmp_path: P
         stored = gateway.parts.store.active_messages(gateway.parts.store.list_sessions()[0].session.id)
         await client.say("next")
         await client.reply()
-    assert undone == "removed the last exchange (2 message(s)) from this conversation."
+    assert undone == "removed the last exchange (2 messages) from this conversation."
     assert [m.text for m in stored] == ["keep this", "echo: keep this"]
     sent = [m["content"] for m in fake.requests[-1]["messages"][1:]]
     assert sent == ["keep this", "echo: keep this", "next"]
@@ -200,4 +200,4 @@ async def test_undo_is_refused_while_a_turn_runs(tmp_path: Path, fake: FakeOpenA
         gate.set()
         await client.reply()
         assert len(gateway.parts.store.active_messages(gateway.parts.store.list_sessions()[0].session.id)) == 2
-    assert refused == UNDO_BUSY_TEXT
+    assert refused == say("en", "undo.busy")

@@ -8,8 +8,9 @@ import yaml
 
 from adapters.base import InboundMessage
 from gateway.commands.calls import CommandCall, SessionCall
-from gateway.commands.spec import ADMIN_ONLY_TEXT, Command, CommandSpec, CommandTable, Immediate, Queued
+from gateway.commands.spec import Command, CommandSpec, CommandTable, Immediate, Queued
 from gateway.commands.table import COMMANDS
+from gateway.i18n import say
 from gateway.intake.decide import IntakeDecision
 from gateway.intake.routing import route
 from gateway.intake.triggers import decide_trigger
@@ -43,7 +44,7 @@ def test_one_spec_gives_the_parser_help_and_menu_entry() -> None:
     assert table.parse("/echo hi there") == Command("echo", "hi there")
     assert table.parse("/P@bot now") == Command("ping", "now")
     assert table.parse("/nope") is None and table.parse("say /echo") is None
-    assert table.help_text.splitlines() == [
+    assert table.help_text("en").splitlines() == [
         "Commands:", "/ping or /p [TEXT] — say pong", "/wipe — Wipe the chat", "/echo — Say it back",
     ]
     assert [(entry.name, entry.description) for entry in table.menu] == [
@@ -84,8 +85,8 @@ def test_the_admin_gate_follows_each_specs_who(
     command = COMMANDS.parse(text)
     assert command is not None
     refusal = COMMANDS.spec(command).refusal(command, _msg(text, chat_type=chat_type, user_id=user_id),
-                                             frozenset(admins))
-    assert refusal == (ADMIN_ONLY_TEXT.format(name=command.name) if refused else None)
+                                             frozenset(admins), "en")
+    assert refusal == (say("en", "command.admin_only", name=command.name) if refused else None)
 
 
 @pytest.mark.parametrize(("text", "kind"), [("/compress", "command"), ("/retry", "command"), ("/status", None),
@@ -100,7 +101,7 @@ def test_queued_commands_are_jobs_of_their_own_kind(text: str, kind: str | None)
 
 def test_the_gateways_table_lists_every_command_once() -> None:
     """/help names every command and alias; the menus hold each command once, in the table's order."""
-    help_lines = COMMANDS.help_text.splitlines()[1:]
+    help_lines = COMMANDS.help_text("en").splitlines()[1:]
     assert [line.split()[0] for line in help_lines] == [f"/{spec.name}" for spec in COMMANDS]
     assert help_lines[0].startswith("/new or /reset — ")
     assert [spec.name for spec in COMMANDS if not spec.immediate] == ["compress", "retry"]

@@ -166,10 +166,10 @@ def test_parse_command(text: str, expected: Command | None) -> None:
 
 def test_status_shows_tokens_threshold_and_compressions() -> None:
     """/status names tokens used, the threshold and the compressions so far."""
-    text = render_status(StatusInfo("k", 12, 41_000, "reported", 64_000, 128_000, 2, busy=True, queued=1))
+    text = render_status(StatusInfo("k", 12, 41_000, "reported", 64_000, 128_000, 2, busy=True, queued=1), "en")
     assert text.splitlines()[:3] == [
         "tokens used: 41,000 (reported) of 128,000",
         "compression threshold: 64,000",
         "compressions so far: 2",
     ]
-    assert "1 message(s) queued" in text
+    assert "working on a reply; 1 message queued" in text

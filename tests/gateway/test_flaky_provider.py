@@ -10,7 +10,7 @@ from typing import Any
 
 from structlog.testing import capture_logs
 
-from gateway.sessions.turns import AUTH_TEXT, NOTHING_TO_RETRY, REFUSED_TEXT, UNAVAILABLE_TEXT
+from gateway.i18n import say
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.gateway.fake_platform import FakePlatform
 from tests.gateway.harness import make_config
@@ -79,9 +79,9 @@ async def test_rejected_key_is_not_retried_and_names_the_key(fake_openai: FakeOp
     with capture_logs() as logs:
         async with run_like_chorus(_config(home, fake_openai.base_url), adapters={"telegram": chat}):
             await chat.inject("hello")
-            await chat.wait_text(AUTH_TEXT)
+            await chat.wait_text(say("en", "turn.auth"))
     assert len(fake_openai.requests) == 1
-    assert chat.texts() == [AUTH_TEXT]
+    assert chat.texts() == [say("en", "turn.auth")]
     assert any("model.api_key" in str(entry.get("fix", "")) for entry in logs if entry["event"] == "model.auth_failed")
 
 
@@ -128,7 +128,7 @@ async def test_refused_request_is_not_retried(fake_openai: FakeOpenAI, home: Pat
     chat = FakePlatform("telegram")
     async with run_like_chorus(_config(home, fake_openai.base_url), adapters={"telegram": chat}):
         await chat.inject("hello")
-        await chat.wait_text(REFUSED_TEXT)
+        await chat.wait_text(say("en", "turn.refused"))
     assert len(fake_openai.requests) == 1
 
 
@@ -138,7 +138,7 @@ async def test_failed_turn_keeps_the_message_and_retry_reruns_it(fake_openai: Fa
     chat = FakePlatform("telegram")
     async with run_like_chorus(_config(home, fake_openai.base_url), adapters={"telegram": chat}) as (gateway, _ops):
         await chat.inject("what is the deploy time?")
-        await chat.wait_text(UNAVAILABLE_TEXT)
+        await chat.wait_text(say("en", "turn.unavailable"))
         await chat.inject("/retry")
         await chat.wait_text("echo: what is the deploy time?")
         store = gateway.parts.store
@@ -158,9 +158,9 @@ async def test_retry_after_group_lines_asks_the_failed_question_again(fake_opena
     async with run_like_chorus(config, adapters={"telegram": chat}):
         group = {"chat_id": "-100g", "chat_type": "group"}
         await chat.inject("/retry", **group)
-        await chat.wait_text(NOTHING_TO_RETRY)
+        await chat.wait_text(say("en", "turn.nothing_to_retry"))
         await chat.inject("when is the deploy?", mentions_bot=True, **group)
-        await chat.wait_text(UNAVAILABLE_TEXT)
+        await chat.wait_text(say("en", "turn.unavailable"))
         await chat.inject("lunch anyone?", user_id="b", user_name="bob", **group)
         await chat.inject("/retry", **group)
         await chat.wait_text("echo: alice (id u1): when is the deploy?")

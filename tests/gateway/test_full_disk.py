@@ -20,8 +20,8 @@ from agent.store import SqliteSessionStore
 from gateway.coord.base import OutboundItem
 from gateway.coord.memory import MemoryOutbox
 from gateway.delivery.outbox_file import JournaledOutbox
+from gateway.i18n import say
 from gateway.sessions.store_writes import storage_failure
-from gateway.sessions.turns import DELAYED_TEXT, FAILED_TEXT
 from tests.fakes.openai_server import FakeOpenAI
 from tests.gateway.fake_platform import FakePlatform
 from tests.gateway.harness import make_config
@@ -94,9 +94,9 @@ async def test_messages_accepted_while_the_disk_is_full_are_answered_once_when_i
             stored[chat_id] = [m.text for m in store.active_messages(session.id)]
     by_chat = {chat_id: [o.text for o in chat.outgoing if o.chat_id == chat_id] for chat_id in CHATS}
     for chat_id in CHATS:
-        assert by_chat[chat_id] == [DELAYED_TEXT, f"echo: {chat_id}: {LONG}"], by_chat[chat_id]
+        assert by_chat[chat_id] == [say("en", "turn.delayed"), f"echo: {chat_id}: {LONG}"], by_chat[chat_id]
         assert stored[chat_id] == [f"{chat_id}: {LONG}", f"echo: {chat_id}: {LONG}"]
-    assert not any(FAILED_TEXT in o.text for o in chat.outgoing)
+    assert not any(say("en", "turn.failed") in o.text for o in chat.outgoing)
     status, body = red
     assert status == 503 and body["store_open"] is False
     assert "database or disk is full" in body["detail"] and str(home) in body["detail"], body

@@ -5,8 +5,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from gateway.intake.allowlist import REFUSAL_TEXT
-from gateway.sessions.turns import UNAVAILABLE_TEXT
+from gateway.i18n import say
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.gateway.fake_platform import FakePlatform
 from tests.gateway.harness import make_config, started
@@ -27,7 +26,7 @@ async def test_unknown_sender_is_refused_once_then_ignored(fake_openai: FakeOpen
         await chat.inject("hello??", user_id="stranger", delivery_id="d2")
         await chat.inject("ping", user_id="u1", delivery_id="d3")
         await chat.wait_text("echo: ping")
-    assert chat.texts() == [REFUSAL_TEXT.format(user_id="stranger"), "echo: ping"]
+    assert chat.texts() == [say("en", "access.refused", user_id="stranger"), "echo: ping"]
     assert len(fake_openai.requests) == 1
     assert gateway.decisions == {"refuse": 1, "deny": 1, "respond": 1}
 
@@ -126,8 +125,8 @@ async def test_failed_turn_tells_the_chat_without_internals(fake_openai: FakeOpe
         await chat.wait_text("/retry")
         await chat.inject("again")
         await chat.wait_text("echo: again")
-    assert chat.texts() == [UNAVAILABLE_TEXT, "echo: again"]
-    assert not any(word in UNAVAILABLE_TEXT for word in ("500", "Traceback", "sk-"))
+    assert chat.texts() == [say("en", "turn.unavailable"), "echo: again"]
+    assert not any(word in say("en", "turn.unavailable") for word in ("500", "Traceback", "sk-"))
 
 
 async def test_new_starts_a_fresh_session(fake_openai: FakeOpenAI, home: Path) -> None:

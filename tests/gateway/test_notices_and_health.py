@@ -10,7 +10,7 @@ from aiohttp import web
 from agent.messages import Message, assistant, user
 from agent.store import STATE_DB_NAME, SqliteSessionStore
 from gateway.build import MODEL_MISSING_TEXT, build_gateway
-from gateway.delivery.notices import STARTED_TEXT
+from gateway.i18n import say
 from gateway.intake.routing import chat_scope, session_key
 from gateway.ops.health import health_routes
 from tests.fakes.openai_server import FakeOpenAI, Reply
@@ -56,7 +56,7 @@ async def test_progress_notice_is_edited_from_start_to_result(fake_openai: FakeO
         await platform.inject("go on")
         finished = await platform.wait_text("context compressed:")
         await platform.wait_text("echo: go on")
-    started_notice = next(o for o in platform.outgoing if o.text == STARTED_TEXT)
+    started_notice = next(o for o in platform.outgoing if o.text == say("en", "compress.started"))
     assert (finished.kind, finished.message_id) == ("edit", started_notice.message_id)
     assert "→" in finished.text and finished.text.endswith("tokens")
 

@@ -12,8 +12,9 @@ from adapters.base import Attachment, ChatTarget, InboundMessage, SentMessage
 from agent.context.engine import CompressionEvent
 from gateway.coord.base import OutboundItem
 from gateway.coord.memory import MemoryOutbox
-from gateway.delivery.notices import ABORTED_TEXT, BLOCKED_TEXT, STARTED_TEXT, NoticeBoard
+from gateway.delivery.notices import NoticeBoard
 from gateway.delivery.outbox_file import JournaledOutbox
+from gateway.i18n import say
 from gateway.intake.journal import InboundJournal
 from gateway.intake.queueing import Job, SessionLanes
 from gateway.intake.routing import route
@@ -21,6 +22,8 @@ from gateway.ops.logs import REDACTED, configure_logging
 
 
 class Channel:
+    language = "en"
+
     def __init__(self) -> None:
         self.log: list[tuple[str, object, str]] = []
 
@@ -39,7 +42,7 @@ async def test_notice_is_sent_then_edited_with_the_figures() -> None:
     board = NoticeBoard(channel, progress=True, warned=[])
     await board(CompressionEvent("started", "hygiene"))
     await board(CompressionEvent("finished", "hygiene", 182_000, 41_000))
-    assert channel.log == [("send", 0, STARTED_TEXT), ("edit", 0, "context compressed: 182,000 → 41,000 tokens")]
+    assert channel.log == [("send", 0, say("en", "compress.started")), ("edit", 0, "context compressed: 182,000 → 41,000 tokens")]
 
 
 async def test_warnings_are_shown_once_even_without_progress_notices() -> None:
@@ -51,7 +54,7 @@ async def test_warnings_are_shown_once_even_without_progress_notices() -> None:
         await board(CompressionEvent("started", "post_response"))
         await board(CompressionEvent("blocked", "post_response"))
         await board(CompressionEvent("aborted", "post_response"))
-    assert [text for _, _, text in channel.log] == [BLOCKED_TEXT, ABORTED_TEXT]
+    assert [text for _, _, text in channel.log] == [say("en", "compress.blocked"), say("en", "compress.aborted")]
 
 
 def test_logs_redact_secret_keys_and_sk_strings() -> None:

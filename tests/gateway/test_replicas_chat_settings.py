@@ -63,9 +63,9 @@ async def test_model_switched_on_one_replica_is_used_by_the_other(
             await tab_b.say("and now?")
             got = await tab_b.reply(timeout=REPLY_TIMEOUT)
             assert got == "on big-model"
-            usage = await _usage_until(tab_a, "3 request(s)")  # B's count is written behind, within ~50 ms
+            usage = await _usage_until(tab_a, "3 requests")  # B's count is written behind, within ~50 ms
     assert [r["model"] for r in fake_openai.requests] == ["fake-model", "fake-model", "big-model"]
-    assert "this chat, all time:" in usage and "3 request(s)" in usage.splitlines()[-1]  # both replicas counted
+    assert "this chat, all time:" in usage and "3 requests" in usage.splitlines()[-1]  # both replicas counted
 
 
 async def _usage_until(tab: Any, wanted: str) -> str:

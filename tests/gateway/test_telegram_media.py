@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from gateway.app import Gateway
-from gateway.sessions.media import TOO_LARGE_TEXT, VOICE_OFF_TEXT
+from gateway.i18n import say
 from tests.fakes.images import png
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.fakes.telegram_api import TOKEN, FakeTelegram, bot_user, group_chat, message, private_chat, user
@@ -122,7 +122,7 @@ async def test_an_oversized_photo_gets_a_short_reply_and_no_model_call(
     async with telegram_gateway(tmp_path, fake, tg, gateway={"max_attachment_bytes": 2048}):
         await tg.push_update(message=message(private_chat(), "", photo=photo_sizes(big, big)))
         text = await tg.wait_for_text(USER_ID, "too large")
-    assert text == TOO_LARGE_TEXT.format(size="5 KB", limit="2 KB")
+    assert text == say("en", "media.too_large", size="5 KB", limit="2 KB")
     assert fake.requests == []
     assert tg.downloads == []
 
@@ -186,7 +186,7 @@ async def test_voice_without_transcription_is_declined(tmp_path: Path, fake: Fak
     voice = {"file_id": "v1", "file_unique_id": "uv", "duration": 3, "mime_type": "audio/ogg", "file_size": 10}
     async with telegram_gateway(tmp_path, fake, tg):
         await tg.push_update(message=message(private_chat(), "", voice=voice))
-        assert await tg.wait_for_text(USER_ID, "Voice") == VOICE_OFF_TEXT
+        assert await tg.wait_for_text(USER_ID, "Voice") == say("en", "media.voice_off")
     assert fake.requests == []
 
 

@@ -17,7 +17,7 @@ import pytest
 
 from adapters.base import ChatTarget, Reaction
 from gateway.coord.base import OutboundItem
-from gateway.sessions.turns import EMPTY_REPLY_TEXT, FAILED_TEXT
+from gateway.i18n import say
 from tests.fakes.openai_server import FakeOpenAI, Reply, echo_responder
 from tests.fakes.telegram_api import TOKEN, FakeTelegram, message, private_chat
 from tests.gateway.admin.helpers import admin_gateway
@@ -58,7 +58,7 @@ async def test_empty_and_reasoning_only_answers_get_a_notice_and_later_failed_se
     chat = private_chat(USER_ID)
     async with admin_gateway(_config(home, fake_openai, tg)) as admin:
         await tg.push_update(message=message(chat, "first"))
-        await tg.wait_for_text(USER_ID, EMPTY_REPLY_TEXT, timeout=WAIT)
+        await tg.wait_for_text(USER_ID, say("en", "turn.empty"), timeout=WAIT)
         await tg.push_update(message=message(chat, "second"))
         await tg.wait_for_calls("sendMessage", 2, timeout=WAIT)
         pending_after_empty = await admin.gateway.parts.outbox.pending()
@@ -67,9 +67,9 @@ async def test_empty_and_reasoning_only_answers_get_a_notice_and_later_failed_se
         await tg.wait_for_text(USER_ID, "third answer", timeout=WAIT)  # sent by the resend loop
         _status, dead = await admin.get("/api/deadletters")
     assert pending_after_empty == []
-    assert _shown(tg, USER_ID) == [EMPTY_REPLY_TEXT, EMPTY_REPLY_TEXT, "third answer"]
+    assert _shown(tg, USER_ID) == [say("en", "turn.empty"), say("en", "turn.empty"), "third answer"]
     assert len(tg.calls_of("sendMessage")) == 4  # the third reply's first send was dropped, the loop resent it
-    assert FAILED_TEXT not in _shown(tg, USER_ID)
+    assert say("en", "turn.failed") not in _shown(tg, USER_ID)
     assert dead["deadletters"] == []
 
 
@@ -136,10 +136,10 @@ async def test_group_errors_keeps_an_empty_answer_out_of_a_group(fake_openai: Fa
         await chat.inject("@bot again", chat_id="g1", chat_type="group", mentions_bot=True)
         await chat.wait_text("again", timeout=WAIT)  # the same lane: the empty turn before it has finished
         await chat.inject("hi", chat_id="d1")
-        await chat.wait_text(EMPTY_REPLY_TEXT, timeout=WAIT)
+        await chat.wait_text(say("en", "turn.empty"), timeout=WAIT)
         pending = await gateway.parts.outbox.pending()
-    assert [o.chat_id for o in chat.outgoing if o.text == EMPTY_REPLY_TEXT] == ["d1"]
+    assert [o.chat_id for o in chat.outgoing if o.text == say("en", "turn.empty")] == ["d1"]
     answers = [(o.chat_id, o.text) for o in chat.outgoing if not o.text.startswith("queued")]
-    assert answers == [("g1", "echo: alice (id u1): @bot again"), ("d1", EMPTY_REPLY_TEXT)]
+    assert answers == [("g1", "echo: alice (id u1): @bot again"), ("d1", say("en", "turn.empty"))]
     assert chat.reactions == ([("g1", "in1", "failed")] if mode == "react" else [])
     assert pending == []

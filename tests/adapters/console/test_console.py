@@ -4,8 +4,11 @@ from __future__ import annotations
 import asyncio
 import io
 
+import pytest
+
 from adapters.base import ChatTarget, InboundMessage
 from adapters.console import ConsoleAdapter
+from adapters.console.adapter import _terminal_language
 
 
 async def test_lines_become_messages_and_replies_are_printed() -> None:
@@ -39,3 +42,17 @@ async def test_nul_and_invalid_utf8_on_stdin_arrive_as_valid_text() -> None:
     reader.feed_eof()
     await console.stop()
     assert got.text == "ab \ufffd\ufffd\ufffd c"
+
+
+@pytest.mark.parametrize(("environment", "language"), [
+    ({"LANG": "de_DE.UTF-8"}, "de_DE"), ({"LC_ALL": "ja_JP.UTF-8", "LANG": "de_DE.UTF-8"}, "ja_JP"),
+    ({"LANG": "C.UTF-8"}, None), ({}, None),
+])
+def test_the_console_reports_the_terminals_language(
+    monkeypatch: pytest.MonkeyPatch, environment: dict[str, str], language: str | None
+) -> None:
+    for name in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    assert _terminal_language() == language

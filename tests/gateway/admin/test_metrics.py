@@ -5,7 +5,7 @@ from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from gateway.sessions.turns import UNAVAILABLE_TEXT
+from gateway.i18n import say
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.gateway.admin.helpers import admin_gateway, config_for, seed
 from tests.gateway.harness import chat, web_port
@@ -38,7 +38,7 @@ async def test_metrics_count_turns_compressions_hygiene_errors_and_config_change
             assert await client.reply() == "echo: two"
             fake_openai.push(Reply(status=500, error_type="server_error"))
             await client.say("three")
-            assert await client.reply() == UNAVAILABLE_TEXT
+            assert await client.reply() == say("en", "turn.unavailable")
         fake_openai.push(Reply(content=SUMMARY))
         status, _ = await admin.send("POST", f"/api/sessions/{key}/compress")
         await admin.send("PATCH", "/api/config", {"compression.protect_last_n": 10})

@@ -41,7 +41,7 @@ class Posts:
         self.texts: list[str] = []
         self.prompted = asyncio.Event()
 
-    async def post_prompt(self, target: ChatTarget, text: str, approval_id: str) -> None:
+    async def post_prompt(self, target: ChatTarget, text: str, approval_id: str, language: str = "en") -> None:
         self.prompts.append((target, text, approval_id))
         self.prompted.set()
 
@@ -101,7 +101,7 @@ def _rig(store_factory: tuple[object, Clock], **options: Any) -> Rig:
 async def _answer_when_prompted(approvals: Approvals, posts: Posts, *, approve: bool, sender: str, name: str) -> str:
     await posts.prompted.wait()
     answer = await approvals.answer(posts.prompts[-1][2], approve=approve, chat_scope=CHAT, platform="telegram",
-                                    sender_id=sender, sender_name=name)
+                                    sender_id=sender, sender_name=name, language="en")
     return answer.text
 
 
@@ -135,7 +135,7 @@ async def test_another_member_is_refused_and_nothing_changes(store_factory: tupl
     await posts.prompted.wait()
     approval_id = posts.prompts[0][2]
     answer = await approvals.answer(approval_id, approve=True, chat_scope=CHAT, platform="telegram",
-                                    sender_id="2", sender_name="Bob")
+                                    sender_id="2", sender_name="Bob", language="en")
     assert (answer.private, answer.text) == (True, "Only the person who asked can answer this.")
     stored = store.get(approval_id)
     assert stored is not None and stored.status == "pending"
@@ -153,10 +153,10 @@ async def test_a_no_refuses_and_another_chat_cannot_answer(store_factory: tuple[
     await posts.prompted.wait()
     approval_id = posts.prompts[0][2]
     elsewhere = await approvals.answer(approval_id, approve=True, chat_scope="telegram:-200", platform="telegram",
-                                       sender_id="1", sender_name="Alice")
+                                       sender_id="1", sender_name="Alice", language="en")
     assert elsewhere.private and "no approval" in elsewhere.text
     denied = await approvals.answer(approval_id.upper(), approve=False, chat_scope=CHAT, platform="telegram",
-                                    sender_id="1", sender_name="Alice")
+                                    sender_id="1", sender_name="Alice", language="en")
     assert denied.text.startswith("❌ Denied by Alice")
     verdict = await waiting
     assert verdict is not None and json.loads(verdict)["error"].startswith("not approved: Alice said no")
@@ -187,7 +187,7 @@ async def test_a_replayed_turn_waits_on_the_prompt_already_posted(store_factory:
     assert replayed is not None
     waiting = asyncio.create_task(replayed.admit(CALL))
     answer = await after.answer(posts.prompts[0][2], approve=True, chat_scope=CHAT, platform="telegram",
-                                sender_id="1", sender_name="Alice")
+                                sender_id="1", sender_name="Alice", language="en")
     assert answer.text.startswith("✅ Approved")
     assert await waiting is None
     assert after_posts.prompts == []

@@ -77,5 +77,5 @@ def test_the_hit_line_names_the_limit_and_when_it_resets() -> None:
     noon = 1_796_558_400.0  # 2026-12-06 12:00 UTC
     cost = Hit(Rule("global", "global", "cost", 2.5), next_midnight(noon), first=True)
     window = Hit(Rule("chat", "chat:web:x", "messages", 20), noon + 42, first=True)
-    assert hit_text(cost) == "Limit reached: a cost of 2.5 per day for this bot. It resets at 00:00 UTC."
-    assert hit_text(window) == "Limit reached: 20 messages per minute for this chat. It resets at 12:00 UTC."
+    assert hit_text(cost, "en") == "Limit reached: a cost of 2.5 per day for this bot. It resets at 00:00 UTC."
+    assert hit_text(window, "en") == "Limit reached: 20 messages per minute for this chat. It resets at 12:00 UTC."
