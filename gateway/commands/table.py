@@ -97,7 +97,7 @@ async def undo(call: CommandCall) -> str:
 
 COMMANDS = CommandTable((
     CommandSpec("new", "Start a new conversation (notes are kept)", Immediate(new), who="admin", aliases=("reset",),
-                help="start a new conversation (notes are kept)"),
+                help="start a new conversation (notes are kept)", changes_history=True),
     CommandSpec("compress", "Compress this conversation's context now", Queued(compress), who="admin",
                 help="compress this conversation's context now"),
     CommandSpec("status", "Tokens used, threshold, model and prompt", Immediate(status),
@@ -107,7 +107,7 @@ COMMANDS = CommandTable((
     CommandSpec("model", "Show or switch this chat's model", Immediate(model), who="admin_to_change",
                 usage="[NAME]", help="show this chat's model, or switch to another allowed one"),
     CommandSpec("undo", "Remove the last exchange", Immediate(undo),
-                help="remove the last exchange from this conversation"),
+                help="remove the last exchange from this conversation", changes_history=True),
     CommandSpec("retry", "Run your last message again", Queued(retry),
                 help="run your last message again (after a failed answer)"),
     CommandSpec("memory", "Show my notes for this chat", Immediate(memory),

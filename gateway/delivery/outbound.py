@@ -31,7 +31,8 @@ MAX_RETRY_AFTER = 30.0
 TYPING_INTERVAL = 4.0
 STREAM_DRAFT_AFTER = 0.5  # a reply that comes quicker than this is sent whole, without a draft
 STREAM_CURSOR = " ▌"
-STOPPED_EMPTY = "(stopped)"  # a stopped draft that had no text yet
+STOPPED_MARK = "(stopped)"  # the last line of a stopped reply, as shown and as stored in the session
+STOPPED_EMPTY = STOPPED_MARK  # a stopped draft that had no text yet
 STOP_FINISH_SECONDS = 5.0  # at most this long for a stopped turn to finish its draft
 GIVE_UP_ATTEMPTS = 20
 GIVE_UP_AFTER_SECONDS = 86_400.0  # a reply nobody could receive for a day is dropped (logged)
@@ -349,11 +350,22 @@ class StreamPreview:
     def reset(self) -> None:
         self._text.clear()
 
+    @property
+    def text(self) -> str:
+        """What streamed so far (without the cursor)."""
+        return "".join(self._text)
+
     async def finish(self) -> None:
-        """The turn was stopped: the draft becomes a finished message, what streamed so far without the cursor."""
+        """The turn was stopped: the draft becomes a finished message, what streamed so far marked stopped."""
         await self.settle()
         if self.draft is not None:
-            await self._delivery.edit_text(self.draft, "".join(self._text).rstrip() or STOPPED_EMPTY, final=True)
+            await self._delivery.edit_text(self.draft, stopped_text(self.text), final=True)
+
+
+def stopped_text(partial: str) -> str:
+    """A reply stopped from the chat, as its draft shows it and as the session keeps it: the text so far, marked."""
+    kept = partial.rstrip()
+    return f"{kept}\n\n{STOPPED_MARK}" if kept else STOPPED_MARK
 
 
 def typing_while(adapter: PlatformAdapter | None, target: ChatTarget) -> Typing:
@@ -403,4 +415,5 @@ class Typing:
             await asyncio.sleep(TYPING_INTERVAL)  # a refresh timer
 
 
-__all__ = ["Delivery", "DeliveryResult", "SendFailure", "SetAside", "EditThrottle", "StreamPreview", "Typing", "typing_while"]
+__all__ = ["Delivery", "DeliveryResult", "SendFailure", "SetAside", "EditThrottle", "StreamPreview", "Typing", "stopped_text",
+           "typing_while"]

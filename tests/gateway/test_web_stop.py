@@ -1,9 +1,9 @@
-"""/stop mid-stream through the web adapter's real websocket: the draft is left a finished message, no cursor."""
+"""/stop mid-stream through the web adapter's real websocket: the draft is left a finished message, marked stopped."""
 from __future__ import annotations
 
 from pathlib import Path
 
-from gateway.delivery.outbound import STREAM_CURSOR
+from gateway.delivery.outbound import STOPPED_MARK, STREAM_CURSOR
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.gateway.harness import chat, make_config, started, web_port
 
@@ -11,7 +11,7 @@ LONG = "word " * 400  # streamed 5 characters every 50 ms: still streaming when 
 
 
 async def test_stop_mid_stream_leaves_the_draft_without_its_cursor(fake_openai: FakeOpenAI, home: Path) -> None:
-    """The draft's last edit is what streamed so far, cursor gone; /stop answers "stopped."."""
+    """The draft's last edit is what streamed so far, cursor gone, marked stopped; /stop answers "stopped."."""
     fake_openai.push(Reply(content=LONG, chunk_chars=5, chunk_delay_seconds=0.05))
     async with started(make_config(home, fake_openai.base_url)) as gateway:
         async with chat(web_port(gateway)) as tab:
@@ -22,4 +22,5 @@ async def test_stop_mid_stream_leaves_the_draft_without_its_cursor(fake_openai: 
             finished = await tab.reply_edit(draft["id"])
             while not any(f["type"] == "message" and f["text"].startswith("stopped.") for f in tab.frames):
                 await tab.next_frame("message")  # the command's answer, sent before or after the draft's edit
-    assert finished and LONG.startswith(finished) and len(finished) < len(LONG.rstrip())
+    shown, mark = finished.rsplit("\n\n", 1)
+    assert mark == STOPPED_MARK and shown and LONG.startswith(shown) and len(shown) < len(LONG.rstrip())
