@@ -1,13 +1,16 @@
 """What a web chat page shows on (re)connect: the stored conversation, then the replies still streaming.
 
 Owns `TranscriptLine` (one bubble of the stored conversation), `TranscriptSource` (who supplies them: the
-gateway, from the session store; the adapter knows nothing of sessions) and `LiveDrafts` (this run's drafts
+gateway, from the session store; the adapter knows nothing of sessions), `LiveDrafts` (this run's drafts
 still streaming, by chat, so a reloaded page shows an unfinished reply once, as a draft that later edits
-finish). A draft is a message whose last text ends with `STREAM_CURSOR` (the cursor the gateway appends
-while a reply streams; a test checks the two agree).
+finish) and `ShownAnswers` (the replies a page's transcript already holds: a reply stored before it could be
+delivered, then resent or finished after the page connected, is not shown twice). A draft is a message
+whose last text ends with `STREAM_CURSOR` (the cursor the gateway appends while a reply streams; a test
+checks the two agree).
 """
 from __future__ import annotations
 
+import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
@@ -60,4 +63,25 @@ class LiveDrafts:
         return list(self.by_chat.get(chat_id, {}).items())
 
 
-__all__ = ["STREAM_CURSOR", "LiveDrafts", "TranscriptLine", "TranscriptSource"]
+class ShownAnswers:
+    """Per page: the stored replies after its transcript's last user line (the ones a resend may repeat)."""
+
+    def __init__(self) -> None:
+        self._by_page: weakref.WeakKeyDictionary[object, list[str]] = weakref.WeakKeyDictionary()
+
+    def shown(self, page: object, lines: Sequence[TranscriptLine]) -> bool:
+        """Note what `page` was sent; True when its last user line is answered already (no draft is its)."""
+        last_user = max((i for i, line in enumerate(lines) if line.role == "user"), default=-1)
+        self._by_page[page] = [line.text for line in lines[last_user + 1:] if line.role == "assistant"]
+        return bool(self._by_page[page])
+
+    def take(self, page: object, text: str) -> bool:
+        """True (once) when `text` is a reply the page's transcript shows already."""
+        answers = self._by_page.get(page)
+        if not answers or text.endswith(STREAM_CURSOR) or text not in answers:
+            return False
+        answers.remove(text)
+        return True
+
+
+__all__ = ["STREAM_CURSOR", "LiveDrafts", "ShownAnswers", "TranscriptLine", "TranscriptSource"]

@@ -46,7 +46,7 @@ from adapters.listeners import ListenerLimits, serve
 from adapters.normalize import normalize_inbound
 from adapters.text import split_text
 from adapters.web._access import SESSION_COOKIE, WebAccess
-from adapters.web._transcript import LiveDrafts, TranscriptSource
+from adapters.web._transcript import LiveDrafts, ShownAnswers, TranscriptSource
 from adapters.web._uploads import MAX_ATTACHMENTS, UPLOAD_TEXTS, UploadStore
 
 log = structlog.get_logger(__name__)
@@ -119,6 +119,7 @@ class WebAdapter:
         self._uploads: UploadStore | None = None
         self.max_upload_bytes = max_upload_bytes
         self._drafts = LiveDrafts()
+        self._answers = ShownAnswers()
         self.transcript: TranscriptSource | None = None  # set by the gateway: the stored conversation of a chat
 
     @property
@@ -137,7 +138,7 @@ class WebAdapter:
         self._uploads = UploadStore(directory)
         await asyncio.to_thread(self._uploads.open)
         # The body cap is checked while the body arrives (aiohttp stops reading past it): an upload's size.
-        app = web.Application(client_max_size=max(4 * MAX_INBOUND_CHARS, self.max_upload_bytes + 1))
+        app = web.Application(client_max_size=max(MAX_LOGIN_BYTES, self.max_upload_bytes) + 1)
         app.router.add_get("/", self._index)
         for path in SCRIPTS:
             app.router.add_get(path, self._script)
@@ -246,6 +247,8 @@ class WebAdapter:
             log.warning("web.transcript_failed", error=type(exc).__name__)
             return
         await ws.send_json({"type": "history", "messages": [line.as_frame() for line in lines]})
+        if self._answers.shown(ws, lines):
+            return  # the last question is answered in the store: a draft still open is that answer's
         for message_id, text in self._drafts.of(chat_id):
             await ws.send_json({"type": "message", "id": message_id, "text": text})
 
@@ -334,10 +337,15 @@ class WebAdapter:
         if self._queue is not None:
             await self._queue.put(message)
 
-    async def _broadcast(self, chat_id: str, frame: dict[str, Any]) -> int:
+    async def _broadcast(self, chat_id: str, frame: dict[str, Any], *, reply_text: str | None = None) -> int:
+        """Send `frame` to the chat's pages; how many have it. `reply_text`: a finished reply, which a page
+        whose transcript already holds it (it was stored before a resend reached it) counts without a copy."""
         sent = 0
         for ws in list(self._sockets.get(chat_id, ())):
             if ws.closed:
+                continue
+            if reply_text is not None and self._answers.take(ws, reply_text):
+                sent += 1
                 continue
             try:
                 await ws.send_json(frame)
@@ -354,7 +362,7 @@ class WebAdapter:
         for chunk in split_text(text, self.limits.max_message_chars) or [""]:
             message_id = f"{self._run}-{next(self._ids)}"
             frame = {"type": "message", "id": message_id, "text": chunk, "reply_to": reply_to}
-            if not await self._broadcast(target.chat_id, frame):
+            if not await self._broadcast(target.chat_id, frame, reply_text=chunk):
                 raise AdapterError("the web client went away before the message was sent", platform=PLATFORM)
             self._drafts.shown(target.chat_id, message_id, chunk)
             sent.append(SentMessage(target=target, message_id=message_id))
@@ -362,7 +370,8 @@ class WebAdapter:
 
     async def edit(self, sent: SentMessage, text: str) -> None:
         self._drafts.shown(sent.target.chat_id, sent.message_id, text)  # a page connecting meanwhile sees it too
-        if not await self._broadcast(sent.target.chat_id, {"type": "edit", "id": sent.message_id, "text": text}):
+        frame = {"type": "edit", "id": sent.message_id, "text": text}
+        if not await self._broadcast(sent.target.chat_id, frame, reply_text=text):
             raise AdapterError("no web client is connected to this chat", platform=PLATFORM)
 
     async def typing(self, target: ChatTarget) -> None:
