@@ -26,6 +26,8 @@ from tests.gateway.replicas import web_port
 
 WAIT = 60.0
 # A reply that streams for a few seconds (the draft shows after half a second), then waits before its last chunk.
+DESCRIBED = ("A **blue** rectangle, 120 by 80 pixels:\n\n- one colour, `#1e5ac8`\n- no text in it\n\n"
+             "```python\nfrom PIL import Image\nImage.new('RGB', (120, 80), (30, 90, 200))\n```")
 FULL = "The answer streams in slowly, word by word" + ", and on" * 40 + "."
 # Each bubble as [who, text, pictures]: "me", "bot" or "notice".
 SHOWN = ("[...document.querySelectorAll('#log .msg')].map((d) => [d.classList.contains('me') ? 'me' :"
@@ -81,19 +83,22 @@ async def test_a_picture_sent_with_the_attach_button_is_seen_by_the_model(
     fake_openai: FakeOpenAI, home: Path, tmp_path: Path,
 ) -> None:
     """The picture reaches the model as an image part; the bubble keeps its thumbnail after a reload."""
-    picture = png(8, 8, (30, 90, 200))
+    picture = png(120, 80, (30, 90, 200))
     (tmp_path / "square.png").write_bytes(picture)
-    fake_openai.push(Reply(content="A **blue** square.\n\n```text\n8 x 8\n```"))
+    fake_openai.push(Reply(content=DESCRIBED))
     async with _chorus(fake_openai, home, tmp_path) as (_process, port), \
             open_page(f"http://127.0.0.1:{port}/?chat=pics", tmp_path / "profile") as page:
         await page.until(CONNECTED)
         await page.choose_files("#files", [tmp_path / "square.png"])
         await page.until("!!document.querySelector('#tray img.thumb')")
-        await _say(page, "What is in this picture?")
+        await page.resize(1000, 700)
+        await page.evaluate("document.getElementById('text').focus(); true")
+        await page.insert_text("What is in this picture?")
+        await _screenshot(page, "webchat-upload.png")
+        await page.press_enter()
         request = await fake_openai.wait_for_request(1, timeout=WAIT)
         await page.until(SHOWN + ".some((b) => b[0] === 'bot')")
-        await page.resize(1000, 700)
-        await _screenshot(page, "webchat-upload.png")
+        await _screenshot(page, "webchat-desktop.png")
         await page.reload()
         await page.until(CONNECTED)
         after_reload = await page.until(SHOWN + ".length === 2 && " + SHOWN)
@@ -101,7 +106,7 @@ async def test_a_picture_sent_with_the_attach_button_is_seen_by_the_model(
     assert parts == [{"type": "text", "text": "What is in this picture?"}, {"type": "image_url", "image_url": {
         "url": "data:image/png;base64," + base64.b64encode(picture).decode()}}]
     assert after_reload[0] == ["me", "What is in this picture?", 1]
-    assert after_reload[1][0] == "bot" and after_reload[1][1].startswith("A blue square.")
+    assert after_reload[1][0] == "bot" and after_reload[1][1].startswith("A blue rectangle, 120 by 80 pixels:")
 
 
 async def test_stop_mid_stream_leaves_a_finished_reply_that_a_reload_shows_again(
@@ -194,8 +199,6 @@ async def test_undo_removes_the_last_exchange_from_the_page(fake_openai: FakeOpe
         await page.until(SHOWN + ".some((b) => b[1] === 'echo: first')")
         await _say(page, "second")
         await page.until(SHOWN + ".some((b) => b[1] === 'echo: second')")
-        await page.resize(1000, 700)
-        await _screenshot(page, "webchat-desktop.png")
         await page.resize(360, 640)
         await _screenshot(page, "webchat-phone.png")
         await _say(page, "/undo")
