@@ -10,7 +10,8 @@ signed in?) hold no chat data and are open. Each client keeps its chat id (the p
 localStorage); every chat is a DM.
 
 Client → server: `{"type": "message", "text": ..., "client_id": ..., "attachments": [{"id", "name",
-"mime_type"}]}` (ids from `/upload`). Server → client: `hello` (chat_id, upload_limit), `banner`,
+"mime_type"}]}` (ids from `/upload`). Server → client: `hello` (chat_id, upload_limit, transcript: will
+`history` follow), `banner`,
 `history` (the stored conversation, from the `TranscriptSource` the gateway sets, on every connect and
 when a command such as `/undo` changed it), `message` (id, text), `edit` (id, text), `delete` (id),
 `typing`, `error`. After `history`, the drafts still streaming are sent again as `message` frames.
@@ -224,7 +225,8 @@ class WebAdapter:
         chat_id = _valid_chat_id(request.query.get("chat")) or uuid.uuid4().hex
         self._sockets[chat_id].add(ws)
         try:
-            await ws.send_json({"type": "hello", "chat_id": chat_id, "upload_limit": self.max_upload_bytes})
+            await ws.send_json({"type": "hello", "chat_id": chat_id, "upload_limit": self.max_upload_bytes,
+                                "transcript": self.transcript is not None})
             if self.banner:
                 await ws.send_json({"type": "banner", "text": self.banner})
             await self._send_transcript(chat_id, ws)

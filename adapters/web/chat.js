@@ -16,7 +16,10 @@ for (const name of Object.keys(localStorage)) if (name.startsWith("chorus.transc
 const $ = (id) => document.getElementById(id);
 const typing = $("typing"), status = $("status"), banner = $("banner"), signin = $("signin"), form = $("form");
 const transcript = new Transcript($("log"));
+// Messages typed while disconnected: { frame, text, files }, sent once the server has drawn the transcript
+// (a redraw before they reach it would drop their bubbles), then drawn again after it.
 const pending = [];
+let drawsTranscript = false;
 let ws = null, typingTimer = null, retry = 500;
 const say = (text) => transcript.add(text, "notice");
 const attachments = new Attachments({ chatId: () => chatId, say, button: $("attach"), input: $("files"),
@@ -51,9 +54,15 @@ const FRAMES = {
     banner.textContent = ""; banner.style.display = "none";
     if (frame.chat_id) showId(frame.chat_id);
     if (frame.upload_limit) attachments.limit = frame.upload_limit;
+    drawsTranscript = Boolean(frame.transcript);
+    if (!drawsTranscript) flush();
   },
   banner(frame) { banner.textContent = frame.text; banner.style.display = "block"; },
-  history(frame) { transcript.redraw(frame.messages); },
+  history(frame) {
+    transcript.redraw(frame.messages);
+    for (const item of pending) transcript.add(item.text, "me", { attachments: item.files });
+    flush();
+  },
   message(frame) { typing.textContent = ""; transcript.add(frame.text, "bot", { id: frame.id }); },
   edit(frame) { transcript.edit(frame.id, frame.text); },
   delete(frame) { transcript.remove(frame.id); },
@@ -61,10 +70,12 @@ const FRAMES = {
   error(frame) { say(frame.text); },
 };
 
+function flush() { while (pending.length && ws && ws.readyState === WebSocket.OPEN) ws.send(pending.shift().frame); }
+
 function connect() {
   const proto = location.protocol === "https:" ? "wss" : "ws";
   ws = new WebSocket(`${proto}://${location.host}/ws?chat=${encodeURIComponent(chatId)}`);
-  ws.onopen = () => { status.textContent = "connected"; retry = 500; while (pending.length) ws.send(pending.shift()); };
+  ws.onopen = () => { status.textContent = "connected"; retry = 500; };
   ws.onclose = () => { status.textContent = "disconnected; reconnecting…"; setTimeout(start, retry); retry = Math.min(retry * 2, 8000); };
   ws.onmessage = (event) => {
     const frame = JSON.parse(event.data);
@@ -91,6 +102,6 @@ form.addEventListener("submit", async (event) => {
   transcript.add(text, "me", { attachments: files });
   const frame = JSON.stringify({ type: "message", text, client_id: newId(),
                                  attachments: files.map(({ id, name, mime_type }) => ({ id, name, mime_type })) });
-  if (ws && ws.readyState === WebSocket.OPEN) ws.send(frame); else pending.push(frame);
+  if (ws && ws.readyState === WebSocket.OPEN) ws.send(frame); else pending.push({ frame, text, files });
 });
 start();
