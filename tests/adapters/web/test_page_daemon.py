@@ -16,12 +16,10 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from tests.adapters.web.browser import Page, open_page
 from tests.fakes.images import png
 from tests.fakes.openai_server import FakeOpenAI, Reply
-from tests.gateway.daemon import start_daemon, stop_daemon
+from tests.gateway.daemon import start_daemon, stop_daemon, write_daemon_config
 from tests.gateway.replicas import web_port
 
 WAIT = 60.0
@@ -37,24 +35,11 @@ DRAFTING = SHOWN + ".some((b) => b[0] === 'bot' && b[1].endsWith('\\u258c'))"
 CONNECTED = "document.getElementById('status').textContent === 'connected'"
 
 
-def _config(path: Path, home: Path, base_url: str, *, port: int = 0) -> None:
-    config = {
-        "home": str(home),
-        "model": {"name": "fake-model", "base_url": base_url, "api_key": "sk-test-not-real"},
-        "platforms": {"web": {"enabled": True, "host": "127.0.0.1", "port": port}},
-        "admin": {"host": "127.0.0.1", "port": 0},
-        "gateway": {"shutdown_grace_seconds": 1},
-        "memory": {"nudge_interval": 0, "flush_min_turns": 0},
-        "logging": {"format": "json", "level": "info"},
-    }
-    path.write_text(yaml.safe_dump(config), encoding="utf-8")
-
-
 @asynccontextmanager
 async def _chorus(fake: FakeOpenAI, home: Path, tmp_path: Path) -> AsyncIterator[tuple[Any, int]]:
     """`chorus run` on a free port: (its process, the web chat's port)."""
     config = tmp_path / "config.yaml"
-    _config(config, home, fake.base_url)
+    write_daemon_config(config, home, fake.base_url)
     process, lines = await start_daemon(config)
     try:
         yield process, web_port(lines)
@@ -165,7 +150,7 @@ async def test_a_restart_mid_stream_leaves_one_reply_and_no_draft(
     hold = asyncio.Event()
     fake_openai.push(_held(hold, "never finished" + ", on" * 60), Reply(content="The replayed answer."))
     config = tmp_path / "config.yaml"
-    _config(config, home, fake_openai.base_url)
+    write_daemon_config(config, home, fake_openai.base_url)
     process, lines = await start_daemon(config)
     port = web_port(lines)
     try:
@@ -175,7 +160,7 @@ async def test_a_restart_mid_stream_leaves_one_reply_and_no_draft(
             await page.until(DRAFTING, timeout=WAIT)
             await stop_daemon(process)
             await page.until("document.getElementById('status').textContent.startsWith('disconnected')")
-            _config(config, home, fake_openai.base_url, port=port)  # the page reconnects to the same address
+            write_daemon_config(config, home, fake_openai.base_url, web_port=port)  # the page reconnects to the same address
             process, _ = await start_daemon(config)
             done = await page.until(SHOWN + ".some((b) => b[1] === 'The replayed answer.') && " + SHOWN,
                                     timeout=WAIT)
