@@ -4,7 +4,7 @@ Owns `StoredTranscript` (the `TranscriptSource` the gateway hands the web adapte
 (the adapter capability the gateway uses: take a source, redraw the pages of a chat).
 
 A page's transcript is the chat's active session as stored (user and assistant messages with text; tool
-calls, tool results and system lines are not bubbles), pictures as their stored `data:` URLs (up to
+calls, tool results, system lines and compression summaries are not bubbles), pictures as their stored `data:` URLs (up to
 `MAX_THUMBNAIL_CHARS` each; a larger one is named instead), followed by the user's messages still waiting
 in the session's lane (the turn running, the queued ones: not stored until answered), marked pending.
 A stopped reply is stored marked stopped by the turn (`stopped_text`), so it is shown as it was left.
@@ -17,6 +17,7 @@ from typing import Protocol, runtime_checkable
 
 from adapters.base import InboundMessage
 from adapters.web import TranscriptLine, TranscriptSource
+from agent.context import is_handoff, unmerge
 from agent.messages import Message
 from agent.store import SessionStore
 from gateway.intake.routing import session_key
@@ -34,7 +35,13 @@ class ShowsTranscript(Protocol):
 
 
 def transcript_line(message: Message) -> TranscriptLine | None:
-    """The bubble of a stored message (None: not one the user sees)."""
+    """The bubble of a stored message (None: not one the user sees: a tool call or result, a system line, a
+    compression summary; a message a summary was merged into shows its own text)."""
+    if is_handoff(message):
+        original = unmerge(message.text)
+        if original == message.text:
+            return None
+        message = message.with_content(original)
     if message.role == "user":
         images = tuple(part.url for part in message.images if part.url.startswith("data:image/"))
         kept = tuple(url for url in images if len(url) <= MAX_THUMBNAIL_CHARS)
