@@ -63,12 +63,19 @@ const FRAMES = {
     for (const item of pending) transcript.add(item.text, "me", { attachments: item.files });
     flush();
   },
-  message(frame) { typing.textContent = ""; transcript.add(frame.text, "bot", { id: frame.id }); },
-  edit(frame) { transcript.edit(frame.id, frame.text); },
+  message(frame) { typing.textContent = ""; transcript.add(frame.text, "bot", { id: frame.id }); answered(frame.text); },
+  edit(frame) { transcript.edit(frame.id, frame.text); answered(frame.text); },
   delete(frame) { transcript.remove(frame.id); },
   typing() { typing.textContent = "Chorus is typing…"; clearTimeout(typingTimer); typingTimer = setTimeout(() => typing.textContent = "", 6000); },
   error(frame) { say(frame.text); },
 };
+
+// A finished reply (not a draft ending in the stream cursor): the oldest question still waiting has its answer.
+function answered(text) {
+  if (text.endsWith(" \u258c")) return;
+  const waiting = document.querySelector("#log .msg.me.pending");
+  if (waiting) waiting.classList.remove("pending");
+}
 
 function flush() { while (pending.length && ws && ws.readyState === WebSocket.OPEN) ws.send(pending.shift().frame); }
 

@@ -28,10 +28,12 @@ async def _connected(adapter: WebAdapter) -> None:
 
 
 def test_the_adapter_knows_the_gateways_stream_cursor() -> None:
-    """The adapter tells streaming drafts (sent again to a page that connects) by the gateway's cursor."""
+    """The adapter (drafts sent again to a page that connects) and the page (a finished reply answers a waiting
+    question) tell drafts by the gateway's cursor."""
     from adapters.web import STREAM_CURSOR as ADAPTER_CURSOR
 
-    assert ADAPTER_CURSOR == STREAM_CURSOR == " \u258c"
+    page = (Path(__file__).resolve().parents[3] / "adapters" / "web" / "chat.js").read_text(encoding="utf-8")
+    assert ADAPTER_CURSOR == STREAM_CURSOR == " \u258c" and 'text.endsWith(" \\u258c")' in page
 
 
 BUBBLES = "[...document.querySelectorAll('.msg')].map((d) => d.className + '|' + d.textContent)"

@@ -32,6 +32,7 @@ SHOWN = ("[...document.querySelectorAll('#log .msg')].map((d) => [d.classList.co
          " d.classList.contains('bot') ? 'bot' : 'notice', (d.querySelector('.body') || {}).textContent || '',"
          " d.querySelectorAll('img.thumb').length])")
 DRAFTING = SHOWN + ".some((b) => b[0] === 'bot' && b[1].endsWith('\\u258c'))"
+WAITING = "document.querySelectorAll('#log .msg.me.pending').length"
 CONNECTED = "document.getElementById('status').textContent === 'connected'"
 
 
@@ -133,13 +134,16 @@ async def test_a_reload_mid_stream_shows_the_reply_in_progress_once(
             await page.reload()
             await page.until(CONNECTED)
             mid = await page.until(DRAFTING + " && " + SHOWN)
+            waiting_mid = await page.evaluate(WAITING)
             hold.set()
             done = await page.until(SHOWN + ".some((b) => b[1] === " + repr(FULL) + ") && " + SHOWN)
+            waiting_done = await page.evaluate(WAITING)
     finally:
         hold.set()
     assert [(who, text) for who, text, _ in mid][:1] == [("me", "stream please")]
     assert [who for who, _, _ in mid] == ["me", "bot"]
     assert done == [["me", "stream please", 0], ["bot", FULL, 0]]
+    assert (waiting_mid, waiting_done) == (1, 0)  # the question is marked waiting until its reply is finished
 
 
 async def test_a_restart_mid_stream_leaves_one_reply_and_no_draft(
