@@ -37,6 +37,11 @@ UPLOAD_TEXTS = {
 }
 
 
+def too_large_text(limit: int) -> str:
+    size = f"{limit / 1_000_000:.1f} MB" if limit >= 1_000_000 else f"{limit / 1_000:.0f} KB"
+    return UPLOAD_TEXTS["too_large"].format(limit=size)
+
+
 def kind_of(mime_type: str) -> Literal["image", "file", "audio", "video"]:
     lowered = mime_type.lower()
     for prefix, kind in KIND_BY_TYPE:
@@ -116,4 +121,4 @@ class UploadStore:
             raise AdapterError("the upload is gone", platform=platform) from None
 
 
-__all__ = ["MAX_ATTACHMENTS", "UPLOAD_TEXTS", "Upload", "UploadStore", "clean_name", "kind_of"]
+__all__ = ["MAX_ATTACHMENTS", "UPLOAD_TEXTS", "Upload", "UploadStore", "clean_name", "kind_of", "too_large_text"]

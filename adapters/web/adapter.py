@@ -27,9 +27,10 @@ import tempfile
 import time
 import uuid
 from collections import defaultdict
+from collections.abc import Awaitable, Callable
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 import structlog
 from aiohttp import WSMsgType, web
@@ -48,9 +49,11 @@ from adapters.normalize import normalize_inbound
 from adapters.text import split_text
 from adapters.web._access import SESSION_COOKIE, WebAccess
 from adapters.web._transcript import LiveDrafts, ShownAnswers, TranscriptSource
-from adapters.web._uploads import MAX_ATTACHMENTS, UPLOAD_TEXTS, UploadStore
+from adapters.web._uploads import MAX_ATTACHMENTS, UPLOAD_TEXTS, UploadStore, too_large_text
 
 log = structlog.get_logger(__name__)
+
+Handler: TypeAlias = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 PLATFORM = "web"
 MAX_CHAT_ID_CHARS = 64
@@ -73,10 +76,6 @@ def _page() -> str:
 
 def _script_text(name: str) -> str:
     return resources.files("adapters.web").joinpath(name).read_text(encoding="utf-8")
-
-
-def _human_size(size: int) -> str:
-    return f"{size / 1_000_000:.1f} MB" if size >= 1_000_000 else f"{size / 1_000:.0f} KB"
 
 
 def _valid_chat_id(raw: str | None) -> str | None:
@@ -139,7 +138,8 @@ class WebAdapter:
         self._uploads = UploadStore(directory)
         await asyncio.to_thread(self._uploads.open)
         # The body cap is checked while the body arrives (aiohttp stops reading past it): an upload's size.
-        app = web.Application(client_max_size=max(MAX_LOGIN_BYTES, self.max_upload_bytes) + 1)
+        app = web.Application(client_max_size=max(MAX_LOGIN_BYTES, self.max_upload_bytes) + 1,
+                              middlewares=[self._upload_cap])  # outside the listener's body deadline
         app.router.add_get("/", self._index)
         for path in SCRIPTS:
             app.router.add_get(path, self._script)
@@ -263,6 +263,22 @@ class WebAdapter:
                 except (ConnectionError, RuntimeError):
                     continue
 
+    def _too_large(self) -> web.Response:
+        return web.json_response({"error": too_large_text(self.max_upload_bytes)}, status=413)
+
+    @web.middleware
+    async def _upload_cap(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        """An upload over the cap gets the one-line refusal: at once on its Content-Length, else when the body
+        reading stops at the cap (aiohttp's `client_max_size`, checked while the body arrives)."""
+        if request.path != "/upload":
+            return await handler(request)
+        if (request.content_length or 0) > self.max_upload_bytes:
+            return self._too_large()
+        try:
+            return await handler(request)
+        except web.HTTPRequestEntityTooLarge:
+            return self._too_large()
+
     async def _upload(self, request: web.Request) -> web.Response:
         """One file, raw in the body; its id for the next message frame, or one short line why not."""
         refusal = self._refusal(request, need_sign_in=True)
@@ -271,15 +287,9 @@ class WebAdapter:
         chat_id = _valid_chat_id(request.query.get("chat"))
         if chat_id is None or self._uploads is None:
             return web.json_response({"error": "expected /upload?chat=<chat id>&name=<file name>"}, status=400)
-        too_large = UPLOAD_TEXTS["too_large"].format(limit=_human_size(self.max_upload_bytes))
-        if (request.content_length or 0) > self.max_upload_bytes:
-            return web.json_response({"error": too_large}, status=413)  # said before a byte is read
-        try:
-            data = await request.read()  # capped while it arrives (client_max_size)
-        except web.HTTPRequestEntityTooLarge:
-            return web.json_response({"error": too_large}, status=413)
+        data = await request.read()  # read already, within the cap (`_upload_cap`)
         if len(data) > self.max_upload_bytes:
-            return web.json_response({"error": too_large}, status=413)
+            return self._too_large()
         if not data:
             return web.json_response({"error": UPLOAD_TEXTS["empty"]}, status=400)
         mime_type = request.headers.get("Content-Type", "").split(";", 1)[0].strip()[:100]
