@@ -1,7 +1,7 @@
 """The web chat page in headless Chromium against a real `chorus run` and the fake model.
 
 A picture sent with the attach button and seen by the model; /stop, a reload and a restart of the daemon in
-the middle of a streaming reply; /undo. The reply is held before its last chunk by the fake model
+the middle of a streaming reply; /undo; a token login. The reply is held before its last chunk by the fake model
 (`Reply.hold_last_chunk`) until the test has done what it checks mid-stream. With `CHORUS_SCREENSHOTS=<dir>`
 the pictures of the issue's closing note are written there (`webchat-upload.png`, `webchat-desktop.png`,
 `webchat-phone.png`).
@@ -37,10 +37,10 @@ CONNECTED = "document.getElementById('status').textContent === 'connected'"
 
 
 @asynccontextmanager
-async def _chorus(fake: FakeOpenAI, home: Path, tmp_path: Path) -> AsyncIterator[tuple[Any, int]]:
-    """`chorus run` on a free port: (its process, the web chat's port)."""
+async def _chorus(fake: FakeOpenAI, home: Path, tmp_path: Path, **web: Any) -> AsyncIterator[tuple[Any, int]]:
+    """`chorus run` on a free port (`web`: more `platforms.web` keys): (its process, the web chat's port)."""
     config = tmp_path / "config.yaml"
-    write_daemon_config(config, home, fake.base_url)
+    write_daemon_config(config, home, fake.base_url, **web)
     process, lines = await start_daemon(config)
     try:
         yield process, web_port(lines)
@@ -195,3 +195,26 @@ async def test_undo_removes_the_last_exchange_from_the_page(fake_openai: FakeOpe
                                  + SHOWN)
     assert after[:2] == [["me", "first", 0], ["bot", "echo: first", 0]]
     assert after[2][0] == "bot" and "second" not in after[2][1]
+
+
+async def test_a_token_login_then_the_chat_and_its_transcript_after_a_reload(
+    fake_openai: FakeOpenAI, home: Path, tmp_path: Path,
+) -> None:
+    """`platforms.web.auth: token`: the sign-in form first (a wrong token refused), then the chat; a reload keeps
+    the session cookie and shows the stored exchange."""
+    submit = "document.getElementById('token').value = {!r}; document.getElementById('signin').requestSubmit(); true"
+    async with _chorus(fake_openai, home, tmp_path, auth="token", token="daemon-token") as (_process, port), \
+            open_page(f"http://127.0.0.1:{port}/?chat=signed", tmp_path / "profile") as page:
+        await page.until("!document.getElementById('signin').hidden")
+        await page.evaluate(submit.format("not-the-token"))
+        refused = await page.until("document.getElementById('status').textContent === 'wrong token'")
+        await page.evaluate(submit.format("daemon-token"))
+        await page.until(CONNECTED)
+        await _say(page, "hello after sign-in")
+        await page.until(SHOWN + ".some((b) => b[1] === 'echo: hello after sign-in')")
+        await page.reload()
+        await page.until(CONNECTED)
+        reloaded = await page.until(SHOWN + ".length === 2 && " + SHOWN)
+        form_hidden = await page.evaluate("document.getElementById('signin').hidden")
+    assert (refused, form_hidden) == (True, True)
+    assert reloaded == [["me", "hello after sign-in", 0], ["bot", "echo: hello after sign-in", 0]]
