@@ -247,6 +247,7 @@ class WebAdapter:
             lines = await self.transcript(chat_id)
         except Exception as exc:  # noqa: BLE001 - the page keeps what it shows; the chat itself still works
             log.warning("web.transcript_failed", error=type(exc).__name__)
+            await ws.send_json({"type": "history", "messages": None})  # unavailable: the page sends what it holds
             return
         await ws.send_json({"type": "history", "messages": [line.as_frame() for line in lines]})
         if self._answers.shown(ws, lines):

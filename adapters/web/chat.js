@@ -58,9 +58,12 @@ const FRAMES = {
     if (!drawsTranscript) flush();
   },
   banner(frame) { banner.textContent = frame.text; banner.style.display = "block"; },
+  // messages null: the server could not read the stored session this time; the page keeps what it shows.
   history(frame) {
-    transcript.redraw(frame.messages);
-    for (const item of pending) transcript.add(item.text, "me", { attachments: item.files });
+    if (frame.messages) {
+      transcript.redraw(frame.messages);
+      for (const item of pending) transcript.add(item.text, "me", { attachments: item.files });
+    }
     flush();
   },
   message(frame) { typing.textContent = ""; transcript.add(frame.text, "bot", { id: frame.id }); answered(frame.text); },

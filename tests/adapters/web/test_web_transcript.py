@@ -104,3 +104,15 @@ async def test_a_changed_transcript_is_sent_again_to_every_page_of_the_chat() ->
             await adapter.transcript_changed(CHAT)
             after = [(await _frames_until(ws, "history"))[-1]["messages"] for ws in (first, second)]
     assert [len(messages) for messages in before] == [2, 2] and after == [[], []]
+
+
+async def test_a_transcript_that_cannot_be_read_leaves_the_page_as_it_is() -> None:
+    """The store failing: `history` with no messages (the page keeps its bubbles and sends what it holds)."""
+    async def failing(_chat_id: str) -> Sequence[TranscriptLine]:
+        raise ConnectionError("store down")
+
+    async with _adapter() as (adapter, _stored):
+        adapter.transcript = failing
+        async with _page(adapter) as page:
+            frames = await _frames_until(page, "history")
+    assert frames[0]["transcript"] is True and frames[-1] == {"type": "history", "messages": None}
