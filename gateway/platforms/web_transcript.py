@@ -4,14 +4,16 @@ Owns `StoredTranscript` (the `TranscriptSource` the gateway hands the web adapte
 (the adapter capability the gateway uses: take a source, redraw the pages of a chat).
 
 A page's transcript is the chat's active session as stored (user and assistant messages with text; tool
-calls, tool results, system lines and compression summaries are not bubbles), pictures as their stored `data:` URLs (up to
-`MAX_THUMBNAIL_CHARS` each; a larger one is named instead), followed by the user's messages still waiting
-in the session's lane (the turn running, the queued ones: not stored until answered), marked pending.
+calls, tool results, system lines and compression summaries are not bubbles), pictures as their stored
+`data:` URLs (up to `MAX_THUMBNAIL_CHARS` each and `MAX_HISTORY_IMAGE_CHARS` together, the newest first;
+the others are named), followed by the user's messages still waiting in the session's lane (the turn
+running, the queued ones: not stored until answered), marked pending.
 A stopped reply is stored marked stopped by the turn (`stopped_text`), so it is shown as it was left.
 """
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
 
@@ -23,6 +25,7 @@ from agent.store import SessionStore
 from gateway.intake.routing import session_key
 
 MAX_THUMBNAIL_CHARS = 2_000_000  # a data: URL this long is about 1.5 MB of picture
+MAX_HISTORY_IMAGE_CHARS = 8_000_000  # all pictures of one `history` frame together, the newest kept first
 
 
 @runtime_checkable
@@ -50,6 +53,21 @@ def transcript_line(message: Message) -> TranscriptLine | None:
     if message.role == "assistant" and message.text.strip():
         return TranscriptLine("assistant", message.text)
     return None
+
+
+def within_budget(lines: list[TranscriptLine], budget: int = MAX_HISTORY_IMAGE_CHARS) -> list[TranscriptLine]:
+    """`lines` with their pictures kept newest first while their data fits `budget`; older ones become names."""
+    kept: list[TranscriptLine] = []
+    for line in reversed(lines):
+        images = []
+        for url in line.images:
+            if len(url) <= budget:
+                images.append(url)
+                budget -= len(url)
+        dropped = len(line.images) - len(images)
+        kept.append(line if not dropped else
+                    dataclasses.replace(line, images=tuple(images), files=line.files + ("picture",) * dropped))
+    return kept[::-1]
 
 
 def pending_line(message: InboundMessage) -> TranscriptLine:
@@ -80,9 +98,10 @@ class StoredTranscript:
         key = session_key(profile=self._profile, platform="web", kind="dm", chat_id=chat_id, thread_id=None,
                           user_id=None)
         stored = await asyncio.to_thread(self._stored, key)
-        lines = [line for message in stored if (line := transcript_line(message)) is not None]
+        lines = within_budget([line for message in stored if (line := transcript_line(message)) is not None])
         lines.extend(pending_line(message) for message in self._waiting(key))
         return lines
 
 
-__all__ = ["MAX_THUMBNAIL_CHARS", "ShowsTranscript", "StoredTranscript", "pending_line", "transcript_line"]
+__all__ = ["MAX_HISTORY_IMAGE_CHARS", "MAX_THUMBNAIL_CHARS", "ShowsTranscript", "StoredTranscript", "pending_line",
+           "transcript_line", "within_budget"]
