@@ -19,7 +19,6 @@ const transcript = new Transcript($("log"));
 // Messages typed while disconnected: { frame, text, files }, sent once the server has drawn the transcript
 // (a redraw before they reach it would drop their bubbles), then drawn again after it.
 const pending = [];
-let drawsTranscript = false;
 let ws = null, typingTimer = null, retry = 500;
 const say = (text) => transcript.add(text, "notice");
 const attachments = new Attachments({ chatId: () => chatId, say, button: $("attach"), input: $("files"),
@@ -54,8 +53,7 @@ const FRAMES = {
     banner.textContent = ""; banner.style.display = "none";
     if (frame.chat_id) showId(frame.chat_id);
     if (frame.upload_limit) attachments.limit = frame.upload_limit;
-    drawsTranscript = Boolean(frame.transcript);
-    if (!drawsTranscript) flush();
+    if (!frame.transcript) flush();  // else after the `history` that follows
   },
   banner(frame) { banner.textContent = frame.text; banner.style.display = "block"; },
   // messages null: the server could not read the stored session this time; the page keeps what it shows.
