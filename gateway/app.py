@@ -61,6 +61,7 @@ from gateway.ops.events import EventBus, MessageAccepted, TaskDied
 from gateway.ops.health import AdapterWatch, Readiness, StoreHealth
 from gateway.ops.logs import kept
 from gateway.ops.supervise import Supervisor
+from gateway.platforms.web_transcript import ShowsTranscript, StoredTranscript
 from gateway.sessions.agents import AgentPool
 from gateway.sessions.service import SessionService
 from gateway.sessions.turns import TurnRunner
@@ -153,6 +154,14 @@ class Gateway:
         self.journal_backlog: JournalBacklog | None = None  # the shared journal's, as of the last lease round
         self._receipts: dict[str, IntakeReceipts] = {}  # adapters whose webhooks wait for their message to be recorded
         self._texts = RecentTexts()  # what an edit changed, when its platform does not say
+        for adapter in parts.adapters.values():
+            if isinstance(adapter, ShowsTranscript):  # the web chat: its pages show the stored session
+                adapter.transcript = StoredTranscript(parts.store, profile=parts.intake.settings.profile,
+                                                      waiting=self._waiting_messages)
+
+    def _waiting_messages(self, key: str) -> list[InboundMessage]:
+        """The user's messages of a session not answered yet (running or queued turns; not commands)."""
+        return [job.message for job in self.lanes.waiting(key) if job.kind == "turn" and job.command is None]
 
     def _new_lanes(self) -> SessionLanes:
         parts = self.parts
@@ -499,12 +508,16 @@ class Gateway:
             return True
         if isinstance(spec.run, Immediate):
             call = CommandCall(command, message, where, self._commands_host(), language)
-            self._side_task(self._command(spec.run, call))
+            self._side_task(self._command(spec.run, call, changes_history=spec.changes_history))
             return True
         return False
 
-    async def _command(self, run: Immediate, call: CommandCall) -> None:
+    async def _command(self, run: Immediate, call: CommandCall, *, changes_history: bool = False) -> None:
         text = await run.handler(call)
+        if changes_history:  # /undo, /new: pages that show the stored session draw it again
+            adapter = self.parts.adapters.get(call.route.target.platform)
+            if isinstance(adapter, ShowsTranscript):
+                await adapter.transcript_changed(call.route.target.chat_id)
         if text:  # "": answered already (a button press answered privately)
             await self.parts.delivery.send_notice(call.route.target, text)
 

@@ -205,6 +205,9 @@ def check_engine(config: ChorusConfig) -> None:
                      sections=handoff_sections(config.compression))
 
 
+WEB_UPLOADS_DIR = "web_uploads"  # under the home: files sent in the web chat, until their turn read them
+
+
 def listener_limits(config: ChorusConfig) -> ListenerLimits:
     """`gateway.read_timeout_seconds` and `gateway.max_connections`, for every port the process listens on."""
     return ListenerLimits(read_timeout_seconds=config.gateway.read_timeout_seconds,
@@ -217,8 +220,11 @@ def build_adapters(config: ChorusConfig, *, banner: str = "") -> dict[str, Platf
     platforms = config.platforms
     if platforms.web.enabled:
         login = resolve_web_login(platforms.web, config.home_dir)  # a token off loopback (ConfigError if none can be had)
+        # Uploads wait in the home (a turn replayed after a restart still reads them), capped like every download.
         adapters["web"] = WebAdapter(host=platforms.web.host, port=platforms.web.port, banner=banner,
-                                     limits=listener_limits(config), access=login.access)
+                                     limits=listener_limits(config), access=login.access,
+                                     uploads_dir=config.home_dir / WEB_UPLOADS_DIR,
+                                     max_upload_bytes=config.gateway.max_attachment_bytes)
     if platforms.console:
         adapters["console"] = ConsoleAdapter()
     for name, factory_name in PLATFORM_FACTORIES.items():

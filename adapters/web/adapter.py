@@ -1,32 +1,43 @@
 """`WebAdapter`: a chat page and a websocket, one chat per browser tab or client.
 
-Owns the page route (`/`), its vendored scripts (`/vendor/marked.umd.js`, `/vendor/purify.min.js`), the sign-in routes (`GET|POST /login`, `POST /logout`),
-the websocket route (`/ws?chat=<id>`) and its JSON frames. With a token
-required (`WebAccess`, `adapters/web/_access.py`), the websocket and the
-sign-in POSTs answer only a signed-in client from an allowed Origin; the page
-itself (a sign-in form until then) and `GET /login` (is a token required, am I
-signed in?) hold no chat data and are open. Each client keeps its chat id (the page stores it in localStorage);
-every chat is a DM. Client → server: `{"type": "message", "text": ..., "client_id": ...}`.
-Server → client: `hello`, `banner`, `message` (id, text), `edit` (id, text),
-`delete` (id), `typing`. Knows nothing of the gateway or agents: inbound
-messages go on the queue handed to `start`.
+Owns the page route (`/`), its scripts (`/static/*.js`, the page's own modules; `/vendor/marked.umd.js`,
+`/vendor/purify.min.js`), the sign-in routes (`GET|POST /login`, `POST /logout`), the upload route
+(`POST /upload?chat=<id>&name=<file name>`, `adapters/web/_uploads.py`), the websocket route
+(`/ws?chat=<id>`) and its JSON frames. With a token required (`WebAccess`, `adapters/web/_access.py`),
+the websocket, the uploads and the sign-in POSTs answer only a signed-in client from an allowed Origin;
+the page itself (a sign-in form until then), its scripts and `GET /login` (is a token required, am I
+signed in?) hold no chat data and are open. Each client keeps its chat id (the page stores it in
+localStorage); every chat is a DM.
+
+Client → server: `{"type": "message", "text": ..., "client_id": ..., "attachments": [{"id", "name",
+"mime_type"}]}` (ids from `/upload`). Server → client: `hello` (chat_id, upload_limit, transcript: will
+`history` follow), `banner`,
+`history` (the stored conversation, from the `TranscriptSource` the gateway sets, on every connect and
+when a command such as `/undo` changed it), `message` (id, text), `edit` (id, text), `delete` (id),
+`typing`, `error`. After `history`, the drafts still streaming are sent again as `message` frames.
+Knows nothing of the gateway or agents: inbound messages go on the queue handed to `start`.
 """
 from __future__ import annotations
 
 import asyncio
 import itertools
 import json
+import shutil
+import tempfile
 import time
 import uuid
 from collections import defaultdict
+from collections.abc import Awaitable, Callable
 from importlib import resources
-from typing import Any
+from pathlib import Path
+from typing import Any, TypeAlias
 
 import structlog
 from aiohttp import WSMsgType, web
 
 from adapters.base import (
     AdapterError,
+    Attachment,
     ChatTarget,
     InboundMessage,
     PlatformLimits,
@@ -37,8 +48,12 @@ from adapters.listeners import ListenerLimits, serve
 from adapters.normalize import normalize_inbound
 from adapters.text import split_text
 from adapters.web._access import SESSION_COOKIE, WebAccess
+from adapters.web._transcript import LiveDrafts, ShownAnswers, TranscriptSource
+from adapters.web._uploads import MAX_ATTACHMENTS, UPLOAD_TEXTS, UploadStore, too_large_text
 
 log = structlog.get_logger(__name__)
+
+Handler: TypeAlias = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 PLATFORM = "web"
 MAX_CHAT_ID_CHARS = 64
@@ -48,15 +63,19 @@ MAX_LANGUAGE_CHARS = 35  # a BCP 47 tag (navigator.language) is short
 WEB_LIMITS = PlatformLimits(max_message_chars=20_000, supports_edit=True, min_edit_interval_seconds=1.0)
 
 
-# The page's vendored scripts (from npm, licences beside them): served under /vendor/, nothing else is.
-VENDORED = ("marked.umd.js", "purify.min.js")
+# The page's scripts: its own modules under /static/, the vendored ones (from npm, licences beside them)
+# under /vendor/; nothing else of the package is served.
+SCRIPTS = {
+    "/static/chat.js": "chat.js", "/static/bubbles.js": "bubbles.js", "/static/attach.js": "attach.js",
+    "/vendor/marked.umd.js": "marked.umd.js", "/vendor/purify.min.js": "purify.min.js",
+}
 
 
 def _page() -> str:
     return resources.files("adapters.web").joinpath("page.html").read_text(encoding="utf-8")
 
 
-def _vendored(name: str) -> str:
+def _script_text(name: str) -> str:
     return resources.files("adapters.web").joinpath(name).read_text(encoding="utf-8")
 
 
@@ -81,6 +100,8 @@ class WebAdapter:
         port: TCP port; 0 picks a free one (read `port` after `start`).
         banner: a line shown at the top of the page (e.g. "no model configured: set …").
         access: the token a client must present (None: no login) and the extra allowed Origins.
+        uploads_dir: where uploaded files wait for their turn (None: a temporary directory, removed at stop).
+        max_upload_bytes: the largest upload taken (`gateway.max_attachment_bytes`); a larger one is refused.
     """
 
     name = PLATFORM
@@ -88,7 +109,7 @@ class WebAdapter:
 
     def __init__(
         self, *, host: str = "127.0.0.1", port: int = 8080, banner: str = "", limits: ListenerLimits | None = None,
-        access: WebAccess | None = None,
+        access: WebAccess | None = None, uploads_dir: Path | None = None, max_upload_bytes: int = 10_000_000,
     ) -> None:
         self.host = host
         self.port = port
@@ -102,6 +123,12 @@ class WebAdapter:
         # Ids unique across restarts: a page kept open (or reloaded) never confuses this run's
         # message 3 with the last run's.
         self._run = uuid.uuid4().hex[:8]
+        self._uploads_dir = uploads_dir
+        self._uploads: UploadStore | None = None
+        self.max_upload_bytes = max_upload_bytes
+        self._drafts = LiveDrafts()
+        self._answers = ShownAnswers()
+        self.transcript: TranscriptSource | None = None  # set by the gateway: the stored conversation of a chat
 
     @property
     def started(self) -> bool:
@@ -115,10 +142,16 @@ class WebAdapter:
         if self._runner is not None:
             raise RuntimeError("WebAdapter is already started; call stop() first")
         self._queue = inbound
-        app = web.Application(client_max_size=4 * MAX_INBOUND_CHARS)
+        directory = self._uploads_dir or Path(tempfile.mkdtemp(prefix="chorus-web-uploads-"))
+        self._uploads = UploadStore(directory)
+        await asyncio.to_thread(self._uploads.open)
+        # The body cap is checked while the body arrives (aiohttp stops reading past it): an upload's size.
+        app = web.Application(client_max_size=max(MAX_LOGIN_BYTES, self.max_upload_bytes) + 1,
+                              middlewares=[self._upload_cap])  # outside the listener's body deadline
         app.router.add_get("/", self._index)
-        for name in VENDORED:
-            app.router.add_get(f"/vendor/{name}", self._script)
+        for path in SCRIPTS:
+            app.router.add_get(path, self._script)
+        app.router.add_post("/upload", self._upload)
         app.router.add_get("/login", self._login_state)
         app.router.add_post("/login", self._login)
         app.router.add_post("/logout", self._logout)
@@ -135,14 +168,17 @@ class WebAdapter:
                 await ws.close()
         self._sockets.clear()
         await runner.cleanup()
+        if self._uploads_dir is None and self._uploads is not None:
+            shutil.rmtree(self._uploads.directory, ignore_errors=True)
 
     async def _index(self, _request: web.Request) -> web.Response:
         return web.Response(text=_page(), content_type="text/html")
 
     async def _script(self, request: web.Request) -> web.Response:
-        name = request.path.rsplit("/", 1)[-1]
-        return web.Response(text=_vendored(name), content_type="text/javascript",
-                            headers={"Cache-Control": "max-age=3600"})
+        # The page's own modules are revalidated (they change with the gateway); the vendored ones are cached.
+        cache = "max-age=3600" if request.path.startswith("/vendor/") else "no-cache"
+        return web.Response(text=_script_text(SCRIPTS[request.path]), content_type="text/javascript",
+                            headers={"Cache-Control": cache})
 
     def _refusal(self, request: web.Request, *, need_sign_in: bool) -> web.Response | None:
         """403 for a foreign Origin, 401 for a client not signed in (when `need_sign_in`), else None."""
@@ -197,9 +233,11 @@ class WebAdapter:
         chat_id = _valid_chat_id(request.query.get("chat")) or uuid.uuid4().hex
         self._sockets[chat_id].add(ws)
         try:
-            await ws.send_json({"type": "hello", "chat_id": chat_id})
+            await ws.send_json({"type": "hello", "chat_id": chat_id, "upload_limit": self.max_upload_bytes,
+                                "transcript": self.transcript is not None})
             if self.banner:
                 await ws.send_json({"type": "banner", "text": self.banner})
+            await self._send_transcript(chat_id, ws)
             async for frame in ws:
                 if frame.type == WSMsgType.TEXT:
                     await self._on_frame(chat_id, frame.data, ws)
@@ -208,6 +246,87 @@ class WebAdapter:
             if not self._sockets[chat_id]:
                 del self._sockets[chat_id]
         return ws
+
+    async def _send_transcript(self, chat_id: str, ws: web.WebSocketResponse) -> None:
+        """The stored conversation, then this run's drafts still streaming (each once, under its id)."""
+        if self.transcript is None:
+            return
+        try:
+            lines = await self.transcript(chat_id)
+        except Exception as exc:  # noqa: BLE001 - the page keeps what it shows; the chat itself still works
+            log.warning("web.transcript_failed", error=type(exc).__name__)
+            await ws.send_json({"type": "history", "messages": None})  # unavailable: the page sends what it holds
+            return
+        await ws.send_json({"type": "history", "messages": [line.as_frame() for line in lines]})
+        if self._answers.shown(ws, lines):
+            return  # the last question is answered in the store: a draft still open is that answer's
+        for message_id, text in self._drafts.of(chat_id):
+            await ws.send_json({"type": "message", "id": message_id, "text": text})
+
+    async def transcript_changed(self, chat_id: str) -> None:
+        """The stored conversation changed other than by a new reply (`/undo`, `/new`): every page redraws it."""
+        for ws in list(self._sockets.get(chat_id, ())):
+            if not ws.closed:
+                try:
+                    await self._send_transcript(chat_id, ws)
+                except (ConnectionError, RuntimeError):
+                    continue
+
+    def _too_large(self) -> web.Response:
+        return web.json_response({"error": too_large_text(self.max_upload_bytes)}, status=413)
+
+    @web.middleware
+    async def _upload_cap(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        """An upload over the cap gets the one-line refusal: at once on its Content-Length, else when the body
+        reading stops at the cap (aiohttp's `client_max_size`, checked while the body arrives)."""
+        if request.path != "/upload":
+            return await handler(request)
+        if (request.content_length or 0) > self.max_upload_bytes:
+            return self._too_large()
+        try:
+            return await handler(request)
+        except web.HTTPRequestEntityTooLarge:
+            return self._too_large()
+
+    async def _upload(self, request: web.Request) -> web.Response:
+        """One file, raw in the body; its id for the next message frame, or one short line why not."""
+        refusal = self._refusal(request, need_sign_in=True)
+        if refusal is not None:
+            return refusal
+        chat_id = _valid_chat_id(request.query.get("chat"))
+        if chat_id is None or self._uploads is None:
+            return web.json_response({"error": "expected /upload?chat=<chat id>&name=<file name>"}, status=400)
+        data = await request.read()  # read already, within the cap (`_upload_cap`)
+        if len(data) > self.max_upload_bytes:
+            return self._too_large()
+        if not data:
+            return web.json_response({"error": UPLOAD_TEXTS["empty"]}, status=400)
+        mime_type = request.headers.get("Content-Type", "").split(";", 1)[0].strip()[:100]
+        upload = await asyncio.to_thread(self._uploads.put, chat_id, request.query.get("name", ""), mime_type, data)
+        log.info("web.uploaded", kind=upload.as_frame()["kind"], size=upload.size)
+        return web.json_response(upload.as_frame())
+
+    def _attachments(self, chat_id: str, raw: object) -> tuple[Attachment, ...] | str:
+        """The frame's attachments (uploads of this chat), or the short line that refuses them."""
+        if not isinstance(raw, list) or not raw:
+            return ()
+        if len(raw) > MAX_ATTACHMENTS or self._uploads is None:
+            return UPLOAD_TEXTS["too_many"].format(n=MAX_ATTACHMENTS)
+        found: list[Attachment] = []
+        for item in raw:
+            named = item if isinstance(item, dict) else {}
+            attachment = self._uploads.attachment(chat_id, str(named.get("id", "")), name=str(named.get("name", "")),
+                                                  mime_type=str(named.get("mime_type", ""))[:100])
+            if attachment is None:
+                return UPLOAD_TEXTS["not_found"]
+            found.append(attachment)
+        return tuple(found)
+
+    async def fetch_attachment(self, attachment: Attachment, *, max_bytes: int) -> bytes:
+        """An uploaded file's bytes (`AttachmentSource`): `AttachmentTooLarge` over `max_bytes`."""
+        if self._uploads is None or attachment.ref is None:
+            raise AdapterError("the web chat holds no such upload", platform=PLATFORM)
+        return await asyncio.to_thread(self._uploads.read, attachment.ref, max_bytes=max_bytes, platform=PLATFORM)
 
     async def _on_frame(self, chat_id: str, data: str, ws: web.WebSocketResponse) -> None:
         try:
@@ -219,6 +338,10 @@ class WebAdapter:
             await ws.send_json({"type": "error", "text": 'expected {"type": "message", "text": "..."}'})
             return
         text = frame["text"][:MAX_INBOUND_CHARS]
+        attachments = self._attachments(chat_id, frame.get("attachments"))
+        if isinstance(attachments, str):
+            await ws.send_json({"type": "error", "text": attachments})
+            return
         client_id = str(frame.get("client_id") or uuid.uuid4().hex)[:MAX_CHAT_ID_CHARS]
         message = normalize_inbound(InboundMessage(
             platform=PLATFORM,
@@ -231,14 +354,20 @@ class WebAdapter:
             timestamp=time.time(),
             delivery_id=f"{PLATFORM}:{chat_id}:{client_id}",
             language=_language_tag(frame.get("language")),
+            attachments=attachments,
         ))
         if self._queue is not None:
             await self._queue.put(message)
 
-    async def _broadcast(self, chat_id: str, frame: dict[str, Any]) -> int:
+    async def _broadcast(self, chat_id: str, frame: dict[str, Any], *, reply_text: str | None = None) -> int:
+        """Send `frame` to the chat's pages; how many have it. `reply_text`: a finished reply, which a page
+        whose transcript already holds it (it was stored before a resend reached it) counts without a copy."""
         sent = 0
         for ws in list(self._sockets.get(chat_id, ())):
             if ws.closed:
+                continue
+            if reply_text is not None and self._answers.take(ws, reply_text):
+                sent += 1
                 continue
             try:
                 await ws.send_json(frame)
@@ -255,19 +384,23 @@ class WebAdapter:
         for chunk in split_text(text, self.limits.max_message_chars) or [""]:
             message_id = f"{self._run}-{next(self._ids)}"
             frame = {"type": "message", "id": message_id, "text": chunk, "reply_to": reply_to}
-            if not await self._broadcast(target.chat_id, frame):
+            if not await self._broadcast(target.chat_id, frame, reply_text=chunk):
                 raise AdapterError("the web client went away before the message was sent", platform=PLATFORM)
+            self._drafts.shown(target.chat_id, message_id, chunk)
             sent.append(SentMessage(target=target, message_id=message_id))
         return sent
 
     async def edit(self, sent: SentMessage, text: str) -> None:
-        if not await self._broadcast(sent.target.chat_id, {"type": "edit", "id": sent.message_id, "text": text}):
+        self._drafts.shown(sent.target.chat_id, sent.message_id, text)  # a page connecting meanwhile sees it too
+        frame = {"type": "edit", "id": sent.message_id, "text": text}
+        if not await self._broadcast(sent.target.chat_id, frame, reply_text=text):
             raise AdapterError("no web client is connected to this chat", platform=PLATFORM)
 
     async def typing(self, target: ChatTarget) -> None:
         await self._broadcast(target.chat_id, {"type": "typing"})
 
     async def delete(self, sent: SentMessage) -> None:
+        self._drafts.gone(sent.target.chat_id, sent.message_id)
         await self._broadcast(sent.target.chat_id, {"type": "delete", "id": sent.message_id})
 
     def routes(self) -> list[web.RouteDef]:

@@ -1,6 +1,7 @@
 """Context management: the `ContextEngine` contract and the built-in `ContextCompressor`."""
 from agent.context._cut import cut_largest
 from agent.context._drop import drop_oldest
+from agent.context._handoff import is_handoff, unmerge
 from agent.context._summarizer import FallbackOnly, ModelSummarizer, Summarizer, SummaryRequest
 from agent.context.compressor import ContextCompressor
 from agent.context.engine import (
@@ -21,6 +22,8 @@ from agent.context.thresholds import compute_threshold
 __all__ = [
     "cut_largest",
     "drop_oldest",
+    "is_handoff",
+    "unmerge",
     "CompressionEvent",
     "CompressionExplain",
     "CompressionResult",

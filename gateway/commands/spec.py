@@ -54,6 +54,7 @@ class CommandSpec:
         aliases: other names parsed as this command (`/reset` is `/new`); not in the menus.
         usage: what follows the name in `/help` (`[NAME]`).
         help: the msgid of its `/help` line when it says more than `description`.
+        changes_history: it rewrites the stored conversation (`/undo`, `/new`): pages showing it redraw it.
     """
 
     name: str
@@ -63,6 +64,7 @@ class CommandSpec:
     aliases: tuple[str, ...] = ()
     usage: str = ""
     help: str = ""
+    changes_history: bool = False
 
     def __post_init__(self) -> None:
         if not self.name.isascii() or not self.name.islower() or " " in self.name:

@@ -98,7 +98,7 @@ async def undo(call: CommandCall) -> Phrase:
 
 COMMANDS = CommandTable((
     CommandSpec("new", msgid("command.new.description"), Immediate(new), who="admin", aliases=("reset",),
-                help=msgid("command.new.help")),
+                help=msgid("command.new.help"), changes_history=True),
     CommandSpec("compress", msgid("command.compress.description"), Queued(compress), who="admin",
                 help=msgid("command.compress.help")),
     CommandSpec("status", msgid("command.status.description"), Immediate(status),
@@ -108,7 +108,7 @@ COMMANDS = CommandTable((
     CommandSpec("model", msgid("command.model.description"), Immediate(model), who="admin_to_change",
                 usage="[NAME]", help=msgid("command.model.help")),
     CommandSpec("undo", msgid("command.undo.description"), Immediate(undo),
-                help=msgid("command.undo.help")),
+                help=msgid("command.undo.help"), changes_history=True),
     CommandSpec("retry", msgid("command.retry.description"), Queued(retry),
                 help=msgid("command.retry.help")),
     CommandSpec("memory", msgid("command.memory.description"), Immediate(memory),

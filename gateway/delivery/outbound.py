@@ -358,12 +358,23 @@ class StreamPreview:
     def reset(self) -> None:
         self._text.clear()
 
+    @property
+    def text(self) -> str:
+        """What streamed so far (without the cursor)."""
+        return "".join(self._text)
+
     async def finish(self) -> None:
-        """The turn was stopped: the draft becomes a finished message, what streamed so far without the cursor."""
+        """The turn was stopped: the draft becomes a finished message, what streamed so far marked stopped."""
         await self.settle()
         if self.draft is not None:
-            await self._delivery.edit_text(self.draft, "".join(self._text).rstrip() or say(self._language, "stream.stopped"),
-                                           final=True)
+            await self._delivery.edit_text(self.draft, stopped_text(self.text, say(self._language, "stream.stopped")), final=True)
+
+
+def stopped_text(partial: str, mark: str) -> str:
+    """A reply stopped from the chat, as its draft shows it and as the session keeps it: the text so far, then `mark`
+    (the catalogue's "stream.stopped" in the chat's language) on a line of its own."""
+    kept = partial.rstrip()
+    return f"{kept}\n\n{mark}" if kept else mark
 
 
 def typing_while(adapter: PlatformAdapter | None, target: ChatTarget) -> Typing:
@@ -413,4 +424,5 @@ class Typing:
             await asyncio.sleep(TYPING_INTERVAL)  # a refresh timer
 
 
-__all__ = ["Delivery", "DeliveryResult", "SendFailure", "SetAside", "EditThrottle", "StreamPreview", "Typing", "typing_while"]
+__all__ = ["Delivery", "DeliveryResult", "SendFailure", "SetAside", "EditThrottle", "StreamPreview", "Typing", "stopped_text",
+           "typing_while"]

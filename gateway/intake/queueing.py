@@ -207,6 +207,14 @@ class SessionLanes:
                 return lane.jobs[index]
         return None
 
+    def waiting(self, key: str) -> list[Job]:
+        """The session's jobs not finished yet, in order: the running one, the queued ones, a collecting burst."""
+        lane = self._lanes.get(key)
+        if lane is None:
+            return []
+        current = [lane.current_job] if lane.current_job is not None and lane.current is not None else []
+        return [*current, *lane.jobs, *([lane.collecting] if lane.collecting is not None else [])]
+
     def stop(self, key: str) -> Job | None:
         """Cancel the running job of `key` (queued ones still run); returns it, or None if nothing ran."""
         lane = self._lanes.get(key)

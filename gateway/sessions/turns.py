@@ -31,7 +31,7 @@ from agent.context.engine import CompressionResult
 from agent.loop import TurnResult, TurnUsage
 from agent.memory import NotesStore
 from agent.memory.providers import MemoryManager
-from agent.messages import Message, user
+from agent.messages import Message, assistant, user
 from agent.model_retry import retry_notice
 from agent.session import SessionAgent
 from agent.tools.base import ToolContext
@@ -46,7 +46,7 @@ from gateway.commands.table import COMMANDS
 from gateway.coord.base import OutboundItem
 from gateway.coord.hold import LockBusy
 from gateway.delivery.notices import NoticeBoard, agent_notice
-from gateway.delivery.outbound import STOP_FINISH_SECONDS, Delivery, StreamPreview, typing_while
+from gateway.delivery.outbound import STOP_FINISH_SECONDS, Delivery, StreamPreview, stopped_text, typing_while
 from gateway.delivery.reactions import Reactions
 from gateway.delivery.tool_progress import ProgressMode, ToolProgress
 from gateway.i18n import Phrase, say
@@ -517,6 +517,8 @@ class TurnRunner:
                 # Stopped from the chat: no cursor left on the partial reply (a shutdown keeps it for the resume).
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(preview.finish(), STOP_FINISH_SECONDS)
+            if cancel.args == (STOPPED,):
+                await self._keep_stopped(job, agent, turn_message, retry=retry, partial=preview.text if preview else "")
             raise
         if result.compressed:
             agent.state.marks.stalled_at = None
@@ -546,6 +548,13 @@ class TurnRunner:
             )
             self._syncs.add(sync)
             sync.add_done_callback(self._syncs.discard)
+
+    async def _keep_stopped(self, job: Job, agent: SessionAgent, asked: Message, *, retry: bool, partial: str) -> None:
+        """A turn stopped from the chat: the session keeps the question and the reply as far as it was shown, marked
+        stopped, so a reloaded page (and the model, next turn) see what the user saw. A /retry's question is stored."""
+        reply = assistant(stopped_text(partial, say(job.language, "stream.stopped")))
+        agent.history.extend([asked, reply])
+        await self._sessions.persist_through(job.route, agent, compressed=False, new=[reply] if retry else [asked, reply])
 
     async def _send_reply(self, job: Job, reply: str, *, tally: Tally | None, steered: list[Job],
                           draft: SentMessage | None) -> bool:

@@ -35,6 +35,8 @@ class Reply:
     chunk_delay_seconds: float = 0.0  # between streamed content chunks: a reply that streams for a while
     chunk_chars: int = 8  # characters of content per streamed chunk
     gate: asyncio.Event | None = None  # reply only once set: lets a test hold a turn open
+    # Streaming: the content streams up to its last chunk, which waits until this is set (a reply held mid-stream).
+    hold_last_chunk: asyncio.Event | None = None
     empty_choices: bool = False
     reasoning: str | None = None  # sent as `reasoning_content` (deltas when streaming), like vLLM and DeepSeek
 
@@ -184,6 +186,8 @@ class FakeOpenAI:
         for start in range(0, len(text), step):
             if start and reply.chunk_delay_seconds:
                 await asyncio.sleep(reply.chunk_delay_seconds)  # the model's pace, not synchronisation
+            if start + step >= len(text) and reply.hold_last_chunk is not None:
+                await reply.hold_last_chunk.wait()
             await send([{"index": 0, "delta": {"content": text[start:start + step]}, "finish_reason": None}])
         for index, call in enumerate(reply.tool_calls or []):
             await send([{"index": 0, "delta": {"tool_calls": [{"index": index, **call}]}, "finish_reason": None}])

@@ -10,8 +10,26 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT = 60.0
+
+
+def write_daemon_config(path: Path, home: Path, base_url: str, *, web_port: int = 0, **web: Any) -> None:
+    """A `chorus run` config on `home` and the fake model: the web chat on `web_port` (0: a free one, logged as
+    `web.started`; `web` adds `platforms.web` keys), admin on a free port, JSON logs, a one-second shutdown
+    grace, no background reviews."""
+    config = {
+        "home": str(home),
+        "model": {"name": "fake-model", "base_url": base_url, "api_key": "sk-test-not-real"},
+        "platforms": {"web": {"enabled": True, "host": "127.0.0.1", "port": web_port, **web}},
+        "admin": {"host": "127.0.0.1", "port": 0},
+        "gateway": {"shutdown_grace_seconds": 1},
+        "memory": {"nudge_interval": 0, "flush_min_turns": 0},
+        "logging": {"format": "json", "level": "info"},
+    }
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
 
 
 async def start_daemon(

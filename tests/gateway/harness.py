@@ -100,6 +100,16 @@ class ChatClient:
                 text = str(edit["text"])
         return text
 
+    async def answer_on_connect(self, timeout: float = RECEIVE_TIMEOUT) -> str:
+        """The answer to the chat's last question, right after connecting: from the `history` frame when it is
+        stored already (a reply stored while no page was open is shown from there, not sent again), else the
+        next reply."""
+        history = await self.next_frame("history", timeout=timeout)
+        messages = history["messages"]
+        if messages and messages[-1]["role"] == "assistant":
+            return str(messages[-1]["text"])
+        return await self.reply(timeout)
+
     async def reply_edit(self, message_id: str, timeout: float = RECEIVE_TIMEOUT) -> str:
         """The text of the first edit of `message_id` that is not a draft."""
         while True:

@@ -6,26 +6,11 @@ import signal
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from gateway.intake.journal import InboundJournal
 from tests.fakes.openai_server import FakeOpenAI, Reply
-from tests.gateway.daemon import start_daemon
+from tests.gateway.daemon import start_daemon, write_daemon_config
 from tests.gateway.harness import chat
 from tests.gateway.replicas import web_port
-
-
-def _write_config(path: Path, home: Path, base_url: str) -> None:
-    config = {
-        "home": str(home),
-        "model": {"name": "fake-model", "base_url": base_url, "api_key": "sk-test-not-real"},
-        "platforms": {"web": {"enabled": True, "host": "127.0.0.1", "port": 0}},  # the bound port is logged
-        "admin": {"host": "127.0.0.1", "port": 0},
-        "gateway": {"shutdown_grace_seconds": 1},
-        "memory": {"nudge_interval": 0, "flush_min_turns": 0},
-        "logging": {"format": "json", "level": "info"},
-    }
-    path.write_text(yaml.safe_dump(config), encoding="utf-8")
 
 
 async def test_sigterm_mid_turn_then_restart_delivers_the_reply(fake_openai: FakeOpenAI, home: Path, tmp_path: Path) -> None:
@@ -39,7 +24,7 @@ async def test_sigterm_mid_turn_then_restart_delivers_the_reply(fake_openai: Fak
 
     fake_openai.push(held)
     config = tmp_path / "config.yaml"
-    _write_config(config, home, fake_openai.base_url)
+    write_daemon_config(config, home, fake_openai.base_url)
     process, first_log = await start_daemon(config)
     try:
         async with chat(web_port(first_log), "survivor") as tab:
@@ -52,7 +37,7 @@ async def test_sigterm_mid_turn_then_restart_delivers_the_reply(fake_openai: Fak
 
         process, second_log = await start_daemon(config)
         async with chat(web_port(second_log), "survivor") as tab:
-            reply = await tab.reply(timeout=30)
+            reply = await tab.answer_on_connect(timeout=30)
         assert reply == "echo: please remember me"
         assert any(line.get("event") == "journal.replay" for line in second_log)
         process.send_signal(signal.SIGTERM)

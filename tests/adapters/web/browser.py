@@ -58,6 +58,14 @@ class Page:
         await self._call("Input.dispatchKeyEvent", {"type": "keyDown", "text": "\r", **key})
         await self._call("Input.dispatchKeyEvent", {"type": "keyUp", **key})
 
+    async def choose_files(self, selector: str, paths: list[Path]) -> None:
+        """Pick `paths` in the file input `selector`, as the browser's file chooser does (its change event fires)."""
+        document = await self._call("DOM.getDocument", {})
+        root = document["result"]["root"]["nodeId"]
+        found = await self._call("DOM.querySelector", {"nodeId": root, "selector": selector})
+        await self._call("DOM.setFileInputFiles", {"files": [str(path) for path in paths],
+                                                   "nodeId": found["result"]["nodeId"]})
+
     async def resize(self, width: int, height: int, *, mobile: bool = True) -> None:
         """Lay the page out as a phone (or, `mobile=False`, a desktop window) of `width` x `height` CSS pixels would."""
         await self._call("Emulation.setDeviceMetricsOverride",

@@ -27,10 +27,13 @@ async def _connected(adapter: WebAdapter) -> None:
     await asyncio.wait_for(wait(), WAIT)
 
 
-def test_the_page_knows_the_gateways_stream_cursor() -> None:
-    """The page drops unfinished drafts by the cursor the gateway appends; the two must agree."""
-    page = (Path(__file__).resolve().parents[3] / "adapters" / "web" / "page.html").read_text(encoding="utf-8")
-    assert STREAM_CURSOR == " \u258c" and 'const CURSOR = " \\u258c";' in page
+def test_the_adapter_knows_the_gateways_stream_cursor() -> None:
+    """The adapter (drafts sent again to a page that connects) and the page (a finished reply answers a waiting
+    question) tell drafts by the gateway's cursor."""
+    from adapters.web import STREAM_CURSOR as ADAPTER_CURSOR
+
+    page = (Path(__file__).resolve().parents[3] / "adapters" / "web" / "chat.js").read_text(encoding="utf-8")
+    assert ADAPTER_CURSOR == STREAM_CURSOR == " \u258c" and 'text.endsWith(" \\u258c")' in page
 
 
 BUBBLES = "[...document.querySelectorAll('.msg')].map((d) => d.className + '|' + d.textContent)"
@@ -116,3 +119,33 @@ async def test_a_token_protected_chat_shows_the_sign_in_form_first(tmp_path: Pat
     finally:
         await adapter.stop()
     assert "page-token" not in stored  # the token is not kept by the page (the session is an HttpOnly cookie)
+
+
+async def test_a_message_typed_while_disconnected_is_sent_after_the_redraw_and_keeps_its_bubble(tmp_path: Path) -> None:
+    """Typed while the server is down: on reconnect the stored transcript is drawn, then the message is sent
+    and its bubble shown after it (a redraw does not drop it)."""
+    from adapters.web import TranscriptLine
+
+    async def stored(_chat_id: str) -> list[TranscriptLine]:
+        return [TranscriptLine("user", "earlier"), TranscriptLine("assistant", "stored answer")]
+
+    first = await _started()
+    port = first.port
+    async with open_page(f"http://127.0.0.1:{port}/?chat={CHAT}", tmp_path / "profile") as page:
+        await _connected(first)
+        await first.stop()
+        await page.until("document.getElementById('status').textContent.startsWith('disconnected')")
+        await page.evaluate("document.getElementById('text').focus(); true")
+        await page.insert_text("typed offline")
+        await page.press_enter()
+        inbound = asyncio.Queue[InboundMessage]()
+        second = WebAdapter(host="127.0.0.1", port=port)
+        second.transcript = stored
+        await second.start(inbound)
+        try:
+            message = await asyncio.wait_for(inbound.get(), WAIT * 2)
+            shown = await page.until(BUBBLES + ".length === 3 && " + BUBBLES)
+        finally:
+            await second.stop()
+    assert message.text == "typed offline"
+    assert shown == ["msg me|earlier", "msg bot|stored answer", "msg me|typed offline"]

@@ -121,3 +121,54 @@ async def test_only_the_vendored_scripts_are_served_and_without_a_sign_in() -> N
     assert [a[:2] for a in answers] == [(200, "text/javascript"), (200, "text/javascript"), (404, "text/plain"),
                                         (404, "text/plain")]
     assert "marked" in answers[0][2] and "DOMPurify" in answers[1][2]
+
+
+def _file_js(name: str, data: bytes, mime: str) -> str:
+    """A JavaScript File holding `data`, as the browser makes one from a disk file or the clipboard."""
+    import base64
+
+    return (f"new File([Uint8Array.from(atob('{base64.b64encode(data).decode()}'), (c) => c.charCodeAt(0))], "
+            f"{name!r}, {{ type: {mime!r} }})")
+
+
+DROP = ("(() => {{ const dt = new DataTransfer(); dt.items.add({file}); document.body.dispatchEvent("
+        "new DragEvent('drop', {{ dataTransfer: dt, bubbles: true, cancelable: true }})); return true; }})()")
+PASTE = ("(() => {{ const dt = new DataTransfer(); dt.items.add({file}); document.getElementById('text').dispatchEvent("
+         "new ClipboardEvent('paste', {{ clipboardData: dt, bubbles: true, cancelable: true }})); return true; }})()")
+
+
+async def test_a_dropped_and_a_pasted_picture_go_with_the_next_message(tmp_path: Path) -> None:
+    """Both upload at once and wait as thumbnails; Enter sends them with the text, and the adapter holds the bytes."""
+    from tests.fakes.images import png
+
+    dropped, pasted = png(4, 4, (200, 0, 0)), png(6, 3, (0, 200, 0))
+    async with _chatting(tmp_path / "profile") as (adapter, inbound, page):
+        await page.evaluate(DROP.format(file=_file_js("dropped.png", dropped, "image/png")))
+        await page.evaluate(PASTE.format(file=_file_js("image.png", pasted, "image/png")))
+        await page.until("document.querySelectorAll('#tray img.thumb').length === 2")
+        await page.evaluate("document.getElementById('text').focus(); true")
+        await page.insert_text("two pictures")
+        await page.press_enter()
+        message = await asyncio.wait_for(inbound.get(), WAIT)
+        shown = await page.until("document.querySelectorAll('.msg.me img.thumb').length")
+        tray_hidden = await page.evaluate("document.getElementById('tray').hidden")
+        fetched = [await adapter.fetch_attachment(a, max_bytes=10_000) for a in message.attachments]
+    assert message.text == "two pictures"
+    assert [(a.kind, a.name, a.mime_type) for a in message.attachments] == [
+        ("image", "dropped.png", "image/png"), ("image", "image.png", "image/png")]
+    assert (fetched, shown, tray_hidden) == ([dropped, pasted], 2, True)
+
+
+async def test_a_file_over_the_limit_is_refused_on_the_page_with_one_line(tmp_path: Path) -> None:
+    """The limit comes from the server's hello; a larger file is not uploaded and the user gets one short line."""
+    adapter = WebAdapter(host="127.0.0.1", port=0, max_upload_bytes=1024)
+    await adapter.start(asyncio.Queue[InboundMessage]())
+    try:
+        async with open_page(f"http://127.0.0.1:{adapter.port}/?chat={CHAT}", tmp_path / "profile") as page:
+            await page.until("document.getElementById('status').textContent === 'connected'")
+            await page.evaluate(DROP.format(file=_file_js("big.bin", b"z" * 2000, "application/octet-stream")))
+            notice = await page.until("(document.querySelector('.msg.notice') || {}).textContent")
+            tray_hidden = await page.evaluate("document.getElementById('tray').hidden")
+    finally:
+        await adapter.stop()
+    assert (notice, tray_hidden) == ("That file is too large (the limit is 1 KB).", True)

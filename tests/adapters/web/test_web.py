@@ -28,7 +28,7 @@ async def test_message_frame_becomes_an_inbound_dm(adapter: tuple[WebAdapter, as
         banner = await ws.receive_json()
         await ws.send_json({"type": "message", "text": "hi there", "client_id": "c-1"})
         message = await asyncio.wait_for(queue.get(), 5)
-    assert (hello, banner) == ({"type": "hello", "chat_id": "tab1"}, {"type": "banner", "text": "hello banner"})
+    assert (hello, banner) == ({"type": "hello", "chat_id": "tab1", "upload_limit": 10_000_000, "transcript": False}, {"type": "banner", "text": "hello banner"})
     assert (message.platform, message.chat_id, message.chat_type, message.text) == ("web", "tab1", "dm", "hi there")
     assert message.dedup_key == "web:tab1:c-1"
 

@@ -52,7 +52,7 @@ async def test_a_bearer_token_opens_the_chat(guarded: tuple[WebAdapter, asyncio.
     async with aiohttp.ClientSession() as session, session.ws_connect(
         f"http://127.0.0.1:{web.port}/ws?chat=mine", headers={"Authorization": f"Bearer {TOKEN}"},
     ) as ws:
-        assert await ws.receive_json() == {"type": "hello", "chat_id": "mine"}
+        assert await ws.receive_json() == {"type": "hello", "chat_id": "mine", "upload_limit": 10_000_000, "transcript": False}
         await ws.send_json({"type": "message", "text": "hi", "client_id": "c1"})
         message = await asyncio.wait_for(queue.get(), 5)
     assert (message.chat_id, message.text) == ("mine", "hi")
