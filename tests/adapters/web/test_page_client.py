@@ -46,6 +46,17 @@ async def test_a_pasted_multi_line_message_reaches_the_adapter_with_its_newlines
     assert (before_send, message.text, shown, state) == (expected, expected, expected, ["", "text"])
 
 
+async def test_the_page_sends_the_browsers_language(tmp_path: Path) -> None:
+    """The browser's `navigator.language` rides on each message, so the gateway's own texts can follow it."""
+    async with _chatting(tmp_path / "profile") as (_adapter, inbound, page):
+        browser_language = await page.evaluate("navigator.language")
+        await page.evaluate("document.getElementById('text').focus(); true")
+        await page.insert_text("hallo")
+        await page.press_enter()
+        message = await asyncio.wait_for(inbound.get(), WAIT)
+    assert browser_language and message.language == browser_language
+
+
 async def test_the_chat_id_is_shown_with_a_copy_button(tmp_path: Path) -> None:
     """The id the CLI and `chats."web:ID"` settings use is on the page; its button copies it."""
     async with _chatting(tmp_path / "profile") as (_adapter, _inbound, page):

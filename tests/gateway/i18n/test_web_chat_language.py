@@ -9,8 +9,6 @@ import pytest
 from tests.fakes.openai_server import FakeOpenAI
 from tests.gateway.harness import chat, make_config, started, web_port
 
-PAGE = Path(__file__).resolve().parents[3] / "adapters" / "web" / "page.html"
-
 
 @pytest.fixture
 async def fake() -> AsyncIterator[FakeOpenAI]:
@@ -37,6 +35,3 @@ async def test_the_browsers_language_picks_the_gateways_words(tmp_path: Path, fa
     assert odd.startswith("Commands:\n")
     assert pinned == "нечего останавливать."
 
-
-def test_the_page_sends_the_browsers_language() -> None:
-    assert "language: navigator.language" in PAGE.read_text(encoding="utf-8")
