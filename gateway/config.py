@@ -44,6 +44,7 @@ from agent.settings import (
     TranscriptionSettings,
 )
 from chorus_errors import ConfigError
+from gateway.schedules.recurrence import check_when, zone
 
 CONFIG_ENV = "CHORUS_CONFIG"
 DEFAULT_CONFIG_NAME = "config.yaml"
@@ -88,6 +89,16 @@ class BotLoopGuardSettings(Section):
     window_seconds: float = Field(default=60.0, gt=0, le=86_400)
 
 
+def _chat_address(value: str | None) -> str | None:
+    """`PLATFORM:CHAT_ID` (`gateway.home_channel`, `schedules.NAME.chat`)."""
+    if value is None:
+        return None
+    platform, _, chat = value.partition(":")
+    if not platform or not chat:
+        raise ValueError(f"{value!r} is not PLATFORM:CHAT_ID, e.g. telegram:-100123")
+    return value
+
+
 class GatewaySettings(Section):
     agent_cache_size: int = Field(default=128, ge=1)
     busy_input_mode: Literal["queue", "interrupt", "collect", "steer"] = "queue"
@@ -125,6 +136,8 @@ class GatewaySettings(Section):
     bot_loop_guard: BotLoopGuardSettings = BotLoopGuardSettings()
     reactions: bool = False  # 👀 on receipt, ✅ when answered, ⚠️ when failed (platforms that have reactions)
     silence_token: str | None = "NO_REPLY"  # a reply that is exactly this is stored, not sent; null: always sent
+    # PLATFORM:CHAT_ID for restart, outage and schedule notices; null: none are sent.
+    home_channel: Annotated[str | None, AfterValidator(_chat_address)] = None
 
 
 class WebhookSettings(Section):
@@ -298,6 +311,46 @@ class ChatSettings(Section):
     session_scope: Literal["shared", "per_user"] | None = None  # a group's sessions; None -> group_sessions_per_user
 
 
+class ScheduleSettings(Section):
+    """`schedules.NAME`: an operator's job; `cron` (with `timezone`) or a one-shot `at` (ISO time)."""
+
+    cron: str | None = None  # five fields, e.g. "0 9 * * 1-5"
+    at: str | None = None  # ISO 8601, e.g. 2026-12-24T09:00; without an offset it is in `timezone`
+    timezone: str = "UTC"
+    chat: Annotated[str | None, AfterValidator(_chat_address)] = None  # null: the result goes to gateway.home_channel
+    thread: str | None = None
+    prompt: str = Field(min_length=1)
+    deliver_only: bool = False  # send `prompt` as it is, no model call
+
+    @field_validator("cron")
+    @classmethod
+    def _cron_is_valid(cls, value: str | None) -> str | None:
+        if value is not None:
+            check_when(cron=value, at=None, timezone="UTC")
+        return value
+
+    @field_validator("timezone")
+    @classmethod
+    def _zone_is_known(cls, value: str) -> str:
+        zone(value)
+        return value
+
+    @model_validator(mode="after")
+    def _one_time_given(self) -> ScheduleSettings:
+        """Exactly one of `cron` and `at`, and `at` readable in the job's zone."""
+        check_when(cron=self.cron, at=self.at, timezone=self.timezone)
+        return self
+
+
+class SchedulingSettings(Section):
+    """`scheduling`: the jobs users add with the `schedule` tool, and catching up after a restart."""
+
+    enabled: bool = True  # false: no job runs and the tool is not offered
+    max_jobs_per_chat: int = Field(default=10, ge=0)
+    min_interval_minutes: float = Field(default=5, ge=0)  # a user's cron firing more often than this is refused
+    catch_up_minutes: float = Field(default=60, ge=0)  # missed occurrences younger than this run once after a restart
+
+
 class StoreSettings(Section):
     url: str | None = None  # None -> SQLite under home; postgresql://user@host:port/db -> PostgreSQL
 
@@ -335,6 +388,8 @@ class ChorusConfig(Section):
     store: StoreSettings = StoreSettings()
     limits: LimitsSettings = LimitsSettings()
     pricing: dict[str, Price] = Field(default_factory=dict)
+    schedules: dict[str, ScheduleSettings] = Field(default_factory=dict)
+    scheduling: SchedulingSettings = SchedulingSettings()
     # Dotted key -> the `${NAME}` variables its value was read from, so an empty required value can name them.
     _env_refs: dict[str, tuple[str, ...]] = PrivateAttr(default_factory=dict)
 

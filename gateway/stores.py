@@ -26,6 +26,7 @@ from gateway.config import ChorusConfig
 
 if TYPE_CHECKING:
     from gateway.approvals.store import ApprovalStore
+    from gateway.schedules.store import ScheduleStore
 
 StoreMode = Literal["sqlite", "postgresql"]
 SKILLS_DIRNAME = "skills"
@@ -98,6 +99,19 @@ def approval_store(config: ChorusConfig, stores: Stores) -> ApprovalStore:
         assert isinstance(stores.sessions, PostgresSessionStore)  # mode "postgresql" is built with one
         return PostgresApprovalStore(stores.sessions)
     return SqliteApprovalStore(config.home_dir / APPROVALS_DB_NAME)
+
+
+def schedule_store(config: ChorusConfig, stores: Stores) -> ScheduleStore:
+    """Where scheduled jobs and their runs live: the shared database (every replica claims there), or under home."""
+    from gateway.schedules.store import SCHEDULES_DB_NAME, SqliteScheduleStore
+
+    if stores.mode == "postgresql":
+        from agent.store.postgres import PostgresSessionStore  # here: see `_postgres_stores`
+        from gateway.schedules.postgres import PostgresScheduleStore
+
+        assert isinstance(stores.sessions, PostgresSessionStore)  # mode "postgresql" is built with one
+        return PostgresScheduleStore(stores.sessions)
+    return SqliteScheduleStore(config.home_dir / SCHEDULES_DB_NAME)
 
 
 @contextmanager

@@ -76,6 +76,19 @@ async def forget(call: CommandCall) -> str:
     return NOTES_OFF_TEXT if text is None else text
 
 
+async def schedules(call: CommandCall) -> str:
+    desk = call.host.schedules
+    return NOT_HERE_TEXT.format(name="schedules") if desk is None else await desk.listing(call.route.chat_scope)
+
+
+async def unschedule(call: CommandCall) -> str:
+    desk = call.host.schedules
+    if desk is None:
+        return NOT_HERE_TEXT.format(name="unschedule")
+    admin = call.message.user_id in call.host.admins(call.message.platform)
+    return await desk.unschedule(call.route.chat_scope, call.command.args, user_id=call.message.user_id, admin=admin)
+
+
 async def help_list(call: CommandCall) -> str:
     return COMMANDS.help_text
 
@@ -121,6 +134,10 @@ COMMANDS = CommandTable((
                 help="let the tool call ID run (it waits for a yes from the person allowed to give it)"),
     CommandSpec("deny", "Refuse a tool call that waits for your yes", Immediate(deny), usage="ID",
                 help="refuse the tool call ID"),
+    CommandSpec("schedules", "List this chat's scheduled jobs", Immediate(schedules),
+                help="this chat's scheduled jobs: id, when, next and last run"),
+    CommandSpec("unschedule", "Remove a scheduled job", Immediate(unschedule), usage="ID",
+                help="remove the scheduled job ID (its creator or an admin)"),
     CommandSpec("help", "List the commands", Immediate(help_list), help="this list"),
 ))
 

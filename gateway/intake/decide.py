@@ -178,6 +178,8 @@ class Intake:
         bind_message_context(platform=message.platform, chat_id=message.chat_id)
         if not replay and not await self._dedup.claim(message.dedup_key):
             return IntakeDecision("duplicate", f"delivery {message.dedup_key} already claimed", message)
+        if message.scheduled:
+            return self._scheduled(message)
         access = check_access(message, self._access_rules(message.platform))
         if not access.allowed and self._pairs(message):
             pairing = await self._pair(message)
@@ -211,6 +213,13 @@ class Intake:
                 log.info("intake.bot_loop_guard", max_replies=max_replies, window_seconds=window)
                 return IntakeDecision("ignore", "bot loop guard: too many replies to bots here", message, route=where)
         return IntakeDecision(verdict, trigger.reason, message, route=where, trigger=trigger)
+
+    def _scheduled(self, message: InboundMessage) -> IntakeDecision:
+        """A scheduled job's turn: answered in its chat's session, never read as a command."""
+        where = route(message, profile=self.settings.profile, group_sessions_per_user=self._per_user(message))
+        bind_contextvars(session_key=where.key)
+        trigger = TriggerDecision("respond", "scheduled job")
+        return IntakeDecision("respond", trigger.reason, message, route=where, trigger=trigger)
 
 
 __all__ = ["Intake", "IntakeDecision", "IntakeSettings", "Verdict"]

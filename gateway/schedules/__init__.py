@@ -1,0 +1,1 @@
+"""Scheduled and proactive messages (issue 35; docs/design.md "Scheduled jobs")."""
