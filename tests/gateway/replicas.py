@@ -35,8 +35,13 @@ def replica_config(tmp_path: Path, name: str, **sections: Any) -> Path:
 
 
 @asynccontextmanager
-async def replica(config: Path) -> AsyncIterator[list[dict[str, Any]]]:
-    """`chorus run` until it logged `gateway.ready`, yielding its JSON log lines (still growing); SIGTERM at the end."""
+async def replica(
+    config: Path, *, processes: list[asyncio.subprocess.Process] | None = None
+) -> AsyncIterator[list[dict[str, Any]]]:
+    """`chorus run` until it logged `gateway.ready`, yielding its JSON log lines (still growing); SIGTERM at the end.
+
+    `processes` receives the child, for a test that kills it (a killed replica is not stopped again).
+    """
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "gateway.cli", "run", "--config", str(config),
         cwd=ROOT, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
@@ -59,14 +64,17 @@ async def replica(config: Path) -> AsyncIterator[list[dict[str, Any]]]:
                 ready.set()
 
     reader = asyncio.get_running_loop().create_task(read())
+    if processes is not None:
+        processes.append(process)
     try:
         waiter = asyncio.create_task(ready.wait())
         await asyncio.wait({waiter, asyncio.create_task(process.wait())}, timeout=START_TIMEOUT,
                            return_when=asyncio.FIRST_COMPLETED)
         assert ready.is_set(), f"replica {config} did not start: {''.join(errors)[-2000:]}"
         yield lines
-        process.send_signal(signal.SIGTERM)
-        assert await asyncio.wait_for(process.wait(), 30) == 0
+        if process.returncode is None:
+            process.send_signal(signal.SIGTERM)
+            assert await asyncio.wait_for(process.wait(), 30) == 0
     finally:
         if process.returncode is None:
             process.kill()

@@ -1,0 +1,188 @@
+"""Must-show of issue 35: scheduled jobs through `chorus run` replicas, on the real PostgreSQL and Redis.
+
+Time is injected through `CHORUS_TEST_CLOCK_FILE` (gateway/config.py `limits_clock`): the scheduler reads the
+file on every tick, so a test moves every replica to the next minute without waiting. All replicas share one
+bot each (a polled token is one replica's at a time), so a delivery is counted on whichever fake it reached.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AsyncExitStack
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from gateway.config import TEST_CLOCK_ENV
+from tests.fakes.openai_server import FakeOpenAI, Reply
+from tests.fakes.telegram_api import TOKEN, FakeTelegram, group_chat, message, user
+from tests.gateway.replicas import replica, replica_config
+from tests.gateway.test_group_chats import mentioning
+from tests.postgres import fresh_database
+
+NOON = datetime(2026, 12, 6, 12, 0, tzinfo=UTC).timestamp()
+GROUP = -1001234
+TOPIC = 11
+WAIT = 30.0
+ADA, BOB, CAROL = user(777, "Ada", "ada"), user(5, "Bob", "bob"), user(6, "Carol", "carol")
+
+
+@pytest.fixture
+def clock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every replica's clock, at 12:00:30 UTC until a test writes another time."""
+    path = tmp_path / "clock"
+    path.write_text(str(NOON + 30), encoding="utf-8")
+    monkeypatch.setenv(TEST_CLOCK_ENV, str(path))
+    return path
+
+
+@pytest.fixture
+def database() -> Iterator[str]:
+    with fresh_database("chorus_schedules") as url:
+        yield url
+
+
+TOKENS = (TOKEN, "654321:TEST-token-second", "654322:TEST-token-third")
+
+
+@pytest.fixture
+async def bots() -> AsyncIterator[list[FakeTelegram]]:
+    """One fake Telegram per replica (its own bot token)."""
+    async with AsyncExitStack() as stack:
+        yield [await stack.enter_async_context(FakeTelegram(token=token, first_update_id=10_000 * i))
+               for i, token in enumerate(TOKENS, start=1)]
+
+
+def _configs(tmp_path: Path, names: str, *, fake: FakeOpenAI, bots: list[FakeTelegram], database: str, redis_url: str,
+             prefix: str, **sections: Any) -> dict[str, Path]:
+    """Replica configs on one store and one Redis, replica i on bot i."""
+    def telegram(bot: FakeTelegram, token: str) -> dict[str, Any]:
+        return {"enabled": True, "token": token, "base_url": f"http://127.0.0.1:{bot.port}", "allow_all_users": True,
+                "admins": ["777"]}
+
+    return {name: replica_config(
+        tmp_path, name, model={"name": "fake-model", "base_url": fake.base_url, "api_key": "sk-test-not-real"},
+        platforms={"web": {"enabled": False}, "telegram": telegram(bot, token)}, store={"url": database},
+        redis={"url": redis_url, "key_prefix": prefix}, **sections,
+    ) for name, bot, token in zip(names, bots, TOKENS)}
+
+
+async def _until(check: Callable[[], bool], what: str) -> None:
+    """Poll `check` (a condition on what the fakes saw) with a generous deadline."""
+    deadline = asyncio.get_running_loop().time() + WAIT
+    while not check():
+        assert asyncio.get_running_loop().time() < deadline, f"timed out waiting for {what}"
+        await asyncio.sleep(0.05)
+
+
+def _sent(bots: list[FakeTelegram], text: str) -> list[dict[str, Any]]:
+    """Every sendMessage of exactly `text`, on any bot."""
+    return [call.params for tg in bots for call in tg.calls_of("sendMessage") if call.params.get("text") == text]
+
+
+def _shown(bots: list[FakeTelegram], text: str) -> bool:
+    """A message of a bot in the group shows `text` (a streamed reply is sent, then edited to its end)."""
+    return any(text in tg.texts(GROUP).values() for tg in bots)
+
+
+def _runs(database: str) -> list[tuple[str, float, str, str]]:
+    with psycopg.connect(database) as conn:
+        rows = conn.execute("SELECT job_id, occurrence, node, status FROM schedule_runs ORDER BY occurrence").fetchall()
+    return [(str(r[0]), float(r[1]), str(r[2]), str(r[3])) for r in rows]
+
+
+def _schedule_call(arguments: dict[str, Any]) -> dict[str, Any]:
+    return {"id": "call_schedule", "type": "function", "function": {"name": "schedule", "arguments": json.dumps(arguments)}}
+
+
+async def test_three_replicas_deliver_each_of_twenty_occurrences_once_even_when_one_is_killed(
+    fake_openai: FakeOpenAI, bots: list[FakeTelegram], tmp_path: Path, database: str, redis_url: str, redis_prefix: str,
+    clock: Path,
+) -> None:
+    """An operator's every-minute job on three replicas: 20 minutes, 20 messages; replica c is killed (SIGKILL)
+    just before minute 11 and the other two go on delivering each minute once."""
+    job = {"cron": "* * * * *", "chat": f"telegram:{GROUP}", "thread": str(TOPIC), "prompt": "tick",
+           "deliver_only": True}
+    configs = _configs(tmp_path, "abc", fake=fake_openai, bots=bots, database=database, redis_url=redis_url,
+                       prefix=redis_prefix, schedules={"ticker": job})
+    processes: list[asyncio.subprocess.Process] = []
+    async with AsyncExitStack() as stack:
+        logs = [await stack.enter_async_context(replica(configs[name], processes=processes)) for name in "abc"]
+        for minute in range(1, 21):
+            if minute == 11:
+                processes[2].send_signal(signal.SIGKILL)
+                await processes[2].wait()
+            clock.write_text(str(NOON + 60 * minute + 1), encoding="utf-8")
+            try:
+                await _until(lambda m=minute: len(_sent(bots, "tick")) >= m, f"minute {minute}")  # type: ignore[misc]
+            except AssertionError:
+                for lines in logs:
+                    print([ {k: v for k, v in l.items() if k not in ("timestamp",)} for l in lines if "sched" in str(l.get("event")) or l.get("level") in ("warning", "error")])
+                print(_runs(database))
+                raise
+        runs = _runs(database)
+    sent = _sent(bots, "tick")
+    assert len(sent) == 20
+    assert {params.get("message_thread_id") for params in sent} == {TOPIC}
+    assert [occurrence for _, occurrence, _, _ in runs] == [NOON + 60 * m for m in range(1, 21)]
+    assert {status for *_, status in runs} == {"sent"}
+    fired = [line for lines in logs for line in lines if line.get("event") == "schedule.fired"]
+    assert len(fired) == 20
+    late = [line for line in logs[2] if line.get("event") == "schedule.fired" and line["occurrence"] >= "2026-12-06 12:11"]
+    assert late == []  # the killed replica fired nothing after it died; a, b covered minutes 11-20
+
+
+async def test_a_job_made_through_the_tool_fires_in_its_topic_and_only_its_maker_or_an_admin_removes_it(
+    fake_openai: FakeOpenAI, bots: list[FakeTelegram], tmp_path: Path, database: str, redis_url: str, redis_prefix: str,
+    clock: Path,
+) -> None:
+    """Carol asks in forum topic 11 for a daily 12:05 stand-up; at 12:05 (moved by the clock) the prompt runs as a
+    turn and the answer lands in topic 11. Bob cannot /unschedule it; Ada (an admin) can."""
+
+    def responder(request: dict[str, Any]) -> Reply:
+        last = request["messages"][-1]
+        if last["role"] == "tool":
+            return Reply(content="Scheduled.")
+        if "remind us" in str(last["content"]):
+            return Reply(content=None, tool_calls=[_schedule_call(
+                {"action": "add", "cron": "5 12 * * *", "prompt": "post the stand-up"})])
+        if "[scheduled job" in str(last["content"]):
+            return Reply(content="Stand-up time!")
+        return Reply(content="ok")
+
+    fake_openai.responder = responder
+    forum = group_chat(GROUP, is_forum=True)
+    configs = _configs(tmp_path, "ab", fake=fake_openai, bots=bots, database=database, redis_url=redis_url,
+                       prefix=redis_prefix)
+    async with replica(configs["a"]), replica(configs["b"]):
+        await bots[0].push_update(message=mentioning(CAROL, "remind us every day at 12:05 to post the stand-up", chat=forum,
+                                                message_thread_id=TOPIC, is_topic_message=True))
+        await _until(lambda: _shown(bots, "Scheduled."), "the tool's answer")
+        with psycopg.connect(database) as conn:
+            row = conn.execute("SELECT id, chat, thread, owner_id FROM schedule_jobs").fetchone()
+        assert row is not None and tuple(row[1:]) == (f"telegram:{GROUP}", str(TOPIC), "6")
+        job_id = str(row[0])
+        before = [len(tg.calls_of("sendMessage")) for tg in bots]
+        clock.write_text(str(NOON + 5 * 60 + 1), encoding="utf-8")
+        await _until(lambda: _shown(bots, "Stand-up time!"), "the scheduled turn's reply")
+        in_topic = [call.params.get("message_thread_id") for tg, n in zip(bots, before)
+                    for call in tg.calls_of("sendMessage")[n:]]
+        await bots[0].push_update(message=message(forum, "/schedules", sender=BOB))
+        await _until(lambda: any(job_id in text and "next 2026-12-07 12:05 UTC" in text
+                                 for text in bots[0].texts(GROUP).values()), "the /schedules listing")
+        await bots[0].push_update(message=message(forum, f"/unschedule {job_id}", sender=BOB))
+        refusal = f"Only the person who made job {job_id} or an admin can remove it."
+        await _until(lambda: _shown(bots, refusal), "Bob's refusal")
+        await bots[0].push_update(message=message(forum, f"/unschedule {job_id}", sender=ADA))
+        await _until(lambda: _shown(bots, f"Removed scheduled job {job_id}."), "Ada's removal")
+    scheduled = [r for r in fake_openai.requests if "[scheduled job" in str(r["messages"][-1]["content"])]
+    assert len(scheduled) == 1
+    assert "post the stand-up" in str(scheduled[0]["messages"][-1]["content"])
+    assert in_topic and set(in_topic) == {TOPIC}
+    with psycopg.connect(database) as conn:
+        assert conn.execute("SELECT count(*) FROM schedule_jobs").fetchone() == (0,)
