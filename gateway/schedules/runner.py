@@ -187,7 +187,9 @@ class Scheduler:
 
     async def _run(self, job: Job, occurrence: float, *, attempts: int) -> None:
         """Hand the occurrence over (once across replicas); a failure is retried, then reported."""
-        if attempts == 1 and not await self._dedup.claim(occurrence_key(job.id, occurrence), ttl=DEDUP_TTL):
+        # A turn's key is claimed by intake (it is the scheduled message's delivery id); a text's is claimed here.
+        if attempts == 1 and job.deliver_only and not await self._dedup.claim(occurrence_key(job.id, occurrence),
+                                                                              ttl=DEDUP_TTL):
             log.info("schedule.duplicate", job=job.id, occurrence=int(occurrence))
             return
         status: RunStatus

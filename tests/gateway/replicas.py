@@ -7,7 +7,7 @@ import os
 import signal
 import sys
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -80,6 +80,29 @@ async def replica(
             process.kill()
             await process.wait()
         reader.cancel()
+
+
+@asynccontextmanager
+async def replicas(
+    configs: list[Path], *, processes: list[asyncio.subprocess.Process] | None = None
+) -> AsyncIterator[list[list[dict[str, Any]]]]:
+    """Several `replica`s started at once (their starts overlap), yielding each one's log lines in order.
+
+    `processes` receives the children in the order of `configs`.
+    """
+    own: list[list[asyncio.subprocess.Process]] = [[] for _ in configs]
+    managers = [replica(config, processes=mine) for config, mine in zip(configs, own)]
+    async with AsyncExitStack() as stack:
+        entered = await asyncio.gather(*(manager.__aenter__() for manager in managers), return_exceptions=True)
+        for manager, result in zip(managers, entered):
+            if not isinstance(result, BaseException):
+                stack.push_async_exit(manager)
+        for result in entered:
+            if isinstance(result, BaseException):
+                raise result
+        if processes is not None:
+            processes.extend(process for mine in own for process in mine)
+        yield [lines for lines in entered if not isinstance(lines, BaseException)]
 
 
 def admin_port(lines: list[dict[str, Any]]) -> int:

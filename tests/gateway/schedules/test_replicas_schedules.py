@@ -9,8 +9,9 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
+import sqlite3
 from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, closing
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -21,13 +22,14 @@ import pytest
 from gateway.config import TEST_CLOCK_ENV
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.fakes.telegram_api import TOKEN, FakeTelegram, group_chat, message, user
-from tests.gateway.replicas import replica, replica_config
+from tests.gateway.replicas import replica, replica_config, replicas
 from tests.gateway.test_group_chats import mentioning
 from tests.postgres import fresh_database
 
 NOON = datetime(2026, 12, 6, 12, 0, tzinfo=UTC).timestamp()
 GROUP = -1001234
 TOPIC = 11
+HOME_CHAT = 4242  # gateway.home_channel: a private chat of the operator's
 WAIT = 30.0
 ADA, BOB, CAROL = user(777, "Ada", "ada"), user(5, "Bob", "bob"), user(6, "Carol", "carol")
 
@@ -58,17 +60,15 @@ async def bots() -> AsyncIterator[list[FakeTelegram]]:
                for i, token in enumerate(TOKENS, start=1)]
 
 
-def _configs(tmp_path: Path, names: str, *, fake: FakeOpenAI, bots: list[FakeTelegram], database: str, redis_url: str,
-             prefix: str, **sections: Any) -> dict[str, Path]:
-    """Replica configs on one store and one Redis, replica i on bot i."""
+def _configs(tmp_path: Path, names: str, *, fake: FakeOpenAI, bots: list[FakeTelegram], **sections: Any) -> dict[str, Path]:
+    """Replica configs (`sections` add the store and Redis they share), replica i on bot i."""
     def telegram(bot: FakeTelegram, token: str) -> dict[str, Any]:
         return {"enabled": True, "token": token, "base_url": f"http://127.0.0.1:{bot.port}", "allow_all_users": True,
                 "admins": ["777"]}
 
     return {name: replica_config(
         tmp_path, name, model={"name": "fake-model", "base_url": fake.base_url, "api_key": "sk-test-not-real"},
-        platforms={"web": {"enabled": False}, "telegram": telegram(bot, token)}, store={"url": database},
-        redis={"url": redis_url, "key_prefix": prefix}, **sections,
+        platforms={"web": {"enabled": False}, "telegram": telegram(bot, token)}, **sections,
     ) for name, bot, token in zip(names, bots, TOKENS)}
 
 
@@ -108,23 +108,16 @@ async def test_three_replicas_deliver_each_of_twenty_occurrences_once_even_when_
     just before minute 11 and the other two go on delivering each minute once."""
     job = {"cron": "* * * * *", "chat": f"telegram:{GROUP}", "thread": str(TOPIC), "prompt": "tick",
            "deliver_only": True}
-    configs = _configs(tmp_path, "abc", fake=fake_openai, bots=bots, database=database, redis_url=redis_url,
-                       prefix=redis_prefix, schedules={"ticker": job})
+    configs = _configs(tmp_path, "abc", fake=fake_openai, bots=bots, store={"url": database},
+                       redis={"url": redis_url, "key_prefix": redis_prefix}, schedules={"ticker": job})
     processes: list[asyncio.subprocess.Process] = []
-    async with AsyncExitStack() as stack:
-        logs = [await stack.enter_async_context(replica(configs[name], processes=processes)) for name in "abc"]
+    async with replicas([configs[name] for name in "abc"], processes=processes) as logs:
         for minute in range(1, 21):
             if minute == 11:
                 processes[2].send_signal(signal.SIGKILL)
                 await processes[2].wait()
             clock.write_text(str(NOON + 60 * minute + 1), encoding="utf-8")
-            try:
-                await _until(lambda m=minute: len(_sent(bots, "tick")) >= m, f"minute {minute}")  # type: ignore[misc]
-            except AssertionError:
-                for lines in logs:
-                    print([ {k: v for k, v in l.items() if k not in ("timestamp",)} for l in lines if "sched" in str(l.get("event")) or l.get("level") in ("warning", "error")])
-                print(_runs(database))
-                raise
+            await _until(lambda m=minute: len(_sent(bots, "tick")) >= m, f"minute {minute}")  # type: ignore[misc]
         runs = _runs(database)
     sent = _sent(bots, "tick")
     assert len(sent) == 20
@@ -137,12 +130,14 @@ async def test_three_replicas_deliver_each_of_twenty_occurrences_once_even_when_
     assert late == []  # the killed replica fired nothing after it died; a, b covered minutes 11-20
 
 
-async def test_a_job_made_through_the_tool_fires_in_its_topic_and_only_its_maker_or_an_admin_removes_it(
-    fake_openai: FakeOpenAI, bots: list[FakeTelegram], tmp_path: Path, database: str, redis_url: str, redis_prefix: str,
-    clock: Path,
+async def test_a_tool_job_fires_in_its_topic_catches_up_after_a_restart_and_only_its_maker_or_an_admin_removes_it(
+    fake_openai: FakeOpenAI, bots: list[FakeTelegram], tmp_path: Path, clock: Path,
 ) -> None:
-    """Carol asks in forum topic 11 for a daily 12:05 stand-up; at 12:05 (moved by the clock) the prompt runs as a
-    turn and the answer lands in topic 11. Bob cannot /unschedule it; Ada (an admin) can."""
+    """One `chorus run` on its home's SQLite. Carol asks in forum topic 11 for an hourly stand-up at :05; at 12:05
+    (moved by the clock) the prompt runs as a turn and the answer lands in topic 11. Stopped, and started again
+    at 13:20 (within catch_up_minutes 30 of 13:05): 13:05 runs once, and the home channel says how long it was
+    away. Started again at 15:50: 14:05 and 15:05 are older than 30 minutes, skipped with one log line; 16:05
+    runs. Bob cannot /unschedule the job; Ada (an admin) can."""
 
     def responder(request: dict[str, Any]) -> Reply:
         last = request["messages"][-1]
@@ -150,39 +145,61 @@ async def test_a_job_made_through_the_tool_fires_in_its_topic_and_only_its_maker
             return Reply(content="Scheduled.")
         if "remind us" in str(last["content"]):
             return Reply(content=None, tool_calls=[_schedule_call(
-                {"action": "add", "cron": "5 12 * * *", "prompt": "post the stand-up"})])
+                {"action": "add", "cron": "5 * * * *", "prompt": "post the stand-up"})])
         if "[scheduled job" in str(last["content"]):
-            return Reply(content="Stand-up time!")
+            fired.append(str(last["content"]))
+            return Reply(content=f"Stand-up #{len(fired)}")
         return Reply(content="ok")
 
+    fired: list[str] = []
+
+    def scheduled_turns() -> list[dict[str, Any]]:
+        return [r for r in fake_openai.requests if "[scheduled job" in str(r["messages"][-1]["content"])]
+
     fake_openai.responder = responder
-    forum = group_chat(GROUP, is_forum=True)
-    configs = _configs(tmp_path, "ab", fake=fake_openai, bots=bots, database=database, redis_url=redis_url,
-                       prefix=redis_prefix)
-    async with replica(configs["a"]), replica(configs["b"]):
-        await bots[0].push_update(message=mentioning(CAROL, "remind us every day at 12:05 to post the stand-up", chat=forum,
+    tg, forum = bots[0], group_chat(GROUP, is_forum=True)
+    config = _configs(tmp_path, "a", fake=fake_openai, bots=bots, gateway={"home_channel": f"telegram:{HOME_CHAT}",
+                      "shutdown_grace_seconds": 1}, scheduling={"catch_up_minutes": 30})["a"]
+    async with replica(config):
+        await tg.push_update(message=mentioning(CAROL, "remind us every hour at :05 to post the stand-up", chat=forum,
                                                 message_thread_id=TOPIC, is_topic_message=True))
         await _until(lambda: _shown(bots, "Scheduled."), "the tool's answer")
-        with psycopg.connect(database) as conn:
-            row = conn.execute("SELECT id, chat, thread, owner_id FROM schedule_jobs").fetchone()
-        assert row is not None and tuple(row[1:]) == (f"telegram:{GROUP}", str(TOPIC), "6")
-        job_id = str(row[0])
-        before = [len(tg.calls_of("sendMessage")) for tg in bots]
+        before = len(tg.calls_of("sendMessage"))
         clock.write_text(str(NOON + 5 * 60 + 1), encoding="utf-8")
-        await _until(lambda: _shown(bots, "Stand-up time!"), "the scheduled turn's reply")
-        in_topic = [call.params.get("message_thread_id") for tg, n in zip(bots, before)
-                    for call in tg.calls_of("sendMessage")[n:]]
-        await bots[0].push_update(message=message(forum, "/schedules", sender=BOB))
-        await _until(lambda: any(job_id in text and "next 2026-12-07 12:05 UTC" in text
-                                 for text in bots[0].texts(GROUP).values()), "the /schedules listing")
-        await bots[0].push_update(message=message(forum, f"/unschedule {job_id}", sender=BOB))
-        refusal = f"Only the person who made job {job_id} or an admin can remove it."
-        await _until(lambda: _shown(bots, refusal), "Bob's refusal")
-        await bots[0].push_update(message=message(forum, f"/unschedule {job_id}", sender=ADA))
+        await _until(lambda: _shown(bots, "Stand-up #1"), "the 12:05 turn's reply")
+        in_topic = [call.params.get("message_thread_id") for call in tg.calls_of("sendMessage")[before:]]
+    jobs = _stored_jobs(tmp_path / "a" / "home" / "schedules.db")
+    assert [job[1:] for job in jobs] == [(f"telegram:{GROUP}", str(TOPIC), "6", "5 * * * *")]
+    job_id = jobs[0][0]
+    clock.write_text(str(NOON + 80 * 60), encoding="utf-8")  # 13:20
+    async with replica(config):
+        await _until(lambda: _shown(bots, "Stand-up #2"), "the 13:05 turn caught up")
+        await _until(lambda: bool(tg.texts(HOME_CHAT)), "the restart notice")
+    clock.write_text(str(NOON + 3 * 3600 + 50 * 60), encoding="utf-8")  # 15:50: 14:05, 15:05 too old
+    async with replica(config) as lines:
+        await _until(lambda: any(line.get("event") == "schedule.skipped" for line in lines), "the skip line")
+        clock.write_text(str(NOON + 4 * 3600 + 5 * 60 + 1), encoding="utf-8")  # 16:05
+        await _until(lambda: _shown(bots, "Stand-up #3"), "the 16:05 turn")
+        await tg.push_update(message=message(forum, "/schedules", sender=BOB))
+        await _until(lambda: any(job_id in text and "next 2026-12-06 17:05 UTC" in text
+                                 for text in tg.texts(GROUP).values()), "the /schedules listing")
+        await tg.push_update(message=message(forum, f"/unschedule {job_id}", sender=BOB))
+        await _until(lambda: _shown(bots, f"Only the person who made job {job_id} or an admin can remove it."),
+                     "Bob's refusal")
+        await tg.push_update(message=message(forum, f"/unschedule {job_id}", sender=ADA))
         await _until(lambda: _shown(bots, f"Removed scheduled job {job_id}."), "Ada's removal")
-    scheduled = [r for r in fake_openai.requests if "[scheduled job" in str(r["messages"][-1]["content"])]
-    assert len(scheduled) == 1
-    assert "post the stand-up" in str(scheduled[0]["messages"][-1]["content"])
+    turns = scheduled_turns()
+    assert [str(r["messages"][-1]["content"]).endswith("post the stand-up") for r in turns] == [True] * 3
     assert in_topic and set(in_topic) == {TOPIC}
-    with psycopg.connect(database) as conn:
-        assert conn.execute("SELECT count(*) FROM schedule_jobs").fetchone() == (0,)
+    assert list(tg.texts(HOME_CHAT).values()) == ["Back after 4499 s; 0 replies resumed.",
+                                                  "Back after 9000 s; 0 replies resumed."]
+    skipped = [line for line in lines if line.get("event") == "schedule.skipped"]
+    assert [(line["occurrences"], line["first"], line["last"]) for line in skipped] == [
+        (2, "2026-12-06 14:05 UTC", "2026-12-06 15:05 UTC")]
+    assert _stored_jobs(tmp_path / "a" / "home" / "schedules.db") == []
+
+
+def _stored_jobs(path: Path) -> list[tuple[str, ...]]:
+    with closing(sqlite3.connect(path)) as db:
+        rows = db.execute("SELECT id, chat, thread, owner_id, cron FROM schedule_jobs").fetchall()
+    return [tuple(str(value) for value in row) for row in rows]
