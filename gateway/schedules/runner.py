@@ -23,7 +23,7 @@ import structlog
 from adapters.base import ChatTarget, InboundMessage
 from gateway.config import ChorusConfig
 from gateway.coord.base import Deduplicator, OutboundItem
-from gateway.schedules.jobs import OPERATOR, Job, Run, RunStatus, operator_job
+from gateway.schedules.jobs import OPERATOR, Job, RunStatus, operator_job
 from gateway.schedules.store import ScheduleStore
 from gateway.schedules.texts import text
 
@@ -34,6 +34,7 @@ JOBS_REFRESH_SECONDS = 1.0  # stored jobs are re-read this often (another replic
 MAX_ATTEMPTS = 3  # hand-overs of one occurrence before it is reported failed
 SKIP_COUNT_CAP = 100_000  # occurrences counted for the skip line at most (a every-minute job down for months)
 DEDUP_TTL = 7 * 86_400.0
+BOUNDARY_SECONDS = 0.001  # occurrences are whole minutes: an occurrence exactly catch_up_minutes old is run
 
 
 class JobHost(Protocol):
@@ -99,26 +100,8 @@ class Scheduler:
     def bind(self, host: JobHost) -> None:
         self._host = host
 
-    @property
-    def settings(self) -> ChorusConfig:
-        return self._config()
-
     def operator_jobs(self) -> list[Job]:
         return [operator_job(name, job) for name, job in self._config().schedules.items()]
-
-    async def all_jobs(self, chat: str | None = None) -> list[Job]:
-        """Operator jobs then stored ones (of one chat, when given), read fresh from the store."""
-        stored = await asyncio.to_thread(self.store.jobs, chat)
-        operators = [job for job in self.operator_jobs() if chat is None or job.chat == chat]
-        return operators + stored
-
-    async def last_runs(self, jobs: list[Job]) -> dict[str, Run]:
-        return await asyncio.to_thread(self.store.last_runs, [job.id for job in jobs])
-
-    def forget(self, job_id: str) -> None:
-        """A removed job: its cursor goes, and the next tick re-reads the store."""
-        self._cursors.pop(job_id, None)
-        self._stored_at = float("-inf")
 
     async def loop(self) -> None:
         while True:
@@ -142,9 +125,10 @@ class Scheduler:
         for job in jobs:
             since = self._cursors[job.id]
             self._cursors[job.id] = max(since, now)
-            if since < now - catch_up:
-                await self._skip(job, since, now - catch_up)
-                since = now - catch_up
+            oldest = now - catch_up  # an occurrence this old still runs; an older one is skipped
+            if since < oldest:
+                await self._skip(job, since, oldest)
+                since = oldest - BOUNDARY_SECONDS
             for occurrence in job.when.between(since, now):
                 if await asyncio.to_thread(self.store.claim, job.id, occurrence, node=self._node, now=now):
                     await self._run(job, occurrence, attempts=1)
@@ -175,10 +159,10 @@ class Scheduler:
     async def _skip(self, job: Job, since: float, until: float) -> None:
         """Occurrences older than catch_up_minutes: one run row and one log line, never run."""
         skipped: list[float] = []
-        for occurrence in job.when.between(since, until):
-            skipped.append(occurrence)
-            if len(skipped) >= SKIP_COUNT_CAP:
+        for occurrence in job.when.after(since):
+            if occurrence >= until or len(skipped) >= SKIP_COUNT_CAP:
                 break
+            skipped.append(occurrence)
         if not skipped:
             return
         if await asyncio.to_thread(self.store.claim, job.id, skipped[-1], node=self._node, now=until, status="skipped"):
