@@ -138,3 +138,20 @@ def opened_pairing(config: ChorusConfig) -> Iterator[PairingStore]:
         return
     with stores.sessions:
         yield stores.pairing
+
+
+@contextmanager
+def opened_schedules(config: ChorusConfig) -> Iterator[ScheduleStore]:
+    """The schedule store for `chorus schedules`, open (with the shared database's pool when shared) for the duration."""
+    stores = build_stores(config)
+    store = schedule_store(config, stores)
+    if stores.mode == "sqlite":
+        store.open()
+        try:
+            yield store
+        finally:
+            store.close()
+        return
+    with stores.sessions:
+        store.open()
+        yield store

@@ -20,7 +20,7 @@ TEXTS: Final[dict[str, str]] = {
     "none": "none",
     "unschedule_usage": "Usage: /unschedule ID (the ids are listed by /schedules).",
     "unscheduled": "Removed scheduled job {id}.",
-    "not_found": "There is no scheduled job {id} in this chat.",
+    "not_found": "There is no scheduled job {id} here.",
     "not_yours": "Only the person who made job {id} or an admin can remove it.",
     "operator_job": "Job {id} is set in the gateway's config (schedules.{id}); the operator removes it there.",
     "disabled": "Scheduling is turned off here (scheduling.enabled).",

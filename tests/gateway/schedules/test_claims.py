@@ -170,7 +170,7 @@ def test_only_the_maker_or_an_admin_removes_a_job_and_config_jobs_are_the_operat
     job = book.add(JobRequest(chat="telegram:-1", cron="0 * * * *", at=None, prompt="p", origin="user", owner_id="carol"))
     with pytest.raises(ScheduleRefused, match=f"Only the person who made job {job.id}"):
         book.remove(job.id, chat="telegram:-1", by="bob", admin=False)
-    with pytest.raises(ScheduleRefused, match="no scheduled job"):
+    with pytest.raises(ScheduleRefused, match="There is no scheduled job"):
         book.remove(job.id, chat="telegram:-2", by="carol", admin=False)  # another chat's id is not found here
     with pytest.raises(ScheduleRefused, match=r"schedules\.digest"):
         book.remove("digest", chat="telegram:-1", by="ada", admin=True)
