@@ -43,7 +43,8 @@ NO_TOKEN_TEXT = (
 )
 BAD_TOKEN_TEXT = "missing or wrong admin token; send the header Authorization: Bearer <admin.token>"
 RUNTIME_NOTE = "runtime only: lost on restart"
-STATIC_FILES = {"dashboard.js": "application/javascript", "dashboard.css": "text/css"}
+STATIC_FILES = {"dashboard.js": "application/javascript", "dashboard.css": "text/css",
+                "schedules.js": "application/javascript"}
 MAX_EVENTS = 500
 WHO_KEY: web.RequestKey[str] = web.RequestKey("admin_who", str)
 

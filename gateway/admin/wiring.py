@@ -38,6 +38,7 @@ from gateway.admin.events import EventLog
 from gateway.admin.gateway_backend import GatewayBackend
 from gateway.admin.limits_api import limits_routes
 from gateway.admin.memory_api import memory_routes
+from gateway.admin.schedules_api import schedules_routes
 from gateway.admin.tap import EventObserver, LogTap, Recorder, install_log_tap
 from gateway.admin.tuning import follow_turn_limits, live_engine_factory
 from gateway.app import Gateway
@@ -120,6 +121,8 @@ class Operations:
         sync = self._config_sync()
         hub = gateway.parts.mcp
         notes = memory_routes(gateway.parts.notes) if gateway.parts.notes is not None else []
+        if gateway.parts.schedules is not None:
+            notes = [*notes, *schedules_routes(gateway.parts.schedules)]
         limits = gateway.parts.limits
         if limits is not None:
             notes = [*notes, *limits_routes(limits, self.live.current)]

@@ -78,11 +78,11 @@ class ScheduleBook:
 
     def __init__(self, store: ScheduleStore, *, config: Callable[[], ChorusConfig], clock: Callable[[], float]) -> None:
         self.store = store
-        self._config = config
+        self.config = config
         self._clock = clock
 
     def jobs(self, chat: str | None = None) -> list[Job]:
-        operators = [operator_job(name, job) for name, job in self._config().schedules.items()]
+        operators = [operator_job(name, job) for name, job in self.config().schedules.items()]
         return [job for job in operators if chat is None or job.chat == chat] + self.store.jobs(chat)
 
     def listing(self, chat: str | None = None) -> list[Listed]:
@@ -112,7 +112,7 @@ class ScheduleBook:
         return job
 
     def _check_user_limits(self, request: JobRequest, when: When, now: float) -> None:
-        settings = self._config().scheduling
+        settings = self.config().scheduling
         if not settings.enabled:
             raise ScheduleRefused(text("disabled"))
         count = len(self.store.jobs(request.chat))
@@ -127,7 +127,7 @@ class ScheduleBook:
 
         Raises `ScheduleRefused` when there is no such job, it is an operator's from the config, or it is another's.
         """
-        if job_id in self._config().schedules and (chat is None or self._config().schedules[job_id].chat == chat):
+        if job_id in self.config().schedules and (chat is None or self.config().schedules[job_id].chat == chat):
             raise ScheduleRefused(text("operator_job", id=job_id))
         job = next((j for j in self.store.jobs(chat) if j.id == job_id.lower()), None)
         if job is None:
