@@ -84,6 +84,14 @@ class PostgresScheduleStore:
             conn.execute("UPDATE schedule_runs SET status = %s, detail = %s, attempts = %s "
                          "WHERE job_id = %s AND occurrence = %s", (status, detail, attempts, job_id, occurrence))
 
+    def take_stale(self, *, node: str, now: float, older_than: float) -> list[Run]:
+        with self._shared.connection() as conn:
+            rows = conn.execute(
+                f"UPDATE schedule_runs SET node = %s, claimed_at = %s WHERE status = 'claimed' AND claimed_at < %s "
+                f"RETURNING {', '.join(RUN_COLUMNS)}", (node, now, older_than),
+            ).fetchall()
+        return [row_to_run(_values(row, RUN_COLUMNS)) for row in rows]
+
     def last_runs(self, job_ids: Sequence[str]) -> dict[str, Run]:
         if not job_ids:
             return {}

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from datetime import UTC, datetime
+from functools import partial
 from typing import Protocol
 
 import structlog
@@ -96,6 +97,7 @@ class Scheduler:
         self._retries: dict[tuple[str, float], int] = {}  # (job id, occurrence) -> hand-overs tried
         self._stored: list[Job] = []
         self._stored_at = float("-inf")
+        self._stale_checked_at = float("-inf")
 
     def bind(self, host: JobHost) -> None:
         self._host = host
@@ -133,10 +135,27 @@ class Scheduler:
                 if await asyncio.to_thread(self.store.claim, job.id, occurrence, node=self._node, now=now):
                     await self._run(job, occurrence, attempts=1)
         by_id = {job.id: job for job in jobs}
+        await self._take_stale(by_id, now)
         for (job_id, occurrence), attempts in list(self._retries.items()):
             del self._retries[(job_id, occurrence)]
             if job_id in by_id:
                 await self._run(by_id[job_id], occurrence, attempts=attempts + 1)
+
+    async def _take_stale(self, jobs: dict[str, Job], now: float) -> None:
+        """Occurrences a replica claimed and died before handing over (claimed longer than a lease ago) run here.
+
+        Without the de-duplicator's claim (`attempts` 2): the dead replica may have made it before dying.
+        """
+        loop_time = asyncio.get_running_loop().time()
+        if loop_time - self._stale_checked_at < JOBS_REFRESH_SECONDS:
+            return
+        self._stale_checked_at = loop_time
+        lease = self._config().gateway.lease_seconds
+        for run in await asyncio.to_thread(partial(self.store.take_stale, node=self._node, now=now,
+                                                   older_than=now - lease)):
+            if run.job_id in jobs:
+                log.info("schedule.taken_over", job=run.job_id, occurrence=_clock_text(run.occurrence))
+                await self._run(jobs[run.job_id], run.occurrence, attempts=2)
 
     async def _stored_jobs(self, now: float) -> list[Job]:
         loop_time = asyncio.get_running_loop().time()

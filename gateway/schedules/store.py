@@ -55,6 +55,11 @@ class ScheduleStore(Protocol):
 
     def finish(self, job_id: str, occurrence: float, status: RunStatus, *, detail: str = "", attempts: int = 1) -> None: ...
 
+    def take_stale(self, *, node: str, now: float, older_than: float) -> list[Run]:
+        """Runs still `claimed` since before `older_than` (their replica died before handing them over), now this
+        node's; each is taken by one replica (a conditional update)."""
+        ...
+
     def last_runs(self, job_ids: Sequence[str]) -> dict[str, Run]:
         """Each job's latest run (by occurrence), for the listings and for where the runner resumes."""
         ...
@@ -141,6 +146,14 @@ class SqliteScheduleStore:
         with self._file.locked() as db:
             db.execute("UPDATE schedule_runs SET status = ?, detail = ?, attempts = ? WHERE job_id = ? AND occurrence = ?",
                        (status, detail, attempts, job_id, occurrence))
+
+    def take_stale(self, *, node: str, now: float, older_than: float) -> list[Run]:
+        with self._file.locked() as db:
+            rows = db.execute(
+                f"UPDATE schedule_runs SET node = ?, claimed_at = ? WHERE status = 'claimed' AND claimed_at < ? "
+                f"RETURNING {', '.join(RUN_COLUMNS)}", (node, now, older_than),
+            ).fetchall()
+        return [row_to_run(row) for row in rows]
 
     def last_runs(self, job_ids: Sequence[str]) -> dict[str, Run]:
         if not job_ids:

@@ -119,7 +119,7 @@ async def test_a_restart_beyond_the_window_skips_the_old_occurrences_once(store:
     """Last run 10:30; a fresh scheduler at 13:00 with a 60-minute window: 10:40-11:50 skipped, 12:00-13:00 run."""
     clock, config = Clock(T0), _config(catch_up_minutes=60)
     job_id = _every_ten_minutes(ScheduleBook(store, config=lambda: config, clock=clock))
-    assert store.claim(job_id, T0 + 30 * 60, node="old", now=T0 + 30 * 60)
+    assert store.claim(job_id, T0 + 30 * 60, node="old", now=T0 + 30 * 60, status="sent")
     scheduler, host = _scheduler(store, clock, config, node="new", dedup=MemoryDeduplicator())
     clock.now = T0 + 3 * 3600
     await scheduler.tick()
@@ -176,3 +176,24 @@ def test_only_the_maker_or_an_admin_removes_a_job_and_config_jobs_are_the_operat
         book.remove("digest", chat="telegram:-1", by="ada", admin=True)
     assert book.remove(job.id, chat="telegram:-1", by="ada", admin=True).id == job.id
     assert [listed.job.id for listed in book.listing("telegram:-1")] == ["digest"]
+
+
+async def test_an_occurrence_claimed_by_a_replica_that_died_is_run_once_by_another_after_a_lease(
+    store: ScheduleStore,
+) -> None:
+    """The dead replica claimed 10:10 and never handed it over; after lease_seconds (30) one other replica runs it."""
+    clock, config = Clock(T0), parse_config({"gateway": {"lease_seconds": 30}})
+    job_id = _every_ten_minutes(ScheduleBook(store, config=lambda: config, clock=clock))
+    assert store.claim(job_id, T0 + 600, node="dead", now=T0 + 600)
+    dedup = MemoryDeduplicator()
+    assert await dedup.claim(f"schedule:{job_id}:{int(T0 + 600)}")  # made by the dead replica before it died
+    (first, host_a), (second, host_b) = (_scheduler(store, clock, config, node=n, dedup=dedup) for n in "ab")
+    clock.now = T0 + 600 + 10
+    await asyncio.gather(first.tick(), second.tick())
+    assert host_a.texts + host_b.texts == []  # within the lease: the claimer may still be handing it over
+    clock.now = T0 + 600 + 31
+    for scheduler in (first, second):
+        scheduler._stale_checked_at = float("-inf")  # noqa: SLF001 - the once-a-second look, made due now
+    await asyncio.gather(first.tick(), second.tick())
+    assert [item.session_key for item in host_a.texts + host_b.texts] == [f"schedule:{job_id}:{int(T0 + 600)}"]
+    assert store.last_runs([job_id])[job_id].status == "sent"
