@@ -14,6 +14,7 @@ job's chat or the home channel. Knows the platforms only through `JobHost`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import partial
@@ -35,6 +36,7 @@ JOBS_REFRESH_SECONDS = 1.0  # stored jobs are re-read this often (another replic
 MAX_ATTEMPTS = 3  # hand-overs of one occurrence before it is reported failed
 SKIP_COUNT_CAP = 100_000  # occurrences counted for the skip line at most (a every-minute job down for months)
 DEDUP_TTL = 7 * 86_400.0
+STOP_GRACE_SECONDS = 5.0  # a run in progress when the gateway stops is finished within this
 BOUNDARY_SECONDS = 0.001  # occurrences are whole minutes: an occurrence exactly catch_up_minutes old is run
 
 
@@ -189,6 +191,19 @@ class Scheduler:
                      last=_clock_text(skipped[-1]), reason="older than scheduling.catch_up_minutes")
 
     async def _run(self, job: Job, occurrence: float, *, attempts: int) -> None:
+        """`_run_once`, finished even when the loop is stopped meanwhile (within `STOP_GRACE_SECONDS`).
+
+        A run cut between the hand-over and its status would be taken over and handed over again.
+        """
+        work = asyncio.ensure_future(self._run_once(job, occurrence, attempts=attempts))
+        try:
+            await asyncio.shield(work)
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await asyncio.wait_for(work, STOP_GRACE_SECONDS)
+            raise
+
+    async def _run_once(self, job: Job, occurrence: float, *, attempts: int) -> None:
         """Hand the occurrence over (once across replicas); a failure is retried, then reported."""
         # A turn's key is claimed by intake (it is the scheduled message's delivery id); a text's is claimed here.
         if attempts == 1 and job.deliver_only and not await self._dedup.claim(occurrence_key(job.id, occurrence),

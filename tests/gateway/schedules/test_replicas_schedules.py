@@ -19,6 +19,7 @@ from typing import Any
 import psycopg
 import pytest
 
+from gateway.cli import main
 from gateway.config import TEST_CLOCK_ENV
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.fakes.telegram_api import TOKEN, FakeTelegram, group_chat, message, user
@@ -118,6 +119,7 @@ async def test_three_replicas_deliver_each_of_twenty_occurrences_once_even_when_
                 await processes[2].wait()
             clock.write_text(str(NOON + 60 * minute + 1), encoding="utf-8")
             await _until(lambda m=minute: len(_sent(bots, "tick")) >= m, f"minute {minute}")  # type: ignore[misc]
+        await _until(lambda: {status for *_, status in _runs(database)} == {"sent"}, "every run row to say sent")
         runs = _runs(database)
     sent = _sent(bots, "tick")
     assert len(sent) == 20
@@ -133,11 +135,12 @@ async def test_three_replicas_deliver_each_of_twenty_occurrences_once_even_when_
 async def test_a_tool_job_fires_in_its_topic_catches_up_after_a_restart_and_only_its_maker_or_an_admin_removes_it(
     fake_openai: FakeOpenAI, bots: list[FakeTelegram], tmp_path: Path, clock: Path,
 ) -> None:
-    """One `chorus run` on its home's SQLite. Carol asks in forum topic 11 for an hourly stand-up at :05; at 12:05
-    (moved by the clock) the prompt runs as a turn and the answer lands in topic 11. Stopped, and started again
-    at 13:20 (within catch_up_minutes 30 of 13:05): 13:05 runs once, and the home channel says how long it was
-    away. Started again at 15:50: 14:05 and 15:05 are older than 30 minutes, skipped with one log line; 16:05
-    runs. Bob cannot /unschedule the job; Ada (an admin) can."""
+    """One `chorus run` on its home's SQLite, catch_up_minutes 30. At 12:00 the operator adds "tea" at :45
+    (`chorus schedules add`) and Carol asks in forum topic 11 for an hourly stand-up at :05; at 12:05 (moved by
+    the clock) her prompt runs as a turn whose answer lands in topic 11. Stopped, started again at 13:20: the
+    stand-up of 13:05 (15 minutes ago) runs once; the tea of 12:45 (35 minutes ago) is skipped with one log
+    line, and the tea of 13:45 is sent. The home channel says how long the gateway was away. Bob cannot
+    /unschedule Carol's job; Ada (an admin) can."""
 
     def responder(request: dict[str, Any]) -> Reply:
         last = request["messages"][-1]
@@ -152,14 +155,12 @@ async def test_a_tool_job_fires_in_its_topic_catches_up_after_a_restart_and_only
         return Reply(content="ok")
 
     fired: list[str] = []
-
-    def scheduled_turns() -> list[dict[str, Any]]:
-        return [r for r in fake_openai.requests if "[scheduled job" in str(r["messages"][-1]["content"])]
-
     fake_openai.responder = responder
     tg, forum = bots[0], group_chat(GROUP, is_forum=True)
     config = _configs(tmp_path, "a", fake=fake_openai, bots=bots, gateway={"home_channel": f"telegram:{HOME_CHAT}",
                       "shutdown_grace_seconds": 1}, scheduling={"catch_up_minutes": 30})["a"]
+    assert main(["schedules", "add", "--config", str(config), "--chat", f"telegram:{GROUP}", "--cron", "45 * * * *",
+                 "--prompt", "tea time", "--deliver-only"]) == 0
     async with replica(config):
         await tg.push_update(message=mentioning(CAROL, "remind us every hour at :05 to post the stand-up", chat=forum,
                                                 message_thread_id=TOPIC, is_topic_message=True))
@@ -168,35 +169,32 @@ async def test_a_tool_job_fires_in_its_topic_catches_up_after_a_restart_and_only
         clock.write_text(str(NOON + 5 * 60 + 1), encoding="utf-8")
         await _until(lambda: _shown(bots, "Stand-up #1"), "the 12:05 turn's reply")
         in_topic = [call.params.get("message_thread_id") for call in tg.calls_of("sendMessage")[before:]]
-    jobs = _stored_jobs(tmp_path / "a" / "home" / "schedules.db")
-    assert [job[1:] for job in jobs] == [(f"telegram:{GROUP}", str(TOPIC), "6", "5 * * * *")]
-    job_id = jobs[0][0]
+    jobs = {job[-1]: job for job in _stored_jobs(tmp_path / "a" / "home" / "schedules.db")}
+    tea, standup = jobs["45 * * * *"], jobs["5 * * * *"]
+    assert standup[1:] == (f"telegram:{GROUP}", str(TOPIC), "6", "5 * * * *")
     clock.write_text(str(NOON + 80 * 60), encoding="utf-8")  # 13:20
-    async with replica(config):
-        await _until(lambda: _shown(bots, "Stand-up #2"), "the 13:05 turn caught up")
-        await _until(lambda: bool(tg.texts(HOME_CHAT)), "the restart notice")
-    clock.write_text(str(NOON + 3 * 3600 + 50 * 60), encoding="utf-8")  # 15:50: 14:05, 15:05 too old
     async with replica(config) as lines:
+        await _until(lambda: _shown(bots, "Stand-up #2"), "the 13:05 turn caught up")
         await _until(lambda: any(line.get("event") == "schedule.skipped" for line in lines), "the skip line")
-        clock.write_text(str(NOON + 4 * 3600 + 5 * 60 + 1), encoding="utf-8")  # 16:05
-        await _until(lambda: _shown(bots, "Stand-up #3"), "the 16:05 turn")
+        await _until(lambda: bool(tg.texts(HOME_CHAT)), "the restart notice")
+        clock.write_text(str(NOON + 105 * 60 + 1), encoding="utf-8")  # 13:45
+        await _until(lambda: bool(_sent(bots, "tea time")), "the 13:45 tea")
         await tg.push_update(message=message(forum, "/schedules", sender=BOB))
-        await _until(lambda: any(job_id in text and "next 2026-12-06 17:05 UTC" in text
+        await _until(lambda: any(standup[0] in text and "next 2026-12-06 14:05 UTC" in text
                                  for text in tg.texts(GROUP).values()), "the /schedules listing")
-        await tg.push_update(message=message(forum, f"/unschedule {job_id}", sender=BOB))
-        await _until(lambda: _shown(bots, f"Only the person who made job {job_id} or an admin can remove it."),
+        await tg.push_update(message=message(forum, f"/unschedule {standup[0]}", sender=BOB))
+        await _until(lambda: _shown(bots, f"Only the person who made job {standup[0]} or an admin can remove it."),
                      "Bob's refusal")
-        await tg.push_update(message=message(forum, f"/unschedule {job_id}", sender=ADA))
-        await _until(lambda: _shown(bots, f"Removed scheduled job {job_id}."), "Ada's removal")
-    turns = scheduled_turns()
-    assert [str(r["messages"][-1]["content"]).endswith("post the stand-up") for r in turns] == [True] * 3
+        await tg.push_update(message=message(forum, f"/unschedule {standup[0]}", sender=ADA))
+        await _until(lambda: _shown(bots, f"Removed scheduled job {standup[0]}."), "Ada's removal")
+    assert [text.endswith("post the stand-up") for text in fired] == [True, True]
     assert in_topic and set(in_topic) == {TOPIC}
-    assert list(tg.texts(HOME_CHAT).values()) == ["Back after 4499 s; 0 replies resumed.",
-                                                  "Back after 9000 s; 0 replies resumed."]
+    assert len(_sent(bots, "tea time")) == 1
+    assert list(tg.texts(HOME_CHAT).values()) == ["Back after 4499 s; 0 replies resumed."]
     skipped = [line for line in lines if line.get("event") == "schedule.skipped"]
-    assert [(line["occurrences"], line["first"], line["last"]) for line in skipped] == [
-        (2, "2026-12-06 14:05 UTC", "2026-12-06 15:05 UTC")]
-    assert _stored_jobs(tmp_path / "a" / "home" / "schedules.db") == []
+    assert [(line["job"], line["occurrences"], line["first"]) for line in skipped] == [
+        (tea[0], 1, "2026-12-06 12:45 UTC")]
+    assert [job[0] for job in _stored_jobs(tmp_path / "a" / "home" / "schedules.db")] == [tea[0]]
 
 
 def _stored_jobs(path: Path) -> list[tuple[str, ...]]:
