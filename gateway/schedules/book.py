@@ -51,7 +51,7 @@ class Listed:
 
     def line(self) -> str:
         last = text("never") if self.last is None else f"{utc_text(self.last.occurrence)} {self.last.status}"
-        what = ("send: " if self.job.deliver_only else "") + self.job.prompt
+        what = (text("send_prefix") if self.job.deliver_only else "") + self.job.prompt
         return text("list_line", id=self.job.id, when=self.job.when.describe(),
                     next=utc_text(self.next_at) if self.next_at is not None else text("none"), last=last,
                     what=what if len(what) <= 60 else what[:59] + "…")

@@ -17,6 +17,7 @@ TEXTS: Final[dict[str, str]] = {
     "list_head": "Scheduled jobs here:",
     "list_line": "{id} · {when} · next {next} · last {last} · {what}",
     "never": "never",
+    "send_prefix": "send: ",  # a deliver_only job's text in a listing
     "none": "none",
     "unschedule_usage": "Usage: /unschedule ID (the ids are listed by /schedules).",
     "unscheduled": "Removed scheduled job {id}.",

@@ -13,6 +13,7 @@ from typing import Any, Final
 from agent.messages import ToolSchema
 from agent.tools.base import ToolContext, ok, refused
 from gateway.schedules.book import JobRequest, ScheduleBook, ScheduleRefused
+from gateway.schedules.texts import text
 
 TOOL_NAME: Final = "schedule"
 ACTIONS: Final = ("add", "list", "cancel")
@@ -69,7 +70,7 @@ class ScheduleTool:
             if action == "cancel":
                 job_id = _text(arguments, "id")
                 if job_id is None:
-                    return refused("give the id of the job to cancel (action list shows them)")
+                    return refused(text("cancel_which"))
                 job = await asyncio.to_thread(self._book.remove, job_id, chat=context.chat_id, by=context.user_id,
                                               admin=False)
                 return ok(cancelled=job.id)

@@ -21,6 +21,7 @@ from gateway.schedules.book import JobRequest, ScheduleBook, ScheduleRefused
 from gateway.schedules.postgres import PostgresScheduleStore
 from gateway.schedules.runner import Scheduler
 from gateway.schedules.store import ScheduleStore, SqliteScheduleStore
+from tests.gateway.schedules.support import Clock
 from tests.postgres import fresh_database
 
 T0 = datetime(2026, 12, 6, 10, 0, tzinfo=UTC).timestamp()
@@ -65,14 +66,6 @@ class Recorder:
 
     async def notify(self, target: ChatTarget, message: str) -> None:
         raise AssertionError(f"unexpected notice {message!r}")
-
-
-class Clock:
-    def __init__(self, now: float) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def _config(**scheduling: float) -> ChorusConfig:

@@ -8,16 +8,10 @@ from adapters.base import ChatTarget
 from gateway.config import ChorusConfig, parse_config
 from gateway.ops.events import TurnFailed, TurnFinished
 from gateway.schedules.home import HomeChannel
+from tests.gateway.schedules.support import Clock
 
 HOME = ChatTarget(platform="telegram", chat_id="4242")
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_796_558_400.0
-
-    def __call__(self) -> float:
-        return self.now
+NOW = 1_796_558_400.0  # 2026-12-06 12:00 UTC
 
 
 async def _settled(home: HomeChannel) -> None:
@@ -37,7 +31,7 @@ def _home(tmp_path: Path, config: ChorusConfig, clock: Clock) -> tuple[HomeChann
 
 
 async def test_an_adapter_down_and_back_is_told_once_each(tmp_path: Path) -> None:
-    home, said = _home(tmp_path, parse_config({"gateway": {"home_channel": "telegram:4242"}}), Clock())
+    home, said = _home(tmp_path, parse_config({"gateway": {"home_channel": "telegram:4242"}}), Clock(NOW))
     home.adapters({"discord": "no gateway events for 90 s"})
     home.adapters({"discord": "no gateway events for 91 s"})
     home.adapters({})
@@ -47,7 +41,7 @@ async def test_an_adapter_down_and_back_is_told_once_each(tmp_path: Path) -> Non
 
 
 async def test_the_model_failing_for_five_minutes_is_told_once_and_its_return_too(tmp_path: Path) -> None:
-    clock = Clock()
+    clock = Clock(NOW)
     home, said = _home(tmp_path, parse_config({"gateway": {"home_channel": "telegram:4242"}}), clock)
     failed = TurnFailed("telegram", "agent:default:telegram:dm:1", "ModelUnavailable")
     home.on_event(failed)
@@ -66,7 +60,7 @@ async def test_the_model_failing_for_five_minutes_is_told_once_and_its_return_to
 
 
 async def test_nothing_is_sent_without_a_home_channel(tmp_path: Path) -> None:
-    home, said = _home(tmp_path, parse_config({}), Clock())
+    home, said = _home(tmp_path, parse_config({}), Clock(NOW))
     home.adapters({"slack": "socket closed"})
     await home.started(resumed=3)
     await home.started(resumed=3)  # a second start finds the first one's alive mark

@@ -12,17 +12,10 @@ from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.fakes.telegram_api import TOKEN, FakeTelegram, user
 from tests.gateway.harness import make_config
 from tests.gateway.run_harness import run_like_chorus
+from tests.gateway.schedules.support import Clock
 from tests.gateway.test_group_chats import GROUP, eventually, mentioning
 
 NOON = datetime(2026, 12, 6, 12, 0, tzinfo=UTC).timestamp()
-
-
-class Clock:
-    def __init__(self, now: float) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture
