@@ -26,7 +26,7 @@ TEXTS: Final[dict[str, str]] = {
     "operator_job": "Job {id} is set in the gateway's config (schedules.{id}); the operator removes it there.",
     "disabled": "Scheduling is turned off here (scheduling.enabled).",
     # the `schedule` tool's refusals (read by the model, which tells the user)
-    "too_many": "This chat has {count} scheduled jobs already, the most allowed (scheduling.max_jobs_per_chat).",
+    "too_many": "This chat already has the most scheduled jobs allowed ({count}, scheduling.max_jobs_per_chat).",
     "too_often": "That schedule fires every {gap:g} minutes; the shortest allowed interval is {minimum:g} minutes.",
     "in_the_past": "That time has passed already; give a future time.",
     "no_prompt": "Give the prompt to run at that time.",

@@ -149,7 +149,7 @@ def test_a_users_jobs_are_limited_per_chat_and_by_interval_an_operators_are_not(
         book.add(user_job("*/10 * * * *"))
     book.add(user_job("0 * * * *"))
     book.add(user_job("30 * * * *"))
-    with pytest.raises(ScheduleRefused, match="has 2 scheduled jobs already"):
+    with pytest.raises(ScheduleRefused, match=r"the most scheduled jobs allowed \(2, "):
         book.add(user_job("15 * * * *"))
     book.add(JobRequest(chat="telegram:-1", cron="* * * * *", at=None, prompt="p", origin="cli"))
     with pytest.raises(ScheduleRefused, match="time has passed"):

@@ -67,4 +67,4 @@ async def test_a_chat_at_its_job_limit_gets_no_more(book: ScheduleBook) -> None:
     tool = ScheduleTool(book)
     assert (await _call(tool, CAROL, action="add", at="2026-12-24T09:00", prompt="presents"))["success"] is True
     second = await _call(tool, BOB, action="add", cron="0 9 * * *", prompt="p")
-    assert second["error"] == "This chat has 1 scheduled jobs already, the most allowed (scheduling.max_jobs_per_chat)."
+    assert second["error"] == "This chat already has the most scheduled jobs allowed (1, scheduling.max_jobs_per_chat)."
