@@ -36,6 +36,7 @@ JOBS_REFRESH_SECONDS = 1.0  # stored jobs are re-read this often (another replic
 MAX_ATTEMPTS = 3  # hand-overs of one occurrence before it is reported failed
 SKIP_COUNT_CAP = 100_000  # occurrences counted for the skip line at most (a every-minute job down for months)
 DEDUP_TTL = 7 * 86_400.0
+DUPLICATE_DETAIL = "run by a replica with another store (they share Redis)"
 STOP_GRACE_SECONDS = 5.0  # a run in progress when the gateway stops is finished within this
 BOUNDARY_SECONDS = 0.001  # occurrences are whole minutes: an occurrence exactly catch_up_minutes old is run
 
@@ -209,6 +210,8 @@ class Scheduler:
         if attempts == 1 and job.deliver_only and not await self._dedup.claim(occurrence_key(job.id, occurrence),
                                                                               ttl=DEDUP_TTL):
             log.info("schedule.duplicate", job=job.id, occurrence=int(occurrence))
+            # Settled here, or a lease later this replica would take its own row over and send it after all.
+            await asyncio.to_thread(self.store.finish, job.id, occurrence, "skipped", detail=DUPLICATE_DETAIL)
             return
         status: RunStatus
         try:

@@ -190,3 +190,30 @@ async def test_an_occurrence_claimed_by_a_replica_that_died_is_run_once_by_anoth
     await asyncio.gather(first.tick(), second.tick())
     assert [item.session_key for item in host_a.texts + host_b.texts] == [f"schedule:{job_id}:{int(T0 + 600)}"]
     assert store.last_runs([job_id])[job_id].status == "sent"
+
+
+async def test_replicas_with_separate_stores_sharing_a_deduplicator_send_once_even_after_a_lease(tmp_path: Path) -> None:
+    """Two homes (SQLite each) with the same config job and one de-duplicator (Redis in production): one sends;
+    the other settles its own run row, so it never takes it over later."""
+    config = parse_config({"schedules": {"tea": {"cron": "*/10 * * * *", "chat": "slack:C1", "prompt": "tea",
+                                                 "deliver_only": True}}, "gateway": {"lease_seconds": 30}})
+    clock, dedup, hosts, stores = Clock(T0), MemoryDeduplicator(), [], []
+    schedulers = []
+    for name in "ab":
+        store = SqliteScheduleStore(tmp_path / name / "schedules.db")
+        store.open()
+        stores.append(store)
+        scheduler, host = _scheduler(store, clock, config, node=name, dedup=dedup)
+        schedulers.append(scheduler)
+        hosts.append(host)
+    await asyncio.gather(*(s.tick() for s in schedulers))
+    clock.now = T0 + 601
+    await asyncio.gather(*(s.tick() for s in schedulers))
+    clock.now = T0 + 700
+    for scheduler in schedulers:
+        scheduler._stale_checked_at = float("-inf")  # noqa: SLF001 - the once-a-second look, made due now
+    await asyncio.gather(*(s.tick() for s in schedulers))
+    assert [item.session_key for host in hosts for item in host.texts] == [f"schedule:tea:{int(T0 + 600)}"]
+    assert sorted(store.last_runs(["tea"])["tea"].status for store in stores) == ["sent", "skipped"]
+    for store in stores:
+        store.close()
