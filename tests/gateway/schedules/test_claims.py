@@ -217,3 +217,19 @@ async def test_replicas_with_separate_stores_sharing_a_deduplicator_send_once_ev
     assert sorted(store.last_runs(["tea"])["tea"].status for store in stores) == ["sent", "skipped"]
     for store in stores:
         store.close()
+
+
+async def test_an_operator_job_without_a_chat_runs_in_the_home_channel(tmp_path: Path) -> None:
+    config = parse_config({"gateway": {"home_channel": "slack:COPS"},
+                           "schedules": {"digest": {"cron": "0 * * * *", "prompt": "summarise the night"}}})
+    store = SqliteScheduleStore(tmp_path / "schedules.db")
+    store.open()
+    clock = Clock(T0 - 1)
+    scheduler, host = _scheduler(store, clock, config, node="a", dedup=MemoryDeduplicator())
+    await scheduler.tick()
+    clock.now = T0 + 1
+    await scheduler.tick()
+    store.close()
+    [turn] = host.turns
+    assert (turn.platform, turn.chat_id, turn.thread_id, turn.user_id) == ("slack", "COPS", None, "operator")
+    assert turn.text == "[scheduled job digest] summarise the night"
