@@ -233,3 +233,37 @@ async def test_an_operator_job_without_a_chat_runs_in_the_home_channel(tmp_path:
     [turn] = host.turns
     assert (turn.platform, turn.chat_id, turn.thread_id, turn.user_id) == ("slack", "COPS", None, "operator")
     assert turn.text == "[scheduled job digest] summarise the night"
+
+
+class Unreachable(Recorder):
+    """A gateway whose journal cannot take the job's turn (its store is down)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.notices: list[tuple[ChatTarget, str]] = []
+
+    async def run_turn(self, message: InboundMessage) -> None:
+        raise ConnectionError("the journal's database is unreachable")
+
+    async def notify(self, target: ChatTarget, message: str) -> None:
+        self.notices.append((target, message))
+
+
+async def test_a_run_that_cannot_be_handed_over_is_retried_twice_then_failed_and_told_in_its_chat(
+    store: ScheduleStore,
+) -> None:
+    clock, config = Clock(T0), _config()
+    book = ScheduleBook(store, config=lambda: config, clock=clock)
+    job = book.add(JobRequest(chat="telegram:-100", thread="11", cron="*/10 * * * *", at=None, prompt="p",
+                              origin="cli", name="digest"))
+    scheduler = Scheduler(store, config=lambda: config, clock=clock, node="a", dedup=MemoryDeduplicator())
+    host = Unreachable()
+    scheduler.bind(host)
+    clock.now = T0 + 601
+    for _ in range(4):
+        await scheduler.tick()
+    assert host.notices == [(ChatTarget("telegram", "-100", "11"), f"Scheduled job digest ({job.id}) could not run "
+                             "at 2026-12-06 10:10 UTC: the journal's database is unreachable. It tried 3 times.")]
+    run = store.last_runs([job.id])[job.id]
+    assert (run.status, run.attempts, run.detail) == ("failed", 3, "ConnectionError")
+    assert book.listing("telegram:-100")[0].line().endswith("· last 2026-12-06 10:10 UTC failed · p")
