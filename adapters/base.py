@@ -117,6 +117,10 @@ class InboundMessage:
     # The sender's language as the platform reports it (Telegram `language_code` "zh-hans", a Discord
     # interaction's locale, the web page's navigator.language); None: not reported. The gateway decides.
     language: str | None = None
+    # Made by the gateway's scheduler, never by an adapter: a job's prompt run as a turn in its chat. It passes
+    # no allowlist or trigger (the job's owner was admitted when it was made), and nothing on the platform
+    # carries its `message_id` (no reply-to, no reaction).
+    scheduled: bool = False
     kind: Literal["inbound"] = field(default="inbound")
 
     @property

@@ -23,7 +23,7 @@ from typing import Protocol
 
 import structlog
 
-from adapters.base import InboundMessage, PlatformAdapter
+from adapters.base import ChatTarget, InboundMessage, PlatformAdapter
 from adapters.normalize import normalize_inbound
 from adapters.receipts import IntakeReceipts
 from agent.memory import NotesStore
@@ -41,11 +41,11 @@ from gateway.commands.spec import Command, Immediate
 from gateway.commands.status import ActivePlugins
 from gateway.commands.table import COMMANDS
 from gateway.coord import Coordinator
-from gateway.coord.base import Outbox
+from gateway.coord.base import OutboundItem, Outbox
 from gateway.delivery.outbound import Delivery
 from gateway.delivery.outbox_file import JournaledOutbox
 from gateway.delivery.queued import QueuedNotices
-from gateway.i18n import language_for, say, say_n
+from gateway.i18n import Phrase, language_for, say, say_n
 from gateway.intake.busy import BusyRules, Timers
 from gateway.intake.deadletter import DeadLetterBox
 from gateway.intake.decide import Intake, IntakeDecision
@@ -62,6 +62,10 @@ from gateway.ops.health import AdapterWatch, Readiness, StoreHealth
 from gateway.ops.logs import kept
 from gateway.ops.supervise import Supervisor
 from gateway.platforms.web_transcript import ShowsTranscript, StoredTranscript
+from gateway.schedules.book import ScheduleBook
+from gateway.schedules.desk import ScheduleDesk
+from gateway.schedules.home import HomeChannel
+from gateway.schedules.runner import Scheduler
 from gateway.sessions.agents import AgentPool
 from gateway.sessions.service import SessionService
 from gateway.sessions.turns import TurnRunner
@@ -123,6 +127,9 @@ class GatewayParts:
     busy_rules: BusyRules | None = None  # the busy mode per chat (live); None: `busy_mode` everywhere
     timers: Timers | None = None  # what `collect` waits on (tests inject their own clock)
     plugins: ActivePlugins | None = None  # context.engine and memory.provider in use (`/status`)
+    scheduler: Scheduler | None = None  # scheduled jobs (its store opens after the session store's pool)
+    home: HomeChannel | None = None  # restart and outage notices to gateway.home_channel
+    schedules: ScheduleBook | None = None  # `/schedules`, `/unschedule`, the admin API
 
     @property
     def journal(self) -> Journal:
@@ -159,6 +166,12 @@ class Gateway:
                 adapter.transcript = StoredTranscript(parts.store, profile=parts.intake.settings.profile,
                                                       waiting=self._waiting_messages)
 
+        self.resumed = 0  # journaled messages of an earlier run answered at this start (the home channel's notice)
+        if parts.scheduler is not None:
+            parts.scheduler.bind(self)
+        if parts.home is not None:
+            parts.home.bind(self.notify)
+
     def _waiting_messages(self, key: str) -> list[InboundMessage]:
         """The user's messages of a session not answered yet (running or queued turns; not commands)."""
         return [job.message for job in self.lanes.waiting(key) if job.kind == "turn" and job.command is None]
@@ -178,6 +191,7 @@ class Gateway:
             self._session_store,
             # Chats and pairing close before the session store: on PostgreSQL they borrow its pool.
             *(partial(opened, store.open, store.close) for store in (p.chats, p.pairing) if store is not None),
+            *((partial(opened, p.scheduler.store.open, p.scheduler.store.close),) if p.scheduler is not None else ()),
             partial(opened, p.journal.open, p.journal.close, in_thread=False),
             partial(started, p.coordinator.start, p.coordinator.stop),
             self._outbox,
@@ -282,6 +296,9 @@ class Gateway:
         for entry, message in self.parts.journal.recover():
             log.info("journal.replay", platform=message.platform, chat_id=message.chat_id)
             await self._replay(entry, normalize_inbound(message))
+            self.resumed += 1
+        if self.parts.home is not None:
+            self._side_task(self.parts.home.started(resumed=self.resumed))
         yield
 
     @asynccontextmanager
@@ -293,6 +310,10 @@ class Gateway:
         }
         if self.entries.shared is not None:
             loops |= {"gateway-leases": self._lease_loop, "gateway-takeover": self._takeover_loop}
+        if self.parts.scheduler is not None:
+            loops["gateway-scheduler"] = self.parts.scheduler.loop
+        if self.parts.home is not None:
+            loops["gateway-home-channel"] = self.parts.home.loop
         for name, loop in loops.items():
             self.supervisor.start(name, loop)
         try:
@@ -338,7 +359,10 @@ class Gateway:
         """Read every adapter's liveness each second: a receive that stopped is logged when it stops, not at a probe."""
         while True:
             await asyncio.sleep(ADAPTER_CHECK_INTERVAL)  # a check timer
-            self.adapter_watch.check(self.parts.adapters)
+            found = self.adapter_watch.check(self.parts.adapters)
+            if self.parts.home is not None:
+                self.parts.home.adapters({name: report.detail or "down" for name, report in found.items()
+                                          if not report.alive})
 
     async def ping_store(self) -> StoreHealth:
         """Ping the session store once and record the outcome in `store_health`."""
@@ -494,6 +518,18 @@ class Gateway:
         self._side.add(task)
         task.add_done_callback(self._side.discard)
 
+    # scheduled jobs (`JobHost`) -----------------------------------------------------
+
+    async def run_turn(self, message: InboundMessage) -> None:
+        """A scheduled job's turn: decided, journaled and queued like any platform message."""
+        await self._decide_and_dispatch([normalize_inbound(message)])
+
+    async def deliver(self, item: OutboundItem) -> None:
+        await self.parts.delivery.deliver(item)
+
+    async def notify(self, target: ChatTarget, message: Phrase) -> None:
+        await self.parts.delivery.send_text(target, message)
+
     # commands handled at once -------------------------------------------------------
 
     async def _command_at_once(self, command: Command, message: InboundMessage, where: Route) -> bool:
@@ -533,7 +569,8 @@ class Gateway:
         return LaneHost(lanes=self.lanes, forget=self.entries.forget, sessions=parts.sessions, notes_text=parts.notes_text,
                         chats=parts.chat_commands, windows=parts.windows, approvals=parts.approvals, notes=parts.notes,
                         admins=policy.admins if policy is not None else lambda _platform: frozenset(),
-                        plugins=parts.plugins)
+                        plugins=parts.plugins,
+                        schedules=ScheduleDesk(parts.schedules) if parts.schedules is not None else None)
 
     # replies left pending -----------------------------------------------------------
 

@@ -57,6 +57,7 @@ from gateway.commands.chat import ChatCommands
 from gateway.commands.status import ActivePlugins
 from gateway.commands.table import COMMANDS
 from gateway.config import ChorusConfig
+from gateway.config import limits_clock as test_clock
 from gateway.coord import Coordinator, memory_coordinator, poller_lease_name, redis_coordinator
 from gateway.coord.base import Outbox
 from gateway.delivery.outbound import SEND_CLAIM_TTL, Delivery
@@ -77,6 +78,10 @@ from gateway.intake.triggers import observes_unmentioned
 from gateway.limits import build_spend_gate
 from gateway.ops.events import EventBus, PluginFailed
 from gateway.platforms.web_login import resolve_web_login
+from gateway.schedules.book import ScheduleBook
+from gateway.schedules.home import HomeChannel
+from gateway.schedules.runner import Scheduler
+from gateway.schedules.tool import ScheduleTool
 from gateway.sessions.agents import AgentFactory, AgentPool
 from gateway.sessions.media import MediaReader, MediaSettings
 from gateway.sessions.review import ReviewHooks
@@ -85,7 +90,7 @@ from gateway.sessions.store_lock import StoreSessionLock
 from gateway.sessions.store_writes import StoreWrites
 from gateway.sessions.turns import PostTurnHook, TurnRunner, TurnSettings
 from gateway.shared import PostgresJournal, PostgresOutbox
-from gateway.stores import Stores, approval_store, build_stores, window_store
+from gateway.stores import Stores, approval_store, build_stores, schedule_store, window_store
 
 log = structlog.get_logger(__name__)
 
@@ -310,15 +315,19 @@ def leased_adapters(config: ChorusConfig, coord: Coordinator, *, node: str, bann
 
 
 def builtin_tools(
-    stores: Stores, memory_tool: MemoryTool, skill_manage: SkillManageTool, *, notes_on: bool
+    stores: Stores, memory_tool: MemoryTool, skill_manage: SkillManageTool, *, notes_on: bool,
+    schedule: Tool | None = None, scheduling_on: Callable[[], bool] = lambda: False,
 ) -> Callable[[str], Sequence[Tool]]:
-    """Every chat's built-in tools: memory (when notes are on), session_search and the skill tools."""
+    """Every chat's built-in tools: memory (when notes are on), session_search, the skill tools, and `schedule`
+    while `scheduling.enabled` (as the running config says when the chat's agent is built)."""
     agent_tools: tuple[Tool, ...] = (
         *((memory_tool,) if notes_on else ()), SessionSearchTool(stores.sessions), SkillViewTool(stores.skills),
         skill_manage,
     )
 
     def default_tools(_chat: str) -> Sequence[Tool]:
+        if schedule is not None and scheduling_on():
+            return (*agent_tools, schedule)
         return agent_tools
 
     return default_tools
@@ -459,13 +468,18 @@ def build_gateway(
     memory_tool = MemoryTool(notes, build_llm_screen(config.memory.llm_screen, config.model, config.auxiliary))
     skill_manage = SkillManageTool(stores.skills, staging=notes)  # the notes' approval gate and queue
     notes_on = config.memory.memory_enabled or config.memory.user_profile_enabled
-    tools = tools or builtin_tools(stores, memory_tool, skill_manage, notes_on=notes_on)
+    policy = ChatPolicy(config)
+    clock = limits_clock or test_clock()
+    scheduler = Scheduler(schedule_store(config, stores), config=lambda: policy.config, clock=clock, node=node,
+                          dedup=coord.dedup)
+    book = ScheduleBook(scheduler.store, config=lambda: policy.config, clock=clock)
+    tools = tools or builtin_tools(stores, memory_tool, skill_manage, notes_on=notes_on, schedule=ScheduleTool(book),
+                                   scheduling_on=lambda: policy.config.scheduling.enabled)
     memory = MemoryManager.from_config(
         config.memory.provider, providers or ProviderRegistry.installed(), on_error=plugin_errors(bus)
     )
     hub = mcp if mcp is not None else McpHub(config.mcp, observe=bus.publish)
 
-    policy = ChatPolicy(config)
     pairing, chats = stores.pairing, stores.chats
     clients = ModelClients(config, client)
     chat_models = ChatModels(
@@ -499,7 +513,9 @@ def build_gateway(
         lock_ttl=config.gateway.lease_seconds,
     )
     transcriber = build_transcriber(config)
-    limits = build_spend_gate(config, policy=policy, bus=bus, clock=limits_clock)
+    limits = build_spend_gate(config, policy=policy, bus=bus, clock=clock)
+    home_channel = HomeChannel(lambda: policy.config, home=home, clock=clock)
+    bus.subscribe(home_channel.on_event)
     entries = JournalEntries(journal, deadletters, bus)
     approvals = Approvals(
         approval_store(config, stores), config=lambda: policy.config, poster=DeliveryPoster(delivery),
@@ -550,6 +566,7 @@ def build_gateway(
         mcp=hub, windows=windows, notes=notes,
         busy_rules=busy_rules(policy), timers=timers,
         plugins=ActivePlugins(context_engine=config.context.engine, memory_provider=config.memory.provider),
+        scheduler=scheduler, schedules=book, home=home_channel,
     ))
 
 

@@ -44,6 +44,7 @@ from agent.settings import (
     TranscriptionSettings,
 )
 from chorus_errors import ConfigError
+from gateway.schedules.recurrence import check_when, zone
 
 CONFIG_ENV = "CHORUS_CONFIG"
 DEFAULT_CONFIG_NAME = "config.yaml"
@@ -92,6 +93,16 @@ class BotLoopGuardSettings(Section):
 
 # `auto` or a language tag (`zh`, `pt-BR`); a language without a catalogue is answered in English
 LANGUAGE_PATTERN = r"^(auto|[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*)$"
+
+
+def _chat_address(value: str | None) -> str | None:
+    """`PLATFORM:CHAT_ID` (`gateway.home_channel`, `schedules.NAME.chat`)."""
+    if value is None:
+        return None
+    platform, _, chat = value.partition(":")
+    if not platform or not chat:
+        raise ValueError(f"{value!r} is not PLATFORM:CHAT_ID, e.g. telegram:-100123")
+    return value
 
 
 class GatewaySettings(Section):
@@ -152,6 +163,9 @@ class GatewaySettings(Section):
     language: str = Field(
         default="auto", pattern=LANGUAGE_PATTERN,
         description="the bot's own texts: auto (the sender's platform language, else en) | en | zh | es | de | fr | ja | ru | pt",
+    )
+    home_channel: Annotated[str | None, AfterValidator(_chat_address)] = Field(
+        default=None, description="PLATFORM:CHAT_ID for restart, outage and schedule notices; null = none are sent",
     )
 
 
@@ -333,6 +347,48 @@ class ChatSettings(Section):
     )
 
 
+class ScheduleSettings(Section):
+    """`schedules.NAME`: an operator's job; `cron` (with `timezone`) or a one-shot `at` (ISO time)."""
+
+    cron: str | None = Field(default=None, description="five cron fields, e.g. \"0 9 * * 1-5\"; or give `at`")
+    at: str | None = Field(default=None, description="a one-shot ISO 8601 time, e.g. 2026-12-24T09:00 (in `timezone` without an offset)")
+    timezone: str = Field(default="UTC", description="the IANA time zone of `cron` and `at`")
+    chat: Annotated[str | None, AfterValidator(_chat_address)] = Field(
+        default=None, description="PLATFORM:CHAT_ID the job runs in; null: the result goes to gateway.home_channel",
+    )
+    thread: str | None = Field(default=None, description="the thread or forum topic in that chat; null: the chat itself")
+    prompt: str = Field(min_length=1, description="what the job asks the model (or sends as is with deliver_only)")
+    deliver_only: bool = Field(default=False, description="true: send `prompt` as it is, no model call")
+
+    @field_validator("cron")
+    @classmethod
+    def _cron_is_valid(cls, value: str | None) -> str | None:
+        if value is not None:
+            check_when(cron=value, at=None, timezone="UTC")
+        return value
+
+    @field_validator("timezone")
+    @classmethod
+    def _zone_is_known(cls, value: str) -> str:
+        zone(value)
+        return value
+
+    @model_validator(mode="after")
+    def _one_time_given(self) -> ScheduleSettings:
+        """Exactly one of `cron` and `at`, and `at` readable in the job's zone."""
+        check_when(cron=self.cron, at=self.at, timezone=self.timezone)
+        return self
+
+
+class SchedulingSettings(Section):
+    """`scheduling`: the jobs users add with the `schedule` tool, and catching up after a restart."""
+
+    enabled: bool = Field(default=True, description="false: no job runs and the agent's `schedule` tool is not offered")
+    max_jobs_per_chat: int = Field(default=10, ge=0, description="jobs users may add per chat with the `schedule` tool")
+    min_interval_minutes: float = Field(default=5, ge=0, description="a user's cron firing more often than this is refused")
+    catch_up_minutes: float = Field(default=60, ge=0, description="missed occurrences younger than this run once after a restart")
+
+
 class StoreSettings(Section):
     url: str | None = Field(default=None, description="(start) null = SQLite under home; postgresql://user@host:5432/db = PostgreSQL")
 
@@ -372,6 +428,12 @@ class ChorusConfig(Section):
     store: StoreSettings = StoreSettings()
     limits: LimitsSettings = LimitsSettings()
     pricing: dict[str, Price] = Field(default_factory=dict, description="per model name, per million tokens, e.g. gpt-4o-mini: {input: 0.15, output: 0.60}")
+    schedules: dict[str, ScheduleSettings] = Field(
+        default_factory=dict, description="the operator's jobs by name: {cron or at, timezone, chat, thread, prompt, deliver_only}",
+    )
+    scheduling: SchedulingSettings = Field(
+        default_factory=SchedulingSettings, description="scheduled jobs: enabled, max_jobs_per_chat, min_interval_minutes, catch_up_minutes",
+    )
     # Dotted key -> the `${NAME}` variables its value was read from, so an empty required value can name them.
     _env_refs: dict[str, tuple[str, ...]] = PrivateAttr(default_factory=dict)
 

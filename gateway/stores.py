@@ -26,6 +26,7 @@ from gateway.config import ChorusConfig
 
 if TYPE_CHECKING:
     from gateway.approvals.store import ApprovalStore
+    from gateway.schedules.store import ScheduleStore
 
 StoreMode = Literal["sqlite", "postgresql"]
 SKILLS_DIRNAME = "skills"
@@ -100,6 +101,19 @@ def approval_store(config: ChorusConfig, stores: Stores) -> ApprovalStore:
     return SqliteApprovalStore(config.home_dir / APPROVALS_DB_NAME)
 
 
+def schedule_store(config: ChorusConfig, stores: Stores) -> ScheduleStore:
+    """Where scheduled jobs and their runs live: the shared database (every replica claims there), or under home."""
+    from gateway.schedules.store import SCHEDULES_DB_NAME, SqliteScheduleStore
+
+    if stores.mode == "postgresql":
+        from agent.store.postgres import PostgresSessionStore  # here: see `_postgres_stores`
+        from gateway.schedules.postgres import PostgresScheduleStore
+
+        assert isinstance(stores.sessions, PostgresSessionStore)  # mode "postgresql" is built with one
+        return PostgresScheduleStore(stores.sessions)
+    return SqliteScheduleStore(config.home_dir / SCHEDULES_DB_NAME)
+
+
 @contextmanager
 def opened_notes(config: ChorusConfig) -> Iterator[NotesStore]:
     """The notes store for a CLI command, its database connected for the duration when shared."""
@@ -124,3 +138,20 @@ def opened_pairing(config: ChorusConfig) -> Iterator[PairingStore]:
         return
     with stores.sessions:
         yield stores.pairing
+
+
+@contextmanager
+def opened_schedules(config: ChorusConfig) -> Iterator[ScheduleStore]:
+    """The schedule store for `chorus schedules`, open (with the shared database's pool when shared) for the duration."""
+    stores = build_stores(config)
+    store = schedule_store(config, stores)
+    if stores.mode == "sqlite":
+        store.open()
+        try:
+            yield store
+        finally:
+            store.close()
+        return
+    with stores.sessions:
+        store.open()
+        yield store

@@ -16,7 +16,7 @@ import pytest
 
 ADMIN_URL = os.environ.get("CHORUS_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/postgres")
 TABLES = ("messages", "chat_stats", "sessions", "notes_files", "skills_files", "skills_trash", "chats", "pairing_codes",
-          "pairing_approved", "model_windows")
+          "pairing_approved", "model_windows", "schedule_jobs", "schedule_runs")
 
 
 def _with_database(url: str, name: str) -> str:

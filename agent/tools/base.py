@@ -35,6 +35,8 @@ class ToolContext:
     untrusted: str | None = None
     gate: ToolGate | None = None  # the turn's approval check (tools.approval), set by the gateway
     user_notes: str | None = None
+    thread_id: str | None = None  # the thread or topic the turn runs in (a job made here fires there)
+    group: bool = False  # the chat is a group (several people), not a direct message
 
 
 class Tool(Protocol):

@@ -47,7 +47,7 @@ NO_TOKEN_TEXT = (
 )
 BAD_TOKEN_TEXT = "missing or wrong admin token; send the header Authorization: Bearer <admin.token>"
 STATIC_FILES = {"dashboard.js": "application/javascript", "dashboard-config.js": "application/javascript",
-                "dashboard.css": "text/css"}
+                "dashboard.css": "text/css", "schedules.js": "application/javascript"}
 MAX_EVENTS = 500
 WHO_KEY: web.RequestKey[str] = web.RequestKey("admin_who", str)
 

@@ -42,6 +42,7 @@ from gateway.admin.gateway_backend import GatewayBackend
 from gateway.admin.limits_api import limits_routes
 from gateway.admin.memory_api import memory_routes
 from gateway.admin.refused import MemoryRefused, RedisRefused, RefusedRecorder, RefusedStore
+from gateway.admin.schedules_api import schedules_routes
 from gateway.admin.shared_records import RedisHandle
 from gateway.admin.tap import EventObserver, LogTap, Recorder, install_log_tap
 from gateway.admin.tuning import follow_turn_limits, live_engine_factory
@@ -130,6 +131,8 @@ class Operations:
         self._undo.append(gateway.parts.bus.subscribe(RefusedRecorder(refused)))
         hub = gateway.parts.mcp
         notes = memory_routes(gateway.parts.notes) if gateway.parts.notes is not None else []
+        if gateway.parts.schedules is not None:
+            notes = [*notes, *schedules_routes(gateway.parts.schedules)]
         limits = gateway.parts.limits
         if limits is not None:
             notes = [*notes, *limits_routes(limits, self.live.current)]

@@ -17,7 +17,8 @@ EXIT_OK = 0
 EXIT_RUNTIME = 1
 EXIT_BAD_INPUT = 2
 
-SUBCOMMANDS = ("run", "doctor", "compress", "memory", "sessions", "pairing", "limits")  # modules of gateway.cli
+SUBCOMMANDS = ("run", "doctor", "compress", "memory", "sessions", "pairing", "limits",
+               "schedules")  # modules of gateway.cli
 
 __all__ = ["main", "build_parser", "EXIT_OK", "EXIT_RUNTIME", "EXIT_BAD_INPUT"]
 

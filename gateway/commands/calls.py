@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from gateway.commands.chat import ChatCommands
     from gateway.commands.status import StatusInfo
     from gateway.intake.queueing import Job
+    from gateway.schedules.desk import ScheduleDesk
 
 
 class CommandHost(Protocol):
@@ -36,6 +37,11 @@ class CommandHost(Protocol):
     @property
     def approvals(self) -> ApprovalDesk | None:
         """`/approve` and `/deny` (None: no approvals in this gateway)."""
+        ...
+
+    @property
+    def schedules(self) -> ScheduleDesk | None:
+        """`/schedules` and `/unschedule` (None: no scheduler in this gateway)."""
         ...
 
     def admins(self, platform: str) -> frozenset[str]:

@@ -20,6 +20,7 @@ from gateway.commands.status import ActivePlugins, StatusInfo, WindowNote
 from gateway.i18n import Phrase
 from gateway.intake.queueing import Job, SessionLanes
 from gateway.intake.routing import Route
+from gateway.schedules.desk import ScheduleDesk
 from gateway.sessions.hygiene import estimate_history_tokens
 from gateway.sessions.service import SessionService
 
@@ -38,6 +39,7 @@ class LaneHost:
         notes: every chat's notes, for `/forget` (None: notes are off).
         admins: the bot admins of a platform (`platforms.<p>.admins`, live), for `/whoami` and `/forget`.
         plugins: the context engine and memory provider in use (for `/status`).
+        schedules: `/schedules` and `/unschedule` (None: no scheduler).
     """
 
     def __init__(
@@ -45,7 +47,7 @@ class LaneHost:
         notes_text: Callable[[str], str] | None = None, chats: ChatCommands | None = None,
         windows: ModelWindows | None = None, approvals: ApprovalDesk | None = None,
         notes: NotesStore | None = None, admins: Callable[[str], frozenset[str]] = lambda _platform: frozenset(),
-        plugins: ActivePlugins | None = None,
+        plugins: ActivePlugins | None = None, schedules: ScheduleDesk | None = None,
     ) -> None:
         self._lanes = lanes
         self._forget = forget
@@ -58,6 +60,7 @@ class LaneHost:
         self._notes = notes
         self._admins = admins
         self._plugins = plugins
+        self._schedules = schedules
 
     @property
     def chats(self) -> ChatCommands | None:
@@ -66,6 +69,10 @@ class LaneHost:
     @property
     def approvals(self) -> ApprovalDesk | None:
         return self._approvals
+
+    @property
+    def schedules(self) -> ScheduleDesk | None:
+        return self._schedules
 
     def admins(self, platform: str) -> frozenset[str]:
         return self._admins(platform)

@@ -77,6 +77,22 @@ async def forget(call: CommandCall) -> Phrase:
     return say(call.language, "notes.off") if text is None else text
 
 
+async def schedules(call: CommandCall) -> Phrase:
+    desk = call.host.schedules
+    if desk is None:
+        return say(call.language, "command.not_here", name="schedules")
+    return await desk.listing(call.route.chat_scope, call.language)
+
+
+async def unschedule(call: CommandCall) -> Phrase:
+    desk = call.host.schedules
+    if desk is None:
+        return say(call.language, "command.not_here", name="unschedule")
+    admin = call.message.user_id in call.host.admins(call.message.platform)
+    return await desk.unschedule(call.route.chat_scope, call.command.args, user_id=call.message.user_id, admin=admin,
+                                 language=call.language)
+
+
 async def help_list(call: CommandCall) -> Phrase:
     return COMMANDS.help_text(call.language)
 
@@ -122,6 +138,10 @@ COMMANDS = CommandTable((
                 help=msgid("command.approve.help")),
     CommandSpec("deny", msgid("command.deny.description"), Immediate(deny), usage="ID",
                 help=msgid("command.deny.help")),
+    CommandSpec("schedules", msgid("command.schedules.description"), Immediate(schedules),
+                help=msgid("command.schedules.help")),
+    CommandSpec("unschedule", msgid("command.unschedule.description"), Immediate(unschedule), usage="ID",
+                help=msgid("command.unschedule.help")),
     CommandSpec("help", msgid("command.help.description"), Immediate(help_list), help=msgid("command.help.help")),
 ))
 

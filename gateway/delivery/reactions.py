@@ -30,7 +30,7 @@ class Reactions:
         self._enabled = enabled
 
     async def mark(self, message: InboundMessage, reaction: Reaction) -> None:
-        if not self._enabled():
+        if not self._enabled() or message.scheduled:  # a scheduled turn has no platform message to react to
             return
         adapter = self._delivery.adapter(message.platform)
         if not isinstance(adapter, Reacting):

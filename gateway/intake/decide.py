@@ -30,6 +30,7 @@ from gateway.intake.routing import Route, chat_scope, route
 from gateway.intake.triggers import GroupTrigger, TriggerDecision, decide_trigger, observes_unmentioned
 from gateway.ops.events import EventBus, SenderRefused
 from gateway.ops.logs import bind_message_context
+from gateway.schedules.jobs import OPERATOR
 
 log = structlog.get_logger(__name__)
 
@@ -128,6 +129,13 @@ class Intake:
             and self._policy.pairing(message.platform)
         )
 
+    async def _still_admitted(self, message: InboundMessage) -> bool:
+        """The sender passes the allowlist now, or was approved by pairing (no code is sent from here)."""
+        if check_access(message, self._access_rules(message.platform)).allowed:
+            return True
+        return self._pairs(message) and self._pairing is not None and await asyncio.to_thread(
+            self._pairing.is_approved, message.platform, message.user_id)
+
     async def _pair(self, message: InboundMessage) -> IntakeDecision | None:
         """None when the sender was approved; else the code to send (rate-limited) or a silent deny."""
         store = self._pairing
@@ -185,6 +193,8 @@ class Intake:
         bind_message_context(platform=message.platform, chat_id=message.chat_id)
         if not replay and not await self._dedup.claim(message.dedup_key):
             return IntakeDecision("duplicate", f"delivery {message.dedup_key} already claimed", message)
+        if message.scheduled:
+            return await self._scheduled(message)
         access = check_access(message, self._access_rules(message.platform))
         if not access.allowed and self._pairs(message):
             pairing = await self._pair(message)
@@ -220,6 +230,18 @@ class Intake:
                 log.info("intake.bot_loop_guard", max_replies=max_replies, window_seconds=window)
                 return IntakeDecision("ignore", "bot loop guard: too many replies to bots here", message, route=where)
         return IntakeDecision(verdict, trigger.reason, message, route=where, trigger=trigger)
+
+    async def _scheduled(self, message: InboundMessage) -> IntakeDecision:
+        """A scheduled job's turn: answered in its chat's session, never read as a command. A user's job runs only
+        while its owner may still talk to the bot there (taken off the allowlist, their jobs stop); the
+        operator's always run."""
+        if message.user_id != OPERATOR and not await self._still_admitted(message):
+            log.info("schedule.owner_refused", user_id=message.user_id, reason="the job's owner is no longer allowed")
+            return IntakeDecision("deny", "scheduled job: its owner is no longer allowed here", message)
+        where = route(message, profile=self.settings.profile, group_sessions_per_user=self._per_user(message))
+        bind_contextvars(session_key=where.key)
+        trigger = TriggerDecision("respond", "scheduled job")
+        return IntakeDecision("respond", trigger.reason, message, route=where, trigger=trigger)
 
 
 __all__ = ["Intake", "IntakeDecision", "IntakeSettings", "Verdict"]

@@ -55,7 +55,11 @@ LIVE_KEYS: frozenset[str] = frozenset(
         ("global", ("tokens_per_day", "cost_per_day")),
     )
     for name in names
-) | frozenset(("limits.exempt_admins", "pricing", "gateway.usage_footer", "gateway.language"))
+) | frozenset(("limits.exempt_admins", "pricing", "gateway.usage_footer", "gateway.language")) | frozenset(
+    # Scheduled jobs: read by the scheduler every tick, by the `schedule` tool on every call.
+    ("schedules", "gateway.home_channel", *(f"scheduling.{name}" for name in (
+        "enabled", "max_jobs_per_chat", "min_interval_minutes", "catch_up_minutes")))
+)
 RESTART_NOTE = "read at start only: edit the config file and restart chorus"
 
 Subscriber = Callable[[ChorusConfig, ChorusConfig], None]

@@ -326,7 +326,7 @@ class TurnRunner:
             await self._delivery.send_notice(job.route.target, text)
             return
         adapter = self._delivery.adapter(job.message.platform)
-        if mode == "react" and isinstance(adapter, Reacting):
+        if mode == "react" and isinstance(adapter, Reacting) and not job.message.scheduled:
             try:
                 await adapter.react(job.route.target, job.message.message_id, "failed")
             except (AdapterError, ConnectionError, OSError) as exc:
@@ -498,7 +498,8 @@ class TurnRunner:
                                 language=job.language) if streams else None
         context = ToolContext(chat_id=job.route.chat_scope, session_id=agent.session_id, user_id=job.message.user_id,
                               untrusted=writer_standing(job.message, self.settings.admins), gate=self._gate(job),
-                              user_notes=user_notes_scope(job.route, job.message.user_id))
+                              user_notes=user_notes_scope(job.route, job.message.user_id),
+                              thread_id=job.message.thread_id, group=job.message.chat_type == "group")
         mode = self.settings.tool_progress_dms if job.route.kind == "dm" else self.settings.tool_progress_groups
         progress = ToolProgress(_Notices(self._delivery, job), mode=mode) if mode != "off" else None
         steered: list[Job] = []
@@ -681,7 +682,7 @@ class TurnRunner:
             thread_id=job.message.thread_id,
             text=text,
             session_key=job.route.key,
-            reply_to=job.message.message_id if job.message.chat_type == "group" else None,
+            reply_to=job.message.message_id if job.message.chat_type == "group" and not job.message.scheduled else None,
             answers=job.journal_entry,
             draft_id=draft.message_id if draft is not None else None,
         )

@@ -7,7 +7,7 @@ import os
 import signal
 import sys
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -35,8 +35,13 @@ def replica_config(tmp_path: Path, name: str, **sections: Any) -> Path:
 
 
 @asynccontextmanager
-async def replica(config: Path) -> AsyncIterator[list[dict[str, Any]]]:
-    """`chorus run` until it logged `gateway.ready`, yielding its JSON log lines (still growing); SIGTERM at the end."""
+async def replica(
+    config: Path, *, processes: list[asyncio.subprocess.Process] | None = None
+) -> AsyncIterator[list[dict[str, Any]]]:
+    """`chorus run` until it logged `gateway.ready`, yielding its JSON log lines (still growing); SIGTERM at the end.
+
+    `processes` receives the child, for a test that kills it (a killed replica is not stopped again).
+    """
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "gateway.cli", "run", "--config", str(config),
         cwd=ROOT, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
@@ -59,19 +64,45 @@ async def replica(config: Path) -> AsyncIterator[list[dict[str, Any]]]:
                 ready.set()
 
     reader = asyncio.get_running_loop().create_task(read())
+    if processes is not None:
+        processes.append(process)
     try:
         waiter = asyncio.create_task(ready.wait())
         await asyncio.wait({waiter, asyncio.create_task(process.wait())}, timeout=START_TIMEOUT,
                            return_when=asyncio.FIRST_COMPLETED)
         assert ready.is_set(), f"replica {config} did not start: {''.join(errors)[-2000:]}"
         yield lines
-        process.send_signal(signal.SIGTERM)
-        assert await asyncio.wait_for(process.wait(), 30) == 0
+        if process.returncode is None:
+            process.send_signal(signal.SIGTERM)
+            assert await asyncio.wait_for(process.wait(), 30) == 0
     finally:
         if process.returncode is None:
             process.kill()
             await process.wait()
         reader.cancel()
+
+
+@asynccontextmanager
+async def replicas(
+    configs: list[Path], *, processes: list[asyncio.subprocess.Process] | None = None
+) -> AsyncIterator[list[list[dict[str, Any]]]]:
+    """Several `replica`s started at once (their starts overlap), yielding each one's log lines in order.
+
+    `processes` receives the children in the order of `configs`.
+    """
+    own: list[list[asyncio.subprocess.Process]] = [[] for _ in configs]
+    managers = [replica(config, processes=mine) for config, mine in zip(configs, own)]
+    async with AsyncExitStack() as stack:
+        entered = await asyncio.gather(*(manager.__aenter__() for manager in managers), return_exceptions=True)
+        for manager, result in zip(managers, entered):
+            if not isinstance(result, BaseException):
+                stack.push_async_exit(manager)
+        for result in entered:
+            if isinstance(result, BaseException):
+                raise result
+        if processes is not None:
+            processes.extend(process for mine in own for process in mine)
+        yield [lines for lines in entered if not isinstance(lines, BaseException)]
 
 
 def admin_port(lines: list[dict[str, Any]]) -> int:

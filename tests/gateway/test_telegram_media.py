@@ -207,7 +207,7 @@ async def test_the_command_menu_is_set_at_start(tmp_path: Path, fake: FakeOpenAI
         calls = await tg.wait_for_calls("setMyCommands")
     names = [entry["command"] for entry in calls[0].params["commands"]]
     assert names == ["new", "compress", "status", "usage", "model", "undo", "retry", "memory", "stop", "whoami",
-                     "forget", "approve", "deny", "help"]
+                     "forget", "approve", "deny", "schedules", "unschedule", "help"]
 
 
 async def test_a_non_admin_new_in_a_group_is_refused(tmp_path: Path, fake: FakeOpenAI, tg: FakeTelegram) -> None:
