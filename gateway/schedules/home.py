@@ -16,7 +16,7 @@ import structlog
 
 from adapters.base import ChatTarget
 from gateway.config import ChorusConfig
-from gateway.i18n import Phrase, language_for, say
+from gateway.i18n import Phrase, language_for, msgid, say
 from gateway.ops.events import GatewayEvent, TurnFailed, TurnFinished
 
 log = structlog.get_logger(__name__)
@@ -86,7 +86,7 @@ class HomeChannel:
         if last is not None:
             seconds = max(0, round(self._clock() - last))
             log.info("home.restarted", away_seconds=seconds, resumed=resumed)
-            await self.say("schedule.restarted", seconds=seconds, replies=resumed)
+            await self.say(msgid("schedule.restarted"), seconds=seconds, replies=resumed)
 
     def _mark_alive(self) -> None:
         try:
@@ -109,16 +109,16 @@ class HomeChannel:
         for name, reason in down.items():
             if name not in self._down:
                 self._down.add(name)
-                self._say_later("schedule.adapter_down", platform=name, reason=reason)
+                self._say_later(msgid("schedule.adapter_down"), platform=name, reason=reason)
         for name in list(self._down - set(down)):
             self._down.discard(name)
-            self._say_later("schedule.adapter_back", platform=name)
+            self._say_later(msgid("schedule.adapter_back"), platform=name)
 
     def on_event(self, event: GatewayEvent) -> None:
         """Model failures from the event bus: one notice once they last `MODEL_OUTAGE_MINUTES`, one when it answers."""
         if isinstance(event, TurnFinished):
             if self._model_told:
-                self._say_later("schedule.model_back")
+                self._say_later(msgid("schedule.model_back"))
             self._model_failing_since, self._model_told = None, False
         elif isinstance(event, TurnFailed) and event.error in MODEL_ERRORS:
             now = self._clock()
@@ -127,7 +127,7 @@ class HomeChannel:
             minutes = (now - self._model_failing_since) / 60
             if minutes >= MODEL_OUTAGE_MINUTES and not self._model_told:
                 self._model_told = True
-                self._say_later("schedule.model_failing", minutes=round(minutes), error=event.error)
+                self._say_later(msgid("schedule.model_failing"), minutes=round(minutes), error=event.error)
 
 
 __all__ = ["ALIVE_FILE", "HomeChannel", "MODEL_OUTAGE_MINUTES", "home_target"]

@@ -35,7 +35,7 @@ async def test_add_list_remove_and_the_dashboard_list(tmp_path: Path) -> None:
         assert (added["origin"], added["next_run"]) == ("api", NOW + 86_400 - 12 * 3600 + 8.5 * 3600)
         async with http.post(f"{url}/api/schedules", json={**body, "cron": "30 9 * *"}) as response:
             assert response.status == 400
-            assert (await response.json())["error"].startswith("cron '30 9 * *' is not a valid cron expression")
+            assert "cron '30 9 * *' is not a valid cron expression" in (await response.json())["error"]
         async with http.post(f"{url}/api/schedules", json={**body, "when": "soon"}) as response:
             assert response.status == 400 and "unknown field 'when'" in (await response.json())["error"]
         dom = parse_dom(await chromium(f"{url}/dashboard#token={TOKEN}", tmp_path / "profile", "--dump-dom"))

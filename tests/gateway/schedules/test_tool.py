@@ -55,7 +55,7 @@ async def test_add_list_and_cancel_in_the_calling_chat(book: ScheduleBook) -> No
     ({"action": "add", "cron": "0 9 * * *"}, "Give the prompt to run at that time."),
     ({"action": "add", "at": "2026-12-06T11:00:00+00:00", "prompt": "p"}, "That time has passed already; give a future time."),
     ({"action": "add", "cron": "0 9 * * *", "timezone": "CET+1", "prompt": "p"},
-     "timezone 'CET+1' is not a known time zone; write an IANA name such as UTC or Europe/Berlin"),
+     "That time can't be used: timezone 'CET+1' is not a known time zone; write an IANA name such as UTC or Europe/Berlin"),
     ({"action": "cancel"}, "Give the id of the job to cancel (list shows them)."),
     ({"action": "pause"}, "action must be one of add, list, cancel"),
 ])
