@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -60,6 +60,7 @@ from gateway.ops.events import EventBus, MessageAccepted, TaskDied
 from gateway.ops.health import AdapterWatch, Readiness, StoreHealth
 from gateway.ops.logs import kept
 from gateway.ops.supervise import Supervisor
+from gateway.rebuild import Rebuilders
 from gateway.sessions.agents import AgentPool
 from gateway.sessions.service import SessionService
 from gateway.sessions.turns import TurnRunner
@@ -96,7 +97,7 @@ class GatewayParts:
 
     coordinator: Coordinator
     store: SessionStore
-    adapters: Mapping[str, PlatformAdapter]
+    adapters: MutableMapping[str, PlatformAdapter]  # shared with delivery: a restarted adapter replaces its entry
     agents: AgentPool
     sessions: SessionService
     bus: EventBus
@@ -123,6 +124,7 @@ class GatewayParts:
     busy_rules: BusyRules | None = None  # the busy mode per chat (live); None: `busy_mode` everywhere
     timers: Timers | None = None  # what `collect` waits on (tests inject their own clock)
     plugins: ActivePlugins | None = None  # context.engine and memory.provider in use (`/status`)
+    rebuild: Rebuilders | None = None  # how parts are remade when the live config changes (`gateway/live_parts.py`)
 
     @property
     def journal(self) -> Journal:
@@ -145,6 +147,9 @@ class Gateway:
         self.lanes = self._new_lanes()
         self._side: set[asyncio.Task[None]] = set()
         self._started_adapters: list[PlatformAdapter] = []
+        self.adapter_failures: dict[str, str] = {}  # platform -> why its changed config could not start (readiness)
+        self._adapter_turns = asyncio.Lock()  # one adapter restart at a time
+        self.shutdown_grace = parts.shutdown_grace  # `gateway.shutdown_grace_seconds`, live
         self._store_open = False
         self._life = Lifecycle("Gateway")
         self._closing = ShutdownErrors()
@@ -177,7 +182,7 @@ class Gateway:
             *(partial(started, r.start, r.stop, errors=closing, what=f"resource {type(r).__name__}") for r in p.resources),
             # Messages that arrive while the adapters stop are kept for the next start.
             partial(on_stop, self._keep_unfinished),
-            *(partial(self._adapter, name, adapter) for name, adapter in p.adapters.items()),
+            self._adapters,
             *((partial(on_stop, partial(closing.run, "on_shutdown", p.on_shutdown)),) if p.on_shutdown else ()),
             self._session_lanes,
             self._journal_replay,
@@ -235,18 +240,56 @@ class Gateway:
             await self._closing.run(f"closer {index}", close)
 
     @asynccontextmanager
-    async def _adapter(self, name: str, adapter: PlatformAdapter) -> AsyncIterator[None]:
+    async def _adapters(self) -> AsyncIterator[None]:
+        """Each adapter in order (one that fails stops those before it); at stop, the ones running then, restarted or not."""
+        try:
+            for name, adapter in list(self.parts.adapters.items()):
+                await self._start_adapter(name, adapter)
+            yield
+        finally:
+            for adapter in reversed(list(self._started_adapters)):
+                await self._stop_adapter(adapter)
+
+    async def _start_adapter(self, name: str, adapter: PlatformAdapter) -> None:
         if isinstance(adapter, IntakeReceipts):
             adapter.expect_receipts()
             self._receipts[name] = adapter
         await adapter.start(self.queue)
         self._started_adapters.append(adapter)
         log.info("adapter.started", platform=name)
-        try:
-            yield
-        finally:
-            await self._closing.run(f"adapter {adapter.name}", adapter.stop)
+
+    async def _stop_adapter(self, adapter: PlatformAdapter) -> None:
+        await self._closing.run(f"adapter {adapter.name}", adapter.stop)
+        if adapter in self._started_adapters:
             self._started_adapters.remove(adapter)
+
+    async def restart_adapter(self, name: str, build: Callable[[], PlatformAdapter | None]) -> None:
+        """Replace platform `name`'s adapter after its keys changed: stop the running one, start what `build` makes.
+
+        `build` returns None when the platform is now disabled. A new config that cannot be built or started is
+        logged and shown by readiness (`adapter_failures`); the gateway and the other adapters keep running.
+        """
+        async with self._adapter_turns:
+            old = self.parts.adapters.pop(name, None)
+            self._receipts.pop(name, None)
+            if old is not None and old in self._started_adapters:
+                await self._stop_adapter(old)
+                self._closing.log()
+                log.info("adapter.stopped", platform=name, reason="config changed")
+            try:
+                adapter = build()
+                if adapter is not None:
+                    if self._life.running:
+                        await self._start_adapter(name, adapter)
+                    self.parts.adapters[name] = adapter
+            except Exception as exc:  # noqa: BLE001 - a bad new config must not take the gateway down
+                # The error type and the first line only: a platform error may echo a URL with the token in it.
+                reason = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
+                self.adapter_failures[name] = reason
+                log.error("adapter.restart_failed", platform=name, error=type(exc).__name__, fix="correct the platform's "
+                          "keys and reload; the other adapters keep running")
+                return
+            self.adapter_failures.pop(name, None)
 
     @asynccontextmanager
     async def _session_lanes(self) -> AsyncIterator[None]:
@@ -255,12 +298,12 @@ class Gateway:
         try:
             yield
         finally:
-            unfinished = await self.lanes.drain(self.parts.shutdown_grace)
+            unfinished = await self.lanes.drain(self.shutdown_grace)
             if unfinished:
                 log.warning("gateway.unfinished_jobs", jobs=len(unfinished), kept_in="journal")
             # A cancelled turn's history append and state save still finish before the store closes.
             try:
-                await asyncio.wait_for(self.parts.sessions.settle(), timeout=max(1.0, self.parts.shutdown_grace))
+                await asyncio.wait_for(self.parts.sessions.settle(), timeout=max(1.0, self.shutdown_grace))
             except TimeoutError:
                 log.warning("gateway.persist_unfinished", kept_in="journal")
             for task in list(self._side):
@@ -301,11 +344,14 @@ class Gateway:
         return (await self.parts.intake.decide(message)).lane_job is not None
 
     async def readiness(self) -> Readiness:
-        adapters_ok = bool(self._started_adapters) and len(self._started_adapters) == len(self.parts.adapters)
+        adapters_ok = (bool(self._started_adapters) and len(self._started_adapters) == len(self.parts.adapters)
+                       and not self.adapter_failures)
         receiving = AdapterWatch.reasons(self.adapter_watch.check(self.parts.adapters)) if adapters_ok else []
         store_ok = self._store_open and self.store_health.ok
         down = self.supervisor.down
         reasons = [task.reason for task in down]
+        reasons.extend(f"adapter {name} did not start after a config change: {why}"
+                       for name, why in sorted(self.adapter_failures.items()))
         if self._store_open and not store_ok:
             reasons.append("the session store did not answer its last ping")
         writes = self.parts.runner.store_writes

@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 import os
 import uuid
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 
 import structlog
 
@@ -49,7 +49,7 @@ from gateway.app import Gateway, GatewayParts
 from gateway.approvals import Approvals
 from gateway.approvals.commands import ApprovalDesk
 from gateway.approvals.posting import DeliveryPoster
-from gateway.chats.models import ChatModels, ModelClients, with_model
+from gateway.chats.models import ChatModels, LiveModel, ModelClients, with_model
 from gateway.chats.policy import ChatPolicy, ModelChoice
 from gateway.chats.provenance import admins_by_platform
 from gateway.chats.tool_access import tool_access
@@ -76,6 +76,7 @@ from gateway.intake.triggers import observes_unmentioned
 from gateway.limits import build_spend_gate
 from gateway.ops.events import EventBus, PluginFailed
 from gateway.platforms.web_login import resolve_web_login
+from gateway.rebuild import Rebuilders
 from gateway.sessions.agents import AgentFactory, AgentPool
 from gateway.sessions.media import MediaReader, MediaSettings
 from gateway.sessions.review import ReviewHooks
@@ -168,6 +169,22 @@ def build_model(
     )
 
 
+def model_chain(
+    injected: ModelClient | None, windows: ModelWindows, *, observe: FailoverObserver | None
+) -> Callable[[ChorusConfig], ModelClient]:
+    """How a changed `model.*` becomes a new chain (an injected test client stays what it is)."""
+
+    def build(config: ChorusConfig) -> ModelClient:
+        if injected is not None:
+            return injected
+        model = config.model
+        windows.main = ModelEndpoint(name=model.name or "", base_url=model.base_url, context_length=model.context_length)
+        windows.set_active(windows.main)
+        return build_model(config, windows, observe=observe)
+
+    return build
+
+
 def plugin_errors(bus: EventBus) -> PluginErrorSink:
     """Report a plugin failing at run time as a `PluginFailed` event (`chorus_plugin_errors{plugin,kind}`)."""
     return lambda plugin, kind: bus.publish(PluginFailed(plugin=plugin, kind=kind))
@@ -212,33 +229,46 @@ def listener_limits(config: ChorusConfig) -> ListenerLimits:
                           max_connections=config.gateway.max_connections)
 
 
+ADAPTER_NAMES = ("web", "console", *PLATFORM_FACTORIES)  # in start order
+
+
 def build_adapters(config: ChorusConfig, *, banner: str = "") -> dict[str, PlatformAdapter]:
     """Every enabled adapter by platform name (ConfigError names a missing key)."""
     adapters: dict[str, PlatformAdapter] = {}
-    platforms = config.platforms
-    if platforms.web.enabled:
-        login = resolve_web_login(platforms.web, config.home_dir)  # a token off loopback (ConfigError if none can be had)
-        adapters["web"] = WebAdapter(host=platforms.web.host, port=platforms.web.port, banner=banner,
-                                     limits=listener_limits(config), access=login.access)
-    if platforms.console:
-        adapters["console"] = ConsoleAdapter()
-    for name, factory_name in PLATFORM_FACTORIES.items():
-        settings = getattr(platforms, name)
-        if not settings.enabled:
-            continue
-        module = importlib.import_module(f"gateway.platforms.{name}")
-        try:
-            if name == "telegram":
-                # The photo size is chosen against the cap at intake; the menu is set at start.
-                adapters[name] = module.build_telegram(
-                    settings, max_attachment_bytes=config.gateway.max_attachment_bytes, commands=command_menu(),
-                    listener_limits=listener_limits(config),
-                )
-            else:  # discord, slack: the slash-command menu
-                adapters[name] = getattr(module, factory_name)(settings, commands=command_menu())
-        except ConfigError as exc:  # a token read from an unset ${VAR}: name the variable, not only the key
-            raise ConfigError(str(exc) + config.env_hint(exc.key), key=exc.key) from None
+    for name in ADAPTER_NAMES:
+        if (adapter := build_adapter(config, name, banner=banner)) is not None:
+            adapters[name] = adapter
     return adapters
+
+
+def build_adapter(config: ChorusConfig, name: str, *, banner: str = "") -> PlatformAdapter | None:
+    """Platform `name`'s adapter, or None when it is disabled (ConfigError names a missing key)."""
+    platforms = config.platforms
+    if name == "web":
+        if not platforms.web.enabled:
+            return None
+        login = resolve_web_login(platforms.web, config.home_dir)  # a token off loopback (ConfigError if none can be had)
+        return WebAdapter(host=platforms.web.host, port=platforms.web.port, banner=banner,
+                          limits=listener_limits(config), access=login.access)
+    if name == "console":
+        return ConsoleAdapter() if platforms.console else None
+    settings = getattr(platforms, name)
+    if not settings.enabled:
+        return None
+    module = importlib.import_module(f"gateway.platforms.{name}")
+    try:
+        if name == "telegram":
+            # The photo size is chosen against the cap at intake; the menu is set at start.
+            adapter: PlatformAdapter = module.build_telegram(
+                settings, max_attachment_bytes=config.gateway.max_attachment_bytes, commands=command_menu(),
+                listener_limits=listener_limits(config),
+            )
+            return adapter
+        # discord, slack: the slash-command menu
+        built: PlatformAdapter = getattr(module, PLATFORM_FACTORIES[name])(settings, commands=command_menu())
+        return built
+    except ConfigError as exc:  # a token read from an unset ${VAR}: name the variable, not only the key
+        raise ConfigError(str(exc) + config.env_hint(exc.key), key=exc.key) from None
 
 
 def command_menu() -> tuple[BotCommand, ...]:
@@ -268,15 +298,35 @@ def build_transcriber(config: ChorusConfig) -> OpenAITranscriber | None:
     )
 
 
+class AttachmentSources(Mapping[str, AttachmentSource]):
+    """`attachment_sources(adapters)` read at use: an adapter restarted after a config change is the one asked."""
+
+    def __init__(self, adapters: Mapping[str, PlatformAdapter]) -> None:
+        self._adapters = adapters
+
+    def __getitem__(self, name: str) -> AttachmentSource:
+        return attachment_sources(self._adapters)[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(attachment_sources(self._adapters))
+
+    def __len__(self) -> int:
+        return len(attachment_sources(self._adapters))
+
+
+def media_settings(config: ChorusConfig) -> MediaSettings:
+    """`model.vision` and the byte caps."""
+    return MediaSettings(
+        vision=config.model.vision, max_attachment_bytes=config.gateway.max_attachment_bytes,
+        max_text_file_bytes=config.gateway.max_text_file_bytes,
+    )
+
+
 def media_reader(
     config: ChorusConfig, adapters: Mapping[str, PlatformAdapter], transcriber: OpenAITranscriber | None
 ) -> MediaReader:
     """Attachments into turns: the adapters that download, `model.vision` and the byte caps."""
-    settings = MediaSettings(
-        vision=config.model.vision, max_attachment_bytes=config.gateway.max_attachment_bytes,
-        max_text_file_bytes=config.gateway.max_text_file_bytes,
-    )
-    return MediaReader(attachment_sources(adapters), settings, transcriber=transcriber)
+    return MediaReader(AttachmentSources(adapters), media_settings(config), transcriber=transcriber)
 
 
 def access_rules(config: ChorusConfig) -> dict[str, AccessRules]:
@@ -294,14 +344,20 @@ def access_rules(config: ChorusConfig) -> dict[str, AccessRules]:
 
 def leased_adapters(config: ChorusConfig, coord: Coordinator, *, node: str, banner: str) -> dict[str, PlatformAdapter]:
     """The enabled adapters; a long-polled Telegram token behind the poller lease (two pollers of one token conflict)."""
-    adapters = build_adapters(config, banner=banner)
+    return {name: adapter for name in ADAPTER_NAMES
+            if (adapter := leased_adapter(config, name, coord, node=node, banner=banner)) is not None}
+
+
+def leased_adapter(
+    config: ChorusConfig, name: str, coord: Coordinator, *, node: str, banner: str = ""
+) -> PlatformAdapter | None:
+    """`build_adapter`, with a long-polled Telegram token behind the poller lease."""
+    adapter = build_adapter(config, name, banner=banner)
     telegram = config.platforms.telegram
-    if "telegram" in adapters and telegram.mode == "polling" and telegram.token is not None:
-        adapters["telegram"] = LeasedAdapter(
-            adapters["telegram"], lease=coord.poller_lease, owner=node,
-            name=poller_lease_name("telegram", telegram.token.get_secret_value()),
-        )
-    return adapters
+    if name == "telegram" and adapter is not None and telegram.mode == "polling" and telegram.token is not None:
+        return LeasedAdapter(adapter, lease=coord.poller_lease, owner=node,
+                             name=poller_lease_name("telegram", telegram.token.get_secret_value()))
+    return adapter
 
 
 def builtin_tools(
@@ -375,13 +431,19 @@ def busy_rules(policy: ChatPolicy) -> BusyRules:
     return BusyRules(mode=mode, collect_seconds=lambda: policy.config.gateway.collect_seconds)
 
 
+def loop_settings(config: ChorusConfig) -> LoopSettings:
+    """A turn's limits: `gateway.max_iterations`, `compression.max_attempts`, `model.max_tokens`."""
+    return LoopSettings(max_iterations=config.gateway.max_iterations, max_attempts=config.compression.max_attempts,
+                        max_tokens=config.model.max_tokens)
+
+
 def agent_factory(
     config: ChorusConfig, *, engine: Callable[[], ContextEngine], tools: Callable[[str], Sequence[Tool]],
-    notes: NotesStore, chat_models: ChatModels, hub: McpHub,
+    notes: NotesStore, chat_models: ChatModels, hub: McpHub, policy: ChatPolicy,
 ) -> AgentFactory:
     def chat_tools(route: Route) -> ToolSource | None:
         # Only the tools the chat admits are ever offered: the source filters before every request.
-        return hub.for_chat(tool_access(config, route).allowlist) if len(hub) else None
+        return hub.for_chat(tool_access(policy.config, route).allowlist) if len(hub) else None
 
     def snapshot(chat: str) -> str:
         return notes.chat(chat).snapshot().text
@@ -390,11 +452,7 @@ def agent_factory(
         engine=engine,
         tools=tools,
         snapshot=snapshot,
-        loop_settings=LoopSettings(
-            max_iterations=config.gateway.max_iterations,
-            max_attempts=config.compression.max_attempts,
-            max_tokens=config.model.max_tokens,
-        ),
+        loop_settings=loop_settings(config),
         base_prompt=DEFAULT_BASE_PROMPT,
         persona=chat_models.persona,
         chat_model=chat_models.for_chat,
@@ -447,10 +505,10 @@ def build_gateway(
     journal, outbox = build_journal(config, stores, outbox, node=node)
     store, notes = stores.sessions, stores.notes
     windows = windows or model_windows(config)
-    client = model or build_model(config, windows, observe=bus.publish)
+    client = LiveModel(model or build_model(config, windows, observe=bus.publish))  # swapped when `model.*` changes
     missing = model_missing_text(config) if model is None else None
-    if adapters is None:
-        adapters = leased_adapters(config, coord, node=node, banner=missing or "")
+    # One dict shared by the gateway, delivery and media: a platform restarted after a config change replaces its entry.
+    adapters = dict(adapters) if adapters is not None else leased_adapters(config, coord, node=node, banner=missing or "")
     memory_tool = MemoryTool(notes, build_llm_screen(config.memory.llm_screen, config.model, config.auxiliary))
     skill_manage = SkillManageTool(stores.skills, staging=notes)  # the notes' approval gate and queue
     notes_on = config.memory.memory_enabled or config.memory.user_profile_enabled
@@ -470,7 +528,7 @@ def build_gateway(
     factory = agent_factory(
         config, engine=engine or engine_factory(config, windows=windows, on_plugin_error=plugin_errors(bus)),
         tools=tools, notes=notes,
-        chat_models=chat_models, hub=hub,
+        chat_models=chat_models, hub=hub, policy=policy,
     )
     agents = AgentPool(
         store=store, cache=coord.agent_cache, model=client, factory=factory, owner=node,
@@ -500,13 +558,14 @@ def build_gateway(
         approval_store(config, stores), config=lambda: policy.config, poster=DeliveryPoster(delivery),
         admins=lambda platform: admins_by_platform(policy.config.platforms).get(platform, frozenset()),
     )
+    media = media_reader(config, adapters, transcriber)
     runner = TurnRunner(
         sessions=sessions, delivery=delivery, entries=entries,
         settings=turn_settings(config, missing=missing, admins=admins),
         post_turn=post_turn,
         memory=memory if config.memory.provider else None,
         bus=bus,
-        media=media_reader(config, adapters, transcriber),
+        media=media,
         chats=chats,
         store_writes=StoreWrites(store.location),
         limits=limits,
@@ -541,17 +600,27 @@ def build_gateway(
         delivery=delivery, intake=intake, entries=entries, outbox=outbox, busy_mode=gw.busy_input_mode,
         shutdown_grace=gw.shutdown_grace_seconds, notes_text=notes_text, on_shutdown=on_shutdown, closers=closers,
         policy=policy, chats=chats, chat_commands=commands, pairing=pairing,
-        resources=(limits, approvals, hub) if len(hub) else (limits, approvals), limits=limits,
+        resources=(limits, approvals, hub), limits=limits,  # the hub runs even empty: servers may be added live
         approvals=ApprovalDesk(approvals, DeliveryPoster(delivery)),
         mcp=hub, windows=windows, notes=notes,
         busy_rules=busy_rules(policy), timers=timers,
         plugins=ActivePlugins(context_engine=config.context.engine, memory_provider=config.memory.provider),
+        rebuild=Rebuilders(
+            model=client, clients=clients, windows=windows,
+            model_chain=model_chain(model, windows, observe=bus.publish),
+            adapter=lambda new, name: leased_adapter(new, name, coord, node=node, banner=model_missing_text(new) or ""),
+            loop_settings=loop_settings, intake_settings=intake_settings,
+            turn_settings=lambda new: turn_settings(new, missing=model_missing_text(new) if model is None else None,
+                                                    admins=admins_by_platform(new.platforms)),
+            media=media, media_settings=media_settings, transcriber=build_transcriber, notes=notes,
+            reviewer=hooks.reviewer if hooks is not None else None,
+        ),
     ))
 
 
 __all__ = [
-    "MODEL_MISSING_TEXT", "build_adapters", "check_engine", "build_coordinator", "build_gateway", "build_journal", "build_model",
-    "engine_factory",
+    "ADAPTER_NAMES", "MODEL_MISSING_TEXT", "build_adapter", "build_adapters", "build_coordinator", "build_gateway",
+    "build_journal", "build_model", "check_engine", "engine_factory", "leased_adapter", "loop_settings",
     "model_windows", "plugin_errors",
 ]
 

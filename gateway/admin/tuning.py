@@ -128,16 +128,23 @@ def live_engine_factory(
 ) -> Callable[[], ContextEngine]:
     """The per-agent engine factory for `build_gateway(engine=...)`, following `live`.
 
-    The summariser (model clients) is built once from the start config and
-    shared: model endpoints are not live keys. `model` sizes the engine for a
+    The summariser (model clients) is shared by every engine and rebuilt when `model.*` or
+    `auxiliary.*` changed (a given `summarizer` is kept as it is). `model` sizes the engine for a
     chat that switched models (`/model`).
     """
     start = live.current()
-    shared = summarizer if summarizer is not None else build_summarizer(start.model, start.auxiliary)
+    built = [(start.model, start.auxiliary, summarizer or build_summarizer(start.model, start.auxiliary))]
+
+    def shared(config: ChorusConfig) -> Summarizer:
+        model, auxiliary, current = built[-1]
+        if summarizer is None and (model, auxiliary) != (config.model, config.auxiliary):
+            current = build_summarizer(config.model, config.auxiliary)
+            built[-1] = (config.model, config.auxiliary, current)
+        return current
 
     def build(config: ChorusConfig) -> ContextEngine:
-        return engine_factory(with_model(config, model) if model else config, summarizer=shared, windows=windows,
-                              on_plugin_error=plugin_errors(live.bus))()
+        return engine_factory(with_model(config, model) if model else config, summarizer=shared(config),
+                              windows=windows, on_plugin_error=plugin_errors(live.bus))()
 
     return lambda: LiveEngine(live, build, on_compression=on_compression)
 

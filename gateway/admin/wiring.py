@@ -39,11 +39,12 @@ from gateway.admin.gateway_backend import GatewayBackend
 from gateway.admin.limits_api import limits_routes
 from gateway.admin.memory_api import memory_routes
 from gateway.admin.tap import EventObserver, LogTap, Recorder, install_log_tap
-from gateway.admin.tuning import follow_turn_limits, live_engine_factory
+from gateway.admin.tuning import live_engine_factory
 from gateway.app import Gateway
 from gateway.build import model_windows
 from gateway.chats.policy import ModelChoice
 from gateway.config import ChorusConfig
+from gateway.live_parts import follow
 from gateway.ops.config_sync import RedisConfigSync
 from gateway.ops.events import EventBus
 from gateway.ops.live_config import LiveConfig, install_sighup
@@ -104,16 +105,12 @@ class Operations:
         """
         if isinstance(token, SecretStr):
             token = token.get_secret_value()
-        self._undo.append(follow_turn_limits(self.live, gateway.parts.runner))
+        # Every live key reaches the part that uses it (gateway/live_parts.py: persona, access lists, models, adapters…).
+        self._undo.append(follow(self.live, gateway))
         observer = EventObserver(self.events, self.metrics)
         self._undo.append(self.live.bus.subscribe(observer))
         if gateway.parts.bus is not self.live.bus:
             self._undo.append(gateway.parts.bus.subscribe(observer))
-        policy = gateway.parts.policy
-        if policy is not None:
-            # Persona, per-chat settings, allowlists and admins follow reloads (SIGHUP, POST /api/config/reload).
-            policy.update(self.live.current())
-            self._undo.append(self.live.subscribe(lambda _old, new: policy.update(new)))
         if tap_logs:
             self._undo.append(install_log_tap(LogTap(self.events)))
         backend = GatewayBackend(gateway, events=self.events, live=self.live)
