@@ -52,7 +52,8 @@ RESTART_KEYS: Mapping[str, str] = MappingProxyType({
     "gateway.read_timeout_seconds": "set on each listener when it binds",
     "gateway.max_connections": "set on each listener when it binds",
     "logging": "the log pipeline is set up before the first line",
-    "memory.provider": "a memory plugin is loaded once, at start",
+    "memory.provider": "a memory plugin is loaded and checked once, at start",
+    "context.engine": "a context-engine plugin is loaded and checked once, at start",
 })
 RESTART_NOTE = "edit the config file and restart chorus"
 
