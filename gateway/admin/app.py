@@ -209,7 +209,7 @@ class _Api:
             response.update(path=str(saved.path), mode=saved.mode)
         else:
             response["note"] = RUNTIME_NOTE
-        if self.sync is not None and change.changes:
+        if self.sync is not None:  # even when this replica had the value already: the others may not
             told = await self.sync.changed(body, who=request[WHO_KEY])
             response["replicas"] = "told" if told else "not reached: this replica only"
         return web.json_response(response)

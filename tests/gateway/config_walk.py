@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import types
 import typing
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, SecretStr
@@ -74,6 +75,8 @@ def candidates(annotation: object, current: Any) -> list[Any]:
         return [start + 0.5, start / 2, start + 1, 0.5, 1.0, 120.0]
     if base is str:
         return [f"{current}-changed" if current else "changed", DEAD_URL, DEAD_ORIGIN, "/changed"]
+    if base is Path:
+        return [f"{current}-changed"]
     if base is SecretStr:
         return ["secret-changed-0042"]
     if origin is list:
