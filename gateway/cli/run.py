@@ -60,8 +60,6 @@ async def serve(config: ChorusConfig, *, config_path: Path | None = None) -> int
     grace period), the gateway.
     """
     # Imported here: the offline subcommands share this CLI and must not pay for the daemon's libraries.
-    from aiohttp import web
-
     from adapters.listeners import raise_descriptor_limit
     from adapters.web import WebAdapter
     from gateway.admin.app import token_fingerprint

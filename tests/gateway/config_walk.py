@@ -68,8 +68,8 @@ def candidates(annotation: object, current: Any) -> list[Any]:
     if base is bool:
         return [not current]
     if base is int:
-        start = current if isinstance(current, int) else 0
-        return [start + 1, start - 1, start * 2 + 100, 1, 1024, 200_000]
+        number = current if isinstance(current, int) else 0
+        return [number + 1, number - 1, number * 2 + 100, 1, 1024, 200_000]
     if base is float:
         start = float(current) if isinstance(current, (int, float)) else 0.0
         return [start + 0.5, start / 2, start + 1, 0.5, 1.0, 120.0]
@@ -85,9 +85,9 @@ def candidates(annotation: object, current: Any) -> list[Any]:
         return [[*existing, value] for value in candidates(item, None) if value not in existing]
     if origin is dict:
         _key_type, item = typing.get_args(base)
-        existing = shown(current or {})
-        assert isinstance(existing, dict)
-        return [{**existing, name: value} for name in NAMES if name not in existing for value in candidates(item, None)]
+        mapping = shown(current or {})
+        assert isinstance(mapping, dict)
+        return [{**mapping, name: value} for name in NAMES if name not in mapping for value in candidates(item, None)]
     if isinstance(base, type) and issubclass(base, BaseModel):
         return _sections(base)
     raise Unwalkable(f"no values for type {annotation!r}")
