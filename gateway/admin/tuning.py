@@ -118,32 +118,46 @@ class LiveEngine(ContextEngine):
         self.inner.on_model_switch(model)
 
 
+SummarizerFor = Callable[[ChorusConfig], Summarizer]
+
+
+def following_summarizer(start: ChorusConfig) -> SummarizerFor:
+    """One summariser shared by many engines, rebuilt when `model.*` or `auxiliary.*` changed."""
+    built = [(start.model, start.auxiliary, build_summarizer(start.model, start.auxiliary))]
+
+    def shared(config: ChorusConfig) -> Summarizer:
+        model, auxiliary, current = built[-1]
+        if (model, auxiliary) != (config.model, config.auxiliary):
+            current = build_summarizer(config.model, config.auxiliary)
+            built[-1] = (config.model, config.auxiliary, current)
+        return current
+
+    return shared
+
+
 def live_engine_factory(
     live: LiveConfig,
     *,
     summarizer: Summarizer | None = None,
+    summarizers: SummarizerFor | None = None,
     on_compression: CompressionSink | None = None,
     model: ModelChoice | None = None,
     windows: ModelWindows | None = None,
 ) -> Callable[[], ContextEngine]:
     """The per-agent engine factory for `build_gateway(engine=...)`, following `live`.
 
-    The summariser (model clients) is shared by every engine and rebuilt when `model.*` or
-    `auxiliary.*` changed (a given `summarizer` is kept as it is). `model` sizes the engine for a
-    chat that switched models (`/model`).
+    The summariser (model clients) is shared by every engine: `summarizers` gives it per config
+    (default: one that follows `model.*` and `auxiliary.*`, `following_summarizer`); a given
+    `summarizer` is kept as it is. `model` sizes the engine for a chat that switched models (`/model`).
     """
-    start = live.current()
-    built = [(start.model, start.auxiliary, summarizer or build_summarizer(start.model, start.auxiliary))]
+    fixed = summarizer
+    shared = summarizers or following_summarizer(live.current())
 
-    def shared(config: ChorusConfig) -> Summarizer:
-        model, auxiliary, current = built[-1]
-        if summarizer is None and (model, auxiliary) != (config.model, config.auxiliary):
-            current = build_summarizer(config.model, config.auxiliary)
-            built[-1] = (config.model, config.auxiliary, current)
-        return current
+    def summarizer_for(config: ChorusConfig) -> Summarizer:
+        return fixed if fixed is not None else shared(config)
 
     def build(config: ChorusConfig) -> ContextEngine:
-        return engine_factory(with_model(config, model) if model else config, summarizer=shared(config),
+        return engine_factory(with_model(config, model) if model else config, summarizer=summarizer_for(config),
                               windows=windows, on_plugin_error=plugin_errors(live.bus))()
 
     return lambda: LiveEngine(live, build, on_compression=on_compression)
@@ -171,5 +185,6 @@ def follow_turn_limits(live: LiveConfig, runner: TurnRunner) -> Callable[[], Non
     return live.subscribe(apply)
 
 
-__all__ = ["CompressionSink", "LiveEngine", "current_session_key", "follow_turn_limits", "live_engine_factory",
+__all__ = ["CompressionSink", "LiveEngine", "current_session_key", "follow_turn_limits", "following_summarizer",
+           "live_engine_factory",
            "turn_settings_for"]

@@ -31,7 +31,6 @@ from pydantic import SecretStr
 
 from adapters.listeners import ListenerLimits, serve
 from agent.context.engine import ContextEngine
-from agent.context.factory import build_summarizer
 from agent.model_windows import ModelWindows
 from gateway.admin.app import build_admin_app
 from gateway.admin.events import EventLog
@@ -39,7 +38,7 @@ from gateway.admin.gateway_backend import GatewayBackend
 from gateway.admin.limits_api import limits_routes
 from gateway.admin.memory_api import memory_routes
 from gateway.admin.tap import EventObserver, LogTap, Recorder, install_log_tap
-from gateway.admin.tuning import live_engine_factory
+from gateway.admin.tuning import following_summarizer, live_engine_factory
 from gateway.app import Gateway
 from gateway.build import model_windows
 from gateway.chats.policy import ModelChoice
@@ -80,10 +79,10 @@ class Operations:
 
     def model_engine(self) -> Callable[[ModelChoice], ContextEngine]:
         """The engine factory for a chat on another model (`build_gateway(model_engine=...)`)."""
-        summarizer = build_summarizer(self.live.current().model, self.live.current().auxiliary)
+        summarizer = following_summarizer(self.live.current())  # shared, and rebuilt when model.* changes
 
         def build(choice: ModelChoice) -> ContextEngine:
-            return live_engine_factory(self.live, summarizer=summarizer, on_compression=self.recorder, model=choice)()
+            return live_engine_factory(self.live, summarizers=summarizer, on_compression=self.recorder, model=choice)()
 
         return build
 
