@@ -263,11 +263,14 @@ class Gateway:
         if adapter in self._started_adapters:
             self._started_adapters.remove(adapter)
 
-    async def restart_adapter(self, name: str, build: Callable[[], PlatformAdapter | None]) -> None:
+    async def restart_adapter(
+        self, name: str, build: Callable[[], PlatformAdapter | None], *, redact: Callable[[str], str] = str
+    ) -> None:
         """Replace platform `name`'s adapter after its keys changed: stop the running one, start what `build` makes.
 
         `build` returns None when the platform is now disabled. A new config that cannot be built or started is
-        logged and shown by readiness (`adapter_failures`); the gateway and the other adapters keep running.
+        logged and shown by readiness (`adapter_failures`, its text passed through `redact`, which hides the
+        config's secrets); the gateway and the other adapters keep running.
         """
         async with self._adapter_turns:
             old = self.parts.adapters.pop(name, None)
@@ -283,9 +286,9 @@ class Gateway:
                         await self._start_adapter(name, adapter)
                     self.parts.adapters[name] = adapter
             except Exception as exc:  # noqa: BLE001 - a bad new config must not take the gateway down
-                # The error type and the first line only: a platform error may echo a URL with the token in it.
-                reason = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
-                self.adapter_failures[name] = reason
+                # The first line only, secrets hidden: a platform error may echo a URL with the token in it.
+                first = str(exc).splitlines()[0][:200] if str(exc) else ""
+                self.adapter_failures[name] = redact(f"{type(exc).__name__}: {first}")
                 log.error("adapter.restart_failed", platform=name, error=type(exc).__name__, fix="correct the platform's "
                           "keys and reload; the other adapters keep running")
                 return

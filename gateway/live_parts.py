@@ -13,13 +13,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 
 import structlog
+from pydantic import SecretStr
 
 from gateway.app import Gateway
 from gateway.build import ADAPTER_NAMES
 from gateway.config import ChorusConfig
-from gateway.ops.live_config import LIVE_KEYS, LiveConfig, diff
+from gateway.ops.live_config import LIVE_KEYS, LiveConfig, diff, flatten
 from gateway.rebuild import Rebuilders
 
 log = structlog.get_logger(__name__)
@@ -27,6 +29,7 @@ log = structlog.get_logger(__name__)
 # The keys of a platform the chat policy reads at use (who may talk, who is admin): no adapter restart for these.
 ACCESS_KEYS = frozenset(("allowed_users", "allowed_chats", "allow_all_users", "require_mention", "admins", "pairing"))
 PLATFORMS = ("telegram", "discord", "slack")
+MIN_SECRET_CHARS = 4  # shorter "secrets" would blank out ordinary words
 
 Apply = Callable[[Gateway, Rebuilders, ChorusConfig, ChorusConfig], Awaitable[None] | None]
 
@@ -104,12 +107,26 @@ def adapter_view(config: ChorusConfig, name: str) -> object:
     return view
 
 
+def redactor(config: ChorusConfig) -> Callable[[str], str]:
+    """Hides every secret of `config` in a text (an error a platform library raised may quote its token)."""
+    secrets = sorted({value.get_secret_value() for value in flatten(config).values()
+                      if isinstance(value, SecretStr) and len(value.get_secret_value()) >= MIN_SECRET_CHARS},
+                     key=len, reverse=True)
+
+    def redact(text: str) -> str:
+        for secret in secrets:
+            text = text.replace(secret, "<hidden>")
+        return text
+
+    return redact
+
+
 async def _adapters(gateway: Gateway, rebuild: Rebuilders, old: ChorusConfig, new: ChorusConfig) -> None:
     """Restart just the platforms whose keys changed (a new token, `enabled` flipped, a new base URL)."""
     for name in ADAPTER_NAMES:
         if adapter_view(old, name) != adapter_view(new, name):
             log.info("adapter.restarting", platform=name, reason="config changed")
-            await gateway.restart_adapter(name, lambda name=name: rebuild.adapter(new, name))  # type: ignore[misc]
+            await gateway.restart_adapter(name, partial(rebuild.adapter, new, name), redact=redactor(new))
 
 
 FOLLOWERS: tuple[Follower, ...] = (
@@ -195,4 +212,4 @@ async def _logged(part: str, pending: Awaitable[None]) -> None:
         log.error("config.follow_failed", part=part, error=type(exc).__name__)
 
 
-__all__ = ["ACCESS_KEYS", "FOLLOWERS", "Follower", "adapter_view", "follow", "unfollowed"]
+__all__ = ["ACCESS_KEYS", "FOLLOWERS", "Follower", "adapter_view", "follow", "redactor", "unfollowed"]

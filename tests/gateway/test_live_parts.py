@@ -14,8 +14,8 @@ import pytest
 from structlog.testing import capture_logs
 
 from chorus_errors import ConfigError
-from gateway.config import ChorusConfig
-from gateway.live_parts import FOLLOWERS, unfollowed
+from gateway.config import ChorusConfig, load_config
+from gateway.live_parts import FOLLOWERS, redactor, unfollowed
 from gateway.ops.live_config import LIVE_KEYS, RESTART_KEYS, LiveConfig, flatten, restart_needed
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.gateway.config_walk import changed_value
@@ -61,6 +61,26 @@ def test_a_change_with_restart_keys_names_each_and_applies_nothing() -> None:
     assert "restart needed: admin.port (the admin listener binds at start)" in str(caught.value)
     assert "restart needed: home (" in str(caught.value)
     assert live.current().compression.threshold != 0.61 and live.version == 0
+
+
+def test_a_reload_applies_the_live_keys_and_keeps_the_restart_ones(tmp_path: Path) -> None:
+    """SIGHUP and POST /api/config/reload: the file's live keys apply, a restart key is reported and kept."""
+    path = tmp_path / "chorus.yaml"
+    path.write_text("admin:\n  port: 9090\n", encoding="utf-8")
+    live = LiveConfig(load_config(path), path=path)
+    path.write_text("admin:\n  port: 9191\nagent:\n  system_prompt: Hello\n", encoding="utf-8")
+    with capture_logs() as logs:
+        change = live.reload(who="sighup")
+    assert change.restart_required == ("admin.port",)
+    assert (live.current().admin.port, live.current().agent.system_prompt) == (9090, "Hello")
+    (line,) = [entry for entry in logs if entry["event"] == "config.restart_required"]
+    assert "restart needed: admin.port (the admin listener binds at start)" in line["note"]
+
+
+def test_an_error_quoting_a_secret_of_the_config_shows_it_hidden() -> None:
+    config = ChorusConfig.model_validate({"platforms": {"telegram": {"token": "123:SECRET-abc"}}})
+    text = redactor(config)("rejected 123:SECRET-abc at http://x/bot123:SECRET-abc/getMe")
+    assert text == "rejected <hidden> at http://x/bot<hidden>/getMe"
 
 
 def test_a_mistyped_key_gets_a_did_you_mean() -> None:

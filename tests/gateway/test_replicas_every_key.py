@@ -165,6 +165,7 @@ async def _representative_keys(rig: Rig, fake: FakeOpenAI, telegram: FakeTelegra
         return any(c.via == "b" and c.token == ROTATED_TOKEN for c in telegram.calls_of("getUpdates"))
 
     await _until(polls_with_rotated_token, "B's Telegram adapter never polled with the rotated token")
+    assert await _shown_on(rig.port_b, "platforms.telegram.token") == "<hidden>"  # write-only
     # `enabled: false`: B's Telegram adapter stops (and polls no more: checked at the end of the walk).
     stops = _stops(rig.lines_b, "telegram")  # the token's restart stopped it once already
     await rig.change("platforms.telegram.enabled", False)
@@ -209,5 +210,7 @@ async def test_every_key_changed_on_one_replica_is_in_effect_on_the_other_or_nee
             assert status == 200  # B still runs after every key changed under it
             assert len([c for c in telegram.calls_of("getUpdates") if c.via == "b"]) == polled
     assert {"home", "store.url", "redis.url", "admin.port"} <= set(restart)
+    logged = json.dumps([*lines_a, *lines_b])
+    assert ROTATED_TOKEN not in logged and "secret-changed" not in logged  # secrets never reach a log line
     failed = ("config.sync_rejected", "config.follow_failed", "config.subscriber_failed")
     assert [line for line in lines_b if line.get("event") in failed] == []  # every part followed every change
