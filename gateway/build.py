@@ -3,24 +3,21 @@
 Owns `build_gateway` and the few choices it makes: the coordinator (Redis or
 embedded; the embedded outbox is journaled to `<home>/outbox.jsonl` so a
 restart resends what was never acknowledged), the session store under home,
-the model client, the context engine per agent, the agent tools, the notes
-snapshot, and the adapters (web, console, and the platform factories in
-`gateway/platforms/`). Secrets are unwrapped here and handed on as plain
-arguments, never logged.
+the model client (a `LiveModel`, swapped when `model.*` changes), the context
+engine per agent, the agent tools, the notes snapshot, the adapters (built in
+`gateway/platforms/adapters.py`) and the `Rebuilders` the live-config
+followers remake parts with (`gateway/live_parts.py`). Secrets are unwrapped
+here and handed on as plain arguments, never logged.
 """
 from __future__ import annotations
 
-import importlib
 import os
 import uuid
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 import structlog
 
-from adapters.base import AttachmentSource, BotCommand, PlatformAdapter
-from adapters.console import ConsoleAdapter
-from adapters.listeners import ListenerLimits
-from adapters.web import WebAdapter
+from adapters.base import PlatformAdapter
 from agent.context import Summarizer
 from agent.context.engine import ContextEngine
 from agent.context.factory import BUILTIN_ENGINE, build_compressor, build_engine, build_summarizer
@@ -44,7 +41,6 @@ from agent.tools.memory_tool import MemoryTool
 from agent.tools.session_search import SessionSearchTool
 from agent.tools.skills import SkillManageTool, SkillViewTool
 from agent.transcription import OpenAITranscriber
-from chorus_errors import ConfigError
 from gateway.app import Gateway, GatewayParts
 from gateway.approvals import Approvals
 from gateway.approvals.commands import ApprovalDesk
@@ -55,14 +51,12 @@ from gateway.chats.provenance import admins_by_platform
 from gateway.chats.tool_access import tool_access
 from gateway.commands.chat import ChatCommands
 from gateway.commands.status import ActivePlugins
-from gateway.commands.table import COMMANDS
 from gateway.config import ChorusConfig
-from gateway.coord import Coordinator, memory_coordinator, poller_lease_name, redis_coordinator
+from gateway.coord import Coordinator, memory_coordinator, redis_coordinator
 from gateway.coord.base import Outbox
 from gateway.delivery.outbound import SEND_CLAIM_TTL, Delivery
 from gateway.delivery.outbox_file import JournaledOutbox
 from gateway.delivery.reactions import Reactions
-from gateway.intake.allowlist import AccessRules
 from gateway.intake.bots import BotLoopGuard
 from gateway.intake.busy import BusyMode, BusyRules, Timers
 from gateway.intake.deadletter import DeadLetterBox
@@ -70,12 +64,23 @@ from gateway.intake.decide import Intake, IntakeSettings
 from gateway.intake.entries import JournalEntries
 from gateway.intake.journal import InboundJournal
 from gateway.intake.journals import Journal, JournalCheckedDeduplicator, SharedJournal
-from gateway.intake.poller import LeasedAdapter
 from gateway.intake.routing import Route
 from gateway.intake.triggers import observes_unmentioned
 from gateway.limits import build_spend_gate
 from gateway.ops.events import EventBus, PluginFailed
-from gateway.platforms.web_login import resolve_web_login
+from gateway.platforms.adapters import (
+    ADAPTER_NAMES,
+    PLATFORM_FACTORIES,
+    AttachmentSources,
+    access_rules,
+    attachment_sources,
+    build_adapter,
+    build_adapters,
+    command_menu,
+    leased_adapter,
+    leased_adapters,
+    listener_limits,
+)
 from gateway.rebuild import Rebuilders
 from gateway.sessions.agents import AgentFactory, AgentPool
 from gateway.sessions.media import MediaReader, MediaSettings
@@ -93,7 +98,6 @@ MODEL_MISSING_TEXT = (
     "No model is configured yet. Set model.name, model.base_url and model.api_key "
     "(or export OPENAI_API_KEY and use api_key: ${OPENAI_API_KEY}) in config.yaml, then restart the gateway (stop it and run the same command again)."
 )
-PLATFORM_FACTORIES = {"telegram": "build_telegram", "discord": "build_discord", "slack": "build_slack"}
 
 
 def model_missing_text(config: ChorusConfig) -> str | None:
@@ -223,69 +227,6 @@ def check_engine(config: ChorusConfig) -> None:
                      sections=handoff_sections(config.compression))
 
 
-def listener_limits(config: ChorusConfig) -> ListenerLimits:
-    """`gateway.read_timeout_seconds` and `gateway.max_connections`, for every port the process listens on."""
-    return ListenerLimits(read_timeout_seconds=config.gateway.read_timeout_seconds,
-                          max_connections=config.gateway.max_connections)
-
-
-ADAPTER_NAMES = ("web", "console", *PLATFORM_FACTORIES)  # in start order
-
-
-def build_adapters(config: ChorusConfig, *, banner: str = "") -> dict[str, PlatformAdapter]:
-    """Every enabled adapter by platform name (ConfigError names a missing key)."""
-    adapters: dict[str, PlatformAdapter] = {}
-    for name in ADAPTER_NAMES:
-        if (adapter := build_adapter(config, name, banner=banner)) is not None:
-            adapters[name] = adapter
-    return adapters
-
-
-def build_adapter(config: ChorusConfig, name: str, *, banner: str = "") -> PlatformAdapter | None:
-    """Platform `name`'s adapter, or None when it is disabled (ConfigError names a missing key)."""
-    platforms = config.platforms
-    if name == "web":
-        if not platforms.web.enabled:
-            return None
-        login = resolve_web_login(platforms.web, config.home_dir)  # a token off loopback (ConfigError if none can be had)
-        return WebAdapter(host=platforms.web.host, port=platforms.web.port, banner=banner,
-                          limits=listener_limits(config), access=login.access)
-    if name == "console":
-        return ConsoleAdapter() if platforms.console else None
-    settings = getattr(platforms, name)
-    if not settings.enabled:
-        return None
-    module = importlib.import_module(f"gateway.platforms.{name}")
-    try:
-        if name == "telegram":
-            # The photo size is chosen against the cap at intake; the menu is set at start.
-            adapter: PlatformAdapter = module.build_telegram(
-                settings, max_attachment_bytes=config.gateway.max_attachment_bytes, commands=command_menu(),
-                listener_limits=listener_limits(config),
-            )
-            return adapter
-        # discord, slack: the slash-command menu
-        built: PlatformAdapter = getattr(module, PLATFORM_FACTORIES[name])(settings, commands=command_menu())
-        return built
-    except ConfigError as exc:  # a token read from an unset ${VAR}: name the variable, not only the key
-        raise ConfigError(str(exc) + config.env_hint(exc.key), key=exc.key) from None
-
-
-def command_menu() -> tuple[BotCommand, ...]:
-    """The platforms' command menus, from the gateway's own command list."""
-    return COMMANDS.menu
-
-
-def attachment_sources(adapters: Mapping[str, PlatformAdapter]) -> dict[str, AttachmentSource]:
-    """The adapters that can download attachments (a leased poller's inner adapter does the work)."""
-    sources: dict[str, AttachmentSource] = {}
-    for name, adapter in adapters.items():
-        inner = adapter.inner if isinstance(adapter, LeasedAdapter) else adapter
-        if isinstance(inner, AttachmentSource):
-            sources[name] = inner
-    return sources
-
-
 def build_transcriber(config: ChorusConfig) -> OpenAITranscriber | None:
     """`transcription.*`, with base_url and api_key defaulting to the main model's."""
     settings = config.transcription
@@ -296,22 +237,6 @@ def build_transcriber(config: ChorusConfig) -> OpenAITranscriber | None:
         model=settings.model, base_url=settings.base_url or config.model.base_url,
         api_key=key.get_secret_value() if key else None, timeout_seconds=config.model.timeout_seconds,
     )
-
-
-class AttachmentSources(Mapping[str, AttachmentSource]):
-    """`attachment_sources(adapters)` read at use: an adapter restarted after a config change is the one asked."""
-
-    def __init__(self, adapters: Mapping[str, PlatformAdapter]) -> None:
-        self._adapters = adapters
-
-    def __getitem__(self, name: str) -> AttachmentSource:
-        return attachment_sources(self._adapters)[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(attachment_sources(self._adapters))
-
-    def __len__(self) -> int:
-        return len(attachment_sources(self._adapters))
 
 
 def media_settings(config: ChorusConfig) -> MediaSettings:
@@ -327,37 +252,6 @@ def media_reader(
 ) -> MediaReader:
     """Attachments into turns: the adapters that download, `model.vision` and the byte caps."""
     return MediaReader(AttachmentSources(adapters), media_settings(config), transcriber=transcriber)
-
-
-def access_rules(config: ChorusConfig) -> dict[str, AccessRules]:
-    rules = {"web": AccessRules.of("web"), "console": AccessRules.of("console")}
-    for name in PLATFORM_FACTORIES:
-        settings = getattr(config.platforms, name)
-        rules[name] = AccessRules.of(
-            name,
-            allowed_users=settings.allowed_users,
-            allowed_chats=settings.allowed_chats,
-            allow_all_users=settings.allow_all_users,
-        )
-    return rules
-
-
-def leased_adapters(config: ChorusConfig, coord: Coordinator, *, node: str, banner: str) -> dict[str, PlatformAdapter]:
-    """The enabled adapters; a long-polled Telegram token behind the poller lease (two pollers of one token conflict)."""
-    return {name: adapter for name in ADAPTER_NAMES
-            if (adapter := leased_adapter(config, name, coord, node=node, banner=banner)) is not None}
-
-
-def leased_adapter(
-    config: ChorusConfig, name: str, coord: Coordinator, *, node: str, banner: str = ""
-) -> PlatformAdapter | None:
-    """`build_adapter`, with a long-polled Telegram token behind the poller lease."""
-    adapter = build_adapter(config, name, banner=banner)
-    telegram = config.platforms.telegram
-    if name == "telegram" and adapter is not None and telegram.mode == "polling" and telegram.token is not None:
-        return LeasedAdapter(adapter, lease=coord.poller_lease, owner=node,
-                             name=poller_lease_name("telegram", telegram.token.get_secret_value()))
-    return adapter
 
 
 def builtin_tools(
@@ -618,9 +512,9 @@ def build_gateway(
     ))
 
 
-__all__ = [
-    "ADAPTER_NAMES", "MODEL_MISSING_TEXT", "build_adapter", "build_adapters", "build_coordinator", "build_gateway",
-    "build_journal", "build_model", "check_engine", "engine_factory", "leased_adapter", "loop_settings",
+__all__ = [  # the adapter builders are re-exported: callers import them from here
+    "ADAPTER_NAMES", "MODEL_MISSING_TEXT", "PLATFORM_FACTORIES", "access_rules", "attachment_sources", "build_adapter",
+    "build_adapters", "build_coordinator", "build_gateway", "build_journal", "build_model", "check_engine",
+    "command_menu", "engine_factory", "leased_adapter", "leased_adapters", "listener_limits", "loop_settings",
     "model_windows", "plugin_errors",
 ]
-

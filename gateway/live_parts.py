@@ -19,9 +19,9 @@ import structlog
 from pydantic import SecretStr
 
 from gateway.app import Gateway
-from gateway.build import ADAPTER_NAMES
 from gateway.config import ChorusConfig
 from gateway.ops.live_config import LIVE_KEYS, LiveConfig, diff, flatten
+from gateway.platforms.adapters import ADAPTER_NAMES
 from gateway.rebuild import Rebuilders
 
 log = structlog.get_logger(__name__)
