@@ -24,7 +24,7 @@ from agent.context.factory import BUILTIN_ENGINE, build_compressor, build_engine
 from agent.context.user_words import handoff_sections
 from agent.loop import LoopSettings
 from agent.memory import NotesStore
-from agent.memory.llm_screen import build_llm_screen
+from agent.memory.llm_screen import LlmScreen, build_llm_screen
 from agent.memory.providers import MemoryManager, ProviderRegistry
 from agent.model_client import ModelClient, OpenAIModelClient
 from agent.model_retry import ChainEntry, FailoverObserver, ResilientModelClient, RetryPolicy
@@ -32,6 +32,7 @@ from agent.model_windows import ModelEndpoint, ModelWindows
 from agent.plugins import PluginErrorSink
 from agent.prompt import DEFAULT_BASE_PROMPT
 from agent.review import BackgroundReviewer
+from agent.settings import MemorySettings
 from agent.store import is_postgres_url
 from agent.store.postgres import PostgresSessionStore
 from agent.tokens import default_counter
@@ -88,7 +89,7 @@ from gateway.sessions.review import ReviewHooks
 from gateway.sessions.service import SessionService
 from gateway.sessions.store_lock import StoreSessionLock
 from gateway.sessions.store_writes import StoreWrites
-from gateway.sessions.turns import PostTurnHook, TurnRunner, TurnSettings
+from gateway.sessions.turns import FinishedTurn, PostTurnHook, TurnRunner, TurnSettings
 from gateway.shared import PostgresJournal, PostgresOutbox
 from gateway.stores import Stores, approval_store, build_stores, window_store
 
@@ -254,17 +255,18 @@ def media_reader(
     return MediaReader(AttachmentSources(adapters), media_settings(config), transcriber=transcriber)
 
 
-def builtin_tools(
-    stores: Stores, memory_tool: MemoryTool, skill_manage: SkillManageTool, *, notes_on: bool
-) -> Callable[[str], Sequence[Tool]]:
-    """Every chat's built-in tools: memory (when notes are on), session_search and the skill tools."""
-    agent_tools: tuple[Tool, ...] = (
-        *((memory_tool,) if notes_on else ()), SessionSearchTool(stores.sessions), SkillViewTool(stores.skills),
-        skill_manage,
-    )
+def notes_on(settings: MemorySettings) -> bool:
+    """Notes are kept (`memory.memory_enabled` or `memory.user_profile_enabled`)."""
+    return settings.memory_enabled or settings.user_profile_enabled
+
+
+def builtin_tools(stores: Stores, memory_tool: MemoryTool, skill_manage: SkillManageTool) -> Callable[[str], Sequence[Tool]]:
+    """Every chat's built-in tools: memory (while notes are on, read at each new agent), session_search, the skills."""
+    always: tuple[Tool, ...] = (SessionSearchTool(stores.sessions), SkillViewTool(stores.skills), skill_manage)
+    with_notes = (memory_tool, *always)
 
     def default_tools(_chat: str) -> Sequence[Tool]:
-        return agent_tools
+        return with_notes if notes_on(stores.notes.settings) else always
 
     return default_tools
 
@@ -365,6 +367,21 @@ def review_hooks(
     )
 
 
+def memory_screen(config: ChorusConfig) -> LlmScreen | None:
+    """`memory.llm_screen`'s model (None when off)."""
+    return build_llm_screen(config.memory.llm_screen, config.model, config.auxiliary)
+
+
+def reviewed_while_on(hooks: ReviewHooks, policy: ChatPolicy, *, model_given: bool) -> PostTurnHook:
+    """The background review after each turn while a model is configured (or given) and notes are on (both live)."""
+
+    async def after_turn(turn: FinishedTurn) -> None:
+        if (model_given or policy.config.model.name) and notes_on(policy.config.memory):
+            await hooks.after_turn(turn)
+
+    return after_turn
+
+
 def build_gateway(
     config: ChorusConfig,
     *,
@@ -403,10 +420,9 @@ def build_gateway(
     missing = model_missing_text(config) if model is None else None
     # One dict shared by the gateway, delivery and media: a platform restarted after a config change replaces its entry.
     adapters = dict(adapters) if adapters is not None else leased_adapters(config, coord, node=node, banner=missing or "")
-    memory_tool = MemoryTool(notes, build_llm_screen(config.memory.llm_screen, config.model, config.auxiliary))
+    memory_tool = MemoryTool(notes, memory_screen(config))
     skill_manage = SkillManageTool(stores.skills, staging=notes)  # the notes' approval gate and queue
-    notes_on = config.memory.memory_enabled or config.memory.user_profile_enabled
-    tools = tools or builtin_tools(stores, memory_tool, skill_manage, notes_on=notes_on)
+    tools = tools or builtin_tools(stores, memory_tool, skill_manage)
     memory = MemoryManager.from_config(
         config.memory.provider, providers or ProviderRegistry.installed(), on_error=plugin_errors(bus)
     )
@@ -437,9 +453,9 @@ def build_gateway(
     )
     admins = admins_by_platform(config.platforms)
     hooks = None
-    if post_turn is None and missing is None and notes_on:
+    if post_turn is None:
         hooks = review_hooks(config, client, (memory_tool, skill_manage), notes, admins)
-        post_turn = hooks.after_turn
+        post_turn = reviewed_while_on(hooks, policy, model_given=model is not None)
 
     sessions = SessionService(
         agents=agents, store=store, lock=coord.lock, in_place=config.compression.in_place,
@@ -507,7 +523,7 @@ def build_gateway(
             turn_settings=lambda new: turn_settings(new, missing=model_missing_text(new) if model is None else None,
                                                     admins=admins_by_platform(new.platforms)),
             media=media, media_settings=media_settings, transcriber=build_transcriber, notes=notes,
-            reviewer=hooks.reviewer if hooks is not None else None,
+            review=hooks, memory_tool=memory_tool, memory_screen=memory_screen,
         ),
     ))
 

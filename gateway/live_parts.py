@@ -19,6 +19,7 @@ import structlog
 from pydantic import SecretStr
 
 from gateway.app import Gateway
+from gateway.chats.provenance import admins_by_platform
 from gateway.config import ChorusConfig
 from gateway.ops.live_config import LIVE_KEYS, LiveConfig, diff, flatten
 from gateway.platforms.adapters import ADAPTER_NAMES
@@ -79,10 +80,16 @@ def _media(_gateway: Gateway, rebuild: Rebuilders, _old: ChorusConfig, new: Chor
     return replaced.close() if replaced is not None and hasattr(replaced, "close") else None
 
 
-def _memory(_gateway: Gateway, rebuild: Rebuilders, _old: ChorusConfig, new: ChorusConfig) -> None:
+def _memory(_gateway: Gateway, rebuild: Rebuilders, old: ChorusConfig, new: ChorusConfig) -> Awaitable[None] | None:
+    """Notes' limits and switches, review intervals and trusted admins; the write screen's model if it changed."""
     rebuild.notes.settings = new.memory
-    if rebuild.reviewer is not None:
-        rebuild.reviewer.follow(new.memory, new.skills)
+    if rebuild.review is not None:
+        rebuild.review.reviewer.follow(new.memory, new.skills)
+        rebuild.review.follow(admins_by_platform(new.platforms))
+    if (old.memory.llm_screen, old.model, old.auxiliary) == (new.memory.llm_screen, new.model, new.auxiliary):
+        return None
+    replaced = rebuild.memory_tool.follow(rebuild.memory_screen(new))
+    return replaced.close() if replaced is not None else None
 
 
 def _grace(gateway: Gateway, _rebuild: Rebuilders, _old: ChorusConfig, new: ChorusConfig) -> None:
@@ -155,7 +162,8 @@ FOLLOWERS: tuple[Follower, ...] = (
     Follower("agent cache", ("gateway.agent_cache_size",), _agent_cache),
     Follower("attachments", ("model.vision", "gateway.max_attachment_bytes", "gateway.max_text_file_bytes",
                              "transcription", "model.base_url", "model.api_key", "model.timeout_seconds"), _media),
-    Follower("memory and review", ("memory", "skills"), _memory),
+    Follower("memory and review", ("memory", "skills", "model", "auxiliary",
+                                   *(f"platforms.{name}.admins" for name in PLATFORMS)), _memory),
     Follower("shutdown", ("gateway.shutdown_grace_seconds",), _grace),
     Follower("MCP servers", ("mcp",), _mcp),
     Follower("adapters", ("platforms", "gateway.max_attachment_bytes"), _adapters),

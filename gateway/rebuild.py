@@ -13,14 +13,16 @@ from dataclasses import dataclass
 from adapters.base import PlatformAdapter
 from agent.loop import LoopSettings
 from agent.memory import NotesStore
+from agent.memory.llm_screen import LlmScreen
 from agent.model_client import ModelClient
 from agent.model_windows import ModelWindows
-from agent.review import BackgroundReviewer
+from agent.tools.memory_tool import MemoryTool
 from agent.transcription import Transcriber
 from gateway.chats.models import LiveModel, ModelClients
 from gateway.config import ChorusConfig
 from gateway.intake.decide import IntakeSettings
 from gateway.sessions.media import MediaReader, MediaSettings
+from gateway.sessions.review import ReviewHooks
 from gateway.sessions.turns import TurnSettings
 
 
@@ -40,7 +42,9 @@ class Rebuilders:
     media_settings: Callable[[ChorusConfig], MediaSettings]
     transcriber: Callable[[ChorusConfig], Transcriber | None]
     notes: NotesStore
-    reviewer: BackgroundReviewer | None  # the memory and skill review (None: notes were off at start)
+    review: ReviewHooks | None  # the memory and skill review after turns (None: a test's own post-turn hook)
+    memory_tool: MemoryTool
+    memory_screen: Callable[[ChorusConfig], LlmScreen | None]  # `memory.llm_screen`'s model
 
 
 __all__ = ["Rebuilders"]
