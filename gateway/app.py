@@ -25,11 +25,11 @@ import structlog
 
 from adapters.base import InboundMessage, PlatformAdapter
 from adapters.normalize import normalize_inbound
-from adapters.receipts import IntakeReceipts
 from agent.memory import NotesStore
 from agent.model_windows import ModelWindows
 from agent.store import SessionStore
 from agent.tools.mcp import McpHub
+from gateway.adapter_set import RunningAdapters
 from gateway.approvals.commands import ApprovalDesk
 from gateway.chats.pairing import PairingStore
 from gateway.chats.policy import ChatPolicy
@@ -146,18 +146,15 @@ class Gateway:
         self.entries = parts.entries
         self.lanes = self._new_lanes()
         self._side: set[asyncio.Task[None]] = set()
-        self._started_adapters: list[PlatformAdapter] = []
-        self.adapter_failures: dict[str, str] = {}  # platform -> why its changed config could not start (readiness)
-        self._adapter_turns = asyncio.Lock()  # one adapter restart at a time
         self.shutdown_grace = parts.shutdown_grace  # `gateway.shutdown_grace_seconds`, live
         self._store_open = False
         self._life = Lifecycle("Gateway")
         self._closing = ShutdownErrors()
+        self.adapters = RunningAdapters(parts.adapters, self.queue, self._closing)
         self.decisions: dict[str, int] = {}
         self.store_health = StoreHealth()
         self.adapter_watch = AdapterWatch()
         self.journal_backlog: JournalBacklog | None = None  # the shared journal's, as of the last lease round
-        self._receipts: dict[str, IntakeReceipts] = {}  # adapters whose webhooks wait for their message to be recorded
         self._texts = RecentTexts()  # what an edit changed, when its platform does not say
 
     def _new_lanes(self) -> SessionLanes:
@@ -182,7 +179,7 @@ class Gateway:
             *(partial(started, r.start, r.stop, errors=closing, what=f"resource {type(r).__name__}") for r in p.resources),
             # Messages that arrive while the adapters stop are kept for the next start.
             partial(on_stop, self._keep_unfinished),
-            self._adapters,
+            self.adapters.part,
             *((partial(on_stop, partial(closing.run, "on_shutdown", p.on_shutdown)),) if p.on_shutdown else ()),
             self._session_lanes,
             self._journal_replay,
@@ -239,60 +236,11 @@ class Gateway:
         for index, close in enumerate(self.parts.closers):
             await self._closing.run(f"closer {index}", close)
 
-    @asynccontextmanager
-    async def _adapters(self) -> AsyncIterator[None]:
-        """Each adapter in order (one that fails stops those before it); at stop, the ones running then, restarted or not."""
-        try:
-            for name, adapter in list(self.parts.adapters.items()):
-                await self._start_adapter(name, adapter)
-            yield
-        finally:
-            for adapter in reversed(list(self._started_adapters)):
-                await self._stop_adapter(adapter)
-
-    async def _start_adapter(self, name: str, adapter: PlatformAdapter) -> None:
-        if isinstance(adapter, IntakeReceipts):
-            adapter.expect_receipts()
-            self._receipts[name] = adapter
-        await adapter.start(self.queue)
-        self._started_adapters.append(adapter)
-        log.info("adapter.started", platform=name)
-
-    async def _stop_adapter(self, adapter: PlatformAdapter) -> None:
-        await self._closing.run(f"adapter {adapter.name}", adapter.stop)
-        if adapter in self._started_adapters:
-            self._started_adapters.remove(adapter)
-
     async def restart_adapter(
         self, name: str, build: Callable[[], PlatformAdapter | None], *, redact: Callable[[str], str] = str
     ) -> None:
-        """Replace platform `name`'s adapter after its keys changed: stop the running one, start what `build` makes.
-
-        `build` returns None when the platform is now disabled. A new config that cannot be built or started is
-        logged and shown by readiness (`adapter_failures`, its text passed through `redact`, which hides the
-        config's secrets); the gateway and the other adapters keep running.
-        """
-        async with self._adapter_turns:
-            old = self.parts.adapters.pop(name, None)
-            self._receipts.pop(name, None)
-            if old is not None and old in self._started_adapters:
-                await self._stop_adapter(old)
-                self._closing.log()
-                log.info("adapter.stopped", platform=name, reason="config changed")
-            try:
-                adapter = build()
-                if adapter is not None:
-                    if self._life.running:
-                        await self._start_adapter(name, adapter)
-                    self.parts.adapters[name] = adapter
-            except Exception as exc:  # noqa: BLE001 - a bad new config must not take the gateway down
-                # The first line only, secrets hidden: a platform error may echo a URL with the token in it.
-                first = str(exc).splitlines()[0][:200] if str(exc) else ""
-                self.adapter_failures[name] = redact(f"{type(exc).__name__}: {first}")
-                log.error("adapter.restart_failed", platform=name, error=type(exc).__name__, fix="correct the platform's "
-                          "keys and reload; the other adapters keep running")
-                return
-            self.adapter_failures.pop(name, None)
+        """Replace platform `name`'s adapter after its keys changed (`RunningAdapters.restart`)."""
+        await self.adapters.restart(name, build, redact=redact)
 
     @asynccontextmanager
     async def _session_lanes(self) -> AsyncIterator[None]:
@@ -347,14 +295,12 @@ class Gateway:
         return (await self.parts.intake.decide(message)).lane_job is not None
 
     async def readiness(self) -> Readiness:
-        adapters_ok = (bool(self._started_adapters) and len(self._started_adapters) == len(self.parts.adapters)
-                       and not self.adapter_failures)
+        adapters_ok = self.adapters.all_started
         receiving = AdapterWatch.reasons(self.adapter_watch.check(self.parts.adapters)) if adapters_ok else []
         store_ok = self._store_open and self.store_health.ok
         down = self.supervisor.down
         reasons = [task.reason for task in down]
-        reasons.extend(f"adapter {name} did not start after a config change: {why}"
-                       for name, why in sorted(self.adapter_failures.items()))
+        reasons.extend(self.adapters.failure_reasons())
         if self._store_open and not store_ok:
             reasons.append("the session store did not answer its last ping")
         writes = self.parts.runner.store_writes
@@ -416,13 +362,13 @@ class Gateway:
             await self._consume_batch(messages)
 
     async def _consume_batch(self, messages: list[InboundMessage]) -> None:
-        if not self._receipts:
+        if not self.adapters.receipts:
             await self._decide_and_dispatch(messages)
             return
         batch = list(messages)  # `_decide_and_dispatch` consumes the list
         await self._decide_and_dispatch(messages)
         for message in batch:  # recorded (or not needing it): a waiting webhook may answer now
-            if (adapter := self._receipts.get(message.platform)) is not None:
+            if (adapter := self.adapters.receipts.get(message.platform)) is not None:
                 adapter.received(message)
 
     async def _decide_and_dispatch(self, messages: list[InboundMessage]) -> None:

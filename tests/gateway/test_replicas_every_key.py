@@ -2,8 +2,9 @@
 
 Two `chorus run` replicas share Redis. First, one representative key of each kind is changed through A's
 `PATCH /api/config` and B is seen behaving differently (a new persona reaches the fake model, a new limit
-refuses, a rotated Telegram token makes B's adapter poll with it, `enabled: false` stops it, a platform
-enabled without its token is reported by B's readiness while B keeps serving). Then the schema is walked:
+refuses, a new model name is the one B requests, a rotated Telegram token makes B's adapter poll with it,
+`enabled: false` stops it, a platform enabled without its token is reported by B's readiness while B keeps
+serving). Then the schema is walked:
 each key gets a value generated from its type (`tests/gateway/config_walk.py`); a live key must show on B
 (`GET /api/config` and B's audit line) within 2 s, a restart key must be answered "restart needed: KEY".
 """
@@ -157,6 +158,12 @@ async def _representative_keys(rig: Rig, fake: FakeOpenAI, telegram: FakeTelegra
         await tab.say("second")
         (refusal,) = await tab.replies(1, timeout=BEHAVIOUR_DEADLINE)
     assert refusal.startswith("Limit reached: 1 message per minute per person")
+    # The model: B's next request names the new one (its chain is replaced in place).
+    await rig.change("model.name", "fake-model-renamed")
+    async with chat(web, "model") as tab:
+        await tab.say("which model?")
+        assert await tab.replies(1, timeout=BEHAVIOUR_DEADLINE) == ["re: which model?"]
+    assert fake.requests[-1]["model"] == "fake-model-renamed"
     # A rotated Telegram token: B's adapter reconnects to the fake with it.
     telegram.tokens.add(ROTATED_TOKEN)
     await rig.change("platforms.telegram.token", ROTATED_TOKEN)
