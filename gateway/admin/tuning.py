@@ -5,14 +5,14 @@ from the current config whenever the config changed (the engine state, i.e.
 counters, cooldowns and the previous summary, carries over), and reports every
 compression to a sink (the admin event log and metrics); `live_engine_factory`,
 the per-agent factory to hand to `build_gateway(engine=...)`; and
-`follow_turn_limits`, which keeps the turn runner's hygiene limit, progress
-notices and in-place switch equal to the live config. Wrappers, not
-subclasses: the built-in compressor is used unchanged.
+`following_summarizer`, the summariser those engines share, rebuilt when the
+model changes. (The turn runner and every other part follow the live config
+through `gateway/live_parts.py`.) Wrappers, not subclasses: the built-in
+compressor is used unchanged.
 Knows nothing of HTTP.
 """
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Sequence
 
 from structlog.contextvars import get_contextvars
@@ -27,7 +27,6 @@ from gateway.chats.models import with_model
 from gateway.chats.policy import ModelChoice
 from gateway.config import ChorusConfig
 from gateway.ops.live_config import LiveConfig
-from gateway.sessions.turns import TurnRunner, TurnSettings
 
 # (session key or None, messages before, result): called after every compression attempt.
 CompressionSink = Callable[[str | None, int, CompressionResult], None]
@@ -163,28 +162,4 @@ def live_engine_factory(
     return lambda: LiveEngine(live, build, on_compression=on_compression)
 
 
-def turn_settings_for(settings: TurnSettings, config: ChorusConfig) -> TurnSettings:
-    """`settings` with the live keys the turn runner reads taken from `config`."""
-    return dataclasses.replace(
-        settings,
-        hard_message_limit=config.compression.hygiene_hard_message_limit,
-        progress_notices=config.compression.progress_notices,
-        in_place=config.compression.in_place,
-        group_errors=config.gateway.group_errors,
-        silence_token=config.gateway.silence_token,
-    )
-
-
-def follow_turn_limits(live: LiveConfig, runner: TurnRunner) -> Callable[[], None]:
-    """Keep `runner.settings` equal to the live config from now on; returns the unsubscribe function."""
-    runner.settings = turn_settings_for(runner.settings, live.current())
-
-    def apply(_old: ChorusConfig, new: ChorusConfig) -> None:
-        runner.settings = turn_settings_for(runner.settings, new)
-
-    return live.subscribe(apply)
-
-
-__all__ = ["CompressionSink", "LiveEngine", "current_session_key", "follow_turn_limits", "following_summarizer",
-           "live_engine_factory",
-           "turn_settings_for"]
+__all__ = ["CompressionSink", "LiveEngine", "current_session_key", "following_summarizer", "live_engine_factory"]
