@@ -9,7 +9,6 @@ Values are JSON-able (what a PATCH body carries); URLs point at a closed loopbac
 """
 from __future__ import annotations
 
-import types
 import typing
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from pydantic import BaseModel, SecretStr
 
 from chorus_errors import ConfigError
 from gateway.config import ChorusConfig
+from gateway.config import _unwrap as unwrapped  # `X | None`, `Annotated[X, …]` -> X: the loader's own
 from gateway.ops.live_config import LiveConfig, flatten, shown
 
 DEAD_ORIGIN = "http://127.0.0.1:9"  # port 9 (discard) is closed on loopback: nothing is ever reached
@@ -38,30 +38,15 @@ def leaf_annotation(key: str) -> object:
         annotation = fields[part].annotation
         if index == len(parts) - 1:
             return annotation
-        base = _unwrap(annotation)
+        base = unwrapped(annotation)
         assert isinstance(base, type) and issubclass(base, BaseModel), key
         model = base
     raise Unwalkable(key)
 
 
-def _unwrap(annotation: object) -> object:
-    """`Annotated[X, …]` and `X | None` -> X."""
-    while True:
-        origin = typing.get_origin(annotation)
-        if origin is typing.Annotated:
-            annotation = typing.get_args(annotation)[0]
-        elif origin in (typing.Union, types.UnionType):
-            options = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
-            if len(options) != 1:
-                return annotation
-            annotation = options[0]
-        else:
-            return annotation
-
-
 def candidates(annotation: object, current: Any) -> list[Any]:
     """JSON-able values of `annotation`'s type, different from `current` where the type allows."""
-    base = _unwrap(annotation)
+    base = unwrapped(annotation)
     origin = typing.get_origin(base)
     if origin is typing.Literal:
         return [choice for choice in typing.get_args(base) if choice != current]
