@@ -147,6 +147,10 @@ class BackgroundReviewer:
         self._sessions: dict[str, _Session] = {}
         self.outcomes: list[ReviewOutcome] = []  # newest last; bounded below
 
+    def follow(self, memory: MemorySettings, skills: SkillsSettings) -> None:
+        """Review intervals from a changed config (the next turn counts against them)."""
+        self._memory, self._skills = memory, skills
+
     @property
     def tool_names(self) -> frozenset[str]:
         return frozenset(self._tools)

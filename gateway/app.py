@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -25,11 +25,11 @@ import structlog
 
 from adapters.base import ChatTarget, InboundMessage, PlatformAdapter
 from adapters.normalize import normalize_inbound
-from adapters.receipts import IntakeReceipts
 from agent.memory import NotesStore
 from agent.model_windows import ModelWindows
 from agent.store import SessionStore
 from agent.tools.mcp import McpHub
+from gateway.adapter_set import RunningAdapters
 from gateway.approvals.commands import ApprovalDesk
 from gateway.chats.pairing import PairingStore
 from gateway.chats.policy import ChatPolicy
@@ -62,6 +62,7 @@ from gateway.ops.health import AdapterWatch, Readiness, StoreHealth
 from gateway.ops.logs import kept
 from gateway.ops.supervise import Supervisor
 from gateway.platforms.web_transcript import ShowsTranscript, StoredTranscript
+from gateway.rebuild import Rebuilders
 from gateway.schedules.book import ScheduleBook
 from gateway.schedules.desk import ScheduleDesk
 from gateway.schedules.home import HomeChannel
@@ -100,7 +101,7 @@ class GatewayParts:
 
     coordinator: Coordinator
     store: SessionStore
-    adapters: Mapping[str, PlatformAdapter]
+    adapters: MutableMapping[str, PlatformAdapter]  # shared with delivery: a restarted adapter replaces its entry
     agents: AgentPool
     sessions: SessionService
     bus: EventBus
@@ -130,6 +131,7 @@ class GatewayParts:
     scheduler: Scheduler | None = None  # scheduled jobs (its store opens after the session store's pool)
     home: HomeChannel | None = None  # restart and outage notices to gateway.home_channel
     schedules: ScheduleBook | None = None  # `/schedules`, `/unschedule`, the admin API
+    rebuild: Rebuilders | None = None  # how parts are remade when the live config changes (`gateway/live_parts.py`)
 
     @property
     def journal(self) -> Journal:
@@ -151,15 +153,15 @@ class Gateway:
         self.entries = parts.entries
         self.lanes = self._new_lanes()
         self._side: set[asyncio.Task[None]] = set()
-        self._started_adapters: list[PlatformAdapter] = []
+        self.shutdown_grace = parts.shutdown_grace  # `gateway.shutdown_grace_seconds`, live
         self._store_open = False
         self._life = Lifecycle("Gateway")
         self._closing = ShutdownErrors()
+        self.adapters = RunningAdapters(parts.adapters, self.queue, self._closing)
         self.decisions: dict[str, int] = {}
         self.store_health = StoreHealth()
         self.adapter_watch = AdapterWatch()
         self.journal_backlog: JournalBacklog | None = None  # the shared journal's, as of the last lease round
-        self._receipts: dict[str, IntakeReceipts] = {}  # adapters whose webhooks wait for their message to be recorded
         self._texts = RecentTexts()  # what an edit changed, when its platform does not say
         for adapter in parts.adapters.values():
             if isinstance(adapter, ShowsTranscript):  # the web chat: its pages show the stored session
@@ -199,7 +201,7 @@ class Gateway:
             *(partial(started, r.start, r.stop, errors=closing, what=f"resource {type(r).__name__}") for r in p.resources),
             # Messages that arrive while the adapters stop are kept for the next start.
             partial(on_stop, self._keep_unfinished),
-            *(partial(self._adapter, name, adapter) for name, adapter in p.adapters.items()),
+            self.adapters.part,
             *((partial(on_stop, partial(closing.run, "on_shutdown", p.on_shutdown)),) if p.on_shutdown else ()),
             self._session_lanes,
             self._journal_replay,
@@ -256,19 +258,11 @@ class Gateway:
         for index, close in enumerate(self.parts.closers):
             await self._closing.run(f"closer {index}", close)
 
-    @asynccontextmanager
-    async def _adapter(self, name: str, adapter: PlatformAdapter) -> AsyncIterator[None]:
-        if isinstance(adapter, IntakeReceipts):
-            adapter.expect_receipts()
-            self._receipts[name] = adapter
-        await adapter.start(self.queue)
-        self._started_adapters.append(adapter)
-        log.info("adapter.started", platform=name)
-        try:
-            yield
-        finally:
-            await self._closing.run(f"adapter {adapter.name}", adapter.stop)
-            self._started_adapters.remove(adapter)
+    async def restart_adapter(
+        self, name: str, build: Callable[[], PlatformAdapter | None], *, redact: Callable[[str], str] = str
+    ) -> None:
+        """Replace platform `name`'s adapter after its keys changed (`RunningAdapters.restart`)."""
+        await self.adapters.restart(name, build, redact=redact)
 
     @asynccontextmanager
     async def _session_lanes(self) -> AsyncIterator[None]:
@@ -277,12 +271,12 @@ class Gateway:
         try:
             yield
         finally:
-            unfinished = await self.lanes.drain(self.parts.shutdown_grace)
+            unfinished = await self.lanes.drain(self.shutdown_grace)
             if unfinished:
                 log.warning("gateway.unfinished_jobs", jobs=len(unfinished), kept_in="journal")
             # A cancelled turn's history append and state save still finish before the store closes.
             try:
-                await asyncio.wait_for(self.parts.sessions.settle(), timeout=max(1.0, self.parts.shutdown_grace))
+                await asyncio.wait_for(self.parts.sessions.settle(), timeout=max(1.0, self.shutdown_grace))
             except TimeoutError:
                 log.warning("gateway.persist_unfinished", kept_in="journal")
             for task in list(self._side):
@@ -330,11 +324,12 @@ class Gateway:
         return (await self.parts.intake.decide(message)).lane_job is not None
 
     async def readiness(self) -> Readiness:
-        adapters_ok = bool(self._started_adapters) and len(self._started_adapters) == len(self.parts.adapters)
+        adapters_ok = self.adapters.all_started
         receiving = AdapterWatch.reasons(self.adapter_watch.check(self.parts.adapters)) if adapters_ok else []
         store_ok = self._store_open and self.store_health.ok
         down = self.supervisor.down
         reasons = [task.reason for task in down]
+        reasons.extend(self.adapters.failure_reasons())
         if self._store_open and not store_ok:
             reasons.append("the session store did not answer its last ping")
         writes = self.parts.runner.store_writes
@@ -399,13 +394,13 @@ class Gateway:
             await self._consume_batch(messages)
 
     async def _consume_batch(self, messages: list[InboundMessage]) -> None:
-        if not self._receipts:
+        if not self.adapters.receipts:
             await self._decide_and_dispatch(messages)
             return
         batch = list(messages)  # `_decide_and_dispatch` consumes the list
         await self._decide_and_dispatch(messages)
         for message in batch:  # recorded (or not needing it): a waiting webhook may answer now
-            if (adapter := self._receipts.get(message.platform)) is not None:
+            if (adapter := self.adapters.receipts.get(message.platform)) is not None:
                 adapter.received(message)
 
     async def _decide_and_dispatch(self, messages: list[InboundMessage]) -> None:

@@ -3,31 +3,28 @@
 Owns `build_gateway` and the few choices it makes: the coordinator (Redis or
 embedded; the embedded outbox is journaled to `<home>/outbox.jsonl` so a
 restart resends what was never acknowledged), the session store under home,
-the model client, the context engine per agent, the agent tools, the notes
-snapshot, and the adapters (web, console, and the platform factories in
-`gateway/platforms/`). Secrets are unwrapped here and handed on as plain
-arguments, never logged.
+the model client (a `LiveModel`, swapped when `model.*` changes), the context
+engine per agent, the agent tools, the notes snapshot, the adapters (built in
+`gateway/platforms/adapters.py`) and the `Rebuilders` the live-config
+followers remake parts with (`gateway/live_parts.py`). Secrets are unwrapped
+here and handed on as plain arguments, never logged.
 """
 from __future__ import annotations
 
-import importlib
 import os
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 import structlog
 
-from adapters.base import AttachmentSource, BotCommand, PlatformAdapter
-from adapters.console import ConsoleAdapter
-from adapters.listeners import ListenerLimits
-from adapters.web import WebAdapter
+from adapters.base import PlatformAdapter
 from agent.context import Summarizer
 from agent.context.engine import ContextEngine
 from agent.context.factory import BUILTIN_ENGINE, build_compressor, build_engine, build_summarizer
 from agent.context.user_words import handoff_sections
 from agent.loop import LoopSettings
 from agent.memory import NotesStore
-from agent.memory.llm_screen import build_llm_screen
+from agent.memory.llm_screen import LlmScreen, build_llm_screen
 from agent.memory.providers import MemoryManager, ProviderRegistry
 from agent.model_client import ModelClient, OpenAIModelClient
 from agent.model_retry import ChainEntry, FailoverObserver, ResilientModelClient, RetryPolicy
@@ -35,6 +32,7 @@ from agent.model_windows import ModelEndpoint, ModelWindows
 from agent.plugins import PluginErrorSink
 from agent.prompt import DEFAULT_BASE_PROMPT
 from agent.review import BackgroundReviewer
+from agent.settings import MemorySettings
 from agent.store import is_postgres_url
 from agent.store.postgres import PostgresSessionStore
 from agent.tokens import default_counter
@@ -44,27 +42,24 @@ from agent.tools.memory_tool import MemoryTool
 from agent.tools.session_search import SessionSearchTool
 from agent.tools.skills import SkillManageTool, SkillViewTool
 from agent.transcription import OpenAITranscriber
-from chorus_errors import ConfigError
 from gateway.app import Gateway, GatewayParts
 from gateway.approvals import Approvals
 from gateway.approvals.commands import ApprovalDesk
 from gateway.approvals.posting import DeliveryPoster
-from gateway.chats.models import ChatModels, ModelClients, with_model
+from gateway.chats.models import ChatModels, LiveModel, ModelClients, with_model
 from gateway.chats.policy import ChatPolicy, ModelChoice
 from gateway.chats.provenance import admins_by_platform
 from gateway.chats.tool_access import tool_access
 from gateway.commands.chat import ChatCommands
 from gateway.commands.status import ActivePlugins
-from gateway.commands.table import COMMANDS
 from gateway.config import ChorusConfig
 from gateway.config import limits_clock as test_clock
-from gateway.coord import Coordinator, memory_coordinator, poller_lease_name, redis_coordinator
+from gateway.coord import Coordinator, memory_coordinator, redis_coordinator
 from gateway.coord.base import Outbox
 from gateway.delivery.outbound import SEND_CLAIM_TTL, Delivery
 from gateway.delivery.outbox_file import JournaledOutbox
 from gateway.delivery.reactions import Reactions
 from gateway.i18n import Phrase, language_for, say
-from gateway.intake.allowlist import AccessRules
 from gateway.intake.bots import BotLoopGuard
 from gateway.intake.busy import BusyMode, BusyRules, Timers
 from gateway.intake.deadletter import DeadLetterBox
@@ -72,12 +67,24 @@ from gateway.intake.decide import Intake, IntakeSettings
 from gateway.intake.entries import JournalEntries
 from gateway.intake.journal import InboundJournal
 from gateway.intake.journals import Journal, JournalCheckedDeduplicator, SharedJournal
-from gateway.intake.poller import LeasedAdapter
 from gateway.intake.routing import Route
 from gateway.intake.triggers import observes_unmentioned
 from gateway.limits import build_spend_gate
 from gateway.ops.events import EventBus, PluginFailed
-from gateway.platforms.web_login import resolve_web_login
+from gateway.platforms.adapters import (
+    ADAPTER_NAMES,
+    PLATFORM_FACTORIES,
+    AttachmentSources,
+    access_rules,
+    attachment_sources,
+    build_adapter,
+    build_adapters,
+    command_menu,
+    leased_adapter,
+    leased_adapters,
+    listener_limits,
+)
+from gateway.rebuild import Rebuilders
 from gateway.schedules.book import ScheduleBook
 from gateway.schedules.home import HomeChannel
 from gateway.schedules.runner import Scheduler
@@ -88,14 +95,13 @@ from gateway.sessions.review import ReviewHooks
 from gateway.sessions.service import SessionService
 from gateway.sessions.store_lock import StoreSessionLock
 from gateway.sessions.store_writes import StoreWrites
-from gateway.sessions.turns import PostTurnHook, TurnRunner, TurnSettings
+from gateway.sessions.turns import FinishedTurn, PostTurnHook, TurnRunner, TurnSettings
 from gateway.shared import PostgresJournal, PostgresOutbox
 from gateway.stores import Stores, approval_store, build_stores, schedule_store, window_store
 
 log = structlog.get_logger(__name__)
 
 MODEL_MISSING_TEXT = say("en", "turn.model_missing")  # the operator's log line (the chat hears its own language)
-PLATFORM_FACTORIES = {"telegram": "build_telegram", "discord": "build_discord", "slack": "build_slack"}
 
 
 def model_missing_text(config: ChorusConfig) -> Phrase | None:
@@ -172,6 +178,22 @@ def build_model(
     )
 
 
+def model_chain(
+    injected: ModelClient | None, windows: ModelWindows, *, observe: FailoverObserver | None
+) -> Callable[[ChorusConfig], ModelClient]:
+    """How a changed `model.*` becomes a new chain (an injected test client stays what it is)."""
+
+    def build(config: ChorusConfig) -> ModelClient:
+        if injected is not None:
+            return injected
+        model = config.model
+        windows.main = ModelEndpoint(name=model.name or "", base_url=model.base_url, context_length=model.context_length)
+        windows.set_active(windows.main)
+        return build_model(config, windows, observe=observe)
+
+    return build
+
+
 def plugin_errors(bus: EventBus) -> PluginErrorSink:
     """Report a plugin failing at run time as a `PluginFailed` event (`chorus_plugin_errors{plugin,kind}`)."""
     return lambda plugin, kind: bus.publish(PluginFailed(plugin=plugin, kind=kind))
@@ -210,62 +232,6 @@ def check_engine(config: ChorusConfig) -> None:
                      sections=handoff_sections(config.compression))
 
 
-WEB_UPLOADS_DIR = "web_uploads"  # under the home: files sent in the web chat, until their turn read them
-
-
-def listener_limits(config: ChorusConfig) -> ListenerLimits:
-    """`gateway.read_timeout_seconds` and `gateway.max_connections`, for every port the process listens on."""
-    return ListenerLimits(read_timeout_seconds=config.gateway.read_timeout_seconds,
-                          max_connections=config.gateway.max_connections)
-
-
-def build_adapters(config: ChorusConfig, *, banner: str = "") -> dict[str, PlatformAdapter]:
-    """Every enabled adapter by platform name (ConfigError names a missing key)."""
-    adapters: dict[str, PlatformAdapter] = {}
-    platforms = config.platforms
-    if platforms.web.enabled:
-        login = resolve_web_login(platforms.web, config.home_dir)  # a token off loopback (ConfigError if none can be had)
-        # Uploads wait in the home (a turn replayed after a restart still reads them), capped like every download.
-        adapters["web"] = WebAdapter(host=platforms.web.host, port=platforms.web.port, banner=banner,
-                                     limits=listener_limits(config), access=login.access,
-                                     uploads_dir=config.home_dir / WEB_UPLOADS_DIR,
-                                     max_upload_bytes=config.gateway.max_attachment_bytes)
-    if platforms.console:
-        adapters["console"] = ConsoleAdapter()
-    for name, factory_name in PLATFORM_FACTORIES.items():
-        settings = getattr(platforms, name)
-        if not settings.enabled:
-            continue
-        module = importlib.import_module(f"gateway.platforms.{name}")
-        try:
-            if name == "telegram":
-                # The photo size is chosen against the cap at intake; the menu is set at start.
-                adapters[name] = module.build_telegram(
-                    settings, max_attachment_bytes=config.gateway.max_attachment_bytes, commands=command_menu(),
-                    listener_limits=listener_limits(config),
-                )
-            else:  # discord, slack: the slash-command menu
-                adapters[name] = getattr(module, factory_name)(settings, commands=command_menu())
-        except ConfigError as exc:  # a token read from an unset ${VAR}: name the variable, not only the key
-            raise ConfigError(str(exc) + config.env_hint(exc.key), key=exc.key) from None
-    return adapters
-
-
-def command_menu() -> tuple[BotCommand, ...]:
-    """The platforms' command menus, from the gateway's own command list."""
-    return COMMANDS.menu
-
-
-def attachment_sources(adapters: Mapping[str, PlatformAdapter]) -> dict[str, AttachmentSource]:
-    """The adapters that can download attachments (a leased poller's inner adapter does the work)."""
-    sources: dict[str, AttachmentSource] = {}
-    for name, adapter in adapters.items():
-        inner = adapter.inner if isinstance(adapter, LeasedAdapter) else adapter
-        if isinstance(inner, AttachmentSource):
-            sources[name] = inner
-    return sources
-
-
 def build_transcriber(config: ChorusConfig) -> OpenAITranscriber | None:
     """`transcription.*`, with base_url and api_key defaulting to the main model's."""
     settings = config.transcription
@@ -278,57 +244,38 @@ def build_transcriber(config: ChorusConfig) -> OpenAITranscriber | None:
     )
 
 
+def media_settings(config: ChorusConfig) -> MediaSettings:
+    """`model.vision` and the byte caps."""
+    return MediaSettings(
+        vision=config.model.vision, max_attachment_bytes=config.gateway.max_attachment_bytes,
+        max_text_file_bytes=config.gateway.max_text_file_bytes,
+    )
+
+
 def media_reader(
     config: ChorusConfig, adapters: Mapping[str, PlatformAdapter], transcriber: OpenAITranscriber | None
 ) -> MediaReader:
     """Attachments into turns: the adapters that download, `model.vision` and the byte caps."""
-    settings = MediaSettings(
-        vision=config.model.vision, max_attachment_bytes=config.gateway.max_attachment_bytes,
-        max_text_file_bytes=config.gateway.max_text_file_bytes,
-    )
-    return MediaReader(attachment_sources(adapters), settings, transcriber=transcriber)
+    return MediaReader(AttachmentSources(adapters), media_settings(config), transcriber=transcriber)
 
 
-def access_rules(config: ChorusConfig) -> dict[str, AccessRules]:
-    rules = {"web": AccessRules.of("web"), "console": AccessRules.of("console")}
-    for name in PLATFORM_FACTORIES:
-        settings = getattr(config.platforms, name)
-        rules[name] = AccessRules.of(
-            name,
-            allowed_users=settings.allowed_users,
-            allowed_chats=settings.allowed_chats,
-            allow_all_users=settings.allow_all_users,
-        )
-    return rules
-
-
-def leased_adapters(config: ChorusConfig, coord: Coordinator, *, node: str, banner: str) -> dict[str, PlatformAdapter]:
-    """The enabled adapters; a long-polled Telegram token behind the poller lease (two pollers of one token conflict)."""
-    adapters = build_adapters(config, banner=banner)
-    telegram = config.platforms.telegram
-    if "telegram" in adapters and telegram.mode == "polling" and telegram.token is not None:
-        adapters["telegram"] = LeasedAdapter(
-            adapters["telegram"], lease=coord.poller_lease, owner=node,
-            name=poller_lease_name("telegram", telegram.token.get_secret_value()),
-        )
-    return adapters
+def notes_on(settings: MemorySettings) -> bool:
+    """Notes are kept (`memory.memory_enabled` or `memory.user_profile_enabled`)."""
+    return settings.memory_enabled or settings.user_profile_enabled
 
 
 def builtin_tools(
-    stores: Stores, memory_tool: MemoryTool, skill_manage: SkillManageTool, *, notes_on: bool,
+    stores: Stores, memory_tool: MemoryTool, skill_manage: SkillManageTool, *,
     schedule: Tool | None = None, scheduling_on: Callable[[], bool] = lambda: False,
 ) -> Callable[[str], Sequence[Tool]]:
-    """Every chat's built-in tools: memory (when notes are on), session_search, the skill tools, and `schedule`
-    while `scheduling.enabled` (as the running config says when the chat's agent is built)."""
-    agent_tools: tuple[Tool, ...] = (
-        *((memory_tool,) if notes_on else ()), SessionSearchTool(stores.sessions), SkillViewTool(stores.skills),
-        skill_manage,
-    )
+    """Every chat's built-in tools: memory (while notes are on, read at each new agent), session_search, the
+    skills, and `schedule` while `scheduling.enabled` (as the running config says when the chat's agent is built)."""
+    always: tuple[Tool, ...] = (SessionSearchTool(stores.sessions), SkillViewTool(stores.skills), skill_manage)
+    with_notes = (memory_tool, *always)
 
     def default_tools(_chat: str) -> Sequence[Tool]:
-        if schedule is not None and scheduling_on():
-            return (*agent_tools, schedule)
-        return agent_tools
+        tools = with_notes if notes_on(stores.notes.settings) else always
+        return (*tools, schedule) if schedule is not None and scheduling_on() else tools
 
     return default_tools
 
@@ -389,13 +336,19 @@ def busy_rules(policy: ChatPolicy) -> BusyRules:
     return BusyRules(mode=mode, collect_seconds=lambda: policy.config.gateway.collect_seconds)
 
 
+def loop_settings(config: ChorusConfig) -> LoopSettings:
+    """A turn's limits: `gateway.max_iterations`, `compression.max_attempts`, `model.max_tokens`."""
+    return LoopSettings(max_iterations=config.gateway.max_iterations, max_attempts=config.compression.max_attempts,
+                        max_tokens=config.model.max_tokens)
+
+
 def agent_factory(
     config: ChorusConfig, *, engine: Callable[[], ContextEngine], tools: Callable[[str], Sequence[Tool]],
-    notes: NotesStore, chat_models: ChatModels, hub: McpHub,
+    notes: NotesStore, chat_models: ChatModels, hub: McpHub, policy: ChatPolicy,
 ) -> AgentFactory:
     def chat_tools(route: Route) -> ToolSource | None:
         # Only the tools the chat admits are ever offered: the source filters before every request.
-        return hub.for_chat(tool_access(config, route).allowlist) if len(hub) else None
+        return hub.for_chat(tool_access(policy.config, route).allowlist) if len(hub) else None
 
     def snapshot(chat: str) -> str:
         return notes.chat(chat).snapshot().text
@@ -404,11 +357,7 @@ def agent_factory(
         engine=engine,
         tools=tools,
         snapshot=snapshot,
-        loop_settings=LoopSettings(
-            max_iterations=config.gateway.max_iterations,
-            max_attempts=config.compression.max_attempts,
-            max_tokens=config.model.max_tokens,
-        ),
+        loop_settings=loop_settings(config),
         base_prompt=DEFAULT_BASE_PROMPT,
         persona=chat_models.persona,
         chat_model=chat_models.for_chat,
@@ -425,6 +374,21 @@ def review_hooks(
         BackgroundReviewer(model=client, tools=tools, memory=config.memory, skills=config.skills, notes=notes),
         admins=admins,
     )
+
+
+def memory_screen(config: ChorusConfig) -> LlmScreen | None:
+    """`memory.llm_screen`'s model (None when off)."""
+    return build_llm_screen(config.memory.llm_screen, config.model, config.auxiliary)
+
+
+def reviewed_while_on(hooks: ReviewHooks, policy: ChatPolicy, *, model_given: bool) -> PostTurnHook:
+    """The background review after each turn while a model is configured (or given) and notes are on (both live)."""
+
+    async def after_turn(turn: FinishedTurn) -> None:
+        if (model_given or policy.config.model.name) and notes_on(policy.config.memory):
+            await hooks.after_turn(turn)
+
+    return after_turn
 
 
 def build_gateway(
@@ -461,19 +425,18 @@ def build_gateway(
     journal, outbox = build_journal(config, stores, outbox, node=node)
     store, notes = stores.sessions, stores.notes
     windows = windows or model_windows(config)
-    client = model or build_model(config, windows, observe=bus.publish)
+    client = LiveModel(model or build_model(config, windows, observe=bus.publish))  # swapped when `model.*` changes
     missing = model_missing_text(config) if model is None else None
-    if adapters is None:
-        adapters = leased_adapters(config, coord, node=node, banner=missing or "")
-    memory_tool = MemoryTool(notes, build_llm_screen(config.memory.llm_screen, config.model, config.auxiliary))
+    # One dict shared by the gateway, delivery and media: a platform restarted after a config change replaces its entry.
+    adapters = dict(adapters) if adapters is not None else leased_adapters(config, coord, node=node, banner=missing or "")
+    memory_tool = MemoryTool(notes, memory_screen(config))
     skill_manage = SkillManageTool(stores.skills, staging=notes)  # the notes' approval gate and queue
-    notes_on = config.memory.memory_enabled or config.memory.user_profile_enabled
     policy = ChatPolicy(config)
     clock = limits_clock or test_clock()
     scheduler = Scheduler(schedule_store(config, stores), config=lambda: policy.config, clock=clock, node=node,
                           dedup=coord.dedup)
     book = ScheduleBook(scheduler.store, config=lambda: policy.config, clock=clock)
-    tools = tools or builtin_tools(stores, memory_tool, skill_manage, notes_on=notes_on, schedule=ScheduleTool(book),
+    tools = tools or builtin_tools(stores, memory_tool, skill_manage, schedule=ScheduleTool(book),
                                    scheduling_on=lambda: policy.config.scheduling.enabled)
     memory = MemoryManager.from_config(
         config.memory.provider, providers or ProviderRegistry.installed(), on_error=plugin_errors(bus)
@@ -489,7 +452,7 @@ def build_gateway(
     factory = agent_factory(
         config, engine=engine or engine_factory(config, windows=windows, on_plugin_error=plugin_errors(bus)),
         tools=tools, notes=notes,
-        chat_models=chat_models, hub=hub,
+        chat_models=chat_models, hub=hub, policy=policy,
     )
     agents = AgentPool(
         store=store, cache=coord.agent_cache, model=client, factory=factory, owner=node,
@@ -504,9 +467,9 @@ def build_gateway(
     )
     admins = admins_by_platform(config.platforms)
     hooks = None
-    if post_turn is None and missing is None and notes_on:
+    if post_turn is None:
         hooks = review_hooks(config, client, (memory_tool, skill_manage), notes, admins)
-        post_turn = hooks.after_turn
+        post_turn = reviewed_while_on(hooks, policy, model_given=model is not None)
 
     sessions = SessionService(
         agents=agents, store=store, lock=coord.lock, in_place=config.compression.in_place,
@@ -521,13 +484,14 @@ def build_gateway(
         approval_store(config, stores), config=lambda: policy.config, poster=DeliveryPoster(delivery),
         admins=lambda platform: admins_by_platform(policy.config.platforms).get(platform, frozenset()),
     )
+    media = media_reader(config, adapters, transcriber)
     runner = TurnRunner(
         sessions=sessions, delivery=delivery, entries=entries,
         settings=turn_settings(config, missing=missing is not None, admins=admins),
         post_turn=post_turn,
         memory=memory if config.memory.provider else None,
         bus=bus,
-        media=media_reader(config, adapters, transcriber),
+        media=media,
         chats=chats,
         store_writes=StoreWrites(store.location),
         limits=limits,
@@ -561,18 +525,28 @@ def build_gateway(
         delivery=delivery, intake=intake, entries=entries, outbox=outbox, busy_mode=gw.busy_input_mode,
         shutdown_grace=gw.shutdown_grace_seconds, notes_text=notes_text, on_shutdown=on_shutdown, closers=closers,
         policy=policy, chats=chats, chat_commands=commands, pairing=pairing,
-        resources=(limits, approvals, hub) if len(hub) else (limits, approvals), limits=limits,
+        resources=(limits, approvals, hub), limits=limits,  # the hub runs even empty: servers may be added live
         approvals=ApprovalDesk(approvals, DeliveryPoster(delivery)),
         mcp=hub, windows=windows, notes=notes,
         busy_rules=busy_rules(policy), timers=timers,
         plugins=ActivePlugins(context_engine=config.context.engine, memory_provider=config.memory.provider),
         scheduler=scheduler, schedules=book, home=home_channel,
+        rebuild=Rebuilders(
+            model=client, clients=clients, windows=windows,
+            model_chain=model_chain(model, windows, observe=bus.publish),
+            adapter=lambda new, name: leased_adapter(new, name, coord, node=node, banner=model_missing_text(new) or ""),
+            loop_settings=loop_settings, intake_settings=intake_settings,
+            turn_settings=lambda new: turn_settings(new, missing=model is None and not new.model.name,
+                                                    admins=admins_by_platform(new.platforms)),
+            media=media, media_settings=media_settings, transcriber=build_transcriber, notes=notes,
+            review=hooks, memory_tool=memory_tool, memory_screen=memory_screen,
+        ),
     ))
 
 
-__all__ = [
-    "MODEL_MISSING_TEXT", "build_adapters", "check_engine", "build_coordinator", "build_gateway", "build_journal", "build_model",
-    "engine_factory",
+__all__ = [  # the adapter builders are re-exported: callers import them from here
+    "ADAPTER_NAMES", "MODEL_MISSING_TEXT", "PLATFORM_FACTORIES", "access_rules", "attachment_sources", "build_adapter",
+    "build_adapters", "build_coordinator", "build_gateway", "build_journal", "build_model", "check_engine",
+    "command_menu", "engine_factory", "leased_adapter", "leased_adapters", "listener_limits", "loop_settings",
     "model_windows", "plugin_errors",
 ]
-

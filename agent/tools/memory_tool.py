@@ -118,6 +118,11 @@ class MemoryTool:
                  session_id=context.session_id, untrusted=context.untrusted)
         return render_result(result)
 
+    def follow(self, screen: LlmScreen | None) -> LlmScreen | None:
+        """`memory.llm_screen` (or its model) changed: later writes ask `screen`; returns the one replaced (to close)."""
+        old, self._screen = self._screen, screen
+        return old
+
     async def close(self) -> None:
         """Release the screen's model connections (idempotent)."""
         if self._screen is not None:

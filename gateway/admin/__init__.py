@@ -2,8 +2,8 @@
 
 Public API: `build_admin_app` (the aiohttp application), `AdminBackend` and its
 values, `GatewayBackend` (over a running gateway), `EventLog` (recent
-compressions, notices, errors), `LiveEngine`/`live_engine_factory` and
-`follow_turn_limits` (live tuning), `LogTap`/`Recorder` (metrics and events
+compressions, notices, errors), `LiveEngine`/`live_engine_factory` (live
+tuning), `LogTap`/`Recorder` (metrics and events
 from the gateway), and `Operations`, which joins them for `chorus run`.
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ from gateway.admin.backend import (
 from gateway.admin.events import AdminEvent, EventLog
 from gateway.admin.gateway_backend import GatewayBackend
 from gateway.admin.tap import LogTap, Recorder, install_log_tap
-from gateway.admin.tuning import LiveEngine, follow_turn_limits, live_engine_factory
+from gateway.admin.tuning import LiveEngine, live_engine_factory
 from gateway.admin.wiring import Operations, serve_admin
 
 __all__ = [
@@ -40,7 +40,6 @@ __all__ = [
     "SessionNotFound",
     "SessionView",
     "build_admin_app",
-    "follow_turn_limits",
     "install_log_tap",
     "live_engine_factory",
     "serve_admin",

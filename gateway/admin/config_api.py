@@ -117,7 +117,7 @@ class ConfigEdits:
             response.update(path=str(saved.path), mode=saved.mode)
         else:
             response["note"] = RUNTIME_NOTE
-        if self.sync is not None and change is not None and change.changes:
+        if self.sync is not None and now:  # even when this replica had the value already: the others may not
             told = await self.sync.changed(now, who=who)
             response["replicas"] = "told" if told else "not reached: this replica only"
         return response

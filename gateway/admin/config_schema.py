@@ -18,7 +18,7 @@ from pydantic import BaseModel, SecretStr
 from pydantic.fields import FieldInfo
 
 from gateway.config import ChorusConfig, public_url
-from gateway.ops.live_config import LIVE_KEYS, shown
+from gateway.ops.live_config import restart_needed, shown
 
 Applies = Literal["live", "restart"]
 # Keys whose values may carry credentials although typed as plain text: masked like secrets.
@@ -34,7 +34,7 @@ def applies(key: str) -> Applies:
 
     The one place the editor asks (the lead switches it to live_config's own classification at merge).
     """
-    return "live" if key in LIVE_KEYS else "restart"
+    return "restart" if restart_needed(key) else "live"
 
 
 def _unwrapped(annotation: Any) -> tuple[Any, bool]:

@@ -5,14 +5,14 @@ from the current config whenever the config changed (the engine state, i.e.
 counters, cooldowns and the previous summary, carries over), and reports every
 compression to a sink (the admin event log and metrics); `live_engine_factory`,
 the per-agent factory to hand to `build_gateway(engine=...)`; and
-`follow_turn_limits`, which keeps the turn runner's hygiene limit, progress
-notices and in-place switch equal to the live config. Wrappers, not
-subclasses: the built-in compressor is used unchanged.
+`following_summarizer`, the summariser those engines share, rebuilt when the
+model changes. (The turn runner and every other part follow the live config
+through `gateway/live_parts.py`.) Wrappers, not subclasses: the built-in
+compressor is used unchanged.
 Knows nothing of HTTP.
 """
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Sequence
 
 from structlog.contextvars import get_contextvars
@@ -27,7 +27,6 @@ from gateway.chats.models import with_model
 from gateway.chats.policy import ModelChoice
 from gateway.config import ChorusConfig
 from gateway.ops.live_config import LiveConfig
-from gateway.sessions.turns import TurnRunner, TurnSettings
 
 # (session key or None, messages before, result): called after every compression attempt.
 CompressionSink = Callable[[str | None, int, CompressionResult], None]
@@ -118,51 +117,49 @@ class LiveEngine(ContextEngine):
         self.inner.on_model_switch(model)
 
 
+SummarizerFor = Callable[[ChorusConfig], Summarizer]
+
+
+def following_summarizer(start: ChorusConfig) -> SummarizerFor:
+    """One summariser shared by many engines, rebuilt when `model.*` or `auxiliary.*` changed."""
+    built = [(start.model, start.auxiliary, build_summarizer(start.model, start.auxiliary))]
+
+    def shared(config: ChorusConfig) -> Summarizer:
+        model, auxiliary, current = built[-1]
+        if (model, auxiliary) != (config.model, config.auxiliary):
+            current = build_summarizer(config.model, config.auxiliary)
+            built[-1] = (config.model, config.auxiliary, current)
+        return current
+
+    return shared
+
+
 def live_engine_factory(
     live: LiveConfig,
     *,
     summarizer: Summarizer | None = None,
+    summarizers: SummarizerFor | None = None,
     on_compression: CompressionSink | None = None,
     model: ModelChoice | None = None,
     windows: ModelWindows | None = None,
 ) -> Callable[[], ContextEngine]:
     """The per-agent engine factory for `build_gateway(engine=...)`, following `live`.
 
-    The summariser (model clients) is built once from the start config and
-    shared: model endpoints are not live keys. `model` sizes the engine for a
-    chat that switched models (`/model`).
+    The summariser (model clients) is shared by every engine: `summarizers` gives it per config
+    (default: one that follows `model.*` and `auxiliary.*`, `following_summarizer`); a given
+    `summarizer` is kept as it is. `model` sizes the engine for a chat that switched models (`/model`).
     """
-    start = live.current()
-    shared = summarizer if summarizer is not None else build_summarizer(start.model, start.auxiliary)
+    fixed = summarizer
+    shared = summarizers or following_summarizer(live.current())
+
+    def summarizer_for(config: ChorusConfig) -> Summarizer:
+        return fixed if fixed is not None else shared(config)
 
     def build(config: ChorusConfig) -> ContextEngine:
-        return engine_factory(with_model(config, model) if model else config, summarizer=shared, windows=windows,
-                              on_plugin_error=plugin_errors(live.bus))()
+        return engine_factory(with_model(config, model) if model else config, summarizer=summarizer_for(config),
+                              windows=windows, on_plugin_error=plugin_errors(live.bus))()
 
     return lambda: LiveEngine(live, build, on_compression=on_compression)
 
 
-def turn_settings_for(settings: TurnSettings, config: ChorusConfig) -> TurnSettings:
-    """`settings` with the live keys the turn runner reads taken from `config`."""
-    return dataclasses.replace(
-        settings,
-        hard_message_limit=config.compression.hygiene_hard_message_limit,
-        progress_notices=config.compression.progress_notices,
-        in_place=config.compression.in_place,
-        group_errors=config.gateway.group_errors,
-        silence_token=config.gateway.silence_token,
-    )
-
-
-def follow_turn_limits(live: LiveConfig, runner: TurnRunner) -> Callable[[], None]:
-    """Keep `runner.settings` equal to the live config from now on; returns the unsubscribe function."""
-    runner.settings = turn_settings_for(runner.settings, live.current())
-
-    def apply(_old: ChorusConfig, new: ChorusConfig) -> None:
-        runner.settings = turn_settings_for(runner.settings, new)
-
-    return live.subscribe(apply)
-
-
-__all__ = ["CompressionSink", "LiveEngine", "current_session_key", "follow_turn_limits", "live_engine_factory",
-           "turn_settings_for"]
+__all__ = ["CompressionSink", "LiveEngine", "current_session_key", "following_summarizer", "live_engine_factory"]

@@ -32,7 +32,6 @@ from pydantic import SecretStr
 
 from adapters.listeners import ListenerLimits, serve
 from agent.context.engine import ContextEngine
-from agent.context.factory import build_summarizer
 from agent.model_windows import ModelWindows
 from gateway.admin.app import build_admin_app
 from gateway.admin.audit import AuditRecorder, AuditStore, MemoryAudit, RedisAudit
@@ -45,12 +44,13 @@ from gateway.admin.refused import MemoryRefused, RedisRefused, RefusedRecorder, 
 from gateway.admin.schedules_api import schedules_routes
 from gateway.admin.shared_records import RedisHandle
 from gateway.admin.tap import EventObserver, LogTap, Recorder, install_log_tap
-from gateway.admin.tuning import follow_turn_limits, live_engine_factory
+from gateway.admin.tuning import following_summarizer, live_engine_factory
 from gateway.app import Gateway
 from gateway.build import model_windows
 from gateway.chats.policy import ModelChoice
 from gateway.config import ChorusConfig
 from gateway.coord.coordinator import default_node
+from gateway.live_parts import follow
 from gateway.ops.config_sync import RedisConfigSync
 from gateway.ops.events import EventBus
 from gateway.ops.live_config import LiveConfig, install_sighup
@@ -86,10 +86,10 @@ class Operations:
 
     def model_engine(self) -> Callable[[ModelChoice], ContextEngine]:
         """The engine factory for a chat on another model (`build_gateway(model_engine=...)`)."""
-        summarizer = build_summarizer(self.live.current().model, self.live.current().auxiliary)
+        summarizer = following_summarizer(self.live.current())  # shared, and rebuilt when model.* changes
 
         def build(choice: ModelChoice) -> ContextEngine:
-            return live_engine_factory(self.live, summarizer=summarizer, on_compression=self.recorder, model=choice)()
+            return live_engine_factory(self.live, summarizers=summarizer, on_compression=self.recorder, model=choice)()
 
         return build
 
@@ -111,16 +111,12 @@ class Operations:
         """
         if isinstance(token, SecretStr):
             token = token.get_secret_value()
-        self._undo.append(follow_turn_limits(self.live, gateway.parts.runner))
+        # Every live key reaches the part that uses it (gateway/live_parts.py: persona, access lists, models, adapters…).
+        self._undo.append(follow(self.live, gateway))
         observer = EventObserver(self.events, self.metrics)
         self._undo.append(self.live.bus.subscribe(observer))
         if gateway.parts.bus is not self.live.bus:
             self._undo.append(gateway.parts.bus.subscribe(observer))
-        policy = gateway.parts.policy
-        if policy is not None:
-            # Persona, per-chat settings, allowlists and admins follow reloads (SIGHUP, POST /api/config/reload).
-            policy.update(self.live.current())
-            self._undo.append(self.live.subscribe(lambda _old, new: policy.update(new)))
         if tap_logs:
             self._undo.append(install_log_tap(LogTap(self.events)))
         backend = GatewayBackend(gateway, events=self.events, live=self.live)

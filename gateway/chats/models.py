@@ -5,15 +5,19 @@ own endpoint and key where it has them) and `ChatModels`, which answers the
 agent pool's "which model and engine for this chat" from the per-chat store
 (`/model`), then `chats."PLATFORM:CHAT".model`, then `model.name`, and gives
 each a context engine sized for that model's window. Also the persona
-callable the pool freezes into a new session. Knows nothing of platforms.
+callable the pool freezes into a new session. Owns `LiveModel`, the main
+model client every part holds, whose chain is replaced in place when `model.*`
+changes at runtime (the retired chain is closed at shutdown, so a request in
+flight on it finishes). Knows nothing of platforms.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from agent.context.engine import ContextEngine
-from agent.model_client import ModelClient, OpenAIModelClient
+from agent.messages import Message, ToolSchema
+from agent.model_client import Completion, ModelClient, OpenAIModelClient, TextSink
 from gateway.chats.policy import ChatPolicy, ModelChoice
 from gateway.chats.store import ChatStore
 from gateway.config import ChorusConfig
@@ -33,6 +37,42 @@ def with_model(config: ChorusConfig, choice: ModelChoice) -> ChorusConfig:
     return config.model_copy(update={"model": model})
 
 
+class LiveModel:
+    """A `ModelClient` whose endpoint chain can be replaced while the gateway runs (`model.*` changed).
+
+    Args:
+        inner: the chain built from the start config.
+    """
+
+    def __init__(self, inner: ModelClient) -> None:
+        self._inner = inner
+        self._retired: list[ModelClient] = []
+
+    @property
+    def model(self) -> str:  # the Protocol's attribute, read live from the chain in force
+        return self._inner.model
+
+    @model.setter
+    def model(self, value: str) -> None:
+        self._inner.model = value
+
+    def replace(self, inner: ModelClient) -> None:
+        """Requests from now on go to `inner`; the old chain is kept open for those in flight."""
+        self._retired.append(self._inner)
+        self._inner = inner
+
+    async def complete(
+        self, messages: Sequence[Message], *, tools: Sequence[ToolSchema] = (), max_tokens: int | None = None,
+        on_text: TextSink | None = None,
+    ) -> Completion:
+        return await self._inner.complete(messages, tools=tools, max_tokens=max_tokens, on_text=on_text)
+
+    async def close(self) -> None:
+        for client in (*self._retired, self._inner):
+            await client.close()
+        self._retired.clear()
+
+
 class ModelClients:
     """One model client per model name a chat may use; fallbacks keep their own endpoint and key."""
 
@@ -40,6 +80,11 @@ class ModelClients:
         self._config = config
         self._clients: dict[str, ModelClient] = {main.model: main} if main.model else {}
         self._made: list[OpenAIModelClient] = []
+
+    def follow(self, config: ChorusConfig, main: ModelClient) -> None:
+        """Clients by name for a changed config (the ones made before stay open until `close`)."""
+        self._config = config
+        self._clients = {main.model: main} if main.model else {}
 
     def get(self, name: str) -> ModelClient:
         client = self._clients.get(name)
@@ -112,4 +157,4 @@ class ChatModels:
         return choice.text, choice.source
 
 
-__all__ = ["ChatModel", "ChatModels", "ModelClients", "with_model"]
+__all__ = ["ChatModel", "ChatModels", "LiveModel", "ModelClients", "with_model"]

@@ -13,15 +13,20 @@ import argparse
 import asyncio
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack, contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
 from gateway.config import ChorusConfig, load_config, resolve_config_path
 from gateway.ops.logs import configure_logging
+
+if TYPE_CHECKING:
+    from aiohttp import web
+
+    from gateway.app import Gateway
 
 log = structlog.get_logger(__name__)
 LISTENING_PORTS = 3  # web chat, admin (with the Slack events route), Telegram webhook
@@ -55,8 +60,6 @@ async def serve(config: ChorusConfig, *, config_path: Path | None = None) -> int
     grace period), the gateway.
     """
     # Imported here: the offline subcommands share this CLI and must not pay for the daemon's libraries.
-    from aiohttp import web
-
     from adapters.listeners import raise_descriptor_limit
     from adapters.web import WebAdapter
     from gateway.admin.app import token_fingerprint
@@ -74,9 +77,7 @@ async def serve(config: ChorusConfig, *, config_path: Path | None = None) -> int
     gateway = build_gateway(config, engine=ops.engine(), model_engine=ops.model_engine(), bus=ops.bus, windows=ops.windows)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    extra: list[web.RouteDef] = []
-    for adapter in gateway.parts.adapters.values():
-        extra.extend(adapter.routes())
+    extra = forwarded_routes(gateway, config)
     try:
         async with AsyncExitStack() as running:
             running.enter_context(signal_handlers(loop, stop))
@@ -105,6 +106,30 @@ async def serve(config: ChorusConfig, *, config_path: Path | None = None) -> int
         print(f"chorus run: cannot start: {exc} (is another chorus or program using that port?)", file=sys.stderr)
         return 1
     return 0
+
+
+def forwarded_routes(gateway: Gateway, config: ChorusConfig) -> list[web.RouteDef]:
+    """The platforms' webhook routes on the admin listener, each handled by the adapter running now.
+
+    An adapter restarted after a config change (a new signing secret, Slack enabled at runtime) answers on the
+    route registered at start; the Slack events path is always registered (404 while Slack is off).
+    """
+    from aiohttp import web
+
+    paths = {("POST", config.platforms.slack.path, "slack")}
+    for name, adapter in gateway.parts.adapters.items():
+        paths.update((route.method, route.path, name) for route in adapter.routes() if isinstance(route, web.RouteDef))
+
+    def forward(name: str, method: str, path: str) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+        async def handler(request: web.Request) -> web.StreamResponse:
+            adapter = gateway.parts.adapters.get(name)
+            for route in adapter.routes() if adapter is not None else ():
+                if isinstance(route, web.RouteDef) and (route.method, route.path) == (method, path):
+                    return await route.handler(request)
+            raise web.HTTPNotFound(text=f"{name} is not enabled")
+        return handler
+
+    return [web.route(method, path, forward(name, method, path)) for method, path, name in sorted(paths)]
 
 
 @contextmanager

@@ -114,8 +114,6 @@ class Delivery:
         self.throttle = EditThrottle()
         self._in_flight: set[str] = set()
         self._not_ours: set[str] = set()  # recorded by another sender first (a shared outbox): never sent from here
-        # Platforms that drop a repeat sent under the same key: a reply resent after its sender died is not doubled.
-        self._keyed = {name: adapter for name, adapter in adapters.items() if isinstance(adapter, KeyedSend)}
 
     def _claimer(self, item_id: str) -> str:
         # One owner per item in this process: a retry here may re-claim, another process may not.
@@ -226,7 +224,10 @@ class Delivery:
                 if draft is not None and await self._finish_draft(adapter, draft, item.text):
                     return None
                 draft = None
-                keyed = self._keyed.get(item.platform)
+                # Platforms that drop a repeat sent under the same key: a reply resent after its sender died is not
+                # doubled. Looked up at use: an adapter restarted after a config change replaces its entry.
+                found = self._adapters.get(item.platform)
+                keyed = found if isinstance(found, KeyedSend) else None
                 if keyed is not None:
                     await keyed.send_once(target, item.text, key=key, reply_to=item.reply_to)
                 else:

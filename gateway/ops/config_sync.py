@@ -29,7 +29,7 @@ import structlog
 from redis.exceptions import RedisError
 
 from chorus_errors import ConfigError
-from gateway.ops.live_config import LiveConfig, reload_logged
+from gateway.ops.live_config import LiveConfig, reload_logged, restart_needed, restart_text
 
 log = structlog.get_logger(__name__)
 
@@ -141,6 +141,12 @@ class RedisConfigSync:
             log.warning("config.sync_bad_message", length=len(raw))
 
     def _update(self, changes: Mapping[str, object], *, who: str) -> None:
+        # A stored override of a key that now needs a restart (an older version allowed it) must not sink the rest.
+        if skipped := sorted(key for key in changes if restart_needed(key)):
+            log.warning("config.sync_restart_needed", settings=skipped, who=who, note=restart_text(skipped))
+            changes = {key: value for key, value in changes.items() if key not in skipped}
+            if not changes:
+                return
         try:
             self._live.update(changes, who=who)
             self.applied += 1

@@ -1,7 +1,8 @@
 """The running configuration: one holder the gateway reads limits through, changed without a restart.
 
 Owns `LiveConfig` (`current()`, `update(changes)`, `reload(path)`, subscribers),
-the set of keys that may change at runtime (`LIVE_KEYS`), the audit line
+the one table of keys only a restart applies (`RESTART_KEYS`, asked through
+`restart_needed(key)`; every other key is live: `LIVE_KEYS`), the audit line
 `admin.config_changed` (fields `setting`, `old`, `new`, `who`; not `key`, which
 the log redactor hides), and `install_sighup`. Saving a change back to the
 file is `gateway.admin.config_file`'s job. Every change is validated
@@ -19,6 +20,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import structlog
@@ -30,37 +32,49 @@ from gateway.ops.events import ConfigChanged, EventBus
 
 log = structlog.get_logger(__name__)
 
-# Keys read on every message (or every new agent), so a change applies without a restart.
-LIVE_KEYS: frozenset[str] = frozenset(
-    f"compression.{name}"
-    for name in (
-        "enabled", "threshold", "model_thresholds", "threshold_tokens", "target_ratio", "protect_first_n",
-        "protect_last_n", "min_tail_user_messages", "in_place", "abort_on_summary_failure", "min_prune_chars",
-        "proactive_prune_tokens", "proactive_prune_min_result_chars", "proactive_prune_min_reclaim_tokens",
-        "progress_notices", "idle_compact_after_seconds", "micro_compact", "hygiene_hard_message_limit",
-        "fact_ledger", "fact_ledger_max_tokens", "user_words_max_tokens",
-    )
-) | frozenset(
-    # Persona and per-chat settings apply to the next new session; access lists to the next message.
-    ("agent.system_prompt", "agent.system_prompt_file", "chats")
-) | frozenset(
-    f"platforms.{platform}.{name}"
-    for platform in ("telegram", "discord", "slack")
-    for name in ("allowed_users", "allowed_chats", "allow_all_users", "admins", "pairing", "require_mention")
-) | frozenset(
-    # Spend and rate control: read on every message.
-    f"limits.{scope}.{name}"
-    for scope, names in (
-        ("per_user", ("messages_per_minute", "tokens_per_day")), ("per_chat", ("messages_per_minute", "tokens_per_day")),
-        ("global", ("tokens_per_day", "cost_per_day")),
-    )
-    for name in names
-) | frozenset(("limits.exempt_admins", "pricing", "gateway.usage_footer", "gateway.language")) | frozenset(
-    # Scheduled jobs: read by the scheduler every tick, by the `schedule` tool on every call.
-    ("schedules", "gateway.home_channel", *(f"scheduling.{name}" for name in (
-        "enabled", "max_jobs_per_chat", "min_interval_minutes", "catch_up_minutes")))
-)
-RESTART_NOTE = "read at start only: edit the config file and restart chorus"
+# The keys only a restart applies, each with why (a dotted key, or a section: every key under it). Every other
+# key of the schema is live: `gateway/live_parts.py` names the running part that follows each one. Kept minimal:
+# what binds a socket, opens a store or names where coordination itself lives.
+RESTART_KEYS: Mapping[str, str] = MappingProxyType({
+    "home": "the home directory holds the open stores, journals and lock files",
+    "store.url": "the session store is opened at start",
+    "redis.url": "coordination, locks and this config sync itself run over it",
+    "redis.key_prefix": "every replica must agree on it while they run",
+    "admin.host": "the admin listener binds at start",
+    "admin.port": "the admin listener binds at start",
+    "admin.token": "it guards the API that would change it",
+    "platforms.web.host": "the web chat's listener binds at start",
+    "platforms.web.port": "the web chat's listener binds at start",
+    "platforms.telegram.webhook.listen": "the webhook listener binds at start",
+    "platforms.telegram.webhook.port": "the webhook listener binds at start",
+    "platforms.slack.path": "the events route is added to the admin listener at start",
+    "gateway.lease_seconds": "replicas' heartbeats and session locks agree on it at start",
+    "gateway.read_timeout_seconds": "set on each listener when it binds",
+    "gateway.max_connections": "set on each listener when it binds",
+    "logging": "the log pipeline is set up before the first line",
+    "memory.provider": "a memory plugin is loaded and checked once, at start",
+    "context.engine": "a context-engine plugin is loaded and checked once, at start",
+})
+RESTART_NOTE = "edit the config file and restart chorus"
+
+
+def restart_needed(key: str) -> bool:
+    """True when only a restart applies `key` (a dotted key such as `admin.port`); the dashboard editor asks this."""
+    return restart_reason(key) is not None
+
+
+def restart_reason(key: str) -> str | None:
+    """Why `key` needs a restart (None: it is live)."""
+    for entry, why in RESTART_KEYS.items():
+        if key == entry or key.startswith(f"{entry}."):
+            return why
+    return None
+
+
+def restart_text(keys: Iterable[str]) -> str:
+    """`restart needed: KEY (why); …` for the keys given: the answer of a PATCH or reload that names them."""
+    return "; ".join(f"restart needed: {key} ({restart_reason(key)})" for key in keys)
+
 
 Subscriber = Callable[[ChorusConfig, ChorusConfig], None]
 
@@ -97,6 +111,11 @@ def flatten(model: BaseModel, prefix: str = "") -> dict[str, object]:
     return out
 
 
+# Every key of the schema a change applies to without a restart (computed from the schema, so a new key is live
+# unless RESTART_KEYS names it, and `tests/gateway/test_live_parts.py` fails until a part follows it).
+LIVE_KEYS: frozenset[str] = frozenset(key for key in flatten(ChorusConfig()) if not restart_needed(key))
+
+
 def shown(value: object) -> object:
     """A JSON-able value for logs and responses; secrets never appear."""
     if isinstance(value, SecretStr):
@@ -124,12 +143,13 @@ def _with_changes(config: ChorusConfig, changes: Mapping[str, object]) -> Chorus
     """`config` with dotted keys replaced, validated by the config models (ConfigError names the key)."""
     known = flatten(config)
     tree: dict[str, Any] = config.model_dump(mode="python", by_alias=True)
-    for key, value in changes.items():
+    for key in changes:
         if key not in known:
-            hint = did_you_mean(key, LIVE_KEYS) or "; GET /api/config lists the live keys"
+            hint = did_you_mean(key, known) or "; GET /api/config lists the live keys"
             raise ConfigError(f"{key}: unknown key{hint}", key=key)
-        if key not in LIVE_KEYS:
-            raise ConfigError(f"{key}: cannot change at runtime ({RESTART_NOTE})", key=key)
+    if restart := [key for key in changes if restart_needed(key)]:
+        raise ConfigError(f"{restart_text(restart)}; {RESTART_NOTE}", key=restart[0])
+    for key, value in changes.items():
         node = tree
         *parents, leaf = key.split(".")
         for part in parents:
@@ -178,7 +198,8 @@ class LiveConfig:
         """Apply runtime changes of `LIVE_KEYS` (all or none).
 
         Raises:
-            ConfigError: an unknown key, a key that needs a restart, or an invalid value
+            ConfigError: an unknown key, a key that needs a restart ("restart needed: KEY (why)" for each), or an
+                invalid value
                 (the message names the key, the value and what is allowed; `.key` is set).
         """
         if not changes:
@@ -218,7 +239,8 @@ class LiveConfig:
             self._from_file = loaded
             self._set_at_runtime -= live.keys()
         if restart:
-            log.warning("config.restart_required", settings=list(restart), note=RESTART_NOTE, who=who)  # not "keys": redacted
+            log.warning("config.restart_required", settings=list(restart), note=f"{restart_text(restart)}; {RESTART_NOTE}",
+                        who=who, kept="the running value")  # "settings", not "keys": the redactor hides "keys"
         if kept:
             log.warning("config.runtime_kept", settings=list(kept), who=who,
                         note="set at runtime and unchanged in the file: the runtime value stays until the file changes it")
@@ -295,6 +317,7 @@ def reload_logged(live: LiveConfig, path: Path | None, *, who: str) -> ConfigCha
 
 __all__ = [
     "LIVE_KEYS",
+    "RESTART_KEYS",
     "RESTART_NOTE",
     "ConfigChange",
     "KeyChange",
@@ -304,5 +327,8 @@ __all__ = [
     "install_sighup",
     "live_values",
     "reload_logged",
+    "restart_needed",
+    "restart_reason",
+    "restart_text",
     "shown",
 ]

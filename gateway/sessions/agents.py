@@ -16,6 +16,7 @@ agent is rebuilt. Knows nothing of platforms.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -116,6 +117,22 @@ class AgentPool:
 
     def __len__(self) -> int:
         return len(self._live)
+
+    @property
+    def capacity(self) -> int:
+        """The local bound of live agents (`gateway.agent_cache_size`, live)."""
+        return self._capacity
+
+    @capacity.setter
+    def capacity(self, value: int) -> None:
+        self._capacity = value
+
+    def follow(self, loop_settings: LoopSettings) -> None:
+        """A changed config: new agents get `loop_settings` and the model in force; live ones are dropped here, so
+        each session's next turn rebuilds its agent from the store (a turn running now finishes on the old one)."""
+        self._factory = dataclasses.replace(self._factory, loop_settings=loop_settings)
+        self._live.clear()
+        self._by_cache_key.clear()
 
     def cache_key(self, session_id: str, *, model: str | None = None) -> str:
         return agent_cache_key(session_id, self._home, model or self._model.model or NO_MODEL)

@@ -141,6 +141,11 @@ class MediaReader:
         self.settings = settings
         self._transcriber = transcriber
 
+    def follow(self, settings: MediaSettings, transcriber: Transcriber | None) -> Transcriber | None:
+        """Caps, vision and transcription from a changed config; returns the transcriber replaced (to close)."""
+        old, self.settings, self._transcriber = self._transcriber, settings, transcriber
+        return old
+
     async def user_turn(self, message: InboundMessage, *, prefix: str = "") -> Message | TurnRefused:
         """The user message (`prefix` is the sender's name in shared sessions), or why the turn is refused."""
         texts = [message.text] if message.text.strip() else []

@@ -31,6 +31,10 @@ class ReviewHooks:
         self._admins = admins or {}
         self._sessions: dict[str, tuple[ToolContext, FinishedTurn]] = {}
 
+    def follow(self, admins: Mapping[str, frozenset[str]]) -> None:
+        """`platforms.*.admins` changed: whose words count as trusted in the next review."""
+        self._admins = admins
+
     async def after_turn(self, turn: FinishedTurn) -> None:
         # The review reads the turn again: what it stores has the turn's provenance.
         context = ToolContext(

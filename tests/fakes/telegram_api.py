@@ -187,6 +187,7 @@ class Call:
     params: dict[str, Any]
     at: float
     via: str = ""  # the path prefix the client used (`/<via>/bot<token>/...`): tells several clients apart
+    token: str = ""  # the bot token in the path (a token changed at runtime shows here)
 
 
 @dataclass
@@ -216,6 +217,7 @@ class FakeTelegram:
     def __init__(self, *, token: str = TOKEN, first_update_id: int = 1) -> None:
         """`first_update_id`: two fakes standing in for two bots on one Redis need update ids apart (de-duplication)."""
         self.token = token
+        self.tokens: set[str] = set()  # more tokens answered as valid (a bot whose token was rotated)
         self.calls: list[Call] = []
         self.updates: list[dict[str, Any]] = []
         self._faults: dict[str, deque[_Fault]] = {}
@@ -302,9 +304,10 @@ class FakeTelegram:
         form = await request.post()
         params = {key: _decode(str(value)) for key, value in form.items()}
         async with self._changed:
-            self.calls.append(Call(method, params, time.monotonic(), request.match_info.get("via", "")))
+            self.calls.append(Call(method, params, time.monotonic(), request.match_info.get("via", ""),
+                                   request.match_info["token"]))
             self._changed.notify_all()
-        if request.match_info["token"] != self.token:
+        if request.match_info["token"] not in {self.token, *self.tokens}:
             return _error(401, "Unauthorized")
         queue = self._faults.get(method)
         if queue:

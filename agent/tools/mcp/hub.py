@@ -33,10 +33,22 @@ class McpHub:
         self, settings: McpSettings, *, connect: ConnectionFactory = McpConnection, observe: CallObserver | None = None
     ) -> None:
         self._observe = observe
-        self._limits = CallLimits(timeout_seconds=settings.tool_timeout_seconds, max_result_chars=settings.max_result_chars)
-        self._connections = {name: connect(name, server) for name, server in settings.servers.items()}
-        self._tools: dict[str, tuple[int, tuple[McpTool, ...]]] = {}  # by server: (connection version, tools)
+        self._connect = connect
         self._started = False
+        self._use(settings)
+
+    def _use(self, settings: McpSettings) -> None:
+        self._limits = CallLimits(timeout_seconds=settings.tool_timeout_seconds, max_result_chars=settings.max_result_chars)
+        self._connections = {name: self._connect(name, server) for name, server in settings.servers.items()}
+        self._tools: dict[str, tuple[int, tuple[McpTool, ...]]] = {}  # by server: (connection version, tools)
+
+    async def reconfigure(self, settings: McpSettings) -> None:
+        """A changed `mcp` section: the servers are stopped and the new ones started (when the hub runs)."""
+        running = self._started
+        await self.stop()
+        self._use(settings)
+        if running:
+            await self.start()
 
     def __len__(self) -> int:
         return len(self._connections)

@@ -49,7 +49,7 @@ def test_update_applies_a_valid_change_and_tells_subscribers() -> None:
         ({"compression.hygiene_hard_message_limit": 3}, "compression.hygiene_hard_message_limit", "greater than or equal to 10"),
         ({"compression.enabled": "maybe"}, "compression.enabled", "valid boolean"),
         ({"compression.nope": 1}, "compression.nope", "unknown key"),
-        ({"model.context_length": 9000}, "model.context_length", "restart"),
+        ({"admin.port": 9999}, "admin.port", "restart needed: admin.port"),
     ],
 )
 def test_invalid_changes_are_rejected_whole_naming_the_key(changes: dict[str, object], key: str, words: str) -> None:
