@@ -20,7 +20,8 @@ from adapters.receipts import IntakeReceipts
 from gateway.lifecycle import ShutdownErrors
 
 log = structlog.get_logger(__name__)
-FAILED_TEXT = "adapter {name} did not start after a config change: {why}"
+# The operator's readiness line (`/readyz`), not a chat text.
+NOT_STARTED = "adapter {name} did not start after a config change: {why}"
 
 
 class RunningAdapters:
@@ -51,7 +52,7 @@ class RunningAdapters:
         return bool(self.started) and len(self.started) == len(self._adapters) and not self.failures
 
     def failure_reasons(self) -> list[str]:
-        return [FAILED_TEXT.format(name=name, why=why) for name, why in sorted(self.failures.items())]
+        return [NOT_STARTED.format(name=name, why=why) for name, why in sorted(self.failures.items())]
 
     @asynccontextmanager
     async def part(self) -> AsyncIterator[None]:

@@ -138,9 +138,11 @@ async def _adapters(gateway: Gateway, rebuild: Rebuilders, old: ChorusConfig, ne
 
 FOLLOWERS: tuple[Follower, ...] = (
     # Read at use through ChatPolicy (persona, per-chat settings, access lists, busy mode, bots, reactions,
-    # approvals, spend limits and prices, `/model` choices): applied by handing it the new config.
+    # approvals, spend limits and prices, `/model` choices, the bot's language; the scheduler, the `schedule`
+    # tool and the home channel read `policy.config` each tick): applied by handing it the new config.
     Follower("chat policy", (
         "agent.system_prompt", "agent.system_prompt_file", "chats", "model.allowed", "tools", "limits", "pricing",
+        "schedules", "scheduling", "gateway.home_channel", "gateway.language",
         *(f"platforms.{name}.{key}" for name in PLATFORMS for key in sorted(ACCESS_KEYS)),
         *(f"gateway.{key}" for key in ("busy_input_mode", "collect_seconds", "group_sessions_per_user",
                                        "record_unmentioned", "observe_unmentioned", "edits", "usage_footer",

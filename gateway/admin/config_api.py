@@ -24,15 +24,15 @@ from gateway.admin.query import BadQuery, query_limit
 from gateway.config import ChorusConfig, describe_validation_error, did_you_mean
 from gateway.ops.config_sync import ConfigSync
 from gateway.ops.events import ConfigSaved
-from gateway.ops.live_config import LiveConfig, flatten, live_values, shown
+from gateway.ops.live_config import LiveConfig, flatten, live_values, restart_text, shown
 
 log = structlog.get_logger(__name__)
 
 RUNTIME_NOTE = "runtime only: lost on restart"
-RESTART_TEXT = "restart needed: {key}"
-NEEDS_FILE_TEXT = ("restart needed: {key}; it can only be saved to the config file (persist=true), "
+# `{restart}` is live_config's `restart needed: KEY (why)`.
+NEEDS_FILE_TEXT = ("{restart}; it can only be saved to the config file (persist=true), "
                    "but chorus started on built-in defaults: start with --config FILE")
-NOT_SAVED_TEXT = "restart needed: {key}; save it to the config file (persist=true) and restart chorus"
+NOT_SAVED_TEXT = "{restart}; save it to the config file (persist=true) and restart chorus"
 MAX_AUDIT = 500
 
 
@@ -90,7 +90,7 @@ class ConfigEdits:
         later = [key for key in changes if applies(key) == "restart"]
         if later and not persist:
             text = NEEDS_FILE_TEXT if live.path is None else NOT_SAVED_TEXT
-            raise ConfigError(text.format(key=later[0]), key=later[0])
+            raise ConfigError(text.format(restart=restart_text(later[:1])), key=later[0])
         now = {key: value for key, value in changes.items() if key not in later}
         try:
             values = _validated(live.current(), changes)
@@ -101,7 +101,7 @@ class ConfigEdits:
         except ConfigError as exc:
             raise _with_hint(exc, changes) from None
         for key in later:
-            log.info("admin.config_saved", setting=key, who=who, note=RESTART_TEXT.format(key=key))
+            log.info("admin.config_saved", setting=key, who=who, note=restart_text([key]))
             live.bus.publish(ConfigSaved(key, shown(known[key]), shown(values[key]), who))
         config = change.config if change is not None else live.current()
         response: dict[str, object] = {
@@ -112,7 +112,7 @@ class ConfigEdits:
             "restart_needed": later,
         }
         if later:
-            response["note"] = "; ".join(RESTART_TEXT.format(key=key) for key in later)
+            response["note"] = restart_text(later)
         if saved is not None:
             response.update(path=str(saved.path), mode=saved.mode)
         else:
@@ -142,4 +142,4 @@ def config_routes(live: LiveConfig, audit: AuditStore) -> list[web.RouteDef]:
     return [web.get("/api/config/schema", schema), web.get("/api/config/audit", audit_list)]
 
 
-__all__ = ["RESTART_TEXT", "RUNTIME_NOTE", "ConfigEdits", "config_routes"]
+__all__ = ["RUNTIME_NOTE", "ConfigEdits", "config_routes"]

@@ -32,7 +32,7 @@ _TYPE_NAMES: tuple[tuple[type, str], ...] = (
 def applies(key: str) -> Applies:
     """"live": a change applies from the next message on every replica; "restart": only after a restart.
 
-    The one place the editor asks (the lead switches it to live_config's own classification at merge).
+    The one place the editor asks; `gateway/ops/live_config.py` `RESTART_KEYS` decides.
     """
     return "restart" if restart_needed(key) else "live"
 

@@ -59,7 +59,9 @@ def candidates(annotation: object, current: Any) -> list[Any]:
         start = float(current) if isinstance(current, (int, float)) else 0.0
         return [start + 0.5, start / 2, start + 1, 0.5, 1.0, 120.0]
     if base is str:
-        return [f"{current}-changed" if current else "changed", DEAD_URL, DEAD_ORIGIN, "/changed"]
+        # Plain text, a URL, an origin, a path, a language tag, a chat address (PLATFORM:CHAT_ID), a cron line.
+        return [f"{current}-changed" if current else "changed", DEAD_URL, DEAD_ORIGIN, "/changed",
+                "de" if current == "zh" else "zh", "telegram:-100123", "0 9 * * 1-5"]
     if base is Path:
         return [f"{current}-changed"]
     if base is SecretStr:
@@ -79,7 +81,8 @@ def candidates(annotation: object, current: Any) -> list[Any]:
 
 
 def _sections(model: type[BaseModel]) -> list[dict[str, Any]]:
-    """A section as a mapping: its required fields filled, then with one optional field set as well."""
+    """A section as a mapping: its required fields filled, then with one optional field set as well (each of that
+    field's candidates in turn: a section may be valid only with the right kind of string, e.g. a cron line)."""
     required = {
         (info.alias or name): candidates(info.annotation, None)[0]
         for name, info in model.model_fields.items() if info.is_required()
@@ -87,7 +90,7 @@ def _sections(model: type[BaseModel]) -> list[dict[str, Any]]:
     out = [required]
     for name, info in model.model_fields.items():
         if not info.is_required():
-            for value in candidates(info.annotation, None)[:1]:
+            for value in candidates(info.annotation, None):
                 out.append({**required, info.alias or name: value})
     return out
 

@@ -90,20 +90,19 @@ async def test_edits_are_saved_with_comments_and_audited(fake_openai: FakeOpenAI
         running_token = admin.ops.live.current().platforms.telegram.token
     text = path.read_text(encoding="utf-8")
     assert live[0] == 200 and live[1]["persisted"] is True and live[1]["mode"] == "edited"
-    assert secret[0] == 200 and secret[1]["restart_needed"] == ["platforms.telegram.token"]
-    assert secret[1]["note"] == "restart needed: platforms.telegram.token"
+    assert secret[0] == 200 and secret[1]["restart_needed"] == [] and secret[1]["persisted"] is True
     assert NEW_BOT_TOKEN not in json.dumps(secret[1])
     token_line = next(line for line in text.splitlines() if NEW_BOT_TOKEN in line)
     assert token_line.startswith(f"    token: \"{NEW_BOT_TOKEN}\"") and token_line.endswith("  # from BotFather")
     assert "threshold: 0.8 " in text
     assert "# half the window" in text and "# the team's bot" in text
-    assert running_token is not None and running_token.get_secret_value() == BOT_TOKEN  # only after a restart
+    assert running_token is not None and running_token.get_secret_value() == NEW_BOT_TOKEN  # live: the adapter restarts
     rows = [(e["key"], e["old"], e["new"], e["who"], e["applies"]) for e in audit["entries"]]
     assert status == 200 and audit["scope"] == "this replica"
     assert rows == [
         ("compression.threshold", 0.7, 0.8, "file", "now"),
         ("compression.threshold", 0.6, 0.7, "SIGHUP", "now"),
-        ("platforms.telegram.token", "<hidden>", "<hidden>", "admin token", "after restart"),
+        ("platforms.telegram.token", "<hidden>", "<hidden>", "admin token", "now"),
         ("compression.threshold", 0.5, 0.6, "admin token", "now"),
     ]
     assert BOT_TOKEN not in json.dumps(audit) and NEW_BOT_TOKEN not in json.dumps(audit)
@@ -111,3 +110,15 @@ async def test_edits_are_saved_with_comments_and_audited(fake_openai: FakeOpenAI
 
 async def _threshold_is(config: ChorusConfig, value: float) -> bool:
     return config.compression.threshold == value
+
+
+async def test_a_restart_key_is_saved_for_the_next_start_and_says_why(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
+    path = config_file(tmp_path, fake_openai.base_url)
+    async with admin_gateway(load_config(path), path=path) as admin:
+        saved = await admin.send("PATCH", "/api/config?persist=true", {"admin.port": 9999})
+        running_port = admin.ops.live.current().admin.port
+        status, audit = await admin.get("/api/config/audit")
+    assert saved[0] == 200 and saved[1]["restart_needed"] == ["admin.port"]
+    assert saved[1]["note"].startswith("restart needed: admin.port (the admin listener binds at start)")
+    assert "port: 9999" in path.read_text(encoding="utf-8") and running_port != 9999
+    assert status == 200 and audit["entries"][0]["key"] == "admin.port" and audit["entries"][0]["applies"] == "after restart"

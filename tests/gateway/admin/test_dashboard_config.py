@@ -102,7 +102,7 @@ async def test_the_editor_checks_saves_and_audits_each_change(fake_openai: FakeO
                      "did you mean cost?")
     assert saved.startswith(f"saved to {path}") and values["gateway.usage_footer"] == "cost"
     assert "  usage_footer: \"cost\"  # a line under each reply\n" in text and "# the team's bot" in text
-    assert secret_saved == f"saved to {path}: restart needed"
+    assert secret_saved == f"saved to {path}, in force now"  # a token is live: its adapter restarts
     assert f"    token: \"{NEW_SECRET}\"\n" in text
     assert field == "" and NEW_SECRET not in whole_page and TELEGRAM_TOKEN not in whole_page
     assert "platforms.telegram.token" in audited and "<hidden>" in audited and "admin token" in audited
