@@ -413,6 +413,11 @@ def review_hooks(
     )
 
 
+def replica_id() -> str:
+    """This process's name among replicas (host, pid, a random part): owner of its leases, `service.instance.id`."""
+    return f"{os.uname().nodename}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+
+
 def build_gateway(
     config: ChorusConfig,
     *,
@@ -441,7 +446,7 @@ def build_gateway(
     home = config.home_dir
     check_engine(config)
     bus = bus or EventBus()
-    node = node or f"{os.uname().nodename}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+    node = node or replica_id()
     coord, outbox = coordinator or build_coordinator(config, node=node)
     stores = build_stores(config)
     journal, outbox = build_journal(config, stores, outbox, node=node)
@@ -552,6 +557,6 @@ def build_gateway(
 __all__ = [
     "MODEL_MISSING_TEXT", "build_adapters", "check_engine", "build_coordinator", "build_gateway", "build_journal", "build_model",
     "engine_factory",
-    "model_windows", "plugin_errors",
+    "model_windows", "plugin_errors", "replica_id",
 ]
 

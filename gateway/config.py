@@ -36,6 +36,7 @@ from agent.settings import (
     AuxiliarySettings,
     CompressionSettings,
     ContextSettings,
+    EndpointUrl,
     McpSettings,
     MemorySettings,
     ModelSettings,
@@ -313,6 +314,14 @@ class LoggingSettings(Section):
     format: Literal["console", "json"] = "console"
 
 
+class TelemetrySettings(Section):
+    """(start) OpenTelemetry traces of each message, exported over OTLP/HTTP; off while `otlp_endpoint` is null."""
+
+    otlp_endpoint: EndpointUrl = None  # http://collector:4318 (spans go to …/v1/traces); null: off, the SDK not loaded
+    service_name: str = Field(default="chorus", min_length=1)  # `service.name` of every span
+    sample_ratio: float = Field(default=1.0, ge=0, le=1)  # share of messages traced (a taken-over one follows its trace)
+
+
 class ChorusConfig(Section):
     home: Path = Path("~/.chorus")
     agent: AgentSettings = AgentSettings()
@@ -335,6 +344,7 @@ class ChorusConfig(Section):
     store: StoreSettings = StoreSettings()
     limits: LimitsSettings = LimitsSettings()
     pricing: dict[str, Price] = Field(default_factory=dict)
+    telemetry: TelemetrySettings = TelemetrySettings()
     # Dotted key -> the `${NAME}` variables its value was read from, so an empty required value can name them.
     _env_refs: dict[str, tuple[str, ...]] = PrivateAttr(default_factory=dict)
 
