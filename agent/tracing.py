@@ -99,8 +99,9 @@ def _span(name: str, kind: SpanKind, attributes: dict[str, str | int]) -> Iterat
     with _tracer.start_as_current_span(name, kind=kind, attributes=attributes) as span:
         try:
             yield CallSpan(span)
-        except BaseException as exc:
+        except BaseException as exc:  # a cancelled call too (the SDK marks only an `Exception` as an error)
             span.set_attribute(GENAI.ERROR_TYPE, type(exc).__name__)
+            span.set_status(Status(StatusCode.ERROR, type(exc).__name__))
             raise
 
 

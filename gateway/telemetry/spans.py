@@ -8,6 +8,7 @@ while no SDK is installed (telemetry off) each helper returns a shared no-op aft
 """
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import Iterator
 from dataclasses import replace
@@ -43,6 +44,7 @@ class SPANS:
     JOB_KIND = "chorus.job.kind"
     RESUMED = "chorus.resumed"  # run again after its replica stopped or died (a takeover, or a restart)
     SENT = "chorus.delivery.sent"
+    CANCELLED = "chorus.cancelled"  # the job was cancelled (a shutdown leaves its message for a re-run)
 
 
 def tracing_on() -> bool:
@@ -125,7 +127,11 @@ def _job_span(job: Job) -> Iterator[None]:
     with trace.use_span(span, end_on_exit=True):
         if start is not None:
             _tracer.start_span(SPANS.QUEUE, start_time=start).end()  # from acceptance until the lane ran the job
-        yield
+        try:
+            yield
+        except asyncio.CancelledError:
+            span.set_attribute(SPANS.CANCELLED, True)  # stopped, interrupted or shut down: not a failure
+            raise
 
 
 def job_span(job: Job) -> contextlib.AbstractContextManager[None]:
