@@ -4,21 +4,23 @@ Owns the GenAI semantic-convention names the agent writes (`GENAI`), `model_call
 kind CLIENT: the model asked, the model that answered, the tokens and the finish reason) and `tool_call`
 (an `execute_tool {tool}` span). A span is made only inside a traced message (the current span is
 recording): with no SDK installed (telemetry off) the current span never is, so a call costs one
-context lookup and nothing is recorded. Whoever runs the agent installs the SDK; the agent never does.
+context lookup and nothing is recorded. The API itself is not imported here: a process that never
+loaded it (an offline command) has no trace to be in. Whoever runs the agent installs the SDK.
 """
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Iterator
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
-
-from opentelemetry import trace
-from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from agent.messages import ToolCall
 
-_tracer = trace.get_tracer("chorus.agent")
+if TYPE_CHECKING:
+    from opentelemetry.trace import Span, SpanKind
+
+TRACER_NAME = "chorus.agent"
 
 PROVIDER = "openai"  # the API every model endpoint here speaks (`gen_ai.provider.name`)
 
@@ -82,26 +84,35 @@ class CallSpan:
     def failed(self, error: BaseException) -> None:
         """A failure the caller handles (a tool's error goes back to the model): the span still shows it."""
         if self.span is not None:
-            self.span.set_attribute(GENAI.ERROR_TYPE, type(error).__name__)
-            self.span.set_status(Status(StatusCode.ERROR, type(error).__name__))
+            _failed(self.span, error)
 
 
 _UNTRACED = CallSpan(None)
 
 
+def _failed(span: Span, error: BaseException) -> None:
+    from opentelemetry.trace import Status, StatusCode
+
+    span.set_attribute(GENAI.ERROR_TYPE, type(error).__name__)
+    span.set_status(Status(StatusCode.ERROR, type(error).__name__))
+
+
 def traced() -> bool:
     """Whether the caller is inside a recorded span (a traced message, telemetry on)."""
-    return trace.get_current_span().is_recording()
+    api = sys.modules.get("opentelemetry.trace")  # never loaded: nothing in this process is traced
+    return api is not None and bool(api.get_current_span().is_recording())
 
 
 @contextlib.contextmanager
-def _span(name: str, kind: SpanKind, attributes: dict[str, str | int]) -> Iterator[CallSpan]:
-    with _tracer.start_as_current_span(name, kind=kind, attributes=attributes) as span:
+def _span(name: str, kind: str, attributes: dict[str, str | int]) -> Iterator[CallSpan]:
+    from opentelemetry import trace
+
+    span_kind: SpanKind = trace.SpanKind[kind]
+    with trace.get_tracer(TRACER_NAME).start_as_current_span(name, kind=span_kind, attributes=attributes) as span:
         try:
             yield CallSpan(span)
         except BaseException as exc:  # a cancelled call too (the SDK marks only an `Exception` as an error)
-            span.set_attribute(GENAI.ERROR_TYPE, type(exc).__name__)
-            span.set_status(Status(StatusCode.ERROR, type(exc).__name__))
+            _failed(span, exc)
             raise
 
 
@@ -117,7 +128,7 @@ def model_call(model: str, base_url: str | None) -> contextlib.AbstractContextMa
             attributes[GENAI.SERVER_ADDRESS] = parts.hostname
         if parts.port:
             attributes[GENAI.SERVER_PORT] = parts.port
-    return _span(f"{GENAI.CHAT} {model}", SpanKind.CLIENT, attributes)
+    return _span(f"{GENAI.CHAT} {model}", "CLIENT", attributes)
 
 
 def tool_call(call: ToolCall) -> contextlib.AbstractContextManager[CallSpan]:
@@ -128,7 +139,7 @@ def tool_call(call: ToolCall) -> contextlib.AbstractContextManager[CallSpan]:
                                         GENAI.TOOL_TYPE: "function"}
     if call.id:
         attributes[GENAI.TOOL_CALL_ID] = call.id
-    return _span(f"{GENAI.EXECUTE_TOOL} {call.name}", SpanKind.INTERNAL, attributes)
+    return _span(f"{GENAI.EXECUTE_TOOL} {call.name}", "INTERNAL", attributes)
 
 
 __all__ = ["GENAI", "PROVIDER", "Answer", "CallSpan", "model_call", "tool_call", "traced"]
