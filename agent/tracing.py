@@ -87,7 +87,7 @@ class CallSpan:
             _failed(self.span, error)
 
 
-_UNTRACED = CallSpan(None)
+_UNTRACED = contextlib.nullcontext(CallSpan(None))  # reusable: what every call gets outside a traced message
 
 
 def _failed(span: Span, error: BaseException) -> None:
@@ -119,7 +119,7 @@ def _span(name: str, kind: str, attributes: dict[str, str | int]) -> Iterator[Ca
 def model_call(model: str, base_url: str | None) -> contextlib.AbstractContextManager[CallSpan]:
     """`with model_call(...) as call:` around one request; `call.answered(completion)` once it answered."""
     if not traced():
-        return contextlib.nullcontext(_UNTRACED)
+        return _UNTRACED
     attributes: dict[str, str | int] = {GENAI.OPERATION: GENAI.CHAT, GENAI.PROVIDER: PROVIDER,
                                         GENAI.REQUEST_MODEL: model}
     if base_url:
@@ -134,7 +134,7 @@ def model_call(model: str, base_url: str | None) -> contextlib.AbstractContextMa
 def tool_call(call: ToolCall) -> contextlib.AbstractContextManager[CallSpan]:
     """`with tool_call(call) as span:` around running one tool the model asked for."""
     if not traced():
-        return contextlib.nullcontext(_UNTRACED)
+        return _UNTRACED
     attributes: dict[str, str | int] = {GENAI.OPERATION: GENAI.EXECUTE_TOOL, GENAI.TOOL_NAME: call.name,
                                         GENAI.TOOL_TYPE: "function"}
     if call.id:

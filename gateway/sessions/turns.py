@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
 import structlog
-from opentelemetry.trace import Span
 from structlog.contextvars import bind_contextvars
 
 from adapters.base import AdapterError, Reacting, SentMessage
@@ -61,7 +60,7 @@ from gateway.sessions.lines import prefix as line_prefix
 from gateway.sessions.media import MediaReader, TurnRefused, describe_all
 from gateway.sessions.service import SessionService
 from gateway.sessions.store_writes import StoreWrites, retry_delay, storage_failure
-from gateway.telemetry.spans import SPANS, job_span, mark_failed, stage
+from gateway.telemetry.spans import SPANS, job_span, mark_failed, note, stage
 
 log = structlog.get_logger(__name__)
 
@@ -684,12 +683,11 @@ class TurnRunner:
             answers=job.journal_entry,
             draft_id=draft.message_id if draft is not None else None,
         )
-        with stage(SPANS.DELIVERY, {SPANS.PLATFORM: item.platform}) as span:
+        with stage(SPANS.DELIVERY, {SPANS.PLATFORM: item.platform}):
             item_id = await self._delivery.record(item)
             self._entries.answered(job)  # the reply is durable now: the message need not be re-run after a restart
             result = await self._delivery.send_recorded(item_id, item)
-            if isinstance(span, Span):
-                span.set_attribute(SPANS.SENT, result.sent)
+            note(SPANS.SENT, result.sent)
         return result.sent
 
     async def compress(self, job: Job, agent: SessionAgent) -> CompressionResult:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import structlog
 
 from gateway.config import TelemetrySettings, public_url
+from gateway.telemetry.spans import provider_installed
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider
@@ -63,6 +64,7 @@ def start_tracing(settings: TelemetrySettings, *, instance_id: str) -> Tracing |
     )
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=url, timeout=EXPORT_TIMEOUT_SECONDS)))
     trace.set_tracer_provider(provider)
+    provider_installed()
     log.info("telemetry.started", endpoint=public_url(url), service=settings.service_name, sample_ratio=settings.sample_ratio)
     return Tracing(provider, url)
 

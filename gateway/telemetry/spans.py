@@ -3,7 +3,7 @@
 Owns the span names (`SPANS`), `IntakeSpans` (one root span per message taken from the adapters' queue,
 its W3C `traceparent` stamped on the message, so the journal keeps it), `job_span` (a lane job's span,
 a child of that intake span on whichever replica runs the job: its parent comes from the message, not
-from this process), `stage` (a child span of the current one) and `mark_failed`. Only the API is used:
+from this process), `stage` (a child span of the current one), `note` and `mark_failed`. Only the API is used:
 while no SDK is installed (telemetry off) each helper returns a shared no-op after one cheap check.
 """
 from __future__ import annotations
@@ -47,9 +47,20 @@ class SPANS:
     CANCELLED = "chorus.cancelled"  # the job was cancelled (a shutdown leaves its message for a re-run)
 
 
+class _Installed:
+    """Whether `gateway.telemetry.setup` installed the SDK's tracer provider (a flag: asking the API costs µs)."""
+
+    on = False
+
+
 def tracing_on() -> bool:
-    """Whether an SDK tracer provider is installed (`gateway.telemetry.setup`): else every span is a no-op."""
-    return not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+    """Whether an SDK tracer provider is installed: else every span is a no-op."""
+    return _Installed.on
+
+
+def provider_installed() -> None:
+    """Called by `gateway.telemetry.setup` once its tracer provider is the process's."""
+    _Installed.on = True
 
 
 def traceparent_of(span: Span) -> str | None:
@@ -140,10 +151,17 @@ def job_span(job: Job) -> contextlib.AbstractContextManager[None]:
 
 
 def stage(name: str, attributes: dict[str, str | bool | int] | None = None) -> contextlib.AbstractContextManager[object]:
-    """A child span of the current one, as `with stage(...) as span:` (none, and `span` None, outside a traced message)."""
+    """`with stage(...):` a child span of the current one (none outside a traced message)."""
     if not trace.get_current_span().is_recording():
         return _NOTHING
     return _tracer.start_as_current_span(name, attributes=attributes)
+
+
+def note(key: str, value: str | bool | int) -> None:
+    """An attribute of the current span (nothing outside a traced message)."""
+    span = trace.get_current_span()
+    if span.is_recording():
+        span.set_attribute(key, value)
 
 
 def mark_failed(error: BaseException) -> None:
@@ -155,6 +173,6 @@ def mark_failed(error: BaseException) -> None:
 
 
 __all__ = [
-    "SPANS", "IntakeSpans", "context_of", "job_span", "mark_failed", "stage", "traced_intake", "traceparent_of",
-    "tracing_on",
+    "SPANS", "IntakeSpans", "context_of", "job_span", "mark_failed", "note", "provider_installed", "stage",
+    "traced_intake", "traceparent_of", "tracing_on",
 ]

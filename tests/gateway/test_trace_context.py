@@ -137,6 +137,7 @@ from gateway.config import ChorusConfig
 import gateway.app, gateway.build, gateway.cli.run
 from gateway.telemetry.setup import start_tracing
 from gateway.telemetry.spans import stage, traced_intake, tracing_on
+from opentelemetry import trace
 
 tracing = start_tracing(ChorusConfig().telemetry, instance_id="replica")
 message = InboundMessage(platform="web", chat_id="c", chat_type="dm", user_id="u", user_name="U", text="hi",
@@ -147,7 +148,8 @@ with traced_intake(taken):
 with model_call("m", None) as call, tool_call(ToolCall(id="t", name="memory", arguments="{}")) as tool:
     pass
 print(json.dumps({
-    "tracing": tracing is not None, "on": tracing_on(), "stamped": taken[0] is not message,
+    "tracing": tracing is not None, "stamped": taken[0] is not message,
+    "on": [tracing_on(), type(trace.get_tracer_provider()).__name__],
     # The trace SDK and the exporter (redis-py loads the SDK's metrics part by itself, whatever the config).
     "sdk": sorted(name for name in sys.modules if name.startswith(("opentelemetry.sdk.trace", "opentelemetry.exporter"))),
     "spans": [call.span is not None, tool.span is not None, type(stage("x")).__name__],
@@ -161,5 +163,6 @@ def test_with_telemetry_off_the_sdk_is_never_loaded_and_no_span_is_made() -> Non
                           check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout.splitlines()[-1]) == {
-        "tracing": False, "on": False, "stamped": False, "sdk": [], "spans": [False, False, "nullcontext"],
+        "tracing": False, "on": [False, "ProxyTracerProvider"], "stamped": False, "sdk": [],
+        "spans": [False, False, "nullcontext"],
     }
