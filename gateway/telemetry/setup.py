@@ -46,22 +46,28 @@ class Tracing:
         log.info("telemetry.stopped")
 
 
+def tracer_provider(settings: TelemetrySettings, *, instance_id: str) -> TracerProvider:
+    """The SDK's tracer provider for `settings` (its resource and sampler), not yet exporting nor installed."""
+    from opentelemetry.sdk.resources import SERVICE_INSTANCE_ID, SERVICE_NAME, Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
+
+    return TracerProvider(
+        resource=Resource.create({SERVICE_NAME: settings.service_name, SERVICE_INSTANCE_ID: instance_id}),
+        sampler=ParentBased(TraceIdRatioBased(settings.sample_ratio)),
+    )
+
+
 def start_tracing(settings: TelemetrySettings, *, instance_id: str) -> Tracing | None:
     """Install the SDK's tracer provider for this process; None (and nothing imported) when telemetry is off."""
     if settings.otlp_endpoint is None:
         return None
     from opentelemetry import trace
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-    from opentelemetry.sdk.resources import SERVICE_INSTANCE_ID, SERVICE_NAME, Resource
-    from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
-    from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
 
     url = traces_url(settings.otlp_endpoint)
-    provider = TracerProvider(
-        resource=Resource.create({SERVICE_NAME: settings.service_name, SERVICE_INSTANCE_ID: instance_id}),
-        sampler=ParentBased(TraceIdRatioBased(settings.sample_ratio)),
-    )
+    provider = tracer_provider(settings, instance_id=instance_id)
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=url, timeout=EXPORT_TIMEOUT_SECONDS)))
     trace.set_tracer_provider(provider)
     provider_installed()
@@ -69,4 +75,4 @@ def start_tracing(settings: TelemetrySettings, *, instance_id: str) -> Tracing |
     return Tracing(provider, url)
 
 
-__all__ = ["EXPORT_TIMEOUT_SECONDS", "TRACES_PATH", "Tracing", "start_tracing", "traces_url"]
+__all__ = ["EXPORT_TIMEOUT_SECONDS", "TRACES_PATH", "Tracing", "start_tracing", "tracer_provider", "traces_url"]

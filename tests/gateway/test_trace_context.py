@@ -20,10 +20,11 @@ import pytest
 from adapters.base import InboundMessage
 from agent.store.postgres import PostgresSessionStore
 from chorus_errors import ConfigError
-from gateway.config import parse_config
+from gateway.config import TelemetrySettings, parse_config
 from gateway.intake.journal import InboundJournal
 from gateway.shared import PostgresJournal
-from gateway.telemetry.setup import traces_url
+from gateway.telemetry.setup import tracer_provider, traces_url
+from gateway.telemetry.spans import context_of
 from tests.postgres import fresh_database
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -106,6 +107,30 @@ def _fields(message: InboundMessage) -> dict[str, object]:
     """A message as an earlier version wrote it: every field but `kind`, `quote` and `traceparent`."""
     skipped = ("kind", "quote", "traceparent", "attachments")
     return {name: getattr(message, name) for name in InboundMessage.__dataclass_fields__ if name not in skipped}
+
+
+def test_a_message_taken_over_follows_the_sampling_of_the_replica_that_accepted_it() -> None:
+    """`sample_ratio` 0 traces no new message, yet a job whose message was sampled elsewhere is recorded (its
+    parent decides); its spans name the service and the replica."""
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    settings = TelemetrySettings(otlp_endpoint="http://collector:4318", service_name="svc", sample_ratio=0.0)
+    provider = tracer_provider(settings, instance_id="replica-b")
+    exported = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exported))
+    tracer = provider.get_tracer("test")
+    with tracer.start_as_current_span("new message") as new:
+        assert not new.is_recording()
+    unsampled = TRACEPARENT[:-2] + "00"
+    for parent in (TRACEPARENT, unsampled):
+        with tracer.start_as_current_span("taken over", context=context_of(parent)):
+            pass
+    [span] = exported.get_finished_spans()
+    assert span.context.trace_id == int(TRACEPARENT.split("-")[1], 16)
+    resource = span.resource.attributes
+    assert (resource["service.name"], resource["service.instance.id"]) == ("svc", "replica-b")
+    provider.shutdown()
 
 
 @pytest.mark.parametrize(("endpoint", "url"), [
