@@ -3,8 +3,9 @@
 Owns the span names (`SPANS`), `IntakeSpans` (one root span per message taken from the adapters' queue,
 its W3C `traceparent` stamped on the message, so the journal keeps it), `job_span` (a lane job's span,
 a child of that intake span on whichever replica runs the job: its parent comes from the message, not
-from this process), `stage` (a child span of the current one), `note` and `mark_failed`. Only the API is used:
-while no SDK is installed (telemetry off) each helper returns a shared no-op after one cheap check.
+from this process; the job's log lines carry its `trace_id`), `stage` (a child span of the current one),
+`note` and `mark_failed`. Only the API is used: while no SDK is installed (telemetry off) each helper
+returns a shared no-op after one cheap check.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+from structlog.contextvars import bind_contextvars
 
 from adapters.base import InboundMessage
 
@@ -136,6 +138,7 @@ def _job_span(job: Job) -> Iterator[None]:
     span = _tracer.start_span(SPANS.JOB, context=context_of(job.message.traceparent), start_time=start, attributes={
         SPANS.JOB_KIND: job.kind, SPANS.RESUMED: job.resumed, SPANS.PLATFORM: job.message.platform})
     with trace.use_span(span, end_on_exit=True):
+        bind_contextvars(trace_id=format(span.get_span_context().trace_id, "032x"))  # the job's log lines name it
         if start is not None:
             _tracer.start_span(SPANS.QUEUE, start_time=start).end()  # from acceptance until the lane ran the job
         try:

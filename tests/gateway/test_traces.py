@@ -153,6 +153,11 @@ async def test_one_telegram_message_is_one_trace_across_two_replicas(
     assert tool.attributes[GENAI.TOOL_CALL_ID] == "call_note" and tool.status != 2
     (delivery,) = _named(spans, SPANS.DELIVERY)
     assert delivery.attributes[SPANS.SENT] is True and delivery.resource[INSTANCE] == replica_b
+    # The log lines of each replica's job name the trace (`turn.cancelled` on A, `turn.finished` on B).
+    for replica, event in ((a, "turn.cancelled"), (b, "turn.finished")):
+        logged = [json.loads(line) for line in (replica.config.parent / "replica.log").read_text().splitlines()
+                  if line.startswith("{")]
+        assert [line.get("trace_id") for line in logged if line["event"] == event] == [root.trace_id]
     # Each span lies within its parent's time, across the two processes' clocks (one machine here).
     for span in spans:
         if span is not root:
