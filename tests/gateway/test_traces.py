@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,8 @@ from tests.gateway.replicas import replica_config
 from tests.postgres import fresh_database
 
 REPLY_TIMEOUT = 60.0
+STOP_TIMEOUT = 30.0  # a stop takes the grace period (1 s) and the last export
+DUMP_TIMEOUT = 10.0
 USER = 4242
 NOTE = "Prefers metric units."
 INSTANCE = "service.instance.id"
@@ -66,6 +69,29 @@ async def _post_update(replica: Replica, text: str, update_id: int) -> None:
         assert response.status == 200, await response.text()
 
 
+async def _stop(replica: Replica) -> None:
+    """SIGTERM (which flushes its spans). One still running after `STOP_TIMEOUT` writes its tasks' stacks to its
+    log (SIGUSR1) and is killed: the test fails showing where it waited."""
+    process = replica.process
+    if process is None or process.returncode is not None:
+        return
+    process.send_signal(signal.SIGTERM)
+    try:
+        await asyncio.wait_for(process.wait(), STOP_TIMEOUT)
+        return
+    except TimeoutError:
+        process.send_signal(signal.SIGUSR1)
+    log = replica.config.parent / "replica.log"
+    deadline = asyncio.get_running_loop().time() + DUMP_TIMEOUT
+    while "chorus: " not in log.read_text(errors="replace").split("gateway.stopping")[-1]:
+        if asyncio.get_running_loop().time() > deadline:
+            break
+        await asyncio.sleep(0.1)  # polling the log for the dump, with a deadline
+    replica.kill()
+    await process.wait()
+    raise AssertionError(f"replica {replica.index} did not stop: {log.read_text(errors='replace')[-6000:]}")
+
+
 def _memory_call(content: str) -> dict[str, Any]:
     arguments = json.dumps({"action": "add", "target": "user", "content": content})
     return {"id": "call_note", "type": "function", "function": {"name": "memory", "arguments": arguments}}
@@ -97,15 +123,15 @@ async def test_one_telegram_message_is_one_trace_across_two_replicas(
             await b.start()
             await _post_update(a, "remember that I like metric units", telegram.next_update_id())
             await fake_openai.wait_for_request(1, timeout=REPLY_TIMEOUT)  # A's turn is in its model call
-            await a.stop()  # SIGTERM: A cancels the turn after its grace, keeps the row, and flushes its spans
+            await _stop(a)  # SIGTERM: A cancels the turn after its grace, keeps the row, and flushes its spans
             assert a.process is not None and a.process.returncode == 0
             held.set()
             reply = await telegram.wait_for_text(USER, "noted", timeout=REPLY_TIMEOUT)
             assert reply == "noted: metric units"
         finally:
             held.set()
-            await a.stop()
-            await b.stop()
+            await _stop(a)
+            await _stop(b)
         assert b.process is not None and b.process.returncode == 0
         await receiver.wait_for(_taken_over_and_delivered, timeout=REPLY_TIMEOUT)
         spans = list(receiver.spans)
@@ -179,6 +205,6 @@ async def test_with_telemetry_off_nothing_is_exported(
             await _post_update(replica, "hello", telegram.next_update_id())
             assert await telegram.wait_for_text(USER, "echo: ", timeout=REPLY_TIMEOUT) == "echo: hello"
         finally:
-            await replica.stop()
+            await _stop(replica)
         assert replica.process is not None and replica.process.returncode == 0
         assert (receiver.requests, receiver.spans) == (0, [])
