@@ -88,6 +88,7 @@ class InboundMessage:
     own messages never arrive). `quote`: what the message replied to or quoted.
     `edited`: a new text for the earlier message `message_id` (`previous_text`
     when the platform said what it was); `delivery_id` is then the edit's own.
+    `traceparent`: the trace the message belongs to (set at intake, never by an adapter).
     """
 
     platform: str
@@ -121,6 +122,10 @@ class InboundMessage:
     # no allowlist or trigger (the job's owner was admitted when it was made), and nothing on the platform
     # carries its `message_id` (no reply-to, no reaction).
     scheduled: bool = False
+    # The W3C `traceparent` of the span that took this message in, set by the gateway while tracing is on (adapters
+    # leave it None). The journal keeps it with the message, so a replica that runs the message later continues
+    # the same trace.
+    traceparent: str | None = None
     kind: Literal["inbound"] = field(default="inbound")
 
     @property

@@ -28,6 +28,7 @@ from agent.messages import Message, ToolCall, ToolSchema, system, tool_result
 from agent.model_client import Completion, ModelClient, TextSink, parse_arguments
 from agent.tokens import estimate_tokens
 from agent.tools.base import Tool, ToolContext, ToolSource, refused
+from agent.tracing import CallSpan, tool_call
 from chorus_errors import ContextOverflow, RateLimited
 
 log = structlog.get_logger(__name__)
@@ -417,6 +418,10 @@ class ConversationLoop:
         return True
 
     async def _run_tool(self, call: ToolCall, context: ToolContext) -> Message:
+        with tool_call(call) as span:  # an `execute_tool` span inside a traced message (the approval wait too)
+            return await self._tool_result(call, context, span)
+
+    async def _tool_result(self, call: ToolCall, context: ToolContext, span: CallSpan) -> Message:
         tool = self._tools.get(call.name)
         if tool is None:
             text = refused(f"unknown tool {call.name!r}; available: {', '.join(sorted(self._tools)) or 'none'}")
@@ -429,6 +434,7 @@ class ConversationLoop:
             text = await tool(parse_arguments(call), context)
         except Exception as exc:  # noqa: BLE001 - a tool failure is reported to the model, never raised
             log.warning("tool.failed", tool=call.name, error=type(exc).__name__)
+            span.failed(exc)
             text = refused(f"tool {call.name} failed ({type(exc).__name__}); try another way")
         return tool_result(call.id, text, name=call.name)
 

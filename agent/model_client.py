@@ -26,6 +26,7 @@ from agent._sse import EventSource, stream_events
 from agent._stream_request import StreamRequests
 from agent.messages import Message, ToolCall, ToolSchema
 from agent.provider_limits import is_overflow_text, stated_limit
+from agent.tracing import model_call
 from agent.usage_meter import report_completion
 from chorus_errors import (
     ContextOverflow,
@@ -192,13 +193,15 @@ class OpenAIModelClient:
         body = self._bodies.build(
             model=self.model, messages=messages, tools=tools, max_tokens=max_tokens, stream=on_text is not None
         )
-        try:
-            if on_text is None:
-                completion = self._from_response(await _post(sdk, body))
-            else:
-                completion = await self._stream(await streams.post(body), on_text)
-        except openai.OpenAIError as exc:
-            raise translate_error(exc, self.model) from None
+        with model_call(self.model, self._base_url) as call:  # a `chat` span inside a traced message
+            try:
+                if on_text is None:
+                    completion = self._from_response(await _post(sdk, body))
+                else:
+                    completion = await self._stream(await streams.post(body), on_text)
+            except openai.OpenAIError as exc:
+                raise translate_error(exc, self.model) from None
+            call.answered(completion)
         await report_completion(  # the configured name: the one `pricing` is keyed by
             self.model, messages, tools, completion.message, completion.prompt_tokens, completion.completion_tokens
         )

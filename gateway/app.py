@@ -70,6 +70,7 @@ from gateway.schedules.runner import Scheduler
 from gateway.sessions.agents import AgentPool
 from gateway.sessions.service import SessionService
 from gateway.sessions.turns import TurnRunner
+from gateway.telemetry.spans import IntakeSpans, traced_intake
 
 log = structlog.get_logger(__name__)
 
@@ -404,6 +405,10 @@ class Gateway:
                 adapter.received(message)
 
     async def _decide_and_dispatch(self, messages: list[InboundMessage]) -> None:
+        with traced_intake(messages) as spans:  # each message stamped with its trace, journaled with it
+            await self._decide_and_dispatch_traced(messages, spans)
+
+    async def _decide_and_dispatch_traced(self, messages: list[InboundMessage], spans: IntakeSpans) -> None:
         decisions: list[IntakeDecision] = []
         try:
             while messages:
@@ -422,6 +427,7 @@ class Gateway:
         # Journaled now: a stop from here on loses nothing (the next start replays them).
         found = iter(entries)
         for decision in decisions:
+            spans.decided(decision.message, decision.verdict)
             entry = next(found) if decision.lane_job is not None else None
             if isinstance(entry, DuplicateDelivery):
                 log.info("intake.dropped", verdict="duplicate", reason="recorded by a replica already")

@@ -391,6 +391,11 @@ def reviewed_while_on(hooks: ReviewHooks, policy: ChatPolicy, *, model_given: bo
     return after_turn
 
 
+def replica_id() -> str:
+    """This process's name among replicas (host, pid, a random part): owner of its leases, `service.instance.id`."""
+    return f"{os.uname().nodename}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+
+
 def build_gateway(
     config: ChorusConfig,
     *,
@@ -419,7 +424,7 @@ def build_gateway(
     home = config.home_dir
     check_engine(config)
     bus = bus or EventBus()
-    node = node or f"{os.uname().nodename}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+    node = node or replica_id()
     coord, outbox = coordinator or build_coordinator(config, node=node)
     stores = build_stores(config)
     journal, outbox = build_journal(config, stores, outbox, node=node)
@@ -548,5 +553,5 @@ __all__ = [  # the adapter builders are re-exported: callers import them from he
     "ADAPTER_NAMES", "MODEL_MISSING_TEXT", "PLATFORM_FACTORIES", "access_rules", "attachment_sources", "build_adapter",
     "build_adapters", "build_coordinator", "build_gateway", "build_journal", "build_model", "check_engine",
     "command_menu", "engine_factory", "leased_adapter", "leased_adapters", "listener_limits", "loop_settings",
-    "model_windows", "plugin_errors",
+    "model_windows", "plugin_errors", "replica_id",
 ]

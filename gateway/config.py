@@ -36,6 +36,7 @@ from agent.settings import (
     AuxiliarySettings,
     CompressionSettings,
     ContextSettings,
+    EndpointUrl,
     McpSettings,
     MemorySettings,
     ModelSettings,
@@ -404,6 +405,18 @@ class LoggingSettings(Section):
     format: Literal["console", "json"] = Field(default="console", description="console | json (one JSON object per line)")
 
 
+class TelemetrySettings(Section):
+    """(start) OpenTelemetry traces of each message, exported over OTLP/HTTP; off while `otlp_endpoint` is null."""
+
+    otlp_endpoint: EndpointUrl = Field(
+        default=None, description="http://collector:4318 (spans go to …/v1/traces); null: off, the SDK not loaded",
+    )
+    service_name: str = Field(default="chorus", min_length=1, description="`service.name` of every span")
+    sample_ratio: float = Field(
+        default=1.0, ge=0, le=1, description="share of messages traced (a taken-over one follows its trace)",
+    )
+
+
 class ChorusConfig(Section):
     home: Path = Field(default=Path("~/.chorus"), description="(start) where state.db, memories/<chat>/ and skills/ live")
     agent: AgentSettings = AgentSettings()
@@ -433,6 +446,9 @@ class ChorusConfig(Section):
     )
     scheduling: SchedulingSettings = Field(
         default_factory=SchedulingSettings, description="scheduled jobs: enabled, max_jobs_per_chat, min_interval_minutes, catch_up_minutes",
+    )
+    telemetry: TelemetrySettings = Field(
+        default_factory=TelemetrySettings, description="traces: otlp_endpoint (null = off), service_name, sample_ratio (restart needed)",
     )
     # Dotted key -> the `${NAME}` variables its value was read from, so an empty required value can name them.
     _env_refs: dict[str, tuple[str, ...]] = PrivateAttr(default_factory=dict)

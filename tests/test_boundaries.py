@@ -77,6 +77,23 @@ def test_gateway_folders_follow_the_message(folder: str) -> None:
     assert offenders == {}
 
 
+SDK_OWNER = "gateway/telemetry/setup.py"  # the one module that loads the OpenTelemetry SDK (telemetry on)
+
+
+def test_only_the_telemetry_setup_loads_the_opentelemetry_sdk() -> None:
+    """Spans go through the API (a no-op while telemetry is off); the SDK and the exporter are set up in one place."""
+    offenders = {
+        str(path.relative_to(ROOT)): sorted(m for m in _imported_modules(path)
+                                            if m.startswith(("opentelemetry.sdk", "opentelemetry.exporter")))
+        for package in OURS
+        for path in (ROOT / package).rglob("*.py")
+        if str(path.relative_to(ROOT)) != SDK_OWNER
+        and any(m.startswith(("opentelemetry.sdk", "opentelemetry.exporter")) for m in _imported_modules(path))
+    }
+    assert offenders == {}
+    assert any(m.startswith("opentelemetry.sdk") for m in _imported_modules(ROOT / SDK_OWNER))
+
+
 def test_no_module_reads_shared_data() -> None:
     """Tests and code never read the shared data set beside the repository: a user's machine has none."""
     shared_data = "/".join(("shared", "data"))  # spelled apart so this file does not match itself

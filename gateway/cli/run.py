@@ -55,9 +55,9 @@ def warn_at_start(config: ChorusConfig) -> None:
 async def serve(config: ChorusConfig, *, config_path: Path | None = None) -> int:
     """Run until a stop signal; returns the exit code.
 
-    The parts start in order and stop in reverse: the signal handlers, the admin side (attached to the
-    gateway), the admin server (which also carries the platforms' webhooks, so it outlives the gateway's
-    grace period), the gateway.
+    The parts start in order and stop in reverse: the tracer provider (telemetry on: flushed last), the signal
+    handlers, the admin side (attached to the gateway), the admin server (which also carries the platforms'
+    webhooks, so it outlives the gateway's grace period), the gateway.
     """
     # Imported here: the offline subcommands share this CLI and must not pay for the daemon's libraries.
     from adapters.listeners import raise_descriptor_limit
@@ -65,21 +65,27 @@ async def serve(config: ChorusConfig, *, config_path: Path | None = None) -> int
     from gateway.admin.app import token_fingerprint
     from gateway.admin.token import announcement, resolve_admin_token
     from gateway.admin.wiring import Operations, admin_server
-    from gateway.build import build_gateway, listener_limits
+    from gateway.build import build_gateway, listener_limits, replica_id
     from gateway.ops.heap import settle_heap
     from gateway.platforms.web_login import resolve_web_login, web_announcement
+    from gateway.telemetry.setup import start_tracing
 
     warn_at_start(config)
     # Before the build (which reads the same token back): a token generated now is shown once, below.
     web_login = resolve_web_login(config.platforms.web, config.home_dir) if config.platforms.web.enabled else None
     raise_descriptor_limit(listener_limits(config), ports=LISTENING_PORTS)
     ops = Operations.create(config, path=config_path)
-    gateway = build_gateway(config, engine=ops.engine(), model_engine=ops.model_engine(), bus=ops.bus, windows=ops.windows)
+    node = replica_id()
+    tracing = start_tracing(config.telemetry, instance_id=node)  # None while telemetry is off: no SDK loaded
+    gateway = build_gateway(config, engine=ops.engine(), model_engine=ops.model_engine(), bus=ops.bus, windows=ops.windows,
+                            node=node)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     extra = forwarded_routes(gateway, config)
     try:
         async with AsyncExitStack() as running:
+            if tracing is not None:
+                running.push_async_callback(tracing.stop)  # first in, last out: the gateway's last spans are flushed
             running.enter_context(signal_handlers(loop, stop))
             token = resolve_admin_token(config)
             app = ops.attach(gateway, token=token.value, extra_routes=extra)

@@ -7,7 +7,8 @@ crash, `recover` hands the unfinished messages back so the restarted gateway
 re-runs them: nothing accepted is lost. Processes sharing a home each keep
 their own entries under a lock; only an exited process's entries are taken
 over, by atomic renames, so no message is replayed twice or stolen from a
-live process.
+live process. A line keeps every field of the message, its trace context
+(`traceparent`) included, so a re-run continues the message's trace.
 Knows nothing of sessions or agents.
 """
 from __future__ import annotations

@@ -23,6 +23,7 @@ from gateway.coord.hold import Held, hold
 from gateway.intake.routing import Route
 from gateway.sessions.agents import AgentPool
 from gateway.sessions.appends import AppendBatcher
+from gateway.telemetry.spans import SPANS, stage
 
 log = structlog.get_logger(__name__)
 
@@ -53,7 +54,8 @@ class SessionEntry:
         self._hold = held
 
     async def __aenter__(self) -> HeldSession:
-        held = await self._hold.__aenter__()
+        with stage(SPANS.SESSION_LOCK):  # inside a traced job: how long the lock kept it waiting
+            held = await self._hold.__aenter__()
         try:
             agent = await self._agents.get(self._route)
         except BaseException as exc:

@@ -61,6 +61,7 @@ from gateway.sessions.lines import prefix as line_prefix
 from gateway.sessions.media import MediaReader, TurnRefused, describe_all
 from gateway.sessions.service import SessionService
 from gateway.sessions.store_writes import StoreWrites, retry_delay, storage_failure
+from gateway.telemetry.spans import SPANS, job_span, mark_failed, note, stage
 
 log = structlog.get_logger(__name__)
 
@@ -235,7 +236,7 @@ class TurnRunner:
         bind_message_context(platform=job.message.platform, chat_id=job.message.chat_id, session_key=job.route.key)
         waiting_since = time.monotonic()
         try:
-            with self._entries.running(job):  # done when the job ends; kept when cancelled or to be run again
+            with job_span(job), self._entries.running(job):  # done when the job ends; kept when cancelled or run again
                 await self._run(job, waiting_since)
         except _RunAgain as again:
             return again.disk
@@ -264,6 +265,7 @@ class TurnRunner:
                 self._sessions.agents.forget(job.route)  # rebuilt from what the store really holds
                 raise _RunAgain(disk) from exc
             log.exception("turn.failed", kind=job.kind, error=type(exc).__name__)
+            mark_failed(exc)
             self._bus.publish(TurnFailed(job.message.platform, job.route.key, type(exc).__name__))
             if isinstance(exc, ModelAuthError):
                 log.error("model.auth_failed", model=exc.model, status=exc.status,
@@ -686,9 +688,11 @@ class TurnRunner:
             answers=job.journal_entry,
             draft_id=draft.message_id if draft is not None else None,
         )
-        item_id = await self._delivery.record(item)
-        self._entries.answered(job)  # the reply is durable now: the message need not be re-run after a restart
-        result = await self._delivery.send_recorded(item_id, item)
+        with stage(SPANS.DELIVERY, {SPANS.PLATFORM: item.platform}):
+            item_id = await self._delivery.record(item)
+            self._entries.answered(job)  # the reply is durable now: the message need not be re-run after a restart
+            result = await self._delivery.send_recorded(item_id, item)
+            note(SPANS.SENT, result.sent)
         return result.sent
 
     async def compress(self, job: Job, agent: SessionAgent) -> CompressionResult:

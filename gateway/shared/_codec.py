@@ -7,11 +7,14 @@ from typing import Any
 
 from adapters.base import Attachment, InboundMessage, Quote
 
-_FIELDS = tuple(f.name for f in fields(InboundMessage) if f.name not in ("attachments", "kind", "quote"))
+# `traceparent` is a column of its own (`chorus_inbound.traceparent`), not part of the message's JSON.
+_FIELDS = tuple(
+    f.name for f in fields(InboundMessage) if f.name not in ("attachments", "kind", "quote", "traceparent")
+)
 
 
 def encode_message(message: InboundMessage) -> str:
-    """JSON text; a lone surrogate (which PostgreSQL text cannot hold) is escaped, and loads back the same."""
+    """JSON text (without the trace context); a lone surrogate (which PostgreSQL text cannot hold) is escaped."""
     data: dict[str, Any] = {name: getattr(message, name) for name in _FIELDS}
     data["attachments"] = [asdict(item) for item in message.attachments]
     if message.quote is not None:
@@ -19,10 +22,11 @@ def encode_message(message: InboundMessage) -> str:
     return json.dumps(data, ensure_ascii=True)
 
 
-def decode_message(raw: str) -> InboundMessage:
+def decode_message(raw: str, traceparent: str | None = None) -> InboundMessage:
     """Raises ValueError, TypeError or KeyError when the text is not an encoded message."""
     data: dict[str, Any] = json.loads(raw)
     data["attachments"] = tuple(Attachment(**item) for item in data.get("attachments") or ())
     quote = data.get("quote")
     data["quote"] = Quote(**quote) if quote else None
-    return InboundMessage(**{name: data[name] for name in (*_FIELDS, "attachments", "quote") if name in data})
+    known = {name: data[name] for name in (*_FIELDS, "attachments", "quote") if name in data}
+    return InboundMessage(**known, traceparent=traceparent)

@@ -36,6 +36,8 @@ _STATEMENTS = (
     """,
     # Tables made before drafts were recorded (a no-op on new ones; `_present` keeps it from running twice).
     "ALTER TABLE chorus_inbound ADD COLUMN IF NOT EXISTS draft TEXT",
+    # The W3C trace context of the message's intake span: a replica taking the row over continues that trace.
+    "ALTER TABLE chorus_inbound ADD COLUMN IF NOT EXISTS traceparent TEXT",
     "CREATE INDEX IF NOT EXISTS chorus_inbound_live ON chorus_inbound(lease_until) WHERE finished_at IS NULL",
     "CREATE INDEX IF NOT EXISTS chorus_inbound_owner ON chorus_inbound(owner) WHERE finished_at IS NULL",
     """
@@ -85,10 +87,10 @@ def _present(conn: Conn) -> bool:
         return False
     columns = conn.execute(
         "SELECT count(*) AS n FROM information_schema.columns WHERE table_schema = current_schema() "
-        "AND ((table_name = 'chorus_inbound' AND column_name = 'draft')"
+        "AND ((table_name = 'chorus_inbound' AND column_name IN ('draft', 'traceparent'))"
         " OR (table_name = 'chorus_replicas' AND column_name = 'backend'))"
     ).fetchone()
-    return columns is not None and columns["n"] == 2
+    return columns is not None and columns["n"] == 3
 
 
 def ensure_tables(connect: Connect) -> None:

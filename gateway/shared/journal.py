@@ -12,7 +12,9 @@ row) and re-runs the messages. A replica that stops cleanly ends its
 heartbeat at once. The row's own lease only counts for an owner with no
 heartbeat row at all (a replica of an earlier version, renewing rows). The unique `dedup_key` makes recording idempotent:
 a platform redelivering a message another replica recorded (live or
-finished within a day) records nothing (`DuplicateDelivery`).
+finished within a day) records nothing (`DuplicateDelivery`). A row keeps the
+message's trace context (`traceparent`, W3C) in a column of its own, so the
+replica that takes it over continues the trace of the one that accepted it.
 """
 from __future__ import annotations
 
@@ -32,9 +34,10 @@ from gateway.shared.heartbeat import Heartbeat
 log = structlog.get_logger(__name__)
 
 _INSERT = f"""
-INSERT INTO chorus_inbound (entry, dedup_key, message, owner, lease_until, created_at)
-SELECT u.entry, u.dedup_key, u.message, %(owner)s, {NOW_SQL} + %(lease)s, {NOW_SQL}
-FROM unnest(%(entry)s::text[], %(dedup_key)s::text[], %(message)s::text[]) AS u(entry, dedup_key, message)
+INSERT INTO chorus_inbound (entry, dedup_key, message, traceparent, owner, lease_until, created_at)
+SELECT u.entry, u.dedup_key, u.message, u.traceparent, %(owner)s, {NOW_SQL} + %(lease)s, {NOW_SQL}
+FROM unnest(%(entry)s::text[], %(dedup_key)s::text[], %(message)s::text[], %(traceparent)s::text[])
+    AS u(entry, dedup_key, message, traceparent)
 ON CONFLICT (dedup_key) DO NOTHING
 RETURNING entry
 """
@@ -45,7 +48,7 @@ WHERE entry IN (
     AND (lease_until < {NOW_SQL} OR owner IN (SELECT node FROM chorus_replicas))
     ORDER BY created_at LIMIT %(limit)s FOR UPDATE SKIP LOCKED
 )
-RETURNING entry, message, takeovers, created_at
+RETURNING entry, message, traceparent, takeovers, created_at
 """
 _BACKLOG = f"""
 SELECT count(*) FILTER (WHERE owner IN ({ALIVE_SQL})
@@ -60,6 +63,7 @@ FROM chorus_inbound WHERE finished_at IS NULL
 class _Row:
     entry: str
     message: str
+    traceparent: str | None
     takeovers: int
     created_at: float
 
@@ -106,7 +110,7 @@ class PostgresJournal:
     def record_many(self, messages: list[InboundMessage]) -> list[str | Exception]:
         """Record each message in one statement; per message its entry, `DuplicateDelivery`, or the error."""
         outcomes: list[str | Exception] = []
-        rows: dict[str, tuple[str, str]] = {}  # entry -> (dedup key, JSON)
+        rows: dict[str, tuple[str, str, str | None]] = {}  # entry -> (dedup key, JSON, trace context)
         keys: set[str] = set()
         for message in messages:
             key = message.dedup_key
@@ -115,7 +119,7 @@ class PostgresJournal:
                 continue
             entry = uuid.uuid4().hex
             try:
-                rows[entry] = (key, encode_message(message))
+                rows[entry] = (key, encode_message(message), message.traceparent)
             except (ValueError, TypeError, RecursionError) as exc:
                 outcomes.append(exc)
                 continue
@@ -125,7 +129,8 @@ class PostgresJournal:
             return outcomes
         params = {
             "owner": self.node, "lease": self.lease_seconds, "entry": list(rows),
-            "dedup_key": [key for key, _ in rows.values()], "message": [raw for _, raw in rows.values()],
+            "dedup_key": [key for key, _, _ in rows.values()], "message": [raw for _, raw, _ in rows.values()],
+            "traceparent": [trace for _, _, trace in rows.values()],
         }
         try:
             with self._connect() as conn:
@@ -172,7 +177,7 @@ class PostgresJournal:
         taken: list[TakenOver] = []
         for row in sorted(found, key=lambda r: r.created_at):
             try:
-                message = decode_message(row.message)
+                message = decode_message(row.message, row.traceparent)
             except (ValueError, TypeError, KeyError, RecursionError) as exc:
                 log.error("journal.unreadable", entry=row.entry, error=type(exc).__name__)
                 self.done(row.entry)

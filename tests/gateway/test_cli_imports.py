@@ -12,6 +12,7 @@ DATA = Path(__file__).resolve().parent.parent / "data"
 HEAVY = (
     "openai", "telegram", "discord", "slack_bolt", "slack_sdk", "gateway.admin", "gateway.build", "gateway.app",
     "aiohttp", "redis", "psycopg", "gateway.doctor",  # a SQLite home offline needs no HTTP, Redis, PostgreSQL or checks
+    "opentelemetry",  # nor traces (telemetry is the daemon's)
 )
 # Runs one command in a fresh interpreter, then prints which of the heavy modules it loaded.
 PROBE = """
