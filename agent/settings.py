@@ -153,6 +153,14 @@ class CompressionSettings(Section):
         return value
 
 
+class EmbeddingsSettings(Section):
+    """The OpenAI-compatible `/v1/embeddings` endpoint of the `semantic` memory provider (null: the chat model's)."""
+
+    model: str = Field(default="text-embedding-3-small", min_length=1)
+    base_url: EndpointUrl = None
+    api_key: SecretStr | None = None
+
+
 class MemorySettings(Section):
     memory_enabled: bool = True
     user_profile_enabled: bool = True
@@ -168,6 +176,7 @@ class MemorySettings(Section):
     # Ask the auxiliary (summariser) model about writes the deterministic scanner accepted: off, only the
     # borderline ones (errors keep the deterministic verdict), or all (errors refuse): agent/memory/llm_screen.py.
     llm_screen: Literal["off", "borderline", "all"] = "off"
+    embeddings: EmbeddingsSettings = EmbeddingsSettings()
 
     @field_validator("llm_screen", mode="before")
     @classmethod
