@@ -29,6 +29,7 @@ from agent.loop import LoopSettings
 from agent.memory import NotesStore
 from agent.memory.llm_screen import build_llm_screen
 from agent.memory.providers import MemoryManager, ProviderRegistry
+from agent.memory.semantic import SemanticMemory
 from agent.model_client import ModelClient, OpenAIModelClient
 from agent.model_retry import ChainEntry, FailoverObserver, ResilientModelClient, RetryPolicy
 from agent.model_windows import ModelEndpoint, ModelWindows
@@ -41,7 +42,7 @@ from agent.tokens import default_counter
 from agent.tools.base import Tool, ToolSource
 from agent.tools.mcp import McpHub
 from agent.tools.memory_tool import MemoryTool
-from agent.tools.session_search import SessionSearchTool
+from agent.tools.session_search import QueryEmbedder, SessionSearchTool
 from agent.tools.skills import SkillManageTool, SkillViewTool
 from agent.transcription import OpenAITranscriber
 from chorus_errors import ConfigError
@@ -74,6 +75,7 @@ from gateway.intake.poller import LeasedAdapter
 from gateway.intake.routing import Route
 from gateway.intake.triggers import observes_unmentioned
 from gateway.limits import build_spend_gate
+from gateway.memory_providers import provider_registry
 from gateway.ops.events import EventBus, PluginFailed
 from gateway.platforms.web_login import resolve_web_login
 from gateway.sessions.agents import AgentFactory, AgentPool
@@ -305,12 +307,13 @@ def leased_adapters(config: ChorusConfig, coord: Coordinator, *, node: str, bann
 
 
 def builtin_tools(
-    stores: Stores, memory_tool: MemoryTool, skill_manage: SkillManageTool, *, notes_on: bool
+    stores: Stores, memory_tool: MemoryTool, skill_manage: SkillManageTool, *, notes_on: bool,
+    embedder: QueryEmbedder | None = None,
 ) -> Callable[[str], Sequence[Tool]]:
-    """Every chat's built-in tools: memory (when notes are on), session_search and the skill tools."""
+    """Every chat's built-in tools: memory (when notes are on), session_search (hybrid with `embedder`), skills."""
     agent_tools: tuple[Tool, ...] = (
-        *((memory_tool,) if notes_on else ()), SessionSearchTool(stores.sessions), SkillViewTool(stores.skills),
-        skill_manage,
+        *((memory_tool,) if notes_on else ()), SessionSearchTool(stores.sessions, embedder),
+        SkillViewTool(stores.skills), skill_manage,
     )
 
     def default_tools(_chat: str) -> Sequence[Tool]:
@@ -454,10 +457,13 @@ def build_gateway(
     memory_tool = MemoryTool(notes, build_llm_screen(config.memory.llm_screen, config.model, config.auxiliary))
     skill_manage = SkillManageTool(stores.skills, staging=notes)  # the notes' approval gate and queue
     notes_on = config.memory.memory_enabled or config.memory.user_profile_enabled
-    tools = tools or builtin_tools(stores, memory_tool, skill_manage, notes_on=notes_on)
     memory = MemoryManager.from_config(
-        config.memory.provider, providers or ProviderRegistry.installed(), on_error=plugin_errors(bus)
+        config.memory.provider,
+        provider_registry(config, store, installed=providers, on_error=plugin_errors(bus)),
+        on_error=plugin_errors(bus),
     )
+    semantic = memory.provider if isinstance(memory.provider, SemanticMemory) else None
+    tools = tools or builtin_tools(stores, memory_tool, skill_manage, notes_on=notes_on, embedder=semantic)
     hub = mcp if mcp is not None else McpHub(config.mcp, observe=bus.publish)
 
     policy = ChatPolicy(config)

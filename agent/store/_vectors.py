@@ -14,7 +14,18 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Final
 
-from agent.store.vectors import EMBEDDED_ROLES, MAX_RANKED_VECTORS, PendingText, QueryVector, dot, pack, unit, unpack
+from agent.store.vectors import (
+    EMBEDDED_ROLES,
+    MAX_RANKED_VECTORS,
+    RECALL_CHARS,
+    PendingText,
+    QueryVector,
+    RecalledMessage,
+    dot,
+    pack,
+    unit,
+    unpack,
+)
 
 KIND: Final = "SQLite BLOB, cosine ranked in Python per chat"
 MAX_EMBED_CHARS: Final = 4_000
@@ -56,6 +67,8 @@ SELECT v.message_id, v.vector FROM message_vectors v JOIN messages m ON m.id = v
 WHERE v.chat_id = ? AND v.model = ? {past_only} ORDER BY v.message_id DESC LIMIT ?
 """
 
+_RECALLED_SQL = "SELECT id, role, created_at, substr(text, 1, {chars}) AS text FROM messages WHERE id IN ({marks}) AND chat_id = ?"
+
 
 def create(conn: sqlite3.Connection) -> None:
     for statement in SCHEMA:
@@ -82,3 +95,14 @@ def nearest(
     scored = [(int(row[0]), dot(unpack(row[1]), target)) for row in rows]
     scored.sort(key=lambda pair: (pair[1], pair[0]), reverse=True)
     return scored[:limit]
+
+
+def recalled(conn: sqlite3.Connection, chat_id: str, message_ids: Sequence[int]) -> list[RecalledMessage]:
+    if not message_ids:
+        return []
+    sql = _RECALLED_SQL.format(chars=RECALL_CHARS, marks=",".join("?" * len(message_ids)))
+    rows = {row[0]: row for row in conn.execute(sql, (*message_ids, chat_id))}
+    return [
+        RecalledMessage(int(row[0]), str(row[1]), float(row[2]), str(row[3]))
+        for row in (rows.get(message_id) for message_id in message_ids) if row is not None
+    ]

@@ -62,7 +62,7 @@ from agent.store.records import (
     session_from_row,
     valid_utf8,
 )
-from agent.store.vectors import FUSION_DEPTH, PendingText, QueryVector
+from agent.store.vectors import FUSION_DEPTH, PendingText, QueryVector, RecalledMessage
 
 log = structlog.get_logger(__name__)
 
@@ -595,6 +595,12 @@ class SqliteSessionStore:
             found: list[tuple[int, float]] = self._retry(
                 lambda: _vectors.nearest(conn, chat_id, query, limit, past_only=past_only)
             )
+            return found
+
+    def recalled(self, chat_id: str, message_ids: Sequence[int]) -> list[RecalledMessage]:
+        with self._lock:
+            conn = self._require()
+            found: list[RecalledMessage] = self._retry(lambda: _vectors.recalled(conn, chat_id, message_ids))
             return found
 
     def stats(self) -> StoreStats:

@@ -27,6 +27,7 @@ FUSION_DEPTH: Final = 50
 EMBEDDED_ROLES: Final = ("user", "assistant")
 # A chat's newest vectors ranked per query; older ones are left out (the SQLite backend ranks in Python).
 MAX_RANKED_VECTORS: Final = 5_000
+RECALL_CHARS: Final = 2_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +43,14 @@ class PendingText:
     """A message of a chat that has no vector for the current model yet."""
 
     message_id: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class RecalledMessage:
+    message_id: int
+    role: str
+    created_at: float
     text: str
 
 
@@ -70,6 +79,10 @@ class VectorIndex(Protocol):
 
         `past_only` leaves out what the model sees anyway: the unarchived messages of open sessions.
         """
+        ...
+
+    def recalled(self, chat_id: str, message_ids: Sequence[int]) -> list[RecalledMessage]:
+        """The messages of `chat_id` among `message_ids` (first `RECALL_CHARS` of each), in the order given."""
         ...
 
 
@@ -110,6 +123,7 @@ def fuse_ranks(rankings: Sequence[Sequence[int]], *, limit: int) -> list[tuple[i
 
 
 __all__ = [
-    "EMBEDDED_ROLES", "FUSION_DEPTH", "MAX_RANKED_VECTORS", "RRF_K", "PendingText", "QueryVector", "VectorIndex",
+    "EMBEDDED_ROLES", "FUSION_DEPTH", "MAX_RANKED_VECTORS", "RECALL_CHARS", "RRF_K", "PendingText", "QueryVector",
+    "RecalledMessage", "VectorIndex",
     "dot", "fuse_ranks", "pack", "unit", "unpack",
 ]

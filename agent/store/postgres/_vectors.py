@@ -18,7 +18,15 @@ import structlog
 
 from agent.store._schema import StoreError
 from agent.store.postgres._schema import MIGRATION_LOCK_KEY
-from agent.store.vectors import EMBEDDED_ROLES, MAX_RANKED_VECTORS, PendingText, QueryVector, unit
+from agent.store.vectors import (
+    EMBEDDED_ROLES,
+    MAX_RANKED_VECTORS,
+    RECALL_CHARS,
+    PendingText,
+    QueryVector,
+    RecalledMessage,
+    unit,
+)
 
 log = structlog.get_logger(__name__)
 
@@ -67,6 +75,11 @@ SELECT c.message_id, {similarity} AS similarity FROM (
 ) AS c ORDER BY similarity DESC, c.message_id DESC LIMIT %(limit)s
 """
 
+_RECALLED_SQL = f"""
+SELECT id, role, created_at, substr(text, 1, {RECALL_CHARS}) AS text FROM messages
+WHERE id = ANY(%(ids)s) AND chat_id = %(chat)s
+"""
+
 
 def create(conn: Conn) -> str:
     """Create the table (and the extension when it can); returns the column kind in use (`PGVECTOR` or `ARRAY`)."""
@@ -97,7 +110,13 @@ def pending(conn: Conn, chat_id: str, model: str, limit: int) -> list[PendingTex
     return [PendingText(int(row["id"]), str(row["text"])) for row in conn.execute(_PENDING_SQL, params)]
 
 
+def _require(kind: str) -> None:
+    if kind not in _SIMILARITY:
+        raise StoreError("message vectors are not enabled in this store; the semantic memory provider enables them")
+
+
 def add(conn: Conn, kind: str, chat_id: str, model: str, vectors: Sequence[tuple[int, Sequence[float]]]) -> int:
+    _require(kind)
     rows = [
         {"model": model, "vector": _literal(kind, values), "id": message_id, "chat": chat_id}
         for message_id, values in vectors
@@ -110,11 +129,20 @@ def add(conn: Conn, kind: str, chat_id: str, model: str, vectors: Sequence[tuple
 def nearest(
     conn: Conn, kind: str, chat_id: str, query: QueryVector, limit: int, *, past_only: bool
 ) -> list[tuple[int, float]]:
-    if kind not in _SIMILARITY:
-        raise StoreError("message vectors are not enabled in this store; the semantic memory provider enables them")
+    _require(kind)
     sql = _NEAREST_SQL.format(similarity=_SIMILARITY[kind], past_only=_PAST_ONLY if past_only else "")
     params = {
         "chat": chat_id, "model": query.model, "cap": MAX_RANKED_VECTORS, "limit": limit,
         "query": _literal(kind, query.values),
     }
     return [(int(row["message_id"]), float(row["similarity"] or 0.0)) for row in conn.execute(sql, params)]
+
+
+def recalled(conn: Conn, chat_id: str, message_ids: Sequence[int]) -> list[RecalledMessage]:
+    if not message_ids:
+        return []
+    rows = {row["id"]: row for row in conn.execute(_RECALLED_SQL, {"ids": list(message_ids), "chat": chat_id})}
+    return [
+        RecalledMessage(int(row["id"]), str(row["role"]), float(row["created_at"]), str(row["text"]))
+        for row in (rows.get(message_id) for message_id in message_ids) if row is not None
+    ]

@@ -42,7 +42,7 @@ from agent.store.records import (
     message_from_row,
     session_from_row,
 )
-from agent.store.vectors import FUSION_DEPTH, PendingText, QueryVector
+from agent.store.vectors import FUSION_DEPTH, PendingText, QueryVector, RecalledMessage
 
 log = structlog.get_logger(__name__)
 
@@ -540,6 +540,10 @@ class PostgresSessionStore:
     def nearest(self, chat_id: str, query: QueryVector, *, limit: int, past_only: bool = False) -> list[tuple[int, float]]:
         with self._conn() as conn:
             return _vectors.nearest(conn, self._vector_kind, chat_id, query, limit, past_only=past_only)
+
+    def recalled(self, chat_id: str, message_ids: Sequence[int]) -> list[RecalledMessage]:
+        with self._conn() as conn:
+            return _vectors.recalled(conn, chat_id, message_ids)
 
     def stats(self) -> StoreStats:
         (row,) = self._read(
