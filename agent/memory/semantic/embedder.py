@@ -60,7 +60,8 @@ class OpenAIEmbedder:
 
     async def _batch(self, batch: list[str]) -> list[list[float]]:
         try:
-            reply = await self._client.embeddings.create(model=self.model, input=batch)
+            # "float": every OpenAI-compatible server speaks it; base64 (the client's default) is not universal.
+            reply = await self._client.embeddings.create(model=self.model, input=batch, encoding_format="float")
         except openai.APIStatusError as exc:
             raise EmbeddingFailed(f"the embedding endpoint answered HTTP {exc.status_code}") from exc
         except openai.APITimeoutError as exc:
