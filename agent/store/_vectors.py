@@ -1,12 +1,12 @@
-"""Message embeddings in SQLite `state.db`: float32 BLOBs, ranked by cosine in Python within one chat.
+"""Message embeddings in SQLite `state.db`: float32 BLOBs, ranked by cosine (numpy) within one chat.
 
 Owns the `message_vectors` table (created on first use by the `semantic`
 memory provider, so a store without it never carries it) and its SQL.
 sqlite-vec is not used: this Python's `sqlite3` cannot load extensions, and
 loading it through a second SQLite library (apsw) on the same file in one
 process risks corrupting it (POSIX locks are per process; sqlite.org,
-"How To Corrupt", 2.2.1). Ranking one chat's newest `MAX_RANKED_VECTORS`
-vectors in Python costs about 30 µs each at 1,536 dimensions; a chat is small.
+"How To Corrupt", 2.2.1). Ranking reads one chat's newest
+`MAX_RANKED_VECTORS` vectors and multiplies them as one numpy matrix.
 """
 from __future__ import annotations
 
@@ -21,13 +21,12 @@ from agent.store.vectors import (
     PendingText,
     QueryVector,
     RecalledMessage,
-    dot,
+    best_by_cosine,
     pack,
     unit,
-    unpack,
 )
 
-KIND: Final = "SQLite BLOB, cosine ranked in Python per chat"
+KIND: Final = "SQLite BLOB, cosine ranked per chat with numpy"
 MAX_EMBED_CHARS: Final = 4_000
 
 SCHEMA: Final = (
@@ -91,10 +90,7 @@ def nearest(
 ) -> list[tuple[int, float]]:
     sql = _CANDIDATES_SQL.format(past_only=_PAST_ONLY if past_only else "")
     rows = conn.execute(sql, (chat_id, query.model, MAX_RANKED_VECTORS)).fetchall()
-    target = unit(query.values)
-    scored = [(int(row[0]), dot(unpack(row[1]), target)) for row in rows]
-    scored.sort(key=lambda pair: (pair[1], pair[0]), reverse=True)
-    return scored[:limit]
+    return best_by_cosine([(int(row[0]), bytes(row[1])) for row in rows], query.values, limit)
 
 
 def recalled(conn: sqlite3.Connection, chat_id: str, message_ids: Sequence[int]) -> list[RecalledMessage]:

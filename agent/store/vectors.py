@@ -12,11 +12,12 @@ Knows nothing of embedding endpoints.
 from __future__ import annotations
 
 import math
-import operator
 from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final, Protocol, runtime_checkable
+
+import numpy as np
 
 # Reciprocal rank fusion: score = sum over rankings of 1 / (RRF_K + rank), rank from 1. 60 is the constant
 # of Cormack, Clarke & Büttcher (SIGIR 2009); it keeps one ranking's top hit from drowning the other's.
@@ -25,7 +26,7 @@ RRF_K: Final = 60
 FUSION_DEPTH: Final = 50
 # Only user and assistant text is embedded (tool output and system notices are not what a person recalls).
 EMBEDDED_ROLES: Final = ("user", "assistant")
-# A chat's newest vectors ranked per query; older ones are left out (the SQLite backend ranks in Python).
+# A chat's newest vectors ranked per query; older ones are left out (the SQLite backend ranks in this process).
 MAX_RANKED_VECTORS: Final = 5_000
 RECALL_CHARS: Final = 2_000
 
@@ -97,17 +98,23 @@ def pack(values: Sequence[float]) -> bytes:
     return array("f", values).tobytes()
 
 
-def unpack(blob: bytes) -> array[float]:
-    values = array("f")
-    values.frombytes(blob)
-    return values
-
-
-def dot(left: Sequence[float], right: Sequence[float]) -> float:
-    """The dot product (cosine similarity of two unit vectors); vectors of different length score 0."""
-    if len(left) != len(right):
-        return 0.0
-    return math.fsum(map(operator.mul, left, right))
+def best_by_cosine(
+    rows: Sequence[tuple[int, bytes]], query: Sequence[float], limit: int
+) -> list[tuple[int, float]]:
+    """`(id, cosine)` of the packed unit vectors most like `query`, best first; rows come newest first,
+    and an equal score keeps that order. Vectors of another length (another model's) are left out."""
+    target = np.asarray(query, dtype=np.float32)
+    norm = float(np.linalg.norm(target))
+    if norm > 0:
+        target = target / norm
+    width = target.size * 4
+    kept = [(row_id, blob) for row_id, blob in rows if len(blob) == width]
+    if not kept:
+        return []
+    matrix = np.frombuffer(b"".join(blob for _, blob in kept), dtype=np.float32).reshape(len(kept), target.size)
+    scores = matrix @ target
+    order = np.argsort(-scores, kind="stable")[:limit]
+    return [(kept[int(i)][0], float(scores[int(i)])) for i in order]
 
 
 def fuse_ranks(rankings: Sequence[Sequence[int]], *, limit: int) -> list[tuple[int, float]]:
@@ -125,5 +132,5 @@ def fuse_ranks(rankings: Sequence[Sequence[int]], *, limit: int) -> list[tuple[i
 __all__ = [
     "EMBEDDED_ROLES", "FUSION_DEPTH", "MAX_RANKED_VECTORS", "RECALL_CHARS", "RRF_K", "PendingText", "QueryVector",
     "RecalledMessage", "VectorIndex",
-    "dot", "fuse_ranks", "pack", "unit", "unpack",
+    "best_by_cosine", "fuse_ranks", "pack", "unit",
 ]
