@@ -201,7 +201,8 @@ async def run_backend(url: str | None, args: argparse.Namespace, embed_url: str,
 
 
 async def measure(store: SessionStore, lang: str, args: argparse.Namespace, embed_url: str, model: str) -> None:
-    memory = SemanticMemory(store, OpenAIEmbedder(model=model, base_url=embed_url, api_key="k"))
+    # A CPU model embeds 64 long messages in well over the runtime's 10 s on a busy machine.
+    memory = SemanticMemory(store, OpenAIEmbedder(model=model, base_url=embed_url, api_key="k", timeout=600))
     scores = await quality(store, memory, lang)
     await memory.shutdown()
     name = "paraphrase" if lang == "en" else "Chinese"

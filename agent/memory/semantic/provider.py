@@ -82,7 +82,9 @@ class SemanticMemory(MemoryProvider):
         return self._embedder.model
 
     def _failed(self, call: str, chat_id: str, exc: Exception) -> None:
-        log.warning("semantic.fell_back", call=call, chat_id=chat_id, error_type=type(exc).__name__, error=str(exc))
+        # Our own wording for an endpoint's failure; for anything else the type only (a driver's text may quote data).
+        detail = str(exc) if isinstance(exc, EmbeddingFailed) else None
+        log.warning("semantic.fell_back", call=call, chat_id=chat_id, error_type=type(exc).__name__, error=detail)
         if self._on_error is not None:
             self._on_error(NAME, "memory_provider")
 
