@@ -40,6 +40,8 @@ RECALL_MIN_SIMILARITY: Final = 0.35
 RECALL_TOKEN_BUDGET: Final = 600
 RECALL_ITEM_CHARS: Final = 600
 RECALL_LABEL: Final = "Earlier in this chat (recalled by meaning; oldest first):"
+# A store that could not create the vector table (down, no permission) is asked again after this long.
+ENABLE_RETRY_SECONDS: Final = 60.0
 
 
 def _line(role: str, created_at: float, text: str) -> str:
@@ -74,7 +76,8 @@ class SemanticMemory(MemoryProvider):
         self._embedder = embedder
         self._on_error = on_error
         self._count_tokens = count_tokens
-        self._enabled: bool | None = None  # None: not tried yet
+        self._enabled = False
+        self._retry_at = 0.0  # monotonic: when enabling the vector table may be tried (again)
         self._enabling = asyncio.Lock()
 
     @property
@@ -93,14 +96,15 @@ class SemanticMemory(MemoryProvider):
         store = self._store
         if not isinstance(store, VectorIndex):
             return None
-        if self._enabled is None:
+        if not self._enabled and time.monotonic() >= self._retry_at:
             async with self._enabling:
-                if self._enabled is None:
+                if not self._enabled and time.monotonic() >= self._retry_at:
                     try:
                         kind = await asyncio.to_thread(store.enable_vectors)
-                    except Exception as exc:  # noqa: BLE001 - no vectors (e.g. no permission): full-text only
-                        self._enabled = False
-                        log.error("semantic.unavailable", store=store.location, error=str(exc))
+                    except Exception as exc:  # noqa: BLE001 - no vectors (no permission, store down): full-text only
+                        self._retry_at = time.monotonic() + ENABLE_RETRY_SECONDS
+                        log.error("semantic.unavailable", store=store.location, error_type=type(exc).__name__,
+                                  error=str(exc).splitlines()[0] if str(exc) else None, retry_seconds=ENABLE_RETRY_SECONDS)
                         return None
                     self._enabled = True
                     log.info("semantic.enabled", store=store.location, vectors=kind, model=self.model)

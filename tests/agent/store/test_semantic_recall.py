@@ -7,14 +7,18 @@ plane trip" is near "cancel the flight" while sharing no word with it.
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import AsyncIterator
 
+import psycopg
 import pytest
+from structlog.testing import capture_logs
 
 from agent.memory.semantic import RECALL_LABEL, OpenAIEmbedder, SemanticMemory
 from agent.memory.semantic.provider import RECALL_TOKEN_BUDGET
 from agent.messages import assistant, user
-from agent.store import SessionStore
+from agent.store import SessionStore, SqliteSessionStore
+from agent.store.postgres import PostgresSessionStore
 from agent.store.vectors import QueryVector
 from agent.tokens import estimate_tokens
 from agent.tools.base import ToolContext
@@ -157,3 +161,37 @@ async def test_turns_are_indexed_after_sync_and_model_change_reembeds(store: Ses
     assert await other_model.index_chat("sync", limit=200) == 70
     near = store.nearest("sync", QueryVector("other-model", tuple(fake.embed("puppy"))), limit=3)  # type: ignore[attr-defined]
     assert len(near) == 3
+
+
+def _block_vector_table(store: SessionStore, *, blocked: bool) -> None:
+    """Put a view where the vector table goes (or take it away again), in this test's database."""
+    statements = ["DROP TABLE IF EXISTS message_vectors", "CREATE VIEW message_vectors AS SELECT 1 AS message_id"]
+    if not blocked:
+        statements = ["DROP VIEW IF EXISTS message_vectors"]
+    if isinstance(store, SqliteSessionStore):
+        with sqlite3.connect(store.path) as lite:
+            for statement in statements:
+                lite.execute(statement)
+        return
+    assert isinstance(store, PostgresSessionStore)
+    with psycopg.connect(store.url, autocommit=True) as conn:
+        for statement in statements:
+            conn.execute(statement)
+
+
+async def test_a_store_that_cannot_keep_vectors_leaves_search_full_text(store: SessionStore, fake: FakeOpenAI) -> None:
+    """The vector table cannot be made (a view holds its name): search answers by words, recall is empty, no raise."""
+    _block_vector_table(store, blocked=True)
+    try:
+        session = store.ensure_session("web:mine", platform="web", chat_id="mine")
+        store.append(session.id, [user(PLAN)])
+        memory = SemanticMemory(store, OpenAIEmbedder(model=MODEL, base_url=fake.base_url, api_key="k"))
+        with capture_logs() as logs:
+            result = await search(SessionSearchTool(store, memory), "Berlin")
+            assert await memory.prefetch("mine", None, "call off plane trip") is None
+            assert await memory.index_chat("mine", limit=10) == 0
+    finally:
+        _block_vector_table(store, blocked=False)
+    assert "search" not in result and "**Berlin**" in snippets(result)[0]
+    assert [entry["event"] for entry in logs if entry["log_level"] == "error"] == ["semantic.unavailable"]
+    assert fake.embedding_requests == []
