@@ -4,7 +4,7 @@
    planted facts of `bench/data/recall_planted.json` are placed among their
    real messages (a fixed seed picks chat and position). Each fact's question
    says it in other words (en), or in Chinese of the fact's Chinese version
-   (zh). recall@5: the planted message is among the five `session_search`
+   (zh), or is the fact's longest word alone (keyword). recall@5: the planted message is among the five `session_search`
    hits of its own chat (full-text alone, vector alone, hybrid); "turn
    recall": it is in the recall the `semantic` provider puts into the turn. Embeddings: all-MiniLM-L6-v2 behind a
    loopback `/v1/embeddings` when `--model-python` names a Python that has the
@@ -26,6 +26,7 @@ import hashlib
 import json
 import logging
 import random
+import re
 import statistics
 import subprocess
 import sys
@@ -80,6 +81,12 @@ def open_store(admin_url: str | None, folder: Path, name: str) -> Iterator[Sessi
         yield postgres
 
 
+def rarest_word(fact: str) -> str:
+    """The fact's longest word: what a person searching by keyword types (a name, a code, a place)."""
+    words: list[str] = re.findall(r"[\w-]+", fact)
+    return max(words, key=len)
+
+
 def plant(store: SessionStore, lang: str) -> list[Planted]:
     """Import every held-in session as a chat of its own with the planted facts among its messages."""
     sessions = [record for path in sorted(DATA.glob("*.jsonl")) for record in read_sessions(path)]
@@ -89,8 +96,8 @@ def plant(store: SessionStore, lang: str) -> list[Planted]:
     planted = []
     for item in items:
         index = rng.randrange(len(sessions))
-        fact = item["fact"] if lang == "en" else item["fact_zh"]
-        question = item["question"] if lang == "en" else item["question_zh"]
+        fact = item["fact_zh"] if lang == "zh" else item["fact"]
+        question = {"en": item["question"], "zh": item["question_zh"], "word": rarest_word(item["fact"])}[lang]
         messages = placed[index]
         messages.insert(rng.randrange(len(messages) + 1), user(fact))
         planted.append(Planted(f"bench:{index}", fact, question))
@@ -183,7 +190,7 @@ async def run_backend(url: str | None, args: argparse.Namespace, embed_url: str,
     label = "PostgreSQL" if url else "SQLite"
     print(f"\n{label}: recall@{K} over {len(json.loads(PLANTED.read_text())['items'])} planted facts ({model})")
     print(f"{'questions':<12}{'full-text':>11}{'vector':>9}{'hybrid':>9}{'turn recall':>13}")
-    for lang in ("en", "zh"):
+    for lang in ("en", "zh", "word"):
         with open_store(url, folder, f"quality-{lang}") as store:
             await measure(store, lang, args, embed_url, model)
 
@@ -193,7 +200,7 @@ async def measure(store: SessionStore, lang: str, args: argparse.Namespace, embe
     memory = SemanticMemory(store, OpenAIEmbedder(model=model, base_url=embed_url, api_key="k", timeout=600))
     scores = await quality(store, memory, lang)
     await memory.shutdown()
-    name = "paraphrase" if lang == "en" else "Chinese"
+    name = {"en": "paraphrase", "zh": "Chinese", "word": "one keyword"}[lang]
     print(f"{name:<12}{scores['full-text']:>11.0%}{scores['vector']:>9.0%}{scores['hybrid']:>9.0%}"
           f"{scores['turn recall']:>13.0%}")
     if lang != "zh":
