@@ -86,6 +86,7 @@ class FakeOpenAI:
         # /embeddings: each request is kept; a status other than 200 is answered as an error.
         self.embed: Callable[[str], list[float]] = concept_vector
         self.embedding_requests: list[dict[str, Any]] = []
+        self.embedding_headers: list[dict[str, str]] = []
         self.embeddings_status = 200
         self.embeddings_delay_seconds = 0.0
         self.overflows = 0
@@ -137,6 +138,7 @@ class FakeOpenAI:
     async def _embeddings(self, http_request: web.Request) -> web.StreamResponse:
         request = await http_request.json()
         self.embedding_requests.append(request)
+        self.embedding_headers.append(dict(http_request.headers))
         if self.embeddings_delay_seconds:
             await asyncio.sleep(self.embeddings_delay_seconds)
         if self.embeddings_status != 200:

@@ -70,6 +70,7 @@ async def test_chorus_run_recalls_an_earlier_session_by_meaning(fake_openai: Fak
     assert f"{RECALL_HEADER}\n{RECALL_LABEL}\n" in prompt and PLAN in prompt.split(RECALL_LABEL)[1]
     assert RECALL_HEADER not in system_prompt(fake_openai.requests[0])
     assert {r["model"] for r in fake_openai.embedding_requests} == {"embed-small"}
+    assert {h["Authorization"] for h in fake_openai.embedding_headers} == {"Bearer sk-test-not-real"}  # the model's
     assert "memory provider: semantic" in status
 
 
@@ -96,3 +97,18 @@ async def test_doctor_reports_semantic_as_built_in(home: Path) -> None:
     config = make_config(home, "http://127.0.0.1:9/v1", memory={"provider": "semantic"})
     _engine, memory = await check_plugins(config)
     assert memory.ok and "using semantic (built in)" in memory.detail and "semantic" in memory.detail.split("installed:")[1]
+
+
+async def test_embeddings_endpoint_and_key_of_their_own(fake_openai: FakeOpenAI, home: Path) -> None:
+    """memory.embeddings.base_url and api_key, when set, are used instead of the chat model's."""
+    async with FakeOpenAI() as embeddings:
+        telegram = FakePlatform("telegram")
+        config = make_config(home, fake_openai.base_url, platforms=TELEGRAM_ONLY, memory={
+            "provider": "semantic", "embeddings": {"base_url": embeddings.base_url, "api_key": "sk-embed-only"}})
+        async with run_like_chorus(config, adapters={"telegram": telegram}) as (gateway, _ops):
+            await telegram.inject("hello there")
+            await telegram.wait_text("echo: hello there")
+            await gateway.parts.runner.memory_synced()
+    assert fake_openai.embedding_requests == [] and len(embeddings.embedding_requests) == 2  # the query, the turn
+    assert {h["Authorization"] for h in embeddings.embedding_headers} == {"Bearer sk-embed-only"}
+    assert {r["model"] for r in embeddings.embedding_requests} == {"text-embedding-3-small"}
