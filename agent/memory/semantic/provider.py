@@ -25,7 +25,7 @@ from agent.memory.semantic.embedder import Embedder, EmbeddingFailed
 from agent.messages import Message
 from agent.plugins import PluginErrorSink
 from agent.store import SessionStore
-from agent.store.vectors import QueryVector, VectorIndex
+from agent.store.vectors import QueryVector, RecalledMessage, VectorIndex
 from agent.tokens import estimate_tokens
 
 log = structlog.get_logger(__name__)
@@ -44,12 +44,12 @@ RECALL_LABEL: Final = "Earlier in this chat (recalled by meaning; oldest first):
 ENABLE_RETRY_SECONDS: Final = 60.0
 
 
-def _line(role: str, created_at: float, text: str) -> str:
-    flat = " ".join(text.split())
+def _line(message: RecalledMessage) -> str:
+    flat = " ".join(message.text.split())
     if len(flat) > RECALL_ITEM_CHARS:
         flat = flat[: RECALL_ITEM_CHARS - 1] + "…"
-    day = time.strftime("%Y-%m-%d", time.gmtime(created_at))
-    return f"- [{day}, {role}] {flat}"
+    day = time.strftime("%Y-%m-%d", time.gmtime(message.created_at))
+    return f"- [{day}, {message.role}] {flat}"
 
 
 class SemanticMemory(MemoryProvider):
@@ -133,22 +133,23 @@ class SemanticMemory(MemoryProvider):
         except Exception as exc:  # noqa: BLE001 - the store failing must not fail the turn
             self._failed("recall", chat_id, exc)
             return None
-        return self._within_budget([_line(m.role, m.created_at, m.text) for m in found])
+        return self._within_budget(found)
 
-    def _within_budget(self, lines: Sequence[str]) -> str | None:
-        """The most similar lines that fit the token budget, then shown oldest first."""
-        kept: list[str] = []
+    def _within_budget(self, found: Sequence[RecalledMessage]) -> str | None:
+        """The most similar messages whose lines fit the token budget, then shown oldest first."""
+        kept: list[tuple[RecalledMessage, str]] = []
         spent = self._count_tokens(RECALL_LABEL)
-        for line in lines:  # most similar first
+        for message in found:  # most similar first
+            line = _line(message)
             cost = self._count_tokens(line)
             if spent + cost > RECALL_TOKEN_BUDGET:
                 break
-            kept.append(line)
+            kept.append((message, line))
             spent += cost
         if not kept:
             return None
-        ordered = sorted(kept, key=lines.index)
-        return "\n".join([RECALL_LABEL, *ordered])
+        kept.sort(key=lambda pair: (pair[0].created_at, pair[0].message_id))
+        return "\n".join([RECALL_LABEL, *(line for _, line in kept)])
 
     async def sync(self, chat_id: str, user_id: str | None, messages: Sequence[Message]) -> None:
         await self.index_chat(chat_id, limit=INDEX_PER_SYNC)

@@ -7,6 +7,7 @@ plane trip" is near "cancel the flight" while sharing no word with it.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import AsyncIterator
 
@@ -15,7 +16,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from agent.memory.semantic import RECALL_LABEL, OpenAIEmbedder, SemanticMemory
-from agent.memory.semantic.provider import RECALL_TOKEN_BUDGET
+from agent.memory.semantic.provider import RECALL_CANDIDATES, RECALL_TOKEN_BUDGET
 from agent.messages import assistant, user
 from agent.store import SessionStore, SqliteSessionStore
 from agent.store.postgres import PostgresSessionStore
@@ -123,7 +124,9 @@ async def test_recall_is_labelled_past_only_and_within_budget(store: SessionStor
     await semantic.index_chat("long", limit=100)
     long = await semantic.prefetch("long", None, "cancel flight")
     assert long is not None and estimate_tokens(long) <= RECALL_TOKEN_BUDGET
-    assert long.count("\n- [") >= 1
+    shown = [int(n) for n in re.findall(r"\] cancel the flight number (\d+),", long)]
+    assert len(shown) >= 2 and shown == sorted(shown)  # oldest first
+    assert len(shown) < RECALL_CANDIDATES  # the budget, not the candidate count, cut the list
 
 
 @pytest.mark.parametrize("failure", ["status_503", "status_400", "timeout", "refused"])
