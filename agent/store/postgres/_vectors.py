@@ -55,7 +55,8 @@ WHERE attrelid = to_regclass('message_vectors') AND attname = 'vector'
 """
 _PENDING_SQL = f"""
 SELECT m.id, substr(m.text, 1, {MAX_EMBED_CHARS}) AS text FROM messages m
-WHERE m.chat_id = %(chat)s AND m.role = ANY(%(roles)s) AND m.text_chars > 0
+WHERE m.session_id IN (SELECT id FROM sessions WHERE chat_id = %(chat)s)  -- by index: messages has none on chat_id
+  AND m.chat_id = %(chat)s AND m.role = ANY(%(roles)s) AND m.text_chars > 0
   AND NOT EXISTS (SELECT 1 FROM message_vectors v WHERE v.message_id = m.id AND v.model = %(model)s)
 ORDER BY m.id DESC LIMIT %(limit)s
 """
