@@ -162,6 +162,14 @@ class CompressionSettings(Section):
         return value
 
 
+class EmbeddingsSettings(Section):
+    """The OpenAI-compatible `/v1/embeddings` endpoint of the `semantic` memory provider (null: the chat model's)."""
+
+    model: str = Field(default="text-embedding-3-small", min_length=1, description="the embedding model's name")
+    base_url: EndpointUrl = Field(default=None, description="its OpenAI-compatible base URL; null: model.base_url")
+    api_key: SecretStr | None = Field(default=None, description="its API key; null: model.api_key")
+
+
 class MemorySettings(Section):
     memory_enabled: bool = Field(default=True, description="the bot keeps notes about each chat (MEMORY)")
     user_profile_enabled: bool = Field(default=True, description="the bot keeps notes about each user (USER)")
@@ -180,6 +188,9 @@ class MemorySettings(Section):
     # borderline ones (errors keep the deterministic verdict), or all (errors refuse): agent/memory/llm_screen.py.
     llm_screen: Literal["off", "borderline", "all"] = Field(
         default="off", description="off | borderline | all: also ask the summary model about note writes the scanner accepted",
+    )
+    embeddings: EmbeddingsSettings = Field(
+        default_factory=EmbeddingsSettings, description="the semantic provider's /v1/embeddings: model, base_url, api_key (null: the chat model's)",
     )
 
     @field_validator("llm_screen", mode="before")

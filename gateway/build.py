@@ -26,6 +26,7 @@ from agent.loop import LoopSettings
 from agent.memory import NotesStore
 from agent.memory.llm_screen import LlmScreen, build_llm_screen
 from agent.memory.providers import MemoryManager, ProviderRegistry
+from agent.memory.semantic import SemanticMemory
 from agent.model_client import ModelClient, OpenAIModelClient
 from agent.model_retry import ChainEntry, FailoverObserver, ResilientModelClient, RetryPolicy
 from agent.model_windows import ModelEndpoint, ModelWindows
@@ -39,7 +40,7 @@ from agent.tokens import default_counter
 from agent.tools.base import Tool, ToolSource
 from agent.tools.mcp import McpHub
 from agent.tools.memory_tool import MemoryTool
-from agent.tools.session_search import SessionSearchTool
+from agent.tools.session_search import QueryEmbedder, SessionSearchTool
 from agent.tools.skills import SkillManageTool, SkillViewTool
 from agent.transcription import OpenAITranscriber
 from gateway.app import Gateway, GatewayParts
@@ -70,6 +71,7 @@ from gateway.intake.journals import Journal, JournalCheckedDeduplicator, SharedJ
 from gateway.intake.routing import Route
 from gateway.intake.triggers import observes_unmentioned
 from gateway.limits import build_spend_gate
+from gateway.memory_providers import provider_registry
 from gateway.ops.events import EventBus, PluginFailed
 from gateway.platforms.adapters import (
     ADAPTER_NAMES,
@@ -267,10 +269,12 @@ def notes_on(settings: MemorySettings) -> bool:
 def builtin_tools(
     stores: Stores, memory_tool: MemoryTool, skill_manage: SkillManageTool, *,
     schedule: Tool | None = None, scheduling_on: Callable[[], bool] = lambda: False,
+    embedder: QueryEmbedder | None = None,
 ) -> Callable[[str], Sequence[Tool]]:
-    """Every chat's built-in tools: memory (while notes are on, read at each new agent), session_search, the
-    skills, and `schedule` while `scheduling.enabled` (as the running config says when the chat's agent is built)."""
-    always: tuple[Tool, ...] = (SessionSearchTool(stores.sessions), SkillViewTool(stores.skills), skill_manage)
+    """Every chat's built-in tools: memory (while notes are on, read at each new agent), session_search (hybrid
+    with `embedder`), the skills, and `schedule` while `scheduling.enabled` (as the running config says when the
+    chat's agent is built)."""
+    always: tuple[Tool, ...] = (SessionSearchTool(stores.sessions, embedder), SkillViewTool(stores.skills), skill_manage)
     with_notes = (memory_tool, *always)
 
     def default_tools(_chat: str) -> Sequence[Tool]:
@@ -441,11 +445,14 @@ def build_gateway(
     scheduler = Scheduler(schedule_store(config, stores), config=lambda: policy.config, clock=clock, node=node,
                           dedup=coord.dedup)
     book = ScheduleBook(scheduler.store, config=lambda: policy.config, clock=clock)
-    tools = tools or builtin_tools(stores, memory_tool, skill_manage, schedule=ScheduleTool(book),
-                                   scheduling_on=lambda: policy.config.scheduling.enabled)
     memory = MemoryManager.from_config(
-        config.memory.provider, providers or ProviderRegistry.installed(), on_error=plugin_errors(bus)
+        config.memory.provider,
+        provider_registry(config, store, installed=providers, on_error=plugin_errors(bus)),
+        on_error=plugin_errors(bus),
     )
+    semantic = memory.provider if isinstance(memory.provider, SemanticMemory) else None
+    tools = tools or builtin_tools(stores, memory_tool, skill_manage, schedule=ScheduleTool(book),
+                                   scheduling_on=lambda: policy.config.scheduling.enabled, embedder=semantic)
     hub = mcp if mcp is not None else McpHub(config.mcp, observe=bus.publish)
 
     pairing, chats = stores.pairing, stores.chats

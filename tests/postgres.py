@@ -24,15 +24,15 @@ def _with_database(url: str, name: str) -> str:
 
 
 @contextmanager
-def fresh_database(prefix: str = "chorus_test") -> Iterator[str]:
-    """The URL of a new, empty database; it is dropped (connections and all) on exit."""
+def fresh_database(prefix: str = "chorus_test", admin_url: str = ADMIN_URL) -> Iterator[str]:
+    """The URL of a new, empty database on `admin_url`'s server; it is dropped (connections and all) on exit."""
     name = f"{prefix}_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
+    with psycopg.connect(admin_url, autocommit=True) as admin:
         admin.execute(f'CREATE DATABASE "{name}"')
     try:
-        yield _with_database(ADMIN_URL, name)
+        yield _with_database(admin_url, name)
     finally:
-        with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
+        with psycopg.connect(admin_url, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 

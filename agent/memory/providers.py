@@ -185,6 +185,10 @@ class MemoryManager:
         return cls(provider, prefetch_timeout=prefetch_timeout, sync_timeout=sync_timeout, on_error=on_error)
 
     @property
+    def provider(self) -> MemoryProvider | None:
+        return self._provider
+
+    @property
     def provider_name(self) -> str | None:
         return self._provider.name if self._provider is not None else None
 

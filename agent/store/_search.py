@@ -12,6 +12,11 @@ fetches the chat's most recent matches (an index seek, no scan), its weight
 comes from how often it occurs in this chat, and length normalisation uses the
 stored message length. Occurrence counts within a message are not used
 (presence only), which keeps ranking free of reading message text.
+
+Hybrid search: given the chat's messages ranked by vector similarity
+(`nearest`, from `agent.store.vectors`), the full-text ranking and that one are
+fused by reciprocal rank (`fuse_ranks`); a message found only by meaning gets
+the start of its text as its snippet.
 """
 from __future__ import annotations
 
@@ -22,6 +27,7 @@ from dataclasses import dataclass
 
 from agent.store._query import fts_expression, query_terms
 from agent.store.records import ContextLine, SearchHit
+from agent.store.vectors import fuse_ranks
 
 MAX_SEARCH_LIMIT = 20
 MAX_CONTEXT = 5
@@ -46,7 +52,8 @@ WHERE session_id = ? AND archived = ? AND seq BETWEEN ? AND ? AND seq != ? ORDER
 """
 _LENGTHS_SQL = "SELECT id, text_chars FROM messages WHERE id IN ({marks}) AND chat_id = ?"
 _ROWS_SQL = """
-SELECT id, session_id, seq, role, created_at, archived FROM messages WHERE id IN ({marks}) AND chat_id = ?
+SELECT id, session_id, seq, role, created_at, archived, substr(text, 1, {chars}) AS lead
+FROM messages WHERE id IN ({marks}) AND chat_id = ?
 """
 _SQL_PARAMS_PER_QUERY = 500
 
@@ -118,35 +125,51 @@ def _rank(conn: sqlite3.Connection, chat_id: str, terms: list[str]) -> list[_Can
     return candidates
 
 
-def search_chat(conn: sqlite3.Connection, chat_id: str, query: str, *, limit: int, context: int) -> list[SearchHit]:
-    """Messages of `chat_id` matching any word of `query`, best first (see the module docstring)."""
+def _ordered(
+    conn: sqlite3.Connection, chat_id: str, terms: list[str], nearest: Sequence[int], limit: int
+) -> list[tuple[int, float]]:
+    """`(message id, score)` best first: full-text alone, or fused with the vector ranking when there is one."""
+    ranked = _rank(conn, chat_id, terms) if terms else []
+    if not nearest:
+        return [(c.row_id, c.score) for c in ranked[:limit]]
+    return fuse_ranks([[c.row_id for c in ranked], nearest], limit=limit)
+
+
+def search_chat(
+    conn: sqlite3.Connection, chat_id: str, query: str, *, limit: int, context: int, nearest: Sequence[int] = ()
+) -> list[SearchHit]:
+    """Messages of `chat_id` matching any word of `query` (or near it in meaning), best first (see the module docstring)."""
     terms = query_terms(query)
-    if not terms:
+    if not terms and not nearest:
         return []
     limit = max(1, min(limit, MAX_SEARCH_LIMIT))
     context = max(0, min(context, MAX_CONTEXT))
-    best = _rank(conn, chat_id, terms)[:limit]
+    best = _ordered(conn, chat_id, terms, nearest, limit)
     if not best:
         return []
     marks = ",".join("?" * len(best))
-    ids = [c.row_id for c in best]
-    rows = {row["id"]: row for row in conn.execute(_ROWS_SQL.format(marks=marks), (*ids, chat_id))}
+    ids = [row_id for row_id, _ in best]
+    sql = _ROWS_SQL.format(marks=marks, chars=CONTEXT_CHARS * 4)
+    rows = {row["id"]: row for row in conn.execute(sql, (*ids, chat_id))}
     snippets = dict(conn.execute(
         _SNIPPET_SQL.format(marks=marks), (fts_expression(chat_id, terms, any_term=True), *ids)
-    ).fetchall())
+    ).fetchall()) if terms else {}
     hits = []
-    for candidate in best:
-        row = rows[candidate.row_id]
+    for row_id, score in best:
+        row = rows.get(row_id)
+        if row is None:
+            continue  # a vector of a message that is gone, or of another chat: never shown
         before, after = _context(conn, row, context)
+        snippet = snippets.get(row_id)
         hits.append(
             SearchHit(
                 session_id=row["session_id"],
                 seq=row["seq"],
                 role=row["role"],
-                snippet=" ".join(str(snippets.get(candidate.row_id, "")).split()),
+                snippet=" ".join(str(snippet).split()) if snippet else _shorten(row["lead"]),
                 created_at=row["created_at"],
                 archived=bool(row["archived"]),
-                score=candidate.score,
+                score=score,
                 before=before,
                 after=after,
             )

@@ -14,6 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from agent.messages import Message
 from agent.store.records import ImportedSession, SearchHit, SessionSummary, StoredMessage, StoredSession, StoreStats
+from agent.store.vectors import QueryVector
 
 
 class SessionStore(Protocol):
@@ -92,7 +93,11 @@ class SessionStore(Protocol):
 
     def compact_index(self) -> int: ...
 
-    def search(self, chat_id: str, query: str, *, limit: int = 5, context: int = 1) -> list[SearchHit]: ...
+    def search(
+        self, chat_id: str, query: str, *, limit: int = 5, context: int = 1, vector: QueryVector | None = None
+    ) -> list[SearchHit]:
+        """The chat's messages best matching `query`; with `vector` full-text and vector ranks are fused."""
+        ...
 
     def stats(self) -> StoreStats: ...
 

@@ -29,6 +29,7 @@ from typing import Any
 import structlog
 
 from agent.messages import Message
+from agent.store import _vectors
 from agent.store._append import (
     COUNT_CHAT,
     INSERT_MESSAGE,
@@ -61,6 +62,7 @@ from agent.store.records import (
     session_from_row,
     valid_utf8,
 )
+from agent.store.vectors import FUSION_DEPTH, PendingText, QueryVector, RecalledMessage
 
 log = structlog.get_logger(__name__)
 
@@ -553,18 +555,53 @@ class SqliteSessionStore:
 
     # search and stats ------------------------------------------------------
 
-    def search(self, chat_id: str, query: str, *, limit: int = 5, context: int = 1) -> list[SearchHit]:
+    def search(
+        self, chat_id: str, query: str, *, limit: int = 5, context: int = 1, vector: QueryVector | None = None
+    ) -> list[SearchHit]:
         """Messages of one chat matching the words of `query`, best first (see `agent.store._search`).
 
-        Any text is accepted: FTS syntax in `query` is treated as plain words.
+        Any text is accepted: FTS syntax in `query` is treated as plain words. With `vector` (the
+        query's embedding) the search is hybrid: full-text and vector ranks fused.
         """
         self._index_waiting()
         with self._lock:
             conn = self._require()
+            near = [] if vector is None else self.nearest(chat_id, vector, limit=FUSION_DEPTH)
             hits: list[SearchHit] = self._retry(
-                lambda: search_chat(conn, chat_id, query, limit=limit, context=context)
+                lambda: search_chat(conn, chat_id, query, limit=limit, context=context, nearest=[i for i, _ in near])
             )
             return hits
+
+    # message vectors (agent.store.vectors) ---------------------------------
+
+    def enable_vectors(self) -> str:
+        with self._write() as conn:
+            _vectors.create(conn)
+        return _vectors.KIND
+
+    def pending_texts(self, chat_id: str, model: str, *, limit: int) -> list[PendingText]:
+        with self._lock:
+            conn = self._require()
+            found: list[PendingText] = self._retry(lambda: _vectors.pending(conn, chat_id, model, limit))
+            return found
+
+    def add_vectors(self, chat_id: str, model: str, vectors: Sequence[tuple[int, Sequence[float]]]) -> int:
+        with self._write() as conn:
+            return _vectors.add(conn, chat_id, model, vectors)
+
+    def nearest(self, chat_id: str, query: QueryVector, *, limit: int, past_only: bool = False) -> list[tuple[int, float]]:
+        with self._lock:
+            conn = self._require()
+            found: list[tuple[int, float]] = self._retry(
+                lambda: _vectors.nearest(conn, chat_id, query, limit, past_only=past_only)
+            )
+            return found
+
+    def recalled(self, chat_id: str, message_ids: Sequence[int]) -> list[RecalledMessage]:
+        with self._lock:
+            conn = self._require()
+            found: list[RecalledMessage] = self._retry(lambda: _vectors.recalled(conn, chat_id, message_ids))
+            return found
 
     def stats(self) -> StoreStats:
         (row,) = self._read(

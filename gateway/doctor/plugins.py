@@ -11,10 +11,12 @@ from __future__ import annotations
 from agent.context.factory import BUILTIN_ENGINE, engine_names
 from agent.memory.providers import CONFIG_KEY as PROVIDER_KEY
 from agent.memory.providers import ProviderRegistry
+from agent.store import store_for
 from chorus_errors import ConfigError
 from gateway.build import check_engine
 from gateway.config import ChorusConfig
 from gateway.doctor.checks import Check
+from gateway.memory_providers import BUILTIN_PROVIDERS, provider_registry
 
 ENGINE_KEY = "context.engine"
 
@@ -36,7 +38,8 @@ def check_context_engine(config: ChorusConfig) -> Check:
 
 async def check_memory_provider(config: ChorusConfig, registry: ProviderRegistry | None = None) -> Check:
     name = config.memory.provider
-    registry = registry if registry is not None else ProviderRegistry.installed()
+    if registry is None:
+        registry = provider_registry(config, store_for(config.store.url, config.home_dir))
     installed = f"installed: {_listed(registry.names)}"
     if not name:
         return Check(PROVIDER_KEY, True, f"none chosen (notes only); {installed}")
@@ -45,7 +48,8 @@ async def check_memory_provider(config: ChorusConfig, registry: ProviderRegistry
     except ConfigError as exc:
         return Check(PROVIDER_KEY, False, str(exc), f"set {PROVIDER_KEY} to an installed provider or \"\"")
     await provider.shutdown()
-    return Check(PROVIDER_KEY, True, f"using {name} (plugin, loaded); {installed}")
+    kind = "built in" if name in BUILTIN_PROVIDERS else "plugin, loaded"
+    return Check(PROVIDER_KEY, True, f"using {name} ({kind}); {installed}")
 
 
 async def check_plugins(config: ChorusConfig) -> list[Check]:

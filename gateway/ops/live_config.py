@@ -54,6 +54,7 @@ RESTART_KEYS: Mapping[str, str] = MappingProxyType({
     "logging": "the log pipeline is set up before the first line",
     "memory.provider": "a memory plugin is loaded and checked once, at start",
     "context.engine": "a context-engine plugin is loaded and checked once, at start",
+    "memory.embeddings": "the semantic provider's client is made with the provider, at start",
     "telemetry": "a process's tracer provider is installed once, at start",
 })
 RESTART_NOTE = "edit the config file and restart chorus"

@@ -5,11 +5,15 @@ Streaming requests get server-sent events with a final usage chunk. With
 `window` set, a request whose estimated prompt is larger is refused with 400
 and `overflow_message` (a provider's real wording; `{window}` and `{tokens}`
 are filled in), like a local server started with a smaller context.
+`/v1/embeddings` answers with `embed(text)` per input (default: the synonym-
+group vectors of `tests.fakes.embeddings`), or with `embeddings_status`.
 """
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
+import struct
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,6 +21,7 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.fakes.embeddings import concept_vector
 from tests.fakes.loopback import serve_loopback
 
 
@@ -80,6 +85,12 @@ class FakeOpenAI:
             "tokens. Please reduce the length of the messages."
         )
         self.overflow_body: dict[str, Any] = {}  # extra error fields (llama.cpp's n_ctx)
+        # /embeddings: each request is kept; a status other than 200 is answered as an error.
+        self.embed: Callable[[str], list[float]] = concept_vector
+        self.embedding_requests: list[dict[str, Any]] = []
+        self.embedding_headers: list[dict[str, str]] = []
+        self.embeddings_status = 200
+        self.embeddings_delay_seconds = 0.0
         self.overflows = 0
         self.count_tools = False  # True: the tool schemas count against the window too, as real providers count them
 
@@ -101,6 +112,7 @@ class FakeOpenAI:
         app = web.Application(client_max_size=256 * 1024 * 1024)
         app.router.add_post("/v1/chat/completions", self._completions)
         app.router.add_post("/v1/audio/transcriptions", self._transcriptions)
+        app.router.add_post("/v1/embeddings", self._embeddings)
         self._runner, self.port = await serve_loopback(app)
         return self
 
@@ -124,6 +136,24 @@ class FakeOpenAI:
         if self.transcription_status != 200:
             return web.json_response({"error": {"message": "scripted error"}}, status=self.transcription_status)
         return web.json_response({"text": self.transcript})
+
+    async def _embeddings(self, http_request: web.Request) -> web.StreamResponse:
+        request = await http_request.json()
+        self.embedding_requests.append(request)
+        self.embedding_headers.append(dict(http_request.headers))
+        if self.embeddings_delay_seconds:
+            await asyncio.sleep(self.embeddings_delay_seconds)
+        if self.embeddings_status != 200:
+            return web.json_response({"error": {"message": "scripted error"}}, status=self.embeddings_status)
+        inputs = request["input"] if isinstance(request["input"], list) else [request["input"]]
+        data = []
+        for index, text in enumerate(inputs):
+            vector = self.embed(str(text))
+            packed = base64.b64encode(struct.pack(f"<{len(vector)}f", *vector)).decode()
+            embedding = packed if request.get("encoding_format") == "base64" else vector
+            data.append({"object": "embedding", "index": index, "embedding": embedding})
+        usage = {"prompt_tokens": sum(len(str(t)) // 4 for t in inputs), "total_tokens": 0}
+        return web.json_response({"object": "list", "model": request.get("model"), "data": data, "usage": usage})
 
     async def _completions(self, http_request: web.Request) -> web.StreamResponse:
         request = await http_request.json()

@@ -7,11 +7,13 @@ are plain words at most) and reaches PostgreSQL only as a bound parameter of
 `plainto_tsquery`, which reads no query syntax at all. Ranking is the
 chat-local BM25 over presence of the SQLite store: per word the chat's newest
 matches (one GIN lookup each, all words in one round trip), weights from the
-chat's own totals.
+chat's own totals. Given the chat's messages ranked by vector similarity
+(`nearest`), the two rankings are fused by reciprocal rank (`fuse_ranks`).
 """
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import psycopg
@@ -27,6 +29,7 @@ from agent.store._search import (
 )
 from agent.store.postgres._text import folded_terms, snippet
 from agent.store.records import ContextLine, SearchHit
+from agent.store.vectors import fuse_ranks
 
 EXCERPT_CHARS = 4_000
 EXCERPT_LEAD_CHARS = 400
@@ -123,21 +126,28 @@ def _snippet_of(row: dict[str, Any], terms: list[str]) -> str:
     return " ".join(snippet(excerpt, terms, cut_before=start > 1, cut_after=cut_after).split())
 
 
-def search_chat(conn: Conn, chat_id: str, query: str, *, limit: int, context: int) -> list[SearchHit]:
-    """Messages of `chat_id` matching any word of `query`, best first (see the module docstring)."""
+def search_chat(
+    conn: Conn, chat_id: str, query: str, *, limit: int, context: int, nearest: Sequence[int] = ()
+) -> list[SearchHit]:
+    """Messages of `chat_id` matching any word of `query` (or near it in meaning), best first (see the module docstring)."""
     terms = folded_terms(query_terms(query))
-    if not terms:
+    if not terms and not nearest:
         return []
     limit = max(1, min(limit, MAX_SEARCH_LIMIT))
     context = max(0, min(context, MAX_CONTEXT))
-    best = _rank(conn, chat_id, terms)[:limit]
+    ranked = _rank(conn, chat_id, terms) if terms else []
+    best = (
+        fuse_ranks([[c[0] for c in ranked], nearest], limit=limit) if nearest else [(c[0], c[2]) for c in ranked[:limit]]
+    )
     if not best:
         return []
-    params = {"words": terms, "ids": [c[0] for c in best], "chat": chat_id, "context": context}
+    params = {"words": terms, "ids": [row_id for row_id, _ in best], "chat": chat_id, "context": context}
     rows = {row["id"]: row for row in conn.execute(_HITS_SQL, params)}
     hits = []
-    for row_id, _matched, score in best:
-        row = rows[row_id]
+    for row_id, score in best:
+        row = rows.get(row_id)
+        if row is None:
+            continue  # a vector of a message that is gone, or of another chat: never shown
         before, after = _around(row)
         hits.append(SearchHit(
             session_id=row["session_id"], seq=row["seq"], role=row["role"],

@@ -26,6 +26,7 @@ from psycopg.types.json import Jsonb
 
 from agent.messages import Message
 from agent.store._schema import StoreError
+from agent.store.postgres import _vectors
 from agent.store.postgres._append import append_batch
 from agent.store.postgres._rows import ROW_COLUMNS, Conn, clean, insert_rows, message_row
 from agent.store.postgres._schema import apply_migrations
@@ -41,6 +42,7 @@ from agent.store.records import (
     message_from_row,
     session_from_row,
 )
+from agent.store.vectors import FUSION_DEPTH, PendingText, QueryVector, RecalledMessage
 
 log = structlog.get_logger(__name__)
 
@@ -124,6 +126,7 @@ class PostgresSessionStore:
         self._pool_max = pool_max
         self._connect_timeout = connect_timeout
         self._pool: psycopg_pool.ConnectionPool[Conn] | None = None
+        self._vector_kind = ""  # set by enable_vectors: pgvector's `vector` or `real[]`
 
     @property
     def location(self) -> str:
@@ -508,10 +511,39 @@ class PostgresSessionStore:
 
     # search and stats ------------------------------------------------------
 
-    def search(self, chat_id: str, query: str, *, limit: int = 5, context: int = 1) -> list[SearchHit]:
-        """Messages of one chat matching the words of `query`, best first (see `agent.store.postgres._search`)."""
+    def search(
+        self, chat_id: str, query: str, *, limit: int = 5, context: int = 1, vector: QueryVector | None = None
+    ) -> list[SearchHit]:
+        """Messages of one chat matching the words of `query`, best first (see `agent.store.postgres._search`).
+
+        With `vector` (the query's embedding) the search is hybrid: full-text and vector ranks fused.
+        """
+        near = [] if vector is None else self.nearest(chat_id, vector, limit=FUSION_DEPTH)
         with self._conn() as conn:
-            return search_chat(conn, chat_id, query, limit=limit, context=context)
+            return search_chat(conn, chat_id, query, limit=limit, context=context, nearest=[i for i, _ in near])
+
+    # message vectors (agent.store.vectors) ---------------------------------
+
+    def enable_vectors(self) -> str:
+        with self._conn() as conn:
+            self._vector_kind = _vectors.create(conn)
+        return _vectors.KINDS[self._vector_kind]
+
+    def pending_texts(self, chat_id: str, model: str, *, limit: int) -> list[PendingText]:
+        with self._conn() as conn:
+            return _vectors.pending(conn, chat_id, model, limit)
+
+    def add_vectors(self, chat_id: str, model: str, vectors: Sequence[tuple[int, Sequence[float]]]) -> int:
+        with self._conn() as conn:
+            return _vectors.add(conn, self._vector_kind, chat_id, model, vectors)
+
+    def nearest(self, chat_id: str, query: QueryVector, *, limit: int, past_only: bool = False) -> list[tuple[int, float]]:
+        with self._conn() as conn:
+            return _vectors.nearest(conn, self._vector_kind, chat_id, query, limit, past_only=past_only)
+
+    def recalled(self, chat_id: str, message_ids: Sequence[int]) -> list[RecalledMessage]:
+        with self._conn() as conn:
+            return _vectors.recalled(conn, chat_id, message_ids)
 
     def stats(self) -> StoreStats:
         (row,) = self._read(
