@@ -120,3 +120,20 @@ async def test_a_platform_that_cannot_start_is_reported_while_others_keep_replyi
     assert "did not start after a config change" in detail
     assert "discord-secret-0042" not in repr(logs)
     assert [e["platform"] for e in logs if e["event"] == "adapter.restart_failed"] == ["discord"]
+
+
+async def test_a_first_model_applies_without_a_restart(fake_openai: FakeOpenAI, tmp_path: Path) -> None:
+    """Started with no model: the chat is told how to set one; once model.* is set live, the next message is answered."""
+    telegram = FakePlatform("telegram")
+    config = make_config(tmp_path / "home", fake_openai.base_url, model={"name": None, "base_url": None, "api_key": None},
+                         platforms={"web": {"enabled": False}, "telegram": {"allowed_users": ["u1"]}})
+    fake_openai.push(Reply(content="hello from the first model"))
+    async with run_like_chorus(config, adapters={"telegram": telegram}) as (_gateway, ops):
+        await telegram.inject("hello?")
+        told = await telegram.wait_final("No model is configured yet")
+        ops.live.update({"model.name": "fake-model", "model.base_url": fake_openai.base_url,
+                         "model.api_key": "sk-test-not-real"})
+        await telegram.inject("and now?")
+        answered = await telegram.wait_final("hello from the first model", timeout=30.0)
+    assert "no restart needed" in told and "dashboard" in told
+    assert answered == "hello from the first model" and len(fake_openai.requests) == 1
