@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -21,6 +22,11 @@ from typing import Literal
 from adapters.base import AdapterError, Attachment, AttachmentTooLarge
 
 KEEP_SECONDS = 24 * 3600.0
+PRUNE_EVERY_SECONDS = 3600.0  # a running gateway removes expired uploads at most this often (and at start)
+# What uploads may hold on disk while they wait, in attachments of the largest size: a chat cannot fill the
+# disk for the others, and all chats together cannot fill it for the gateway.
+CHAT_BUDGET_FILES = 20
+STORE_BUDGET_FILES = 200
 MAX_NAME_CHARS = 200
 MAX_ATTACHMENTS = 10  # per message
 _UPLOAD_ID = re.compile(r"[0-9a-f]{32}")
@@ -34,7 +40,12 @@ UPLOAD_TEXTS = {
     "empty": "That file is empty.",
     "not_found": "That upload is gone; please attach the file again.",
     "too_many": "At most {n} files per message.",
+    "full": "Too many files are waiting to be read here; try again later.",
 }
+
+
+class UploadsFull(Exception):
+    """Storing one more upload would pass a chat's or the store's budget."""
 
 
 def too_large_text(limit: int) -> str:
@@ -72,28 +83,57 @@ class Upload:
 
 
 class UploadStore:
-    """Uploads under `directory` (created on `open`), `<chat id>/<upload id>` each."""
+    """Uploads under `directory` (created on `open`), `<chat id>/<upload id>` each, within byte budgets.
 
-    def __init__(self, directory: Path) -> None:
+    Args:
+        directory: where uploads wait.
+        chat_budget: bytes one chat's waiting uploads may hold (None: no limit).
+        store_budget: bytes all waiting uploads may hold (None: no limit).
+        clock: epoch seconds (file ages and pruning).
+    """
+
+    def __init__(self, directory: Path, *, chat_budget: int | None = None, store_budget: int | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
         self.directory = directory
+        self.chat_budget = chat_budget
+        self.store_budget = store_budget
+        self._clock = clock
+        self._held = 0  # bytes on disk after the last prune, plus what was stored since
+        self._pruned_at = float("-inf")
 
-    def open(self, *, now: float | None = None) -> None:
+    def open(self) -> None:
         """Create the directory and remove uploads older than `KEEP_SECONDS` (their turns ran long ago)."""
         self.directory.mkdir(parents=True, exist_ok=True)
-        cutoff = (time.time() if now is None else now) - KEEP_SECONDS
+        self._prune()
+
+    def _prune(self) -> None:
+        now = self._clock()
+        cutoff, held = now - KEEP_SECONDS, 0
         for chat in self.directory.iterdir():
             if not chat.is_dir():
                 continue
             for item in chat.iterdir():
-                if item.stat().st_mtime < cutoff:
+                stat = item.stat()
+                if stat.st_mtime < cutoff:
                     item.unlink(missing_ok=True)
+                else:
+                    held += stat.st_size
+        self._held, self._pruned_at = held, now
 
     def put(self, chat_id: str, name: str, mime_type: str, data: bytes) -> Upload:
-        upload = Upload(id=uuid.uuid4().hex, name=clean_name(name), mime_type=mime_type or "application/octet-stream",
-                        size=len(data))
+        """Store one upload; `UploadsFull` when it would pass the chat's or the store's budget."""
+        if self._clock() - self._pruned_at > PRUNE_EVERY_SECONDS:
+            self._prune()
         folder = self.directory / chat_id
         folder.mkdir(parents=True, exist_ok=True)
+        chat_held = sum(item.stat().st_size for item in folder.iterdir())
+        if (self.chat_budget is not None and chat_held + len(data) > self.chat_budget) or (
+                self.store_budget is not None and self._held + len(data) > self.store_budget):
+            raise UploadsFull(chat_id)
+        upload = Upload(id=uuid.uuid4().hex, name=clean_name(name), mime_type=mime_type or "application/octet-stream",
+                        size=len(data))
         (folder / upload.id).write_bytes(data)
+        self._held += len(data)
         return upload
 
     def attachment(self, chat_id: str, upload_id: str, *, name: str, mime_type: str) -> Attachment | None:
@@ -121,4 +161,5 @@ class UploadStore:
             raise AdapterError("the upload is gone", platform=platform) from None
 
 
-__all__ = ["MAX_ATTACHMENTS", "UPLOAD_TEXTS", "Upload", "UploadStore", "clean_name", "kind_of", "too_large_text"]
+__all__ = ["CHAT_BUDGET_FILES", "MAX_ATTACHMENTS", "STORE_BUDGET_FILES", "UPLOAD_TEXTS", "Upload", "UploadStore", "UploadsFull",
+           "clean_name", "kind_of", "too_large_text"]

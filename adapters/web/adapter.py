@@ -49,7 +49,15 @@ from adapters.normalize import normalize_inbound
 from adapters.text import split_text
 from adapters.web._access import SESSION_COOKIE, WebAccess
 from adapters.web._transcript import LiveDrafts, ShownAnswers, TranscriptSource
-from adapters.web._uploads import MAX_ATTACHMENTS, UPLOAD_TEXTS, UploadStore, too_large_text
+from adapters.web._uploads import (
+    CHAT_BUDGET_FILES,
+    MAX_ATTACHMENTS,
+    STORE_BUDGET_FILES,
+    UPLOAD_TEXTS,
+    UploadsFull,
+    UploadStore,
+    too_large_text,
+)
 
 log = structlog.get_logger(__name__)
 
@@ -143,7 +151,8 @@ class WebAdapter:
             raise RuntimeError("WebAdapter is already started; call stop() first")
         self._queue = inbound
         directory = self._uploads_dir or Path(tempfile.mkdtemp(prefix="chorus-web-uploads-"))
-        self._uploads = UploadStore(directory)
+        self._uploads = UploadStore(directory, chat_budget=CHAT_BUDGET_FILES * self.max_upload_bytes,
+                                    store_budget=STORE_BUDGET_FILES * self.max_upload_bytes)
         await asyncio.to_thread(self._uploads.open)
         # The body cap is checked while the body arrives (aiohttp stops reading past it): an upload's size.
         app = web.Application(client_max_size=max(MAX_LOGIN_BYTES, self.max_upload_bytes) + 1,
@@ -302,7 +311,11 @@ class WebAdapter:
         if not data:
             return web.json_response({"error": UPLOAD_TEXTS["empty"]}, status=400)
         mime_type = request.headers.get("Content-Type", "").split(";", 1)[0].strip()[:100]
-        upload = await asyncio.to_thread(self._uploads.put, chat_id, request.query.get("name", ""), mime_type, data)
+        try:
+            upload = await asyncio.to_thread(self._uploads.put, chat_id, request.query.get("name", ""), mime_type, data)
+        except UploadsFull:
+            log.warning("web.upload_refused", reason="upload budget full", size=len(data))
+            return web.json_response({"error": UPLOAD_TEXTS["full"]}, status=429)
         log.info("web.uploaded", kind=upload.as_frame()["kind"], size=upload.size)
         return web.json_response(upload.as_frame())
 

@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 import base64
+import time
 from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 
+from adapters.web._uploads import CHAT_BUDGET_FILES, KEEP_SECONDS, PRUNE_EVERY_SECONDS, UploadsFull, UploadStore
 from tests.fakes.images import png
 from tests.fakes.openai_server import FakeOpenAI
 from tests.gateway.harness import chat, make_config, started, web_port
@@ -106,3 +109,30 @@ async def test_uploads_need_the_token_and_the_pages_origin(fake_openai: FakeOpen
                                headers={"Origin": "http://evil.example", "Authorization": "Bearer upload-token"})
         signed = await upload(port, "c", "a.png", png(), "image/png", headers={"Authorization": "Bearer upload-token"})
     assert (anonymous[0], foreign[0], signed[0]) == (401, 403, 200)
+
+
+async def test_a_chat_cannot_fill_the_disk_with_uploads(fake_openai: FakeOpenAI, home: Path) -> None:
+    """One chat's waiting uploads stop at CHAT_BUDGET_FILES full-size files; another chat still uploads."""
+    config = make_config(home, fake_openai.base_url, gateway={"max_attachment_bytes": 1024})
+    async with started(config) as gateway:
+        port = web_port(gateway)
+        kept = [await upload(port, "greedy", f"{n}.bin", b"z" * 1024, "application/octet-stream")
+                for n in range(CHAT_BUDGET_FILES)]
+        refused = await upload(port, "greedy", "one-more.bin", b"z", "application/octet-stream")
+        elsewhere = await upload(port, "other", "a.bin", b"z" * 1024, "application/octet-stream")
+    assert [status for status, _ in kept] == [200] * CHAT_BUDGET_FILES
+    assert refused == (429, {"error": "Too many files are waiting to be read here; try again later."})
+    assert elsewhere[0] == 200
+    assert sum(1 for path in (home / "web_uploads" / "greedy").iterdir()) == CHAT_BUDGET_FILES
+
+
+def test_expired_uploads_are_pruned_while_running_and_free_the_store_budget(tmp_path: Path) -> None:
+    clock = [time.time()]  # file ages are read from their real modification times
+    store = UploadStore(tmp_path, store_budget=2048, clock=lambda: clock[0])
+    store.open()
+    store.put("a", "1.bin", "", b"x" * 2048)
+    with pytest.raises(UploadsFull):
+        store.put("b", "2.bin", "", b"y")
+    clock[0] += KEEP_SECONDS + PRUNE_EVERY_SECONDS + 1  # a day later the first upload's turn ran long ago
+    assert store.put("b", "2.bin", "", b"y").size == 1
+    assert not any((tmp_path / "a").iterdir()) and len(list((tmp_path / "b").iterdir())) == 1
