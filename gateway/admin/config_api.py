@@ -24,7 +24,7 @@ from gateway.admin.query import BadQuery, query_limit
 from gateway.config import ChorusConfig, describe_validation_error, did_you_mean
 from gateway.ops.config_sync import ConfigSync
 from gateway.ops.events import ConfigSaved
-from gateway.ops.live_config import LiveConfig, flatten, live_values, restart_text, shown
+from gateway.ops.live_config import LiveConfig, flatten, live_values, restart_text, set_dotted, shown
 
 log = structlog.get_logger(__name__)
 
@@ -39,12 +39,7 @@ MAX_AUDIT = 500
 def _validated(config: ChorusConfig, changes: Mapping[str, object]) -> dict[str, object]:
     """`changes` checked against the config models (any key, live or not): the values as the models read them."""
     tree: dict[str, Any] = config.model_dump(mode="python", by_alias=True)
-    for key, value in changes.items():
-        node = tree
-        *parents, leaf = key.split(".")
-        for part in parents:
-            node = node[part]
-        node[leaf] = value
+    set_dotted(tree, changes)
     try:
         checked = flatten(ChorusConfig.model_validate(tree))
     except ValidationError as exc:

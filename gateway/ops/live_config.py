@@ -141,6 +141,16 @@ def diff(old: ChorusConfig, new: ChorusConfig) -> tuple[KeyChange, ...]:
     )
 
 
+def set_dotted(tree: dict[str, Any], changes: Mapping[str, object]) -> None:
+    """Put each dotted key's value into a dumped config tree (its sections exist: the keys were checked)."""
+    for key, value in changes.items():
+        node = tree
+        *parents, leaf = key.split(".")
+        for part in parents:
+            node = node[part]
+        node[leaf] = value
+
+
 def _with_changes(config: ChorusConfig, changes: Mapping[str, object]) -> ChorusConfig:
     """`config` with dotted keys replaced, validated by the config models (ConfigError names the key)."""
     known = flatten(config)
@@ -151,12 +161,7 @@ def _with_changes(config: ChorusConfig, changes: Mapping[str, object]) -> Chorus
             raise ConfigError(f"{key}: unknown key{hint}", key=key)
     if restart := [key for key in changes if restart_needed(key)]:
         raise ConfigError(f"{restart_text(restart)}; {RESTART_NOTE}", key=restart[0])
-    for key, value in changes.items():
-        node = tree
-        *parents, leaf = key.split(".")
-        for part in parents:
-            node = node[part]
-        node[leaf] = value
+    set_dotted(tree, changes)
     try:
         return ChorusConfig.model_validate(tree)
     except ValidationError as exc:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -22,14 +23,17 @@ class StepClock:
         return float(next(self._ticks))
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def store(request: pytest.FixtureRequest, home: Path) -> Iterator[SessionStore]:
-    """An open, empty store of each backend."""
+URL_FIXTURES = {"postgres": "pg_url", "pgvector": "pgvector_url"}  # the database of each PostgreSQL backend
+
+
+@contextmanager
+def opened_store(request: pytest.FixtureRequest, home: Path) -> Iterator[SessionStore]:
+    """An open, empty store of the backend `request.param` names (sqlite, or a key of URL_FIXTURES)."""
     opened: SessionStore
     if request.param == "sqlite":
         opened = SqliteSessionStore(home / "state.db", clock=StepClock())
     else:
-        url: str = request.getfixturevalue("pg_url")
+        url: str = request.getfixturevalue(URL_FIXTURES[request.param])
         empty_store_tables(url)
         opened = PostgresSessionStore(url, clock=StepClock())
     opened.open()
@@ -37,6 +41,13 @@ def store(request: pytest.FixtureRequest, home: Path) -> Iterator[SessionStore]:
         yield opened
     finally:
         opened.close()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store(request: pytest.FixtureRequest, home: Path) -> Iterator[SessionStore]:
+    """An open, empty store of each backend."""
+    with opened_store(request, home) as opened:
+        yield opened
 
 
 @pytest.fixture

@@ -25,10 +25,9 @@ from agent.store.vectors import QueryVector
 from agent.tokens import estimate_tokens
 from agent.tools.base import ToolContext
 from agent.tools.session_search import SessionSearchTool
-from tests.agent.store.conftest import StepClock
+from tests.agent.store.conftest import opened_store
 from tests.fakes.openai_server import FakeOpenAI
 from tests.pgvector_server import pgvector_url  # noqa: F401 - the fixture
-from tests.postgres import empty_store_tables
 
 MODEL = "text-embedding-3-small"
 PLAN = "we agreed to cancel the flight to Berlin on Friday"
@@ -38,18 +37,8 @@ OTHER_SECRET = "I will cancel my flight to Oslo, booking code ZX81"
 @pytest.fixture(params=["sqlite", "postgres", "pgvector"])
 def store(request: pytest.FixtureRequest, home: Path) -> Iterator[SessionStore]:
     """This module's stores: SQLite, PostgreSQL 15 without pgvector (vectors as bytea), PostgreSQL with pgvector."""
-    opened: SessionStore
-    if request.param == "sqlite":
-        opened = SqliteSessionStore(home / "state.db", clock=StepClock())
-    else:
-        url: str = request.getfixturevalue("pg_url" if request.param == "postgres" else "pgvector_url")
-        empty_store_tables(url)
-        opened = PostgresSessionStore(url, clock=StepClock())
-    opened.open()
-    try:
+    with opened_store(request, home) as opened:
         yield opened
-    finally:
-        opened.close()
 
 
 def test_each_postgres_backend_keeps_vectors_its_own_way(store: SessionStore, request: pytest.FixtureRequest) -> None:
