@@ -29,12 +29,13 @@ class RunningAdapters:
 
     Args:
         adapters: by platform name; a restart replaces the entry in place.
-        queue: where started adapters put inbound messages.
+        queue: where started adapters put inbound messages, read at each start (the gateway's queue may be replaced
+            before it starts, as tests do).
         closing: collects failures to stop, logged by the gateway.
     """
 
     def __init__(
-        self, adapters: MutableMapping[str, PlatformAdapter], queue: asyncio.Queue[InboundMessage],
+        self, adapters: MutableMapping[str, PlatformAdapter], queue: Callable[[], asyncio.Queue[InboundMessage]],
         closing: ShutdownErrors,
     ) -> None:
         self._adapters = adapters
@@ -77,7 +78,7 @@ class RunningAdapters:
         if isinstance(adapter, IntakeReceipts):
             adapter.expect_receipts()
             self.receipts[name] = adapter
-        await adapter.start(self._queue)
+        await adapter.start(self._queue())
         self.started.append(adapter)
         log.info("adapter.started", platform=name)
 

@@ -158,7 +158,7 @@ class Gateway:
         self._store_open = False
         self._life = Lifecycle("Gateway")
         self._closing = ShutdownErrors()
-        self.adapters = RunningAdapters(parts.adapters, self.queue, self._closing)
+        self.adapters = RunningAdapters(parts.adapters, lambda: self.queue, self._closing)
         self.decisions: dict[str, int] = {}
         self.store_health = StoreHealth()
         self.adapter_watch = AdapterWatch()

@@ -97,12 +97,15 @@ async def test_readyz_reports_store_coordinator_and_adapters(fake_openai: FakeOp
 
 
 async def test_web_page_is_served(fake_openai: FakeOpenAI, home: Path) -> None:
-    """GET / returns the chat page, which keeps its chat id in localStorage and opens /ws."""
+    """GET / returns the chat page; its script (served too) keeps the chat id in localStorage and opens /ws."""
     async with started(make_config(home, fake_openai.base_url)) as gateway:
         async with aiohttp.ClientSession() as session:
             response = await session.get(f"http://127.0.0.1:{web_port(gateway)}/")
             page = await response.text()
-    assert response.status == 200 and "localStorage" in page and "/ws?chat=" in page
+            script_response = await session.get(f"http://127.0.0.1:{web_port(gateway)}/static/chat.js")
+            script = await script_response.text()
+    assert response.status == 200 and 'src="static/chat.js"' in page
+    assert script_response.status == 200 and "localStorage" in script and "/ws?chat=" in script
 
 
 async def test_idle_session_is_compacted_before_the_next_reply(fake_openai: FakeOpenAI, home: Path) -> None:
