@@ -365,7 +365,10 @@ class Gateway:
         started = time.monotonic()
         previous = self.store_health
         try:
-            await asyncio.wait_for(asyncio.to_thread(self.parts.store.ping), STORE_PING_TIMEOUT)
+            # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a cancellation that lands as the
+            # ping's thread finishes, and this watch then pinged on while a SIGTERM waited for it (a stop hang).
+            async with asyncio.timeout(STORE_PING_TIMEOUT):
+                await asyncio.to_thread(self.parts.store.ping)
         except Exception as exc:  # noqa: BLE001 - any failure makes the gateway not ready, never crashes it
             if previous.ok:
                 log.warning("store.unreachable", store=self.parts.store.location, error=type(exc).__name__)
@@ -380,6 +383,8 @@ class Gateway:
         while True:
             await asyncio.sleep(STORE_PING_INTERVAL)
             await self.ping_store()
+            if (task := asyncio.current_task()) is not None and task.cancelling():
+                raise asyncio.CancelledError  # a stop asked while the ping ran: never ping on past it
 
     # intake -------------------------------------------------------------------
 
