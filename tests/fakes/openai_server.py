@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 import struct
 from collections import deque
@@ -91,6 +92,7 @@ class FakeOpenAI:
         self.embedding_headers: list[dict[str, str]] = []
         self.embeddings_status = 200
         self.embeddings_delay_seconds = 0.0
+        self._closing = asyncio.Event()  # set on exit: a held /embeddings answer ends then, not after its delay
         self.overflows = 0
         self.count_tools = False  # True: the tool schemas count against the window too, as real providers count them
 
@@ -117,8 +119,16 @@ class FakeOpenAI:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
+        self._closing.set()
         if self._runner is not None:
             await self._runner.cleanup()
+
+    async def _slow(self, seconds: float) -> None:
+        """The endpoint's slowness (a client's timeout is under test), cut short when the fake closes: a held
+        answer would otherwise keep the server's cleanup waiting for the rest of its delay."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(seconds):
+                await self._closing.wait()
 
     def _next_reply(self, request: dict[str, Any]) -> Reply:
         if self.script:
@@ -142,7 +152,7 @@ class FakeOpenAI:
         self.embedding_requests.append(request)
         self.embedding_headers.append(dict(http_request.headers))
         if self.embeddings_delay_seconds:
-            await asyncio.sleep(self.embeddings_delay_seconds)
+            await self._slow(self.embeddings_delay_seconds)
         if self.embeddings_status != 200:
             return web.json_response({"error": {"message": "scripted error"}}, status=self.embeddings_status)
         inputs = request["input"] if isinstance(request["input"], list) else [request["input"]]
@@ -171,7 +181,7 @@ class FakeOpenAI:
         if reply.gate is not None:
             await reply.gate.wait()
         if reply.delay_seconds:
-            await asyncio.sleep(reply.delay_seconds)
+            await self._slow(reply.delay_seconds)
         if reply.raw_body is not None:
             return web.Response(status=reply.status, text=reply.raw_body, headers=reply.headers, content_type="text/html")
         if reply.status != 200:
