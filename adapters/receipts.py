@@ -52,7 +52,8 @@ class Receipts:
             return True
         waiter = self._waiting.setdefault(key, asyncio.get_running_loop().create_future())
         try:
-            await asyncio.wait_for(asyncio.shield(waiter), self._timeout)
+            async with asyncio.timeout(self._timeout):
+                await asyncio.shield(waiter)
         except TimeoutError:
             return False
         finally:

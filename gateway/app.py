@@ -277,7 +277,8 @@ class Gateway:
                 log.warning("gateway.unfinished_jobs", jobs=len(unfinished), kept_in="journal")
             # A cancelled turn's history append and state save still finish before the store closes.
             try:
-                await asyncio.wait_for(self.parts.sessions.settle(), timeout=max(1.0, self.shutdown_grace))
+                async with asyncio.timeout(max(1.0, self.shutdown_grace)):
+                    await self.parts.sessions.settle()
             except TimeoutError:
                 log.warning("gateway.persist_unfinished", kept_in="journal")
             for task in list(self._side):

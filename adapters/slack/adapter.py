@@ -230,7 +230,8 @@ class SlackAdapter:
         handler = AsyncSocketModeHandler(app, self._app_token, ping_interval=self._socket_ping_interval)
         handler.client.wss_uri = url
         try:
-            await asyncio.wait_for(handler.connect_async(), SOCKET_CONNECT_TIMEOUT)  # type: ignore[no-untyped-call]
+            async with asyncio.timeout(SOCKET_CONNECT_TIMEOUT):
+                await handler.connect_async()  # type: ignore[no-untyped-call]
         except TimeoutError as exc:
             await handler.close_async()  # type: ignore[no-untyped-call]
             raise AdapterError(

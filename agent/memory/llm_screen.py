@@ -64,9 +64,8 @@ class LlmScreen:
         if not assessment.verdict.ok or (self.mode == "borderline" and not assessment.borderline):
             return assessment.verdict
         try:
-            completion = await asyncio.wait_for(
-                self._client.complete([system(PROMPT), user(f"Entry:\n<<<\n{text}\n>>>")], max_tokens=5),
-                self._timeout)
+            async with asyncio.timeout(self._timeout):
+                completion = await self._client.complete([system(PROMPT), user(f"Entry:\n<<<\n{text}\n>>>")], max_tokens=5)
             answer = completion.message.text.strip().strip(".*\"'").upper()
         except (ModelError, TimeoutError) as exc:
             return self._undecided(assessment.verdict, type(exc).__name__)

@@ -207,7 +207,8 @@ class MemoryManager:
     async def _guarded(self, call: str, chat_id: str, action: Awaitable[T], timeout: float) -> tuple[bool, T | None]:
         assert self._provider is not None
         try:
-            result = await asyncio.wait_for(action, timeout)
+            async with asyncio.timeout(timeout):
+                result = await action
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - a provider is a task boundary: it must never break a turn
@@ -255,6 +256,7 @@ class MemoryManager:
         if provider is None:
             return
         try:
-            await asyncio.wait_for(provider.shutdown(), SHUTDOWN_TIMEOUT_SECONDS)
+            async with asyncio.timeout(SHUTDOWN_TIMEOUT_SECONDS):
+                await provider.shutdown()
         except Exception as exc:  # noqa: BLE001 - shutting down must finish whatever the provider does
             log.warning("memory_provider.shutdown_failed", provider=provider.name, error_type=type(exc).__name__)

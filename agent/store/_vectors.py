@@ -16,18 +16,19 @@ from typing import Final
 
 from agent.store.vectors import (
     EMBEDDED_ROLES,
+    MAX_EMBED_CHARS,
     MAX_RANKED_VECTORS,
     RECALL_CHARS,
     PendingText,
     QueryVector,
     RecalledMessage,
     best_by_cosine,
+    in_order,
     pack,
     unit,
 )
 
 KIND: Final = "SQLite BLOB, cosine ranked per chat with numpy"
-MAX_EMBED_CHARS: Final = 4_000
 
 SCHEMA: Final = (
     """
@@ -98,7 +99,4 @@ def recalled(conn: sqlite3.Connection, chat_id: str, message_ids: Sequence[int])
         return []
     sql = _RECALLED_SQL.format(chars=RECALL_CHARS, marks=",".join("?" * len(message_ids)))
     rows = {row[0]: row for row in conn.execute(sql, (*message_ids, chat_id))}
-    return [
-        RecalledMessage(int(row[0]), str(row[1]), float(row[2]), str(row[3]))
-        for row in (rows.get(message_id) for message_id in message_ids) if row is not None
-    ]
+    return [RecalledMessage(int(row[0]), str(row[1]), float(row[2]), str(row[3])) for row in in_order(rows, message_ids)]

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final, Protocol, runtime_checkable
+from typing import Final, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
@@ -29,6 +29,7 @@ EMBEDDED_ROLES: Final = ("user", "assistant")
 # A chat's newest vectors ranked per query; older ones are left out (the SQLite backend ranks in this process).
 MAX_RANKED_VECTORS: Final = 5_000
 RECALL_CHARS: Final = 2_000
+MAX_EMBED_CHARS: Final = 4_000  # of one message's text sent to be embedded (both backends read this much)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +99,14 @@ def pack(values: Sequence[float]) -> bytes:
     return array("f", values).tobytes()
 
 
+T = TypeVar("T")
+
+
+def in_order(rows: Mapping[int, T], message_ids: Sequence[int]) -> list[T]:
+    """The rows of `message_ids` in that order (ids with no row, such as another chat's, are left out)."""
+    return [row for row in (rows.get(message_id) for message_id in message_ids) if row is not None]
+
+
 def best_by_cosine(
     rows: Sequence[tuple[int, bytes]], query: Sequence[float], limit: int
 ) -> list[tuple[int, float]]:
@@ -130,7 +139,7 @@ def fuse_ranks(rankings: Sequence[Sequence[int]], *, limit: int) -> list[tuple[i
 
 
 __all__ = [
-    "EMBEDDED_ROLES", "FUSION_DEPTH", "MAX_RANKED_VECTORS", "RECALL_CHARS", "RRF_K", "PendingText", "QueryVector",
+    "EMBEDDED_ROLES", "FUSION_DEPTH", "MAX_EMBED_CHARS", "MAX_RANKED_VECTORS", "RECALL_CHARS", "RRF_K", "PendingText", "QueryVector",
     "RecalledMessage", "VectorIndex",
-    "best_by_cosine", "fuse_ranks", "pack", "unit",
+    "best_by_cosine", "fuse_ranks", "in_order", "pack", "unit",
 ]

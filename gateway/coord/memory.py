@@ -75,7 +75,8 @@ class MemorySessionLock:
             try:
                 async with self._changed:
                     with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(self._changed.wait(), timeout=min(remaining, expires_in, WAIT_SLICE))
+                        async with asyncio.timeout(min(remaining, expires_in, WAIT_SLICE)):
+                            await self._changed.wait()
             finally:
                 self._waiting -= 1
 

@@ -239,7 +239,8 @@ async def check_platform(config: ChorusConfig, platform: str) -> Check:
     except (ImportError, AttributeError):
         return Check(name, False, f"the {platform} adapter is not available in this build", f"disable {name}")
     try:
-        result = await asyncio.wait_for(adapter.probe(), PROBE_TIMEOUT_SECONDS)
+        async with asyncio.timeout(PROBE_TIMEOUT_SECONDS):
+            result = await adapter.probe()
     except Exception as exc:  # noqa: BLE001
         return Check(name, False, f"probe failed ({type(exc).__name__})", f"check {name} and the network")
     ok, detail = result.ok, result.detail

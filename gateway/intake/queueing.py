@@ -259,7 +259,8 @@ class SessionLanes:
         for key, lane in list(self._lanes.items()):
             self._flush_collecting(key, lane)  # a waiting burst is answered within the grace, or kept
         with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(self._idle.wait(), timeout)
+            async with asyncio.timeout(timeout):
+                await self._idle.wait()
         unfinished: list[Job] = []
         for lane in list(self._lanes.values()):
             unfinished.extend(lane.jobs)

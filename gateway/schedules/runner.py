@@ -202,7 +202,8 @@ class Scheduler:
             await asyncio.shield(work)
         except asyncio.CancelledError:
             with contextlib.suppress(Exception, asyncio.CancelledError):
-                await asyncio.wait_for(work, STOP_GRACE_SECONDS)
+                async with asyncio.timeout(STOP_GRACE_SECONDS):
+                    await work
             raise
 
     async def _run_once(self, job: Job, occurrence: float, *, attempts: int) -> None:

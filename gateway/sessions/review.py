@@ -58,7 +58,8 @@ class ReviewHooks:
                     log.info("review.flushed", session_id=context.session_id, reason=decision.reason)
 
         with contextlib.suppress(asyncio.TimeoutError):
-            await asyncio.wait_for(flush_all(), timeout)
+            async with asyncio.timeout(timeout):
+                await flush_all()
         await self.reviewer.stop(timeout=1.0)
 
 

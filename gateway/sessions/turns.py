@@ -519,7 +519,8 @@ class TurnRunner:
             if preview is not None and cancel.args == (STOPPED,):
                 # Stopped from the chat: no cursor left on the partial reply (a shutdown keeps it for the resume).
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(preview.finish(), STOP_FINISH_SECONDS)
+                    async with asyncio.timeout(STOP_FINISH_SECONDS):
+                        await preview.finish()
             if cancel.args == (STOPPED,):
                 await self._keep_stopped(job, agent, turn_message, retry=retry, partial=preview.text if preview else "")
             raise

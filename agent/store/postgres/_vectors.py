@@ -21,12 +21,14 @@ from agent.store._schema import StoreError
 from agent.store.postgres._schema import MIGRATION_LOCK_KEY
 from agent.store.vectors import (
     EMBEDDED_ROLES,
+    MAX_EMBED_CHARS,
     MAX_RANKED_VECTORS,
     RECALL_CHARS,
     PendingText,
     QueryVector,
     RecalledMessage,
     best_by_cosine,
+    in_order,
     pack,
     unit,
 )
@@ -38,7 +40,6 @@ Conn = psycopg.Connection[dict[str, Any]]
 PGVECTOR: Final = "vector"
 BYTEA: Final = "bytea"
 KINDS: Final = {PGVECTOR: "PostgreSQL pgvector", BYTEA: "PostgreSQL bytea (no pgvector), cosine ranked per chat with numpy"}
-MAX_EMBED_CHARS: Final = 4_000
 
 _TABLE_SQL = """
 CREATE TABLE IF NOT EXISTS message_vectors (
@@ -147,7 +148,5 @@ def recalled(conn: Conn, chat_id: str, message_ids: Sequence[int]) -> list[Recal
     if not message_ids:
         return []
     rows = {row["id"]: row for row in conn.execute(_RECALLED_SQL, {"ids": list(message_ids), "chat": chat_id})}
-    return [
-        RecalledMessage(int(row["id"]), str(row["role"]), float(row["created_at"]), str(row["text"]))
-        for row in (rows.get(message_id) for message_id in message_ids) if row is not None
-    ]
+    return [RecalledMessage(int(row["id"]), str(row["role"]), float(row["created_at"]), str(row["text"]))
+            for row in in_order(rows, message_ids)]

@@ -217,7 +217,8 @@ class McpConnection:
         self._state, self._error = "starting", None
         self._task = asyncio.create_task(self._run(), name=f"mcp-{self.name}")
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._attempted.wait(), wait if wait is not None else self._connect_timeout + 5)
+            async with asyncio.timeout(wait if wait is not None else self._connect_timeout + 5):
+                await self._attempted.wait()
 
     async def stop(self) -> None:
         """Close the session and the server (a stdio process is ended); repeatable."""
@@ -268,7 +269,8 @@ class McpConnection:
             self._state = "down"
             log.warning("mcp.server_down", server=self.name, error=self._error, retry_in=delay)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stop.wait(), delay)  # the restart backoff timer
+                async with asyncio.timeout(delay):  # the restart backoff timer
+                    await self._stop.wait()
             if not self._stop.is_set():
                 self.restarts += 1
                 self._state = "starting"
@@ -301,7 +303,8 @@ class McpConnection:
         """Return on stop or when the server is gone; a missed ping counts as gone."""
         while not lost.is_set():
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(lost.wait(), self._ping_interval)  # the health-check timer
+                async with asyncio.timeout(self._ping_interval):  # the health-check timer
+                    await lost.wait()
                 return
             try:
                 with anyio.fail_after(PING_TIMEOUT):
